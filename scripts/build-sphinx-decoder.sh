@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Builds the streaming pocketsphinx decoder (src/speech/stt/pocketsphinx/vb-sphinx-decoder.c)
+# into .voxbridge/bin/vb-sphinx-decoder. Idempotent: rebuilds only when the source is newer.
+# Needs gcc and the Debian packages libpocketsphinx-dev and libsphinxbase-dev (headers).
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+src="$root/src/speech/stt/pocketsphinx/vb-sphinx-decoder.c"
+out="$root/.voxbridge/bin/vb-sphinx-decoder"
+
+if [[ -x "$out" && "$out" -nt "$src" && "${1:-}" != "--force" ]]; then
+  exit 0
+fi
+
+if ! command -v gcc >/dev/null 2>&1; then
+  echo "build-sphinx-decoder: gcc not found; install the Debian package gcc" >&2
+  exit 1
+fi
+
+if pkg-config --exists pocketsphinx 2>/dev/null; then
+  # shellcheck disable=SC2207
+  flags=($(pkg-config --cflags --libs pocketsphinx))
+else
+  flags=(-I/usr/include/sphinxbase -I/usr/include/pocketsphinx -I/usr/include/x86_64-linux-gnu/sphinxbase -lpocketsphinx -lsphinxbase)
+fi
+
+if ! echo '#include <pocketsphinx.h>' | gcc -E "${flags[@]}" -x c - >/dev/null 2>&1; then
+  echo "build-sphinx-decoder: pocketsphinx headers not found." >&2
+  echo "  install them with: apt-get install -y libpocketsphinx-dev libsphinxbase-dev pkg-config" >&2
+  exit 1
+fi
+
+mkdir -p "$(dirname "$out")"
+tmp="$out.tmp.$$"
+gcc -O2 -Wall -Wextra -Wno-unused-parameter -o "$tmp" "$src" "${flags[@]}" -lm
+mv -f "$tmp" "$out"
+echo "build-sphinx-decoder: built $out"

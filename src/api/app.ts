@@ -1,0 +1,75 @@
+// Builds the Fastify app for /v1: plugins in gate order (errors, request id, metrics, auth, rate
+// limit, idempotency), then the resource routes. The OpenAPI document is generated from the route schemas.
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
+import swagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
+import { newId } from '../ids.js';
+import type { ApiDeps } from './context.js';
+import errorsPlugin from './plugins/errors.js';
+import metricsPlugin from './plugins/metrics.js';
+import authPlugin from './plugins/auth.js';
+import rateLimitPlugin from './plugins/rate-limit.js';
+import idempotencyPlugin from './plugins/idempotency.js';
+import healthRoutes from './routes/health.js';
+import { resourceRoutes } from './routes/index.js';
+
+export interface ExtraRoutes {
+  plugin: FastifyPluginAsync<any>;
+  opts: Record<string, unknown>;
+}
+
+function makeAjv(coerce: boolean): Ajv {
+  // Bodies are strict (a string is never silently a number); query strings and params are coerced.
+  const ajv = new Ajv({ allErrors: false, removeAdditional: false, useDefaults: true, coerceTypes: coerce ? 'array' : false, strict: false });
+  addFormats.default(ajv);
+  return ajv;
+}
+
+export async function buildApp(deps: ApiDeps, extra: ExtraRoutes[] = []): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    genReqId: () => newId('req'),
+    requestIdLogLabel: 'request_id',
+    bodyLimit: deps.config.limits.bodyLimitBytes,
+    disableRequestLogging: deps.config.logLevel !== 'debug' && deps.config.logLevel !== 'trace',
+    return503OnClosing: true,
+    forceCloseConnections: true,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  const bodyAjv = makeAjv(false);
+  const queryAjv = makeAjv(true);
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : queryAjv).compile(schema));
+
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('X-Request-ID', req.id);
+  });
+
+  await app.register(errorsPlugin);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: { title: 'voxbridge Real-Time Voice Session Service', version: 'v1' },
+      servers: [{ url: deps.config.publicUrl }],
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'sk_live_… or sk_test_… API key' },
+          apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+        },
+      },
+      security: [{ bearer: [] }, { apiKey: [] }],
+    },
+  });
+  await app.register(metricsPlugin);
+  await app.register(authPlugin, deps);
+  await app.register(rateLimitPlugin, deps);
+  await app.register(idempotencyPlugin, deps);
+  await app.register(healthRoutes, deps);
+  await app.register(resourceRoutes, deps);
+  for (const { plugin, opts } of extra) await app.register(plugin, opts);
+
+  app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  await app.ready();
+  return app as unknown as FastifyInstance;
+}

@@ -1,0 +1,53 @@
+import type { Logger } from 'pino';
+import type { Redis } from 'ioredis';
+import type { Config } from '../config/index.js';
+import type { Db } from '../store/index.js';
+
+/** What an authenticated request carries after the auth plugin ran. */
+export interface AuthContext {
+  keyId: string;
+  orgId: string;
+  scopes: string[];
+  org: OrgRow;
+}
+
+export interface OrgRow {
+  id: string;
+  name: string;
+  status: 'active' | 'inactive';
+  credits: number;
+  credits_used: number;
+  max_concurrent_sessions: number;
+  rate_limit: number;
+  rate_window_seconds: number;
+  features: string[];
+  allowed_overrides: string[];
+  sip_enabled: boolean;
+  default_connection_id: string | null;
+}
+
+export type Scope = 'sessions:read' | 'sessions:write' | 'recordings:read' | 'analysis:read' | 'analysis:write' | 'webhooks:manage' | 'agents:read' | 'agents:write';
+
+export const DEFAULT_SCOPES: Scope[] = ['sessions:read', 'sessions:write', 'recordings:read', 'analysis:read', 'analysis:write', 'webhooks:manage', 'agents:read', 'agents:write'];
+
+/** Dependencies every route plugin receives; later planes add theirs (sessions registry, telephony, engines). */
+export interface ApiDeps {
+  config: Config;
+  logger: Logger;
+  db: Db;
+  redis: Redis;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    auth?: AuthContext;
+  }
+  interface FastifyContextConfig {
+    /** Scope the route requires; routes without one are public (health, metrics, openapi). */
+    scope?: Scope;
+    /** POST that creates: honours Idempotency-Key. */
+    idempotent?: boolean;
+    /** Requires credits > 0 (402 insufficient_api_credits otherwise). */
+    creditGated?: boolean;
+  }
+}

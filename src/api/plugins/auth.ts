@@ -1,0 +1,76 @@
+// API key authentication and the gates of SPEC.md "Gate failures", in this order:
+// key (401s) → organization active (403) → scope (403) → credits where the route is gated (402).
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { ApiError } from '../errors.js';
+import { hashApiKey } from '../../store/index.js';
+import type { ApiDeps, AuthContext, OrgRow } from '../context.js';
+
+const KEY_PATTERN = /^sk_(live|test)_[0-9a-z]{16,64}$/;
+
+
+function presentedKey(req: FastifyRequest): string | undefined {
+  const auth = req.headers.authorization;
+  if (typeof auth === 'string') {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
+    return m ? m[1] : ''; // a malformed Authorization header is a malformed key
+  }
+  const alt = req.headers['x-api-key'];
+  return typeof alt === 'string' ? alt.trim() : undefined;
+}
+
+interface KeyRow extends OrgRow {
+  key_id: string;
+  environment: 'live' | 'test';
+  scopes: string[];
+  expires_at: Date | null;
+  revoked_at: Date | null;
+}
+
+async function authenticate(deps: ApiDeps, req: FastifyRequest): Promise<AuthContext> {
+  const key = presentedKey(req);
+  if (!key || !KEY_PATTERN.test(key)) throw new ApiError('api_key_invalid');
+  const { rows } = await deps.db.query<KeyRow>(
+    `SELECT k.id AS key_id, k.environment, k.scopes, k.expires_at, k.revoked_at, o.*
+       FROM api_keys k JOIN organizations o ON o.id = k.org_id WHERE k.key_hash = $1`,
+    [hashApiKey(key)],
+  );
+  const row = rows[0];
+  if (!row) throw new ApiError('api_key_invalid');
+  if (row.revoked_at) throw new ApiError('api_key_revoked');
+  if (row.expires_at && row.expires_at.getTime() <= Date.now()) throw new ApiError('api_key_expired');
+  if (row.environment !== deps.config.apiEnvironment) {
+    throw new ApiError('api_key_wrong_environment', {
+      message: `This deployment accepts ${deps.config.apiEnvironment} keys (sk_${deps.config.apiEnvironment}_…); a ${row.environment} key was sent.`,
+    });
+  }
+  const { key_id, environment: _e, scopes, expires_at: _x, revoked_at: _r, ...org } = row;
+  return { keyId: key_id, orgId: org.id, scopes, org: org as OrgRow };
+}
+
+export function setCreditHeaders(reply: { header(k: string, v: string | number): unknown }, org: Pick<OrgRow, 'credits' | 'credits_used'>): void {
+  reply.header('X-API-Credits-Remaining', org.credits);
+  reply.header('X-API-Credits-Used', org.credits_used);
+}
+
+async function authPlugin(app: FastifyInstance, deps: ApiDeps): Promise<void> {
+  app.addHook('onRequest', async (req, reply) => {
+    const scope = req.routeOptions.config?.scope;
+    if (!scope) return;
+    const auth = await authenticate(deps, req);
+    req.auth = auth;
+    setCreditHeaders(reply, auth.org);
+    if (auth.org.status !== 'active') throw new ApiError('organization_inactive');
+    if (!auth.scopes.includes(scope)) {
+      throw new ApiError('insufficient_permissions', { message: `The API key lacks the '${scope}' scope required by this endpoint.` });
+    }
+  });
+  // Credits are checked after the rate limiter (which runs in its own onRequest hook registered after this one).
+  app.addHook('preHandler', async (req) => {
+    if (req.routeOptions.config?.creditGated && req.auth && req.auth.org.credits <= 0) {
+      throw new ApiError('insufficient_api_credits');
+    }
+  });
+}
+
+export default fp(authPlugin, { name: 'voxbridge-auth' });

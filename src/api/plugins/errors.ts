@@ -1,0 +1,72 @@
+// Every failure leaves in the SPEC's error shape with the request id: thrown ApiErrors, schema
+// validation, malformed JSON, wrong content type, unknown routes and unexpected exceptions.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { ApiError } from '../errors.js';
+
+/** Turns an ajv validation error into the field path a client sent (`voice.speed`, `routing.sip.headers.Foo`). */
+function paramOf(err: FastifyError): string | undefined {
+  const v = err.validation?.[0];
+  if (!v) return undefined;
+  const base = v.instancePath.replace(/^\//, '').replace(/\//g, '.');
+  const missing = (v.params as { missingProperty?: string; additionalProperty?: string }).missingProperty
+    ?? (v.params as { additionalProperty?: string }).additionalProperty;
+  const field = missing ? (base ? `${base}.${missing}` : missing) : base;
+  return field || undefined;
+}
+
+function validationMessage(err: FastifyError, param: string | undefined): string {
+  const v = err.validation?.[0];
+  if (!v) return err.message;
+  const where = param ?? err.validationContext ?? 'request';
+  if (v.keyword === 'required') return `Missing required field '${param}'.`;
+  if (v.keyword === 'additionalProperties') return `Unknown field '${param}'.`;
+  if (v.keyword === 'enum') return `'${where}' must be one of: ${((v.params as { allowedValues?: unknown[] }).allowedValues ?? []).join(', ')}.`;
+  return `'${where}' ${v.message ?? 'is invalid'}.`;
+}
+
+export function toApiError(err: FastifyError | ApiError | Error): ApiError {
+  if (err instanceof ApiError) return err;
+  const fe = err as FastifyError;
+  if (fe.validation) {
+    const param = paramOf(fe);
+    return new ApiError('invalid_request', { param, message: validationMessage(fe, param) });
+  }
+  switch (fe.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError('invalid_request', { message: 'Content-Type must be application/json.' });
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ApiError('invalid_request', { message: 'The JSON body is empty.' });
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError('invalid_request', { message: 'The request body is too large.' });
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new ApiError('invalid_request', { message: 'Content-Length does not match the body.' });
+  }
+  if (fe.statusCode === 400 && err instanceof SyntaxError) {
+    return new ApiError('invalid_request', { message: `The body is not valid JSON: ${err.message}` });
+  }
+  if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
+    return new ApiError('invalid_request', { message: fe.message });
+  }
+  return new ApiError('internal_error');
+}
+
+export function sendApiError(req: FastifyRequest, reply: FastifyReply, apiErr: ApiError): FastifyReply {
+  if (apiErr.retryAfter !== undefined) reply.header('Retry-After', String(apiErr.retryAfter));
+  for (const [k, v] of Object.entries(apiErr.headers ?? {})) reply.header(k, v);
+  return reply.code(apiErr.statusCode).type('application/json; charset=utf-8').send(apiErr.body(req.id));
+}
+
+async function errorsPlugin(app: FastifyInstance): Promise<void> {
+  app.setErrorHandler((err: FastifyError, req, reply) => {
+    const apiErr = toApiError(err);
+    if (apiErr.statusCode >= 500) req.log.error({ err }, 'request failed');
+    else req.log.info({ code: apiErr.code, status: apiErr.statusCode }, 'request refused');
+    return sendApiError(req, reply, apiErr);
+  });
+  app.setNotFoundHandler((req, reply) =>
+    sendApiError(req, reply, new ApiError('route_not_found', { message: `No route ${req.method} ${req.url.split('?')[0]}.` })),
+  );
+}
+
+export default fp(errorsPlugin, { name: 'voxbridge-errors' });

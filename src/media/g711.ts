@@ -1,0 +1,49 @@
+// G.711 mu-law (PCMU, RTP payload type 0) and A-law (PCMA, payload type 8) codecs.
+// The companding rules come from the alawmulaw package; here they are baked into lookup
+// tables once at load, so per-frame work is one table read per sample and the `*Into`
+// variants let hot paths reuse their output buffers.
+import { alaw, mulaw } from 'alawmulaw';
+
+function decodeTable(decodeSample: (s: number) => number): Int16Array {
+  const t = new Int16Array(256);
+  for (let i = 0; i < 256; i++) t[i] = decodeSample(i);
+  return t;
+}
+
+// Indexed by the PCM16 sample as an unsigned 16-bit value (sample & 0xffff).
+function encodeTable(encodeSample: (s: number) => number): Uint8Array {
+  const t = new Uint8Array(65536);
+  for (let i = 0; i < 65536; i++) t[i] = encodeSample((i << 16) >> 16);
+  return t;
+}
+
+const MULAW_DECODE = decodeTable(mulaw.decodeSample);
+const ALAW_DECODE = decodeTable(alaw.decodeSample);
+const MULAW_ENCODE = encodeTable(mulaw.encodeSample);
+const ALAW_ENCODE = encodeTable(alaw.encodeSample);
+
+function decodeInto(table: Int16Array, bytes: Uint8Array, out: Int16Array): Int16Array {
+  const n = bytes.length;
+  for (let i = 0; i < n; i++) out[i] = table[bytes[i]];
+  return out;
+}
+
+function encodeInto(table: Uint8Array, pcm: Int16Array, out: Uint8Array): Uint8Array {
+  const n = pcm.length;
+  for (let i = 0; i < n; i++) out[i] = table[pcm[i] & 0xffff];
+  return out;
+}
+
+export const mulawDecodeInto = (bytes: Uint8Array, out: Int16Array): Int16Array => decodeInto(MULAW_DECODE, bytes, out);
+export const mulawEncodeInto = (pcm: Int16Array, out: Uint8Array): Uint8Array => encodeInto(MULAW_ENCODE, pcm, out);
+export const alawDecodeInto = (bytes: Uint8Array, out: Int16Array): Int16Array => decodeInto(ALAW_DECODE, bytes, out);
+export const alawEncodeInto = (pcm: Int16Array, out: Uint8Array): Uint8Array => encodeInto(ALAW_ENCODE, pcm, out);
+
+export const mulawDecode = (bytes: Uint8Array): Int16Array => mulawDecodeInto(bytes, new Int16Array(bytes.length));
+export const mulawEncode = (pcm: Int16Array): Uint8Array => mulawEncodeInto(pcm, new Uint8Array(pcm.length));
+export const alawDecode = (bytes: Uint8Array): Int16Array => alawDecodeInto(bytes, new Int16Array(bytes.length));
+export const alawEncode = (pcm: Int16Array): Uint8Array => alawEncodeInto(pcm, new Uint8Array(pcm.length));
+
+/** Encoded byte for digital silence: mu-law 0xFF, A-law 0xD5. */
+export const MULAW_SILENCE = 0xff;
+export const ALAW_SILENCE = 0xd5;

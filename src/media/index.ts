@@ -1,0 +1,21 @@
+// Public door of media/: pure, allocation-aware audio building blocks for the session pipeline.
+export { SAMPLE_RATE, FRAME_MS, FRAME_SAMPLES } from './constants.js';
+export {
+  mulawDecode,
+  mulawEncode,
+  alawDecode,
+  alawEncode,
+  mulawDecodeInto,
+  mulawEncodeInto,
+  alawDecodeInto,
+  alawEncodeInto,
+  MULAW_SILENCE,
+  ALAW_SILENCE,
+} from './g711.js';
+export { Framer, toFrames, type FrameSink } from './framer.js';
+export { VoiceActivityDetector, frameLevelDb, type VadOptions, type VadEvents, type VadTransition } from './vad.js';
+export { mixFrames, applyGain } from './mixer.js';
+export { Resampler, resample, type ResamplerOptions } from './resampler.js';
+export { WavFileWriter, parseWav, encodeWav, type ParsedWav } from './wav.js';
+// The jitter buffer is written by the telephony helper; this door re-exports it.
+export * from './jitter-buffer.js';

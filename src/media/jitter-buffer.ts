@@ -1,0 +1,269 @@
+// Receive-side jitter buffer for 8 kHz telephone audio: packets in (any order, any arrival time),
+// exactly one 20 ms frame out per playout tick once primed.
+//
+// - Ordering: frames are placed by RTP timestamp (unwrapped across the 32-bit wrap), so reordering,
+//   duplicates and multi-frame packets (ptime 40) are handled alike; a sequence-keyed buffer cannot
+//   see silence-suppression gaps, a timestamp-keyed one can.
+// - Target delay: fixed, or adaptive from the RFC 3550 §A.8 interarrival jitter estimate.
+// - Loss: a missing frame is concealed by repeating the last good frame, fading, then silence.
+// - Clock drift: a sender faster than our clock makes the level grow; a frame is dropped when the level
+//   stays above target. A slower sender drains the buffer; the underrun inserts concealment frames
+//   without advancing playout (a stretch) and the buffer re-primes.
+
+export interface JitterBufferOptions {
+  /** Initial (and, when not adaptive, fixed) playout delay in frames. Default 3 (60 ms). */
+  targetFrames?: number;
+  /** Adapt the target to measured jitter between minFrames and maxFrames. Default true. */
+  adaptive?: boolean;
+  minFrames?: number;
+  maxFrames?: number;
+  /** Frames of faded repetition before concealment turns to silence. Default 5. */
+  concealFrames?: number;
+  /** Slots held (frames). Default 64 (1.28 s). */
+  capacityFrames?: number;
+}
+
+export interface JitterBufferStats {
+  received: number;
+  duplicates: number;
+  late: number;
+  concealed: number;
+  dropped: number;
+  underruns: number;
+  resyncs: number;
+  played: number;
+  targetFrames: number;
+  jitterMs: number;
+}
+
+const SAMPLES = 160;
+const FRAME_MS = 20;
+const DRIFT_TICKS = 10;
+const FADE = [1, 0.7, 0.5, 0.35, 0.25, 0.15, 0.1, 0.05];
+
+type State = 'idle' | 'priming' | 'playing';
+
+export class JitterBuffer {
+  private readonly capacity: number;
+  private readonly store: Int16Array;
+  private readonly slotIndex: Float64Array;
+  private readonly last = new Int16Array(SAMPLES);
+  private readonly adaptive: boolean;
+  private readonly minFrames: number;
+  private readonly maxFrames: number;
+  private readonly concealFrames: number;
+  private target: number;
+  private state: State = 'idle';
+  private hasPlayed = false;
+  private next = 0;
+  private maxIdx = -1;
+  private baseTs = -1;
+  private tsCycles = 0;
+  private lastTsRaw = -1;
+  private concealRun = 0;
+  private primingTicks = 0;
+  private excessTicks = 0;
+  private jitter = 0;
+  private prevTransit = NaN;
+  private readonly s: JitterBufferStats;
+
+  constructor(o: JitterBufferOptions = {}) {
+    this.capacity = o.capacityFrames ?? 64;
+    this.adaptive = o.adaptive ?? true;
+    this.minFrames = o.minFrames ?? 2;
+    this.maxFrames = o.maxFrames ?? 12;
+    this.concealFrames = Math.min(o.concealFrames ?? 5, FADE.length - 1);
+    this.target = Math.min(Math.max(o.targetFrames ?? 3, 1), this.capacity / 2);
+    this.store = new Int16Array(this.capacity * SAMPLES);
+    this.slotIndex = new Float64Array(this.capacity).fill(-1);
+    this.s = {
+      received: 0, duplicates: 0, late: 0, concealed: 0, dropped: 0, underruns: 0, resyncs: 0, played: 0,
+      targetFrames: this.target, jitterMs: 0,
+    };
+  }
+
+  get stats(): Readonly<JitterBufferStats> {
+    this.s.targetFrames = this.target;
+    this.s.jitterMs = this.jitter;
+    return this.s;
+  }
+
+  /** Frames buffered ahead of playout, holes included. */
+  get level(): number {
+    return this.maxIdx >= this.next ? this.maxIdx - this.next + 1 : 0;
+  }
+
+  /** Forget everything (new SSRC, re-INVITE to a new source). */
+  reset(): void {
+    this.slotIndex.fill(-1);
+    // Once playing, keep emitting (concealment) through the change so the tick contract holds.
+    this.state = this.hasPlayed ? 'priming' : 'idle';
+    this.primingTicks = 0;
+    this.baseTs = -1;
+    this.lastTsRaw = -1;
+    this.tsCycles = 0;
+    this.maxIdx = -1;
+    this.next = 0;
+    this.prevTransit = NaN;
+    this.excessTicks = 0;
+  }
+
+  /**
+   * Adds decoded audio that starts at RTP `timestamp` (8 kHz units). `samples` may hold several
+   * 20 ms frames; a trailing partial frame is ignored. The samples are copied.
+   */
+  push(timestamp: number, samples: Int16Array, arrivalMs: number = performance.now()): void {
+    const ts = this.unwrapTs(timestamp >>> 0);
+    this.s.received++;
+    this.updateJitter(ts, arrivalMs);
+    if (this.baseTs < 0) this.baseTs = ts;
+    let idx = Math.floor((ts - this.baseTs) / SAMPLES);
+    if (this.state === 'idle') {
+      this.next = idx;
+      this.state = 'priming';
+    } else if (idx >= this.next + this.capacity || idx < this.next - this.capacity) {
+      // A jump no reordering explains (sender restart, timestamp reset): start over from here.
+      this.s.resyncs++;
+      this.slotIndex.fill(-1);
+      this.baseTs = ts;
+      idx = 0;
+      this.next = 0;
+      this.maxIdx = -1;
+      this.state = 'priming';
+    } else if (this.state === 'priming' && this.hasPlayed && this.maxIdx < this.next && idx > this.next) {
+      // After an underrun: re-anchor on the talkspurt that arrives instead of playing out the gap.
+      this.next = idx;
+    } else if (this.state === 'priming' && !this.hasPlayed && idx < this.next) {
+      // The very first packets came out of order: start playout at the earliest one.
+      this.next = idx;
+    }
+    const frames = Math.floor(samples.length / SAMPLES);
+    for (let f = 0; f < frames; f++, idx++) {
+      if (idx < this.next) {
+        this.s.late++;
+        continue;
+      }
+      const slot = this.slotOf(idx);
+      if (this.slotIndex[slot] === idx) {
+        this.s.duplicates++;
+        continue;
+      }
+      this.slotIndex[slot] = idx;
+      this.store.set(samples.subarray(f * SAMPLES, (f + 1) * SAMPLES), slot * SAMPLES);
+      if (idx > this.maxIdx) this.maxIdx = idx;
+    }
+  }
+
+  /**
+   * Called once per 20 ms tick. Returns the frame to play (written into `out`, or a new array),
+   * or null while nothing has ever been buffered (the leg has not started talking yet).
+   */
+  pop(out: Int16Array = new Int16Array(SAMPLES)): Int16Array | null {
+    if (this.state === 'idle') return null;
+    if (this.state === 'priming') {
+      // Play once the target is buffered, or after waiting that long anyway (a short burst).
+      if (this.level >= this.target || (this.level > 0 && ++this.primingTicks >= this.target)) {
+        this.primingTicks = 0;
+        this.state = 'playing';
+      } else {
+        if (!this.hasPlayed) return null;
+        return this.conceal(out);
+      }
+    }
+    const level = this.level;
+    if (level === 0) {
+      // Underrun: stretch (do not advance playout) and re-prime.
+      this.s.underruns++;
+      this.state = 'priming';
+      if (this.adaptive && this.target < this.maxFrames) this.target++;
+      return this.conceal(out);
+    }
+    if (level > this.maxFrames + this.target) {
+      // A burst after a stall: cut straight back to the target.
+      const drop = level - this.target;
+      this.discard(drop);
+    } else if (level > this.target + 1) {
+      if (++this.excessTicks >= DRIFT_TICKS) {
+        this.discard(1);
+        this.excessTicks = 0;
+      }
+    } else {
+      this.excessTicks = 0;
+    }
+    const slot = this.slotOf(this.next);
+    this.next++;
+    if (this.slotIndex[slot] === this.next - 1) {
+      this.slotIndex[slot] = -1;
+      out.set(this.store.subarray(slot * SAMPLES, (slot + 1) * SAMPLES));
+      this.last.set(out);
+      this.concealRun = 0;
+      this.hasPlayed = true;
+      this.s.played++;
+      return out;
+    }
+    return this.conceal(out);
+  }
+
+  private slotOf(idx: number): number {
+    const r = idx % this.capacity;
+    return r < 0 ? r + this.capacity : r;
+  }
+
+  private discard(n: number): void {
+    for (let i = 0; i < n; i++) {
+      const slot = this.slotOf(this.next);
+      if (this.slotIndex[slot] === this.next) this.slotIndex[slot] = -1;
+      this.next++;
+      this.s.dropped++;
+    }
+  }
+
+  private conceal(out: Int16Array): Int16Array {
+    this.s.concealed++;
+    this.concealRun++;
+    const gain = this.concealRun <= this.concealFrames ? FADE[this.concealRun] : 0;
+    if (gain === 0) {
+      out.fill(0);
+    } else {
+      for (let i = 0; i < SAMPLES; i++) out[i] = Math.round(this.last[i] * gain);
+    }
+    return out;
+  }
+
+  private unwrapTs(raw: number): number {
+    const SPAN = 0x100000000;
+    if (this.lastTsRaw < 0) {
+      this.lastTsRaw = raw;
+      return this.tsCycles + raw;
+    }
+    const delta = raw - this.lastTsRaw;
+    if (delta < -SPAN / 2) {
+      // Forward across the 32-bit wrap.
+      this.tsCycles += SPAN;
+      this.lastTsRaw = raw;
+    } else if (delta > SPAN / 2) {
+      // A late packet from before the wrap.
+      return this.tsCycles - SPAN + raw;
+    } else if (delta > 0) {
+      this.lastTsRaw = raw;
+    }
+    return this.tsCycles + raw;
+  }
+
+  private updateJitter(ts: number, arrivalMs: number): void {
+    // RFC 3550 §A.8: J += (|D| - J) / 16, with D the change in transit time.
+    const transit = arrivalMs - ts / 8;
+    if (!Number.isNaN(this.prevTransit)) {
+      const d = Math.abs(transit - this.prevTransit);
+      if (d < 1000) this.jitter += (d - this.jitter) / 16;
+    }
+    this.prevTransit = transit;
+    if (this.adaptive) {
+      const wanted = 1 + Math.ceil((3 * this.jitter) / FRAME_MS);
+      const clamped = Math.min(Math.max(wanted, this.minFrames), this.maxFrames);
+      // Grow at once, shrink slowly (the drift logic drains the surplus one frame at a time).
+      if (clamped > this.target) this.target = clamped;
+      else if (clamped < this.target && this.s.received % 50 === 0) this.target--;
+    }
+  }
+}

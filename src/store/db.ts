@@ -1,0 +1,35 @@
+import pg from 'pg';
+import type { Logger } from 'pino';
+
+export type Db = pg.Pool;
+export type DbClient = pg.PoolClient | pg.Pool;
+
+// int8 (bigint) columns are credit counts well inside Number's safe range.
+pg.types.setTypeParser(20, (v) => Number(v));
+
+export function createPool(url: string, schema: string, logger?: Logger, max = 20): Db {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    // Every connection works inside the configured schema (tests get one schema each).
+    options: `-c search_path=${schema}`,
+  });
+  pool.on('error', (err) => logger?.error({ err }, 'postgres pool error'));
+  return pool;
+}
+
+/** Runs `fn` in one transaction; commits on success, rolls back and rethrows on failure. */
+export async function withTransaction<T>(db: Db, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await db.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await fn(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}

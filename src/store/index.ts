@@ -1,0 +1,4 @@
+export { createPool, withTransaction, type Db, type DbClient } from './db.js';
+export { migrate, MIGRATIONS_DIR } from './migrate.js';
+export { insertEvent, type WebhookEventType } from './outbox.js';
+export * from './orgs.js';

@@ -1,0 +1,112 @@
+// RTP fixed header (RFC 3550 §5.1). Parsing returns views into the datagram: no copies per packet.
+
+export interface RtpPacket {
+  marker: boolean;
+  payloadType: number;
+  sequence: number;
+  timestamp: number;
+  ssrc: number;
+  payload: Uint8Array;
+}
+
+export const RTP_HEADER_BYTES = 12;
+
+/** Parses an RTP datagram; returns null for anything that is not RTP version 2 (RTCP, STUN, garbage). */
+export function parseRtp(buf: Uint8Array): RtpPacket | null {
+  if (buf.length < RTP_HEADER_BYTES) return null;
+  const b0 = buf[0];
+  if (b0 >> 6 !== 2) return null;
+  const b1 = buf[1];
+  const payloadType = b1 & 0x7f;
+  // RTCP packet types 200..204 collide with marker+PT 72..76 (RFC 5761 §4): not audio for us.
+  if (payloadType >= 72 && payloadType <= 76) return null;
+  const csrcCount = b0 & 0x0f;
+  let offset = RTP_HEADER_BYTES + csrcCount * 4;
+  if (offset > buf.length) return null;
+  if (b0 & 0x10) {
+    // Header extension (RFC 3550 §5.3.1): 16-bit profile, 16-bit length in 32-bit words.
+    if (offset + 4 > buf.length) return null;
+    const words = (buf[offset + 2] << 8) | buf[offset + 3];
+    offset += 4 + words * 4;
+    if (offset > buf.length) return null;
+  }
+  let end = buf.length;
+  if (b0 & 0x20) {
+    const pad = buf[buf.length - 1];
+    if (pad === 0 || offset + pad > end) return null;
+    end -= pad;
+  }
+  return {
+    marker: (b1 & 0x80) !== 0,
+    payloadType,
+    sequence: (buf[2] << 8) | buf[3],
+    timestamp: ((buf[4] << 24) | (buf[5] << 16) | (buf[6] << 8) | buf[7]) >>> 0,
+    ssrc: ((buf[8] << 24) | (buf[9] << 16) | (buf[10] << 8) | buf[11]) >>> 0,
+    payload: buf.subarray(offset, end),
+  };
+}
+
+/** Writes an RTP header into `out` (no CSRC, no extension) and returns the header length. */
+export function writeRtpHeader(
+  out: Uint8Array,
+  h: { marker: boolean; payloadType: number; sequence: number; timestamp: number; ssrc: number },
+): number {
+  out[0] = 0x80;
+  out[1] = (h.marker ? 0x80 : 0) | (h.payloadType & 0x7f);
+  out[2] = (h.sequence >> 8) & 0xff;
+  out[3] = h.sequence & 0xff;
+  out[4] = (h.timestamp >>> 24) & 0xff;
+  out[5] = (h.timestamp >>> 16) & 0xff;
+  out[6] = (h.timestamp >>> 8) & 0xff;
+  out[7] = h.timestamp & 0xff;
+  out[8] = (h.ssrc >>> 24) & 0xff;
+  out[9] = (h.ssrc >>> 16) & 0xff;
+  out[10] = (h.ssrc >>> 8) & 0xff;
+  out[11] = h.ssrc & 0xff;
+  return RTP_HEADER_BYTES;
+}
+
+/** Serializes a whole packet into a new buffer (tests, DTMF); the media path reuses buffers with writeRtpHeader. */
+export function serializeRtp(p: RtpPacket): Uint8Array {
+  const out = new Uint8Array(RTP_HEADER_BYTES + p.payload.length);
+  writeRtpHeader(out, p);
+  out.set(p.payload, RTP_HEADER_BYTES);
+  return out;
+}
+
+/**
+ * Extends a 16-bit sequence number (or 32-bit timestamp) to a monotonic number across wrap-around,
+ * relative to the highest value seen (RFC 3550 Appendix A.1 idea).
+ */
+export class SequenceUnwrapper {
+  private last = -1;
+  private cycles = 0;
+  constructor(private readonly bits: 16 | 32) {}
+  unwrap(value: number): number {
+    const span = this.bits === 16 ? 0x10000 : 0x100000000;
+    if (this.last < 0) {
+      this.last = value;
+      return value;
+    }
+    const half = span / 2;
+    const delta = value - this.last;
+    let ext: number;
+    if (delta < -half) {
+      // Forward across the wrap.
+      this.cycles += span;
+      this.last = value;
+      ext = this.cycles + value;
+    } else if (delta > half) {
+      // An old packet from before the wrap.
+      ext = this.cycles - span + value;
+    } else {
+      if (delta > 0) this.last = value;
+      ext = this.cycles + value;
+    }
+    return ext;
+  }
+  reset(): void {
+    this.last = -1;
+    this.cycles = 0;
+  }
+}

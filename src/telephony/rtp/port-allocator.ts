@@ -1,0 +1,42 @@
+// Even RTP ports from the configured range (RFC 3550 §11: RTP on even, RTCP on the next odd port).
+import dgram from 'node:dgram';
+
+const inUse = new Set<number>();
+
+export interface PortRange {
+  portMin: number;
+  portMax: number;
+}
+
+/** Binds a UDP socket on a free even port of the range; tries random ports, then gives up. */
+export async function bindRtpSocket(range: PortRange, address: string): Promise<dgram.Socket> {
+  const first = range.portMin + (range.portMin % 2);
+  const slots = Math.floor((range.portMax - first) / 2) + 1;
+  if (slots <= 0) throw new Error('empty RTP port range');
+  const attempts = Math.min(slots, 64);
+  let start = Math.floor(Math.random() * slots);
+  for (let i = 0; i < attempts; i++) {
+    const port = first + ((start + i * 7919) % slots) * 2;
+    if (inUse.has(port)) {
+      start++;
+      continue;
+    }
+    inUse.add(port);
+    const socket = dgram.createSocket({ type: 'udp4' });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        socket.once('error', reject);
+        socket.bind({ port, address, exclusive: true }, () => {
+          socket.off('error', reject);
+          resolve();
+        });
+      });
+      socket.once('close', () => inUse.delete(port));
+      return socket;
+    } catch {
+      inUse.delete(port);
+      socket.close();
+    }
+  }
+  throw new Error(`no free RTP port in ${range.portMin}-${range.portMax}`);
+}

@@ -1,0 +1,108 @@
+import { describe, it, expect } from 'vitest';
+import { JitterBuffer } from '../../src/media/jitter-buffer.js';
+
+const frame = (v: number) => new Int16Array(160).fill(v);
+/** Feeds frames with value = frame number so the played order is visible. */
+function drain(jb: JitterBuffer, n: number): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const f = jb.pop();
+    out.push(f === null ? -1 : f[0]);
+    if (f) expect(f.length).toBe(160);
+  }
+  return out;
+}
+
+describe('JitterBuffer', () => {
+  it('returns nothing before the first packet, then primes to the target delay', () => {
+    const jb = new JitterBuffer({ targetFrames: 3, adaptive: false });
+    expect(jb.pop()).toBeNull();
+    jb.push(0, frame(1), 0);
+    jb.push(160, frame(2), 20);
+    expect(jb.pop()).toBeNull();
+    jb.push(320, frame(3), 40);
+    expect(drain(jb, 3)).toEqual([1, 2, 3]);
+  });
+
+  it('reorders by timestamp and drops duplicates and late packets', () => {
+    const jb = new JitterBuffer({ targetFrames: 4, adaptive: false });
+    for (const n of [2, 1, 4, 3, 3]) jb.push(n * 160, frame(n), n * 20);
+    expect(drain(jb, 4)).toEqual([1, 2, 3, 4]);
+    jb.push(160, frame(1), 100); // late
+    expect(jb.stats.duplicates).toBe(1);
+    expect(jb.stats.late).toBe(1);
+  });
+
+  it('handles the 32-bit timestamp wrap', () => {
+    const jb = new JitterBuffer({ targetFrames: 3, adaptive: false });
+    const base = 0x100000000 - 320;
+    for (let n = 0; n < 5; n++) jb.push((base + n * 160) >>> 0, frame(n + 1), n * 20);
+    expect(drain(jb, 5)).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it('conceals a lost frame by repeating the last one, fading, then silence', () => {
+    const jb = new JitterBuffer({ targetFrames: 2, adaptive: false, concealFrames: 3 });
+    jb.push(0, frame(1000), 0);
+    jb.push(160, frame(1000), 20);
+    // frames 2..6 lost, frame 7 arrives
+    jb.push(7 * 160, frame(7), 140);
+    const out = drain(jb, 8);
+    expect(out.slice(0, 2)).toEqual([1000, 1000]);
+    expect(out[2]).toBe(700);
+    expect(out[3]).toBe(500);
+    expect(out[4]).toBe(350);
+    expect(out[5]).toBe(0);
+    expect(out[7]).toBe(7);
+    expect(jb.stats.concealed).toBeGreaterThanOrEqual(5);
+  });
+
+  it('emits exactly one frame per tick through an underrun (slow sender) and re-primes', () => {
+    const jb = new JitterBuffer({ targetFrames: 2, adaptive: false });
+    jb.push(0, frame(1), 0);
+    jb.push(160, frame(2), 20);
+    expect(drain(jb, 4)).toEqual([1, 2, 1 * 0.7 * 2 > 0 ? Math.round(2 * 0.7) : 0, Math.round(2 * 0.5)]);
+    expect(jb.stats.underruns).toBe(1);
+    // The sender resumes after the gap; playout re-anchors instead of adding the gap as delay.
+    jb.push(40 * 160, frame(40), 800);
+    jb.push(41 * 160, frame(41), 820);
+    expect(drain(jb, 2)).toEqual([40, 41]);
+  });
+
+  it('drops frames when a fast sender keeps the level above target (clock drift)', () => {
+    const jb = new JitterBuffer({ targetFrames: 2, adaptive: false });
+    let ts = 0;
+    let played = 0;
+    // The sender produces 5% more frames than we play.
+    for (let tick = 0; tick < 400; tick++) {
+      jb.push(ts, frame(1), tick * 20);
+      ts += 160;
+      if (tick % 20 === 0) {
+        jb.push(ts, frame(1), tick * 20);
+        ts += 160;
+      }
+      if (jb.pop()) played++;
+    }
+    expect(played).toBeGreaterThan(390);
+    expect(jb.stats.dropped).toBeGreaterThan(10);
+    expect(jb.level).toBeLessThanOrEqual(5);
+  });
+
+  it('grows the target with measured jitter when adaptive', () => {
+    const jb = new JitterBuffer({ targetFrames: 2, adaptive: true, maxFrames: 10 });
+    for (let n = 0; n < 200; n++) {
+      const arrival = n * 20 + (n % 2 === 0 ? 0 : 60); // ±60 ms of jitter
+      jb.push(n * 160, frame(1), arrival);
+    }
+    expect(jb.stats.targetFrames).toBeGreaterThan(3);
+    expect(jb.stats.jitterMs).toBeGreaterThan(20);
+  });
+
+  it('accepts packets carrying two frames (ptime 40)', () => {
+    const jb = new JitterBuffer({ targetFrames: 2, adaptive: false });
+    const two = new Int16Array(320);
+    two.fill(1, 0, 160);
+    two.fill(2, 160);
+    jb.push(0, two, 0);
+    expect(drain(jb, 2)).toEqual([1, 2]);
+  });
+});
