@@ -56,7 +56,7 @@ export class JitterBuffer {
   private state: State = 'idle';
   private hasPlayed = false;
   private next = 0;
-  private maxIdx = -1;
+  private maxIdx = -Infinity;
   private baseTs = -1;
   private tsCycles = 0;
   private lastTsRaw = -1;
@@ -75,7 +75,7 @@ export class JitterBuffer {
     this.concealFrames = Math.min(o.concealFrames ?? 5, FADE.length - 1);
     this.target = Math.min(Math.max(o.targetFrames ?? 3, 1), this.capacity / 2);
     this.store = new Int16Array(this.capacity * SAMPLES);
-    this.slotIndex = new Float64Array(this.capacity).fill(-1);
+    this.slotIndex = new Float64Array(this.capacity).fill(NaN);
     this.s = {
       received: 0, duplicates: 0, late: 0, concealed: 0, dropped: 0, underruns: 0, resyncs: 0, played: 0,
       targetFrames: this.target, jitterMs: 0,
@@ -95,14 +95,14 @@ export class JitterBuffer {
 
   /** Forget everything (new SSRC, re-INVITE to a new source). */
   reset(): void {
-    this.slotIndex.fill(-1);
+    this.slotIndex.fill(NaN);
     // Once playing, keep emitting (concealment) through the change so the tick contract holds.
     this.state = this.hasPlayed ? 'priming' : 'idle';
     this.primingTicks = 0;
     this.baseTs = -1;
     this.lastTsRaw = -1;
     this.tsCycles = 0;
-    this.maxIdx = -1;
+    this.maxIdx = -Infinity;
     this.next = 0;
     this.prevTransit = NaN;
     this.excessTicks = 0;
@@ -124,11 +124,11 @@ export class JitterBuffer {
     } else if (idx >= this.next + this.capacity || idx < this.next - this.capacity) {
       // A jump no reordering explains (sender restart, timestamp reset): start over from here.
       this.s.resyncs++;
-      this.slotIndex.fill(-1);
+      this.slotIndex.fill(NaN);
       this.baseTs = ts;
       idx = 0;
       this.next = 0;
-      this.maxIdx = -1;
+      this.maxIdx = -Infinity;
       this.state = 'priming';
     } else if (this.state === 'priming' && this.hasPlayed && this.maxIdx < this.next && idx > this.next) {
       // After an underrun: re-anchor on the talkspurt that arrives instead of playing out the gap.
@@ -193,7 +193,7 @@ export class JitterBuffer {
     const slot = this.slotOf(this.next);
     this.next++;
     if (this.slotIndex[slot] === this.next - 1) {
-      this.slotIndex[slot] = -1;
+      this.slotIndex[slot] = NaN;
       out.set(this.store.subarray(slot * SAMPLES, (slot + 1) * SAMPLES));
       this.last.set(out);
       this.concealRun = 0;
@@ -212,7 +212,7 @@ export class JitterBuffer {
   private discard(n: number): void {
     for (let i = 0; i < n; i++) {
       const slot = this.slotOf(this.next);
-      if (this.slotIndex[slot] === this.next) this.slotIndex[slot] = -1;
+      if (this.slotIndex[slot] === this.next) this.slotIndex[slot] = NaN;
       this.next++;
       this.s.dropped++;
     }
