@@ -1,0 +1,105 @@
+import { describe, it, expect, afterEach } from 'vitest';
+import dgram from 'node:dgram';
+import { once } from 'node:events';
+import { RtpEndpoint } from '../../src/telephony/rtp/endpoint.js';
+import { MediaClock } from '../../src/telephony/rtp/media-clock.js';
+import { parseRtp, serializeRtp } from '../../src/telephony/rtp/packet.js';
+import { digitPackets } from '../../src/telephony/rtp/dtmf.js';
+import { mulawEncode } from '../../src/media/g711.js';
+
+const opened: RtpEndpoint[] = [];
+const sockets: dgram.Socket[] = [];
+afterEach(() => {
+  opened.splice(0).forEach((e) => e.close());
+  sockets.splice(0).forEach((s) => s.close());
+});
+
+async function endpoint(timeoutMs = 5000): Promise<RtpEndpoint> {
+  const e = await RtpEndpoint.open({ bindAddress: '127.0.0.1', portMin: 40000, portMax: 44999, timeoutMs, clock: new MediaClock(), jitter: { targetFrames: 2, adaptive: false } });
+  opened.push(e);
+  return e;
+}
+
+async function peer(): Promise<dgram.Socket> {
+  const s = dgram.createSocket('udp4');
+  sockets.push(s);
+  await new Promise<void>((r) => s.bind(0, '127.0.0.1', () => r()));
+  return s;
+}
+
+function until<T>(fn: () => T | undefined, ms = 5000): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const start = Date.now();
+    const t = setInterval(() => {
+      const v = fn();
+      if (v !== undefined) { clearInterval(t); resolve(v); }
+      else if (Date.now() - start > ms) { clearInterval(t); reject(new Error('timed out')); }
+    }, 5);
+  });
+}
+
+describe('RtpEndpoint', () => {
+  it('binds an even port in range and sends paced PCMU with increasing seq/timestamp', async () => {
+    const ep = await endpoint();
+    expect(ep.port % 2).toBe(0);
+    expect(ep.port).toBeGreaterThanOrEqual(40000);
+    const far = await peer();
+    const got: ReturnType<typeof parseRtp>[] = [];
+    far.on('message', (m) => got.push(parseRtp(m)));
+    ep.configure({ address: '127.0.0.1', port: far.address().port, payloadType: 0, dtmfPayloadType: 101, send: true, expectReceive: false });
+    ep.playFrame(new Int16Array(160).fill(1000));
+    await until(() => (got.length >= 5 ? true : undefined));
+    expect(got[0]!.marker).toBe(true);
+    expect(got[1]!.marker).toBe(false);
+    expect(got[0]!.payloadType).toBe(0);
+    expect(got[0]!.payload.length).toBe(160);
+    expect((got[1]!.sequence - got[0]!.sequence) & 0xffff).toBe(1);
+    expect((got[1]!.timestamp - got[0]!.timestamp) >>> 0).toBe(160);
+    expect(new Set(got.map((p) => p!.ssrc)).size).toBe(1);
+    expect(got[0]!.payload[0]).toBe(mulawEncode(new Int16Array([1000]))[0]);
+  });
+
+  it('decodes incoming audio into 20 ms frames, latches to the first source and ignores others', async () => {
+    const ep = await endpoint();
+    const a = await peer();
+    const b = await peer();
+    ep.configure({ address: '127.0.0.1', port: a.address().port, payloadType: 0, dtmfPayloadType: 101, send: true, expectReceive: true });
+    const frames: Int16Array[] = [];
+    ep.on('frame', (f) => frames.push(f));
+    const pcm = new Int16Array(160).fill(2000);
+    const payload = mulawEncode(pcm);
+    for (let i = 0; i < 6; i++) {
+      a.send(serializeRtp({ marker: i === 0, payloadType: 0, sequence: i, timestamp: i * 160, ssrc: 1, payload }), ep.port, '127.0.0.1');
+      b.send(serializeRtp({ marker: false, payloadType: 0, sequence: 100 + i, timestamp: 99999 + i * 160, ssrc: 2, payload }), ep.port, '127.0.0.1');
+    }
+    await until(() => (frames.length >= 4 ? true : undefined));
+    expect(frames[0].length).toBe(160);
+    expect(Math.abs(frames[0][0] - 2000)).toBeLessThan(100);
+    expect(ep.stats.ignoredSource).toBe(6);
+    expect(ep.remoteAddress).toEqual({ address: '127.0.0.1', port: a.address().port });
+  });
+
+  it('receives and sends RFC 4733 digits', async () => {
+    const ep = await endpoint();
+    const far = await peer();
+    ep.configure({ address: '127.0.0.1', port: far.address().port, payloadType: 0, dtmfPayloadType: 101, send: true, expectReceive: true });
+    const digits: string[] = [];
+    ep.on('dtmf', (d) => digits.push(d.digit));
+    let seq = 0;
+    for (const p of digitPackets('7', 60)) far.send(serializeRtp({ marker: false, payloadType: 101, sequence: seq++, timestamp: 800, ssrc: 5, payload: p.payload }), ep.port, '127.0.0.1');
+    await until(() => (digits.length ? true : undefined));
+    expect(digits).toEqual(['7']);
+    const events: number[] = [];
+    far.on('message', (m) => { const p = parseRtp(m)!; if (p.payloadType === 101) events.push(p.payload[0]); });
+    ep.sendDigit('#', 60);
+    await until(() => (events.length >= 5 ? true : undefined));
+    expect(events.every((e) => e === 11)).toBe(true);
+  });
+
+  it('reports an RTP timeout when the peer stops sending', async () => {
+    const ep = await endpoint(300);
+    const far = await peer();
+    ep.configure({ address: '127.0.0.1', port: far.address().port, payloadType: 8, dtmfPayloadType: null, send: true, expectReceive: true });
+    await once(ep, 'timeout');
+  });
+});
