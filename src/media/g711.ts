@@ -2,7 +2,10 @@
 // The companding rules come from the alawmulaw package; here they are baked into lookup
 // tables once at load, so per-frame work is one table read per sample and the `*Into`
 // variants let hot paths reuse their output buffers.
-import { alaw, mulaw } from 'alawmulaw';
+// alawmulaw ships CommonJS: under Node's ESM loader only its default export (module.exports) exists.
+import alawmulaw from 'alawmulaw';
+
+const { alaw, mulaw } = alawmulaw;
 
 function decodeTable(decodeSample: (s: number) => number): Int16Array {
   const t = new Int16Array(256);

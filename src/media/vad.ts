@@ -18,8 +18,11 @@ export interface VadOptions {
   hangoverMs?: number;
   /** Frames kept before the start, so the STT engine hears the onset (default 15 = 300 ms). */
   prerollFrames?: number;
-  /** Initial noise floor in dBFS (default -60). */
-  initialFloorDb?: number;
+  /**
+   * Frames at the start used to measure the line's noise (default 10 = 200 ms): the floor starts at
+   * the quietest of them, so a line that opens with steady noise is not read as speech.
+   */
+  calibrationFrames?: number;
   /** How fast the floor may climb, dB per second (default 2): follows a steady noise within seconds. */
   floorRiseDbPerSecond?: number;
   /** Speech longer than this is ended anyway, so a stuck line cannot hold an utterance open (default 20 s). */
@@ -53,7 +56,9 @@ export class VoiceActivityDetector extends EventEmitter<VadEvents> {
   private readonly floorRisePerFrame: number;
   private readonly maxUtteranceFrames: number;
   private speechFrames = 0;
-  private floorDb: number;
+  private floorDb = SILENCE_DB;
+  private readonly calibrationFrames: number;
+  private framesSeen = 0;
   private voicedRun = 0;
   private silentRun = 0;
   private inSpeech = false;
@@ -67,7 +72,7 @@ export class VoiceActivityDetector extends EventEmitter<VadEvents> {
     this.startFrames = opts.startFrames ?? 3;
     this.hangoverFrames = Math.max(1, Math.round((opts.hangoverMs ?? 560) / frameMs));
     this.prerollFrames = opts.prerollFrames ?? 15;
-    this.floorDb = opts.initialFloorDb ?? -60;
+    this.calibrationFrames = opts.calibrationFrames ?? 10;
     // The floor climbs slowly even during speech: a sentence moves it a few dB (and its pauses pull
     // it back down), while a steady noise that started speech is absorbed and ends it.
     this.floorRisePerFrame = ((opts.floorRiseDbPerSecond ?? 2) * frameMs) / 1000;
@@ -88,6 +93,10 @@ export class VoiceActivityDetector extends EventEmitter<VadEvents> {
    */
   process(frame: Int16Array): VadTransition {
     const level = frameLevelDb(frame);
+    if (this.framesSeen < this.calibrationFrames) {
+      this.floorDb = this.framesSeen === 0 ? level : Math.min(this.floorDb, level);
+    }
+    this.framesSeen++;
     const voiced = level >= this.minLevelDb && level >= this.floorDb + this.thresholdDb;
     this.trackFloor(level);
 
