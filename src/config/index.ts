@@ -190,6 +190,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Json
   if (cfg.sip.rtpPortMin >= cfg.sip.rtpPortMax) {
     throw new ConfigError(`invalid configuration: sip.rtpPortMin (RTP_PORT_MIN) must be below sip.rtpPortMax (RTP_PORT_MAX)`);
   }
+  if (cfg.apiEnvironment === 'live' && cfg.secretKey.startsWith('dev-only')) {
+    throw new ConfigError('invalid configuration: secretKey (SECRET_KEY) must be set to a private random value when API_ENVIRONMENT=live');
+  }
   cfg.engines.pocketsphinx.hmm = path.resolve(packageRoot, cfg.engines.pocketsphinx.hmm);
   cfg.dataDir = path.resolve(packageRoot, cfg.dataDir);
   return cfg;

@@ -7,7 +7,7 @@ import { createApiKey, createOrg, updateOrg, type UpdateOrgInput } from '../../s
 import { createPool } from '../../src/store/index.js';
 import { createRedis } from '../../src/coord/redis.js';
 
-export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/voxbridge_test';
+export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://voxbridge:voxbridge@127.0.0.1:5432/voxbridge_test';
 export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 export function uniqueName(prefix: string): string {

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Sets up everything voxbridge needs on a Debian/Ubuntu machine, idempotently:
+# system packages (only the missing ones), PostgreSQL and Redis (started only when not answering),
+# npm dependencies and the build, the 8 kHz speech model, the pocketsphinx streaming decoder,
+# the database role and databases, and the migrations.
+#   scripts/setup.sh          for running the gateway
+#   scripts/setup.sh --test   also prepares the test database
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+FOR_TEST=0
+[ "${1:-}" = "--test" ] && FOR_TEST=1
+
+log() { printf '\033[1;34m[setup]\033[0m %s\n' "$*" >&2; }
+die() { printf '\033[1;31m[setup] %s\033[0m\n' "$*" >&2; exit 1; }
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || die "not root and no sudo: install the packages listed in scripts/setup.sh by hand"
+  SUDO="sudo"
+fi
+
+# ---- system packages -------------------------------------------------------------------------
+PACKAGES=(
+  postgresql redis-server
+  sip-tester rtpengine-daemon
+  espeak-ng flite sox lame
+  apertium apertium-eng-spa
+  pocketsphinx pocketsphinx-en-us libpocketsphinx-dev libsphinxbase-dev
+  gcc make pkg-config ca-certificates curl
+)
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  log "installing Debian packages: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+command -v node >/dev/null || die "Node.js 20 is required (node not found)"
+node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)' || die "Node.js 20 or newer is required (found $(node --version))"
+
+# ---- PostgreSQL ------------------------------------------------------------------------------
+PGHOST_ADDR=${PGHOST_ADDR:-127.0.0.1}
+if ! pg_isready -q -h "$PGHOST_ADDR" -p 5432; then
+  log "starting PostgreSQL"
+  ver=$(ls /etc/postgresql 2>/dev/null | sort -V | tail -1)
+  [ -n "$ver" ] || die "PostgreSQL is installed but has no cluster in /etc/postgresql"
+  $SUDO pg_ctlcluster --skip-systemctl-redirect "$ver" main start 2>/dev/null || $SUDO pg_ctlcluster "$ver" main start
+  for _ in $(seq 1 60); do pg_isready -q -h "$PGHOST_ADDR" -p 5432 && break; sleep 0.5; done
+  pg_isready -q -h "$PGHOST_ADDR" -p 5432 || die "PostgreSQL did not come up on $PGHOST_ADDR:5432"
+fi
+# Superuser access: the postgres OS user (peer auth) on a stock install, TCP trust elsewhere.
+psql_admin() {
+  if id postgres >/dev/null 2>&1 && $SUDO -u postgres true 2>/dev/null && $SUDO -u postgres psql -qAt -c 'SELECT 1' >/dev/null 2>&1; then
+    $SUDO -u postgres psql -v ON_ERROR_STOP=1 -qAt "$@"
+  else
+    psql -h "$PGHOST_ADDR" -U postgres -v ON_ERROR_STOP=1 -qAt "$@"
+  fi
+}
+[ -n "$SUDO" ] || psql_admin() {
+  if id postgres >/dev/null 2>&1 && runuser -u postgres -- psql -qAt -c 'SELECT 1' >/dev/null 2>&1; then
+    runuser -u postgres -- psql -v ON_ERROR_STOP=1 -qAt "$@"
+  else
+    psql -h "$PGHOST_ADDR" -U postgres -v ON_ERROR_STOP=1 -qAt "$@"
+  fi
+}
+psql_admin -c "DO \$\$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'voxbridge') THEN CREATE ROLE voxbridge LOGIN PASSWORD 'voxbridge'; END IF; END \$\$;"
+for db in voxbridge $([ $FOR_TEST = 1 ] && echo voxbridge_test); do
+  if [ "$(psql_admin -c "SELECT 1 FROM pg_database WHERE datname = '$db'")" != "1" ]; then
+    log "creating database $db"
+    psql_admin -c "CREATE DATABASE $db OWNER voxbridge"
+  fi
+  psql_admin -d "$db" -c "ALTER DATABASE $db OWNER TO voxbridge; GRANT ALL ON SCHEMA public TO voxbridge; ALTER SCHEMA public OWNER TO voxbridge;" >/dev/null
+done
+
+# ---- Redis -----------------------------------------------------------------------------------
+if ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then
+  log "starting Redis"
+  $SUDO mkdir -p /var/lib/redis /var/log/redis
+  $SUDO redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no \
+    --dir /var/lib/redis --logfile /var/log/redis/voxbridge.log
+  for _ in $(seq 1 40); do redis-cli -h 127.0.0.1 ping >/dev/null 2>&1 && break; sleep 0.25; done
+  redis-cli -h 127.0.0.1 ping >/dev/null 2>&1 || die "Redis did not come up on 127.0.0.1:6379"
+fi
+
+# ---- npm dependencies and build ----------------------------------------------------------------
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  log "installing npm dependencies"
+  npm ci --no-audit --no-fund --loglevel=error
+fi
+if [ ! -f dist/cli/index.js ] || [ -n "$(find src -name '*.ts' -newer dist/cli/index.js -print -quit)" ]; then
+  log "building"
+  npx tsc -p tsconfig.json
+fi
+
+# ---- speech: the 8 kHz acoustic model and the streaming decoder ----------------------------------
+bash scripts/fetch-model.sh
+if [ -f scripts/build-sphinx-decoder.sh ]; then bash scripts/build-sphinx-decoder.sh; fi
+
+# ---- schema ----------------------------------------------------------------------------------
+DATABASE_URL=${DATABASE_URL:-postgres://voxbridge:voxbridge@127.0.0.1:5432/voxbridge} node bin/voxbridge.js migrate >/dev/null
+log "ready"
