@@ -1,0 +1,176 @@
+// Telephony data: provider connections (pcon_), managed phone numbers and calls (one row per SIP leg).
+import { newId } from '../ids.js';
+import type { DbClient } from './db.js';
+
+export type ProviderName = 'carrier_a' | 'carrier_b';
+
+export interface ConnectionRecord {
+  id: string;
+  org_id: string;
+  provider: ProviderName;
+  host: string;
+  port: number;
+  transport: 'udp' | 'tcp';
+  username: string | null;
+  /** AES-256-GCM ciphertext (see telephony/secrets.ts); never returned to clients. */
+  password_enc: string | null;
+  inbound_cidrs: string[];
+  status: 'active' | 'disabled';
+  credentials_valid: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface PhoneNumberRecord {
+  id: string;
+  org_id: string;
+  number: string;
+  connection_id: string | null;
+  default_session_id: string | null;
+  created_at: Date;
+}
+
+export interface CreateConnectionInput {
+  orgId: string;
+  provider: ProviderName;
+  host: string;
+  port: number;
+  transport: 'udp' | 'tcp';
+  username?: string | null;
+  passwordEnc?: string | null;
+  inboundCidrs: string[];
+}
+
+export async function createConnection(db: DbClient, i: CreateConnectionInput): Promise<ConnectionRecord> {
+  const { rows } = await db.query<ConnectionRecord>(
+    `INSERT INTO provider_connections (id, org_id, provider, host, port, transport, username, password_enc, inbound_cidrs)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
+    [newId('pcon'), i.orgId, i.provider, i.host, i.port, i.transport, i.username ?? null, i.passwordEnc ?? null, i.inboundCidrs],
+  );
+  return rows[0];
+}
+
+export async function getConnection(db: DbClient, id: string): Promise<ConnectionRecord | null> {
+  const { rows } = await db.query<ConnectionRecord>('SELECT * FROM provider_connections WHERE id = $1', [id]);
+  return rows[0] ?? null;
+}
+
+export async function disableConnection(db: DbClient, id: string): Promise<ConnectionRecord | null> {
+  const { rows } = await db.query<ConnectionRecord>(
+    `UPDATE provider_connections SET status = 'disabled', updated_at = now() WHERE id = $1 RETURNING *`, [id]);
+  return rows[0] ?? null;
+}
+
+export async function listActiveConnections(db: DbClient, orgId: string): Promise<ConnectionRecord[]> {
+  const { rows } = await db.query<ConnectionRecord>(
+    `SELECT * FROM provider_connections WHERE org_id = $1 AND status = 'active' ORDER BY created_at`, [orgId]);
+  return rows;
+}
+
+export async function createPhoneNumber(db: DbClient, i: { orgId: string; number: string; connectionId: string | null; defaultSessionId?: string | null }): Promise<PhoneNumberRecord> {
+  const { rows } = await db.query<PhoneNumberRecord>(
+    `INSERT INTO phone_numbers (id, org_id, number, connection_id, default_session_id) VALUES ($1, $2, $3, $4, $5) RETURNING *`,
+    [newId('pn'), i.orgId, i.number, i.connectionId, i.defaultSessionId ?? null],
+  );
+  return rows[0];
+}
+
+export async function setNumberDefaultSession(db: DbClient, number: string, sessionId: string | null): Promise<PhoneNumberRecord | null> {
+  const { rows } = await db.query<PhoneNumberRecord>(
+    'UPDATE phone_numbers SET default_session_id = $2 WHERE number = $1 RETURNING *', [number, sessionId]);
+  return rows[0] ?? null;
+}
+
+export async function findPhoneNumber(db: DbClient, number: string): Promise<PhoneNumberRecord | null> {
+  const { rows } = await db.query<PhoneNumberRecord>('SELECT * FROM phone_numbers WHERE number = $1', [number]);
+  return rows[0] ?? null;
+}
+
+export interface TelephonySessionRecord {
+  id: string;
+  org_id: string;
+  status: 'created' | 'active' | 'ended';
+  mode: string;
+  provider: string | null;
+  phone_number: string | null;
+  connection_id: string | null;
+  routing: Record<string, unknown> | null;
+  owner_node: string | null;
+  sip_enabled: boolean;
+  default_connection_id: string | null;
+}
+
+export async function getTelephonySession(db: DbClient, sessionId: string): Promise<TelephonySessionRecord | null> {
+  const { rows } = await db.query<TelephonySessionRecord>(
+    `SELECT s.id, s.org_id, s.status, s.mode, s.provider, s.phone_number, s.connection_id, s.routing, s.owner_node,
+            o.sip_enabled, o.default_connection_id
+       FROM sessions s JOIN organizations o ON o.id = s.org_id WHERE s.id = $1`, [sessionId]);
+  return rows[0] ?? null;
+}
+
+/**
+ * The session an inbound call to `number` joins: the oldest open session routed to that number
+ * (waiting `created` ones before `active` ones), not one routed outbound.
+ */
+export async function findSessionWaitingForNumber(db: DbClient, orgId: string, number: string): Promise<string | null> {
+  const { rows } = await db.query<{ id: string }>(
+    `SELECT id FROM sessions
+      WHERE org_id = $1 AND phone_number = $2 AND status <> 'ended'
+        AND coalesce(routing->>'direction', 'inbound') <> 'outbound'
+      ORDER BY (status = 'created') DESC, created_at
+      LIMIT 1`, [orgId, number]);
+  return rows[0]?.id ?? null;
+}
+
+export async function isSessionOpen(db: DbClient, sessionId: string): Promise<boolean> {
+  const { rows } = await db.query<{ status: string }>('SELECT status FROM sessions WHERE id = $1', [sessionId]);
+  return rows[0] !== undefined && rows[0].status !== 'ended';
+}
+
+export interface CallRecord {
+  id: string;
+  session_id: string;
+  org_id: string;
+  party: 'agent' | 'customer';
+  direction: 'inbound' | 'outbound';
+  provider: string;
+  call_sid: string;
+  from_uri: string | null;
+  to_uri: string | null;
+  status: string;
+  disconnect_reason: string | null;
+  created_at: Date;
+  connected_at: Date | null;
+  ended_at: Date | null;
+}
+
+export async function insertCall(db: DbClient, i: { sessionId: string; orgId: string; party: 'agent' | 'customer'; direction: 'inbound' | 'outbound'; provider: string; callSid: string; from: string; to: string; status: string }): Promise<CallRecord> {
+  const { rows } = await db.query<CallRecord>(
+    `INSERT INTO calls (id, session_id, org_id, party, direction, provider, call_sid, from_uri, to_uri, status)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
+    [newId('call'), i.sessionId, i.orgId, i.party, i.direction, i.provider, i.callSid, i.from, i.to, i.status],
+  );
+  return rows[0];
+}
+
+export async function markCallConnected(db: DbClient, callId: string, provider: string, sessionId: string): Promise<void> {
+  await db.query(`UPDATE calls SET status = 'in-progress', connected_at = now() WHERE id = $1`, [callId]);
+  await db.query('UPDATE sessions SET provider = $2 WHERE id = $1', [sessionId, provider]);
+}
+
+export async function markCallEnded(db: DbClient, callId: string, status: string, reason: string | null): Promise<CallRecord | null> {
+  const { rows } = await db.query<CallRecord>(
+    `UPDATE calls SET status = $2, disconnect_reason = $3, ended_at = now() WHERE id = $1 AND ended_at IS NULL RETURNING *`,
+    [callId, status, reason]);
+  return rows[0] ?? null;
+}
+
+export async function listSessionCalls(db: DbClient, sessionId: string): Promise<CallRecord[]> {
+  const { rows } = await db.query<CallRecord>('SELECT * FROM calls WHERE session_id = $1 ORDER BY created_at', [sessionId]);
+  return rows;
+}
+
+export async function getCallBySid(db: DbClient, callSid: string): Promise<CallRecord | null> {
+  const { rows } = await db.query<CallRecord>('SELECT * FROM calls WHERE call_sid = $1', [callSid]);
+  return rows[0] ?? null;
+}

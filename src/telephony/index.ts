@@ -1,0 +1,64 @@
+// Public door of telephony/: the SIP/RTP front started by the composition root.
+import type { Logger } from 'pino';
+import type { Config } from '../config/index.js';
+import type { Db } from '../store/index.js';
+import type { Party } from '../sessions/contracts.js';
+import { TelephonyService, type CallView } from './service.js';
+import type { TelephonySessionPort } from './session-port.js';
+import type { DialRequest } from './dial-target.js';
+import { MediaAnchor } from './media-anchor.js';
+
+export { TelephonyError, type TelephonyErrorCode } from './errors.js';
+export type { CallView } from './service.js';
+export type { DialRequest } from './dial-target.js';
+export type { TelephonySessionPort, SessionAttachment } from './session-port.js';
+export { encryptSecret, decryptSecret } from './secrets.js';
+export { isValidCidr } from './cidr.js';
+
+export interface TelephonyDeps {
+  config: Config;
+  logger: Logger;
+  db: Db;
+  /** The session layer seen through the one method telephony needs (see session-port.ts). */
+  sessions: TelephonySessionPort;
+  redis?: unknown;
+}
+
+export interface Telephony {
+  dial(sessionId: string, orgId: string, req: DialRequest): Promise<CallView>;
+  hangup(sessionId: string, orgId: string, req: { call_id?: string; party?: Party }): Promise<CallView[]>;
+  /** Live SIP legs of a session (for the session's `call` object). */
+  calls(sessionId: string): CallView[];
+  /** Hangs up every leg of a session (session ended). */
+  endSession(sessionId: string, reason: string): void;
+  readonly activeCalls: number;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the SIP user agent (config.sip) and, when config.rtpengine.ng is set, checks rtpengine.
+ * A missing rtpengine does not stop start-up: dials then fail with media_server_unavailable.
+ */
+export async function startTelephony(deps: TelephonyDeps): Promise<Telephony> {
+  if (deps.config.rtpengine.ng) {
+    const probe = new MediaAnchor({ ng: deps.config.rtpengine.ng, timeoutMs: deps.config.rtpengine.timeoutMs });
+    await probe.ping().catch((err) => deps.logger.warn({ err: String(err) }, 'rtpengine not reachable at start-up'));
+    probe.close();
+  }
+  const svc = new TelephonyService({ config: deps.config, logger: deps.logger, db: deps.db, sessions: deps.sessions });
+  return {
+    dial: (sessionId, orgId, req) => svc.dial(sessionId, orgId, req),
+    hangup: (sessionId, orgId, req) => svc.hangup(sessionId, orgId, req),
+    calls: (sessionId) => svc.legsOf(sessionId).map((l) => ({
+      id: l.id, object: 'call', provider: l.provider, call_sid: l.callSid, party: l.party, direction: l.direction,
+      status: 'in-progress', from: l.from, to: l.to,
+    })),
+    endSession: (sessionId, reason) => {
+      for (const leg of svc.legsOf(sessionId)) leg.close(reason);
+    },
+    get activeCalls() {
+      return svc.activeLegs;
+    },
+    close: () => svc.close(),
+  };
+}

@@ -1,0 +1,114 @@
+// rtpengine control over the ng protocol (rtpengine-client): offer/answer/delete around every leg,
+// with codec flags that make rtpengine transcode so the gateway's own RTP endpoint only sees PCMU.
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+// rtpengine-client is CommonJS without types.
+const { Client } = require('rtpengine-client') as { Client: new (o: { timeout?: number }) => NgClient };
+
+interface NgClient {
+  ping(port: number, host: string): Promise<{ result: string }>;
+  offer(port: number, host: string, o: Record<string, unknown>): Promise<NgResult>;
+  answer(port: number, host: string, o: Record<string, unknown>): Promise<NgResult>;
+  delete(port: number, host: string, o: Record<string, unknown>): Promise<NgResult>;
+  close?(): void;
+}
+
+interface NgResult {
+  result: string;
+  sdp?: string;
+  'error-reason'?: string;
+}
+
+export class MediaServerUnavailable extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'MediaServerUnavailable';
+  }
+}
+
+export interface MediaAnchorOptions {
+  /** "host:port" of rtpengine's ng listener. */
+  ng: string;
+  timeoutMs: number;
+}
+
+const TO_GATEWAY_PCMU = { codec: { mask: ['all'], transcode: ['PCMU', 'telephone-event'] } };
+
+export class MediaAnchor {
+  private readonly host: string;
+  private readonly port: number;
+  private readonly client: NgClient;
+
+  constructor(o: MediaAnchorOptions) {
+    const i = o.ng.lastIndexOf(':');
+    this.host = o.ng.slice(0, i);
+    this.port = Number(o.ng.slice(i + 1));
+    this.client = new Client({ timeout: o.timeoutMs });
+  }
+
+  async ping(): Promise<void> {
+    await this.call(() => this.client.ping(this.port, this.host));
+  }
+
+  /**
+   * Inbound leg, step 1: the carrier's offer goes in; out comes the offer our endpoint answers,
+   * PCMU only (rtpengine transcodes whatever the carrier chose).
+   */
+  async offerFromPeer(callId: string, fromTag: string, sdp: string): Promise<string> {
+    return this.sdpOf(await this.call(() => this.client.offer(this.port, this.host, {
+      'call-id': callId, 'from-tag': fromTag, sdp, replace: ['origin', 'session-connection'], ...TO_GATEWAY_PCMU,
+    })));
+  }
+
+  /** Inbound leg, step 2: our answer goes in; out comes the answer for the carrier. */
+  async answerFromGateway(callId: string, fromTag: string, toTag: string, sdp: string): Promise<string> {
+    return this.sdpOf(await this.call(() => this.client.answer(this.port, this.host, {
+      'call-id': callId, 'from-tag': fromTag, 'to-tag': toTag, sdp, replace: ['origin', 'session-connection'],
+    })));
+  }
+
+  /** Outbound leg, step 1: our PCMU offer goes in; out comes the offer for the carrier (PCMA added, transcoded). */
+  async offerFromGateway(callId: string, fromTag: string, sdp: string): Promise<string> {
+    return this.sdpOf(await this.call(() => this.client.offer(this.port, this.host, {
+      'call-id': callId, 'from-tag': fromTag, sdp, replace: ['origin', 'session-connection'], codec: { transcode: ['PCMA'] },
+    })));
+  }
+
+  /** Outbound leg, step 2: the carrier's answer goes in; out comes the answer for our endpoint. */
+  async answerFromPeer(callId: string, fromTag: string, toTag: string, sdp: string): Promise<string> {
+    return this.sdpOf(await this.call(() => this.client.answer(this.port, this.host, {
+      'call-id': callId, 'from-tag': fromTag, 'to-tag': toTag, sdp, replace: ['origin', 'session-connection'],
+    })));
+  }
+
+  /** Releases the call's ports; failures are not the caller's problem (rtpengine times calls out). */
+  async delete(callId: string, fromTag: string): Promise<void> {
+    try {
+      await this.client.delete(this.port, this.host, { 'call-id': callId, 'from-tag': fromTag });
+    } catch {
+      // rtpengine's own timeout will reap it.
+    }
+  }
+
+  close(): void {
+    try {
+      this.client.close?.();
+    } catch {
+      // ignore
+    }
+  }
+
+  private async call(fn: () => Promise<NgResult>): Promise<NgResult> {
+    try {
+      return await fn();
+    } catch (err) {
+      throw new MediaServerUnavailable(`rtpengine at ${this.host}:${this.port} unavailable: ${(err as Error).message}`);
+    }
+  }
+
+  private sdpOf(r: NgResult): string {
+    if (r.result !== 'ok' || !r.sdp) throw new MediaServerUnavailable(`rtpengine refused: ${r['error-reason'] ?? r.result}`);
+    return r.sdp;
+  }
+}

@@ -1,0 +1,391 @@
+// The telephony front: a SIP user agent whose calls become SipLegs attached to sessions, the
+// admission rules for inbound INVITEs, outbound dial/hangup, and the call rows and provider
+// events that record them.
+import type { Logger } from 'pino';
+import digest from 'sip/digest.js';
+import type { Config } from '../config/index.js';
+import { withTransaction, insertEvent, type Db } from '../store/index.js';
+import * as repo from '../store/telephony-repo.js';
+import type { Party } from '../sessions/contracts.js';
+import { UserAgent, newCallId, newTag } from './sip/user-agent.js';
+import type { IncomingInvite } from './sip/incoming-invite.js';
+import { SipError } from './sip/errors.js';
+import { RtpEndpoint } from './rtp/endpoint.js';
+import { MediaClock, sharedMediaClock } from './rtp/media-clock.js';
+import { answerOffer, buildSdp, DEFAULT_DTMF_PT, negotiate, parseSdp, SdpError } from './sdp/sdp.js';
+import { MediaAnchor, MediaServerUnavailable } from './media-anchor.js';
+import { SipLeg } from './call-leg.js';
+import { cidrContains } from './cidr.js';
+import { decryptSecret } from './secrets.js';
+import { TelephonyError } from './errors.js';
+import { resolveDialTarget, type DialRequest } from './dial-target.js';
+import type { SessionAttachment, TelephonySessionPort } from './session-port.js';
+
+export interface TelephonyOptions {
+  config: Config;
+  logger: Logger;
+  db: Db;
+  sessions: TelephonySessionPort;
+  clock?: MediaClock;
+}
+
+/** The `call` view returned by dial/hangup and shown on the session. */
+export interface CallView {
+  id: string;
+  object: 'call';
+  provider: string;
+  call_sid: string;
+  party: Party;
+  direction: 'inbound' | 'outbound';
+  status: string;
+  from: string;
+  to: string;
+  disconnect_reason?: string | null;
+  duration?: number;
+}
+
+const AUTH_TTL_MS = 60_000;
+const RETRY_AFTER_SECONDS = '5';
+
+export class TelephonyService {
+  readonly ua: UserAgent;
+  private readonly legs = new Map<string, { leg: SipLeg; attachment: SessionAttachment | null }>();
+  private readonly anchor: MediaAnchor | null;
+  private readonly authChallenges = new Map<string, { ctx: Record<string, unknown>; expires: number }>();
+  private readonly clock: MediaClock;
+  private readonly log: Logger;
+  private closed = false;
+
+  constructor(private readonly o: TelephonyOptions) {
+    this.log = o.logger.child({ component: 'telephony' });
+    this.clock = o.clock ?? sharedMediaClock;
+    this.anchor = o.config.rtpengine.ng ? new MediaAnchor({ ng: o.config.rtpengine.ng, timeoutMs: o.config.rtpengine.timeoutMs }) : null;
+    const sip = o.config.sip;
+    this.ua = UserAgent.start(
+      { host: sip.host, port: sip.port, transports: sip.transports, advertisedAddress: sip.advertisedAddress, userAgent: 'voxbridge', logger: this.log },
+      { onInvite: (inv) => void this.onInvite(inv) },
+    );
+  }
+
+  get activeLegs(): number {
+    return this.legs.size;
+  }
+
+  legsOf(sessionId: string): SipLeg[] {
+    return [...this.legs.values()].map((l) => l.leg).filter((l) => l.sessionId === sessionId);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const { leg } of [...this.legs.values()]) leg.close('shutdown');
+    this.ua.close();
+    this.anchor?.close();
+  }
+
+  // ---- inbound -----------------------------------------------------------------------------
+
+  private async onInvite(inv: IncomingInvite): Promise<void> {
+    try {
+      await this.admitAndAnswer(inv);
+    } catch (err) {
+      if (err instanceof SipError) inv.reject(err.status, err.reason, err.status === 503 ? { 'retry-after': RETRY_AFTER_SECONDS } : undefined);
+      else {
+        this.log.error({ err, callId: inv.callId }, 'inbound call failed');
+        inv.reject(500, 'Server Internal Error');
+      }
+    }
+  }
+
+  private async admitAndAnswer(inv: IncomingInvite): Promise<void> {
+    const sipCfg = this.o.config.sip;
+    if (this.closed) throw new SipError(503, 'Service Unavailable');
+    // Capacity counts live legs and INVITEs being set up (this one included).
+    if (this.legs.size + this.ua.pendingInviteCount > sipCfg.maxConcurrentCalls) throw new SipError(503, 'Service Unavailable');
+    const offer = inv.sdp;
+    if (!offer) throw new SipError(488, 'Not Acceptable Here'); // offer-less INVITE (late offer) not supported
+    let negotiated;
+    try {
+      negotiated = negotiate(parseSdp(offer));
+    } catch (err) {
+      if (err instanceof SdpError) throw new SipError(/malformed|must start|bad/.test(err.message) ? 400 : 488, err instanceof SdpError && /malformed|must start|bad/.test(err.message) ? 'Bad SDP' : 'Not Acceptable Here');
+      throw err;
+    }
+    void negotiated;
+    const dialed = dialedNumber(inv);
+    const number = dialed ? await this.findNumber(dialed) : null;
+    if (!number) throw new SipError(404, 'Not Found');
+    const connection = await this.checkSource(inv, number);
+    if (connection === 'challenged') return;
+    const sessionId = (await repo.findSessionWaitingForNumber(this.o.db, number.org_id, number.number))
+      ?? (number.default_session_id && (await repo.isSessionOpen(this.o.db, number.default_session_id)) ? number.default_session_id : null);
+    if (!sessionId) throw new SipError(480, 'Temporarily Unavailable');
+    if (inv.isCancelled) return;
+    inv.progress(180);
+
+    const endpoint = await RtpEndpoint.open({
+      bindAddress: sipCfg.host, portMin: sipCfg.rtpPortMin, portMax: sipCfg.rtpPortMax, timeoutMs: sipCfg.rtpTimeoutSeconds * 1000, clock: this.clock,
+    });
+    const fromTag = String(inv.from.params.tag ?? '');
+    let anchored = false;
+    try {
+      let gatewayOffer = offer;
+      if (this.anchor) {
+        gatewayOffer = await this.anchor.offerFromPeer(inv.callId, fromTag, offer);
+        anchored = true;
+      }
+      const { sdp, media } = answerOffer(gatewayOffer, { address: sipCfg.advertisedAddress, port: endpoint.port, sessionId: String(Date.now()), sessionVersion: 1 });
+      const answer = this.anchor ? await this.anchor.answerFromGateway(inv.callId, fromTag, inv.localTag, sdp) : sdp;
+      if (inv.isCancelled) throw new SipError(487, 'Request Terminated');
+      const provider = connection?.provider ?? 'sip';
+      const call = await repo.insertCall(this.o.db, {
+        sessionId, orgId: number.org_id, party: 'customer', direction: 'inbound', provider, callSid: inv.callId,
+        from: uriOf(inv.from.uri), to: number.number, status: 'ringing',
+      });
+      const dialog = inv.answer(answer);
+      const leg = new SipLeg({
+        id: call.id, sessionId, orgId: number.org_id, party: 'customer', direction: 'inbound', provider,
+        from: uriOf(inv.from.uri), to: number.number, dialog, endpoint, media,
+        advertisedAddress: sipCfg.advertisedAddress,
+        anchor: this.anchor ? { server: this.anchor, callId: inv.callId, fromTag } : null,
+      });
+      await this.bridge(leg);
+    } catch (err) {
+      endpoint.close();
+      if (anchored) void this.anchor!.delete(inv.callId, fromTag);
+      if (err instanceof MediaServerUnavailable) throw new SipError(503, 'Service Unavailable');
+      if (err instanceof SdpError) throw new SipError(488, 'Not Acceptable Here');
+      throw err;
+    }
+  }
+
+  private async findNumber(dialed: string): Promise<repo.PhoneNumberRecord | null> {
+    const candidates = dialed.startsWith('+') ? [dialed] : [`+${dialed}`, dialed];
+    for (const c of candidates) {
+      const n = await repo.findPhoneNumber(this.o.db, c);
+      if (n) return n;
+    }
+    return null;
+  }
+
+  /**
+   * Source check: the number's connection (or, without one, any active connection of the org)
+   * must list the source address in its inbound CIDRs, or the caller must pass digest auth
+   * with the connection's username/password (a PBX). Returns the matched connection.
+   */
+  private async checkSource(inv: IncomingInvite, number: repo.PhoneNumberRecord): Promise<repo.ConnectionRecord | null | 'challenged'> {
+    const connections = number.connection_id
+      ? [await repo.getConnection(this.o.db, number.connection_id)].filter((c): c is repo.ConnectionRecord => c !== null && c.status === 'active')
+      : await repo.listActiveConnections(this.o.db, number.org_id);
+    const byCidr = connections.find((c) => c.inbound_cidrs.some((cidr) => cidrContains(cidr, inv.remote.address)));
+    if (byCidr) return byCidr;
+    const withAuth = connections.filter((c) => c.username && c.password_enc);
+    if (withAuth.length === 0) throw new SipError(403, 'Forbidden');
+    this.pruneChallenges();
+    const pending = this.authChallenges.get(inv.callId);
+    if (pending && inv.req.headers.authorization) {
+      for (const c of withAuth) {
+        const ctx = { ...pending.ctx };
+        let password: string;
+        try {
+          password = decryptSecret(this.o.config.secretKey, c.password_enc!);
+        } catch {
+          continue;
+        }
+        if (digest.authenticateRequest(ctx, inv.req, { user: c.username!, password })) {
+          this.authChallenges.delete(inv.callId);
+          return c;
+        }
+      }
+      this.authChallenges.delete(inv.callId);
+      throw new SipError(403, 'Forbidden');
+    }
+    // RFC 3261 §22.2: challenge with 401 and WWW-Authenticate.
+    const ctx: Record<string, unknown> = { realm: this.o.config.sip.realm };
+    const holder = { status: 401, reason: 'Unauthorized', headers: {} as Record<string, unknown> };
+    digest.challenge(ctx, holder as never);
+    this.authChallenges.set(inv.callId, { ctx, expires: Date.now() + AUTH_TTL_MS });
+    inv.reject(401, 'Unauthorized', { 'www-authenticate': holder.headers['www-authenticate'] });
+    return 'challenged';
+  }
+
+  private pruneChallenges(): void {
+    const now = Date.now();
+    for (const [k, v] of this.authChallenges) if (v.expires < now) this.authChallenges.delete(k);
+  }
+
+  // ---- bridging and records -------------------------------------------------------------------
+
+  /** Attaches a connected leg to its session and records it; hangs up when the session is gone. */
+  private async bridge(leg: SipLeg): Promise<void> {
+    const entry: { leg: SipLeg; attachment: SessionAttachment | null } = { leg, attachment: null };
+    this.legs.set(leg.id, entry);
+    const ended = new Promise<{ reason: string; durationSeconds: number }>((r) => leg.once('ended', r));
+    void ended.then((e) => this.onLegEnded(entry, e.reason, e.durationSeconds));
+    let attachment: SessionAttachment | null = null;
+    try {
+      attachment = await this.o.sessions.attachLeg(leg.sessionId, leg);
+    } catch (err) {
+      this.log.warn({ err, sessionId: leg.sessionId }, 'attaching leg failed');
+    }
+    if (!attachment) {
+      leg.close('session_unavailable');
+      return;
+    }
+    if (leg.isEnded) {
+      attachment.detach('ended');
+      return;
+    }
+    entry.attachment = attachment;
+    leg.on('audio', (f) => attachment!.pushAudio(f));
+    await withTransaction(this.o.db, async (c) => {
+      await repo.markCallConnected(c, leg.id, leg.provider, leg.sessionId);
+      await insertEvent(c, leg.orgId, 'session.provider.connected', {
+        session_id: leg.sessionId,
+        provider: { type: leg.provider, call_sid: leg.callSid, status: 'connected', from: leg.from, to: leg.to },
+      });
+    }).catch((err) => this.log.error({ err, callSid: leg.callSid }, 'recording connected call failed'));
+    this.log.info({ callSid: leg.callSid, sessionId: leg.sessionId, party: leg.party, direction: leg.direction }, 'call connected');
+  }
+
+  private async onLegEnded(entry: { leg: SipLeg; attachment: SessionAttachment | null }, reason: string, durationSeconds: number): Promise<void> {
+    const leg = entry.leg;
+    this.legs.delete(leg.id);
+    try {
+      entry.attachment?.detach(reason);
+    } catch (err) {
+      this.log.warn({ err }, 'detaching leg failed');
+    }
+    await withTransaction(this.o.db, async (c) => {
+      const row = await repo.markCallEnded(c, leg.id, 'completed', reason);
+      if (!row || !row.connected_at) return;
+      await insertEvent(c, leg.orgId, 'session.provider.disconnected', {
+        session_id: leg.sessionId,
+        provider: { type: leg.provider, call_sid: leg.callSid, status: 'disconnected', disconnect_reason: reason, duration: durationSeconds },
+      });
+    }).catch((err) => this.log.error({ err, callSid: leg.callSid }, 'recording ended call failed'));
+    this.log.info({ callSid: leg.callSid, reason, durationSeconds }, 'call ended');
+  }
+
+  // ---- outbound ----------------------------------------------------------------------------
+
+  /** Dials out for a session and resolves once the call is answered (or throws TelephonyError). */
+  async dial(sessionId: string, orgId: string, req: DialRequest): Promise<CallView> {
+    const sipCfg = this.o.config.sip;
+    const s = await repo.getTelephonySession(this.o.db, sessionId);
+    if (!s || s.org_id !== orgId) throw new TelephonyError('session_not_found', 'No such session.');
+    if (s.status === 'ended') throw new TelephonyError('session_not_dialable', 'The session has ended.');
+    if (this.closed) throw new TelephonyError('media_server_unavailable', 'Telephony is shutting down.');
+    const busy = new Set(this.legsOf(sessionId).map((l) => l.party));
+    const party: Party = req.party ?? (busy.has('customer') ? 'agent' : 'customer');
+    if (busy.has(party)) throw new TelephonyError('session_not_dialable', `The session already has a live ${party} leg.`);
+    if (this.legs.size >= sipCfg.maxConcurrentCalls) throw new TelephonyError('media_server_unavailable', 'The gateway is at its call capacity.');
+    const target = await resolveDialTarget(s, req, sipCfg.advertisedAddress, {
+      connection: (id) => repo.getConnection(this.o.db, id),
+      number: (n) => repo.findPhoneNumber(this.o.db, n),
+      decrypt: (enc) => decryptSecret(this.o.config.secretKey, enc),
+    });
+
+    const endpoint = await RtpEndpoint.open({
+      bindAddress: sipCfg.host, portMin: sipCfg.rtpPortMin, portMax: sipCfg.rtpPortMax, timeoutMs: sipCfg.rtpTimeoutSeconds * 1000, clock: this.clock,
+    });
+    let callSid = '';
+    let fromTag = '';
+    let anchored = false;
+    let callRow: repo.CallRecord | null = null;
+    try {
+      const ourOffer = buildSdp({
+        address: sipCfg.advertisedAddress, port: endpoint.port, sessionId: String(Date.now()), sessionVersion: 1,
+        codecs: this.anchor ? [{ payloadType: 0, name: 'PCMU' }] : [{ payloadType: 0, name: 'PCMU' }, { payloadType: 8, name: 'PCMA' }],
+        dtmfPayloadType: DEFAULT_DTMF_PT, direction: 'sendrecv',
+      });
+      callSid = newCallId(sipCfg.advertisedAddress);
+      fromTag = newTag();
+      let offerOut = ourOffer;
+      if (this.anchor) {
+        offerOut = await this.anchor.offerFromGateway(callSid, fromTag, ourOffer);
+        anchored = true;
+      }
+      callRow = await repo.insertCall(this.o.db, {
+        sessionId, orgId, party, direction: 'outbound', provider: target.provider, callSid,
+        from: target.from, to: target.to, status: 'ringing',
+      });
+      const ringMs = Math.min(Math.max(req.ringTimeoutSeconds ?? 30, 1), 120) * 1000;
+      const dialog = await this.ua.call(target.uri, {
+        callId: callSid,
+        fromTag,
+        from: target.from,
+        to: target.to,
+        headers: target.headers,
+        sdp: offerOut,
+        auth: target.auth ?? undefined,
+        transport: target.transport,
+        ringTimeoutMs: ringMs,
+      });
+      let answerSdp = dialog.remoteSdp;
+      if (!answerSdp) throw new SipError(488, 'Answer without SDP');
+      if (this.anchor) answerSdp = await this.anchor.answerFromPeer(dialog.callId, dialog.localTag, dialog.remoteTag, answerSdp);
+      const media = negotiate(parseSdp(answerSdp));
+      const row: repo.CallRecord = callRow;
+      const leg = new SipLeg({
+        id: row.id, sessionId, orgId, party, direction: 'outbound', provider: target.provider,
+        from: target.from, to: target.to, dialog, endpoint, media, advertisedAddress: sipCfg.advertisedAddress,
+        anchor: this.anchor ? { server: this.anchor, callId: dialog.callId, fromTag: dialog.localTag } : null,
+      });
+      await this.bridge(leg);
+      return { ...this.viewOf(leg), status: leg.isEnded ? 'completed' : 'in-progress' };
+    } catch (err) {
+      endpoint.close();
+      if (anchored) void this.anchor!.delete(callSid, fromTag);
+      const row = callRow as repo.CallRecord | null;
+      if (row) await repo.markCallEnded(this.o.db, row.id, 'failed', err instanceof SipError ? `sip_${err.status}` : 'error').catch(() => undefined);
+      if (err instanceof TelephonyError) throw err;
+      if (err instanceof MediaServerUnavailable) throw new TelephonyError('media_server_unavailable', err.message);
+      if (err instanceof SipError) throw new TelephonyError('dial_failed', `SIP dial failed: ${err.status} ${err.reason}`, err.status);
+      if (err instanceof SdpError) throw new TelephonyError('dial_failed', `SIP dial failed: unusable answer SDP (${err.message})`);
+      throw err;
+    }
+  }
+
+  /** Hangs up the session's SIP legs (all, one party's, or one call by id or Call-ID). */
+  async hangup(sessionId: string, orgId: string, req: { call_id?: string; party?: Party }): Promise<CallView[]> {
+    const s = await repo.getTelephonySession(this.o.db, sessionId);
+    if (!s || s.org_id !== orgId) throw new TelephonyError('session_not_found', 'No such session.');
+    const legs = this.legsOf(sessionId).filter((l) =>
+      (!req.party || l.party === req.party) && (!req.call_id || l.id === req.call_id || l.callSid === req.call_id));
+    if (legs.length === 0) throw new TelephonyError('session_not_dialable', 'The session has no active SIP leg to hang up.');
+    const views: CallView[] = [];
+    for (const leg of legs) {
+      const ended = new Promise<void>((r) => leg.once('ended', () => r()));
+      leg.close('hangup');
+      await ended.catch(() => undefined);
+      views.push({ ...this.viewOf(leg), status: 'completed', disconnect_reason: 'hangup' });
+    }
+    return views;
+  }
+
+  private viewOf(leg: SipLeg): CallView {
+    return {
+      id: leg.id, object: 'call', provider: leg.provider, call_sid: leg.callSid, party: leg.party, direction: leg.direction,
+      status: leg.isEnded ? 'completed' : 'in-progress', from: leg.from, to: leg.to,
+      duration: Math.round((Date.now() - leg.connectedAt.getTime()) / 100) / 10,
+    };
+  }
+}
+
+function uriOf(u: string | { schema: string; user?: string; host: string; port?: number }): string {
+  if (typeof u === 'string') return u;
+  return `${u.schema}:${u.user ? `${u.user}@` : ''}${u.host}${u.port ? `:${u.port}` : ''}`;
+}
+
+/** The dialled number: the Request-URI user part, else the To user part, without parameters. */
+function dialedNumber(inv: IncomingInvite): string | null {
+  const pick = (u: unknown): string | null => {
+    const s = typeof u === 'string' ? u : u && typeof u === 'object' ? String((u as { user?: string }).user ?? '') : '';
+    const m = /^sips?:([^@;]+)@/.exec(s) ?? (s && !s.includes(':') ? [s, s] : null);
+    if (!m) return null;
+    const user = decodeURIComponent(m[1]).split(';')[0].replace(/[\s().-]/g, '');
+    return /^\+?\d{3,15}$/.test(user) ? user : null;
+  };
+  return pick(inv.req.uri) ?? pick(inv.to.uri);
+}

@@ -1,0 +1,493 @@
+// SIP user agent on the npm `sip` package (RFC 3261 transactions over UDP and TCP), wrapped in a
+// small promise API: inbound INVITEs arrive as IncomingInvite objects, `answer()` gives a Dialog,
+// `call()` places an outbound INVITE (with digest auth retry) and resolves with a Dialog.
+import { randomBytes } from 'node:crypto';
+import sip, { type NameAddr, type Remote, type SipRequest, type SipResponse, type SipStack } from 'sip';
+import digest from 'sip/digest.js';
+import { Dialog, type DialogTransport } from './dialog.js';
+import { IncomingInvite } from './incoming-invite.js';
+import { ALLOW_HEADER, SipError } from './errors.js';
+import { validateRequest } from './validate.js';
+
+export interface SipLogger {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+}
+
+export interface UserAgentOptions {
+  host: string;
+  port: number;
+  transports: ('udp' | 'tcp')[];
+  /** Address put in Via, Contact and SDP (the public address behind NAT). */
+  advertisedAddress: string;
+  userAgent?: string;
+  logger?: SipLogger;
+}
+
+export interface UserAgentHandlers {
+  /** A new INVITE outside any dialog; 100 Trying has been sent. */
+  onInvite(invite: IncomingInvite): void;
+}
+
+export interface CallOptions {
+  /** Call-ID and From tag chosen by the caller (rtpengine needs them before the INVITE leaves). */
+  callId?: string;
+  fromTag?: string;
+  from: string;
+  fromName?: string;
+  /** To header URI; defaults to the request URI. */
+  to?: string;
+  headers?: Record<string, string>;
+  sdp: string;
+  auth?: { username: string; password: string };
+  /** Send CANCEL when no final answer arrives in this time. */
+  ringTimeoutMs?: number;
+  transport?: 'udp' | 'tcp';
+  signal?: AbortSignal;
+  onProvisional?(rs: SipResponse): void;
+  /** Gets the Call-ID as soon as the INVITE is built (for bookkeeping before the answer). */
+  onCallId?(callId: string): void;
+}
+
+const T1 = 500;
+const T2 = 4000;
+const ACK_WAIT_MS = 64 * T1;
+const noopLogger: SipLogger = { debug() {}, info() {}, warn() {} };
+
+export const newTag = (): string => randomBytes(6).toString('hex');
+export const newCallId = (host: string): string => `${randomBytes(12).toString('hex')}@${host}`;
+
+interface Pending2xx {
+  timer: NodeJS.Timeout | null;
+  giveUp: NodeJS.Timeout;
+  dialog: Dialog | null;
+}
+
+export class UserAgent implements DialogTransport {
+  private readonly stack: SipStack;
+  private readonly dialogs = new Map<string, Dialog>();
+  private readonly invites = new Map<string, IncomingInvite>();
+  private readonly pending2xx = new Map<string, Pending2xx>();
+  private readonly log: SipLogger;
+  private closed = false;
+
+  private constructor(readonly o: UserAgentOptions, private readonly handlers: UserAgentHandlers) {
+    this.log = o.logger ?? noopLogger;
+    this.stack = sip.create(
+      {
+        port: o.port,
+        address: o.host,
+        udp: o.transports.includes('udp'),
+        tcp: o.transports.includes('tcp'),
+        publicAddress: o.advertisedAddress,
+        logger: { error: (e) => this.log.warn({ err: String(e) }, 'sip stack error') },
+      },
+      (rq, remote) => this.onRequest(rq, remote),
+    );
+  }
+
+  static start(o: UserAgentOptions, handlers: UserAgentHandlers): UserAgent {
+    return new UserAgent(o, handlers);
+  }
+
+  /** Live dialogs plus INVITEs not yet answered. */
+  get activeCount(): number {
+    return this.dialogs.size + this.invites.size;
+  }
+
+  get dialogCount(): number {
+    return this.dialogs.size;
+  }
+
+  get pendingInviteCount(): number {
+    return this.invites.size;
+  }
+
+  contactFor(transport: 'udp' | 'tcp'): NameAddr {
+    const t = transport === 'tcp' ? ';transport=tcp' : '';
+    return { uri: `sip:voxbridge@${this.o.advertisedAddress}:${this.o.port}${t}`, params: {} };
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const d of [...this.dialogs.values()]) void d.bye('shutdown');
+    for (const inv of [...this.invites.values()]) inv.reject(503, 'Service Unavailable');
+    for (const p of this.pending2xx.values()) {
+      if (p.timer) clearTimeout(p.timer);
+      clearTimeout(p.giveUp);
+    }
+    // Let the BYEs leave before the sockets close.
+    setTimeout(() => this.stack.destroy(), 50).unref();
+  }
+
+  // ---- inbound -----------------------------------------------------------------------------
+
+  private onRequest(rq: SipRequest, remote: Remote): void {
+    if (this.closed) return;
+    try {
+      this.dispatch(rq, remote);
+    } catch (err) {
+      this.log.warn({ err: String(err), method: rq.method }, 'sip request failed');
+      if (rq.method !== 'ACK') this.respond(rq, 500, 'Server Internal Error');
+    }
+  }
+
+  private dispatch(rq: SipRequest, remote: Remote): void {
+    const problem = validateRequest(rq);
+    if (problem) {
+      if (rq.method !== 'ACK') this.respond(rq, problem.status, problem.reason);
+      return;
+    }
+    const callId = rq.headers['call-id'];
+    const toTag = rq.headers.to.params.tag;
+    if (rq.method === 'ACK') {
+      const key = `${callId}:${toTag ?? ''}`;
+      const p = this.pending2xx.get(key);
+      if (p) this.ack2xx(key, p);
+      this.dialogs.get(key)?.handleRequest(rq);
+      return;
+    }
+    if (toTag) {
+      const dialog = this.dialogs.get(`${callId}:${toTag}`);
+      if (dialog) dialog.handleRequest(rq);
+      else this.respond(rq, 481, 'Call/Transaction Does Not Exist');
+      return;
+    }
+    switch (rq.method) {
+      case 'INVITE': {
+        const key = this.inviteKey(rq);
+        if (this.invites.has(key)) return; // retransmission the transaction layer did not absorb
+        this.respond(rq, 100, 'Trying');
+        const inv = new IncomingInvite(rq, remote, this, newTag());
+        this.invites.set(key, inv);
+        this.handlers.onInvite(inv);
+        return;
+      }
+      case 'CANCEL': {
+        const inv = this.invites.get(this.inviteKey(rq));
+        if (!inv) {
+          this.respond(rq, 481, 'Call/Transaction Does Not Exist');
+          return;
+        }
+        this.respond(rq, 200, 'OK');
+        inv.cancel();
+        return;
+      }
+      case 'OPTIONS':
+        // Carriers ping trunks with OPTIONS; answer like a live endpoint (RFC 3261 §11.2).
+        this.respond(rq, 200, 'OK', { headers: { allow: ALLOW_HEADER, accept: 'application/sdp', supported: '' } });
+        return;
+      case 'BYE':
+      case 'INFO':
+        this.respond(rq, 481, 'Call/Transaction Does Not Exist');
+        return;
+      default:
+        this.respond(rq, 405, 'Method Not Allowed', { headers: { allow: ALLOW_HEADER } });
+    }
+  }
+
+  private inviteKey(rq: SipRequest): string {
+    return `${rq.headers['call-id']}:${rq.headers.via[0]?.params.branch ?? ''}`;
+  }
+
+  forgetInvite(inv: IncomingInvite): void {
+    this.invites.delete(this.inviteKey(inv.req));
+  }
+
+  respond(rq: SipRequest, status: number, reason: string, extra?: { headers?: Record<string, unknown>; content?: string }, reliable2xx = false): void {
+    const rs = sip.makeResponse(rq, status, reason, extra);
+    if (this.o.userAgent) rs.headers.server = this.o.userAgent;
+    if (reliable2xx && rq.method === 'INVITE') {
+      // Our tag is already in To for in-dialog requests.
+      rs.headers.contact = [this.contactFor(this.dialogTransport(rq))];
+      this.sendReliable2xx(rq, rs, null);
+      return;
+    }
+    this.stack.send(rs);
+  }
+
+  respondTagged(rq: SipRequest, status: number, reason: string, tag: string, extra?: { headers?: Record<string, unknown>; content?: string }): void {
+    const rs = sip.makeResponse(rq, status, reason, extra);
+    rs.headers.to = { ...rq.headers.to, params: { ...rq.headers.to.params, tag } };
+    if (status > 100 && status < 300) rs.headers.contact = [this.contactFor(this.dialogTransport(rq))];
+    if (this.o.userAgent) rs.headers.server = this.o.userAgent;
+    this.stack.send(rs);
+  }
+
+  acceptInvite(inv: IncomingInvite, localSdp: string): Dialog {
+    const rq = inv.req;
+    const rs = sip.makeResponse(rq, 200, 'OK', { headers: { 'content-type': 'application/sdp', allow: ALLOW_HEADER }, content: localSdp });
+    const local: NameAddr = { ...rq.headers.to, params: { ...rq.headers.to.params, tag: inv.localTag } };
+    rs.headers.to = local;
+    const transport = this.dialogTransport(rq);
+    rs.headers.contact = [this.contactFor(transport)];
+    if (rq.headers['record-route']) rs.headers['record-route'] = rq.headers['record-route'];
+    const contact = Array.isArray(rq.headers.contact) ? rq.headers.contact[0] : undefined;
+    const dialog = new Dialog(
+      {
+        callId: inv.callId,
+        direction: 'inbound',
+        local,
+        remote: rq.headers.from,
+        remoteTarget: sip.stringifyUri(contact?.uri ?? rq.headers.from.uri),
+        routeSet: rq.headers['record-route'] ?? [],
+        localSeq: Math.floor(Math.random() * 10000),
+        remoteSeq: rq.headers.cseq.seq,
+        localSdp,
+        remoteSdp: inv.sdp,
+        transport,
+      },
+      this,
+    );
+    this.dialogs.set(`${inv.callId}:${inv.localTag}`, dialog);
+    this.sendReliable2xx(rq, rs, dialog);
+    return dialog;
+  }
+
+  private dialogTransport(rq: SipRequest): 'udp' | 'tcp' {
+    return String(rq.headers.via[0]?.protocol ?? 'UDP').toUpperCase() === 'TCP' ? 'tcp' : 'udp';
+  }
+
+  /** RFC 3261 §13.3.1.4: the UAS core retransmits 2xx until ACK, T1 doubling to T2, for 64*T1. */
+  private sendReliable2xx(rq: SipRequest, rs: SipResponse, dialog: Dialog | null): void {
+    const key = `${rq.headers['call-id']}:${rs.headers.to.params.tag ?? ''}`;
+    const old = this.pending2xx.get(key);
+    if (old) this.ack2xx(key, old);
+    this.stack.send(rs);
+    const reliable = this.dialogTransport(rq) === 'tcp';
+    const p: Pending2xx = {
+      timer: null,
+      dialog,
+      giveUp: setTimeout(() => {
+        this.ack2xx(key, p);
+        if (dialog && !dialog.isDestroyed) {
+          this.log.warn({ callId: rq.headers['call-id'] }, 'no ACK for 200 OK');
+          void dialog.bye('ack_timeout');
+        }
+      }, ACK_WAIT_MS),
+    };
+    if (!reliable) {
+      const resend = (t: number): void => {
+        p.timer = setTimeout(() => {
+          this.stack.send(rs);
+          resend(Math.min(t * 2, T2));
+        }, t);
+      };
+      resend(T1);
+    }
+    this.pending2xx.set(key, p);
+  }
+
+  private ack2xx(key: string, p: Pending2xx): void {
+    if (p.timer) clearTimeout(p.timer);
+    clearTimeout(p.giveUp);
+    this.pending2xx.delete(key);
+  }
+
+  forget(dialog: Dialog): void {
+    const key = `${dialog.callId}:${dialog.localTag}`;
+    this.dialogs.delete(key);
+    const p = this.pending2xx.get(key);
+    if (p) this.ack2xx(key, p);
+  }
+
+  // ---- outbound ----------------------------------------------------------------------------
+
+  sendRequest(dialog: Dialog, method: string, extra?: { headers?: Record<string, unknown>; content?: string }): Promise<SipResponse> {
+    const seq = ++dialog.localSeq;
+    const uri = sip.parseUri(dialog.remoteTarget) ?? dialog.remoteTarget;
+    if (typeof uri === 'object' && dialog.transport === 'tcp') uri.params.transport = 'tcp';
+    const rq: SipRequest = {
+      method,
+      uri,
+      headers: {
+        via: [],
+        to: dialog.remote,
+        from: dialog.local,
+        'call-id': dialog.callId,
+        cseq: { seq, method },
+        contact: [this.contactFor(dialog.transport)],
+        'max-forwards': 70,
+        ...(dialog.routeSet.length ? { route: dialog.routeSet.map((r) => ({ ...r })) } : {}),
+        ...(extra?.headers ?? {}),
+      },
+      content: extra?.content,
+    };
+    return new Promise((resolve) => {
+      this.stack.send(rq, (rs) => {
+        if (rs.status < 200) return;
+        if (method === 'INVITE' && rs.status < 300) this.sendAck(dialog, seq);
+        resolve(rs);
+      });
+    });
+  }
+
+  private sendAck(dialog: Dialog, seq: number): void {
+    const uri = sip.parseUri(dialog.remoteTarget) ?? dialog.remoteTarget;
+    if (typeof uri === 'object' && dialog.transport === 'tcp') uri.params.transport = 'tcp';
+    this.stack.send({
+      method: 'ACK',
+      uri,
+      headers: {
+        via: [],
+        to: dialog.remote,
+        from: dialog.local,
+        'call-id': dialog.callId,
+        cseq: { seq, method: 'ACK' },
+        'max-forwards': 70,
+        ...(dialog.routeSet.length ? { route: dialog.routeSet.map((r) => ({ ...r })) } : {}),
+      },
+    });
+  }
+
+  /**
+   * Places a call. Resolves with the confirmed dialog on 2xx; rejects with SipError on a final
+   * failure (after one digest retry on 401/407), on ring timeout (408) or when aborted (487).
+   */
+  call(target: string, o: CallOptions): Promise<Dialog> {
+    const transport = o.transport ?? 'udp';
+    const uriObj = sip.parseUri(target);
+    if (!uriObj) return Promise.reject(new SipError(400, `bad target URI ${target}`));
+    if (transport === 'tcp') uriObj.params.transport = 'tcp';
+    const callId = o.callId ?? newCallId(this.o.advertisedAddress);
+    o.onCallId?.(callId);
+    const from: NameAddr = { name: o.fromName, uri: o.from, params: { tag: o.fromTag ?? newTag() } };
+    const to: NameAddr = { uri: o.to ?? target, params: {} };
+    let seq = 1;
+    const build = (): SipRequest => ({
+      method: 'INVITE',
+      uri: { ...uriObj, params: { ...uriObj.params } },
+      headers: {
+        via: [],
+        to,
+        from,
+        'call-id': callId,
+        cseq: { seq, method: 'INVITE' },
+        contact: [this.contactFor(transport)],
+        'max-forwards': 70,
+        allow: ALLOW_HEADER,
+        'content-type': 'application/sdp',
+        ...(this.o.userAgent ? { 'user-agent': this.o.userAgent } : {}),
+        ...(o.headers ?? {}),
+      },
+      content: o.sdp,
+    });
+
+    return new Promise<Dialog>((resolve, reject) => {
+      let rq = build();
+      let authTried = false;
+      let done = false;
+      let provisional = false;
+      let cancelWanted: { status: number; reason: string } | null = null;
+      let ringTimer: NodeJS.Timeout | null = null;
+      let dialog: Dialog | null = null;
+
+      const finish = (err: SipError | null, d?: Dialog): void => {
+        if (done) return;
+        done = true;
+        if (ringTimer) clearTimeout(ringTimer);
+        o.signal?.removeEventListener('abort', onAbort);
+        if (err) reject(err);
+        else resolve(d!);
+      };
+      const sendCancel = (): void => {
+        this.stack.send({
+          method: 'CANCEL',
+          uri: rq.uri,
+          headers: {
+            via: [rq.headers.via[0]],
+            to: rq.headers.to,
+            from: rq.headers.from,
+            'call-id': callId,
+            cseq: { seq: rq.headers.cseq.seq, method: 'CANCEL' },
+            'max-forwards': 70,
+          },
+        });
+      };
+      const cancel = (status: number, reason: string): void => {
+        if (done || cancelWanted) return;
+        cancelWanted = { status, reason };
+        // RFC 3261 §9.1: CANCEL only after a provisional response; otherwise wait for one.
+        if (provisional) sendCancel();
+      };
+      const onAbort = (): void => cancel(487, 'Request Terminated');
+      o.signal?.addEventListener('abort', onAbort);
+      if (o.signal?.aborted) {
+        finish(new SipError(487, 'Request Terminated'));
+        return;
+      }
+      if (o.ringTimeoutMs) ringTimer = setTimeout(() => cancel(408, 'Request Timeout'), o.ringTimeoutMs);
+
+      const onResponse = (rs: SipResponse): void => {
+        if (rs.status < 200) {
+          if (!provisional) {
+            provisional = true;
+            if (cancelWanted) sendCancel();
+          }
+          o.onProvisional?.(rs);
+          return;
+        }
+        if (rs.status < 300) {
+          if (dialog) {
+            this.sendAck(dialog, rs.headers.cseq.seq); // retransmitted 2xx
+            return;
+          }
+          const contact = Array.isArray(rs.headers.contact) ? rs.headers.contact[0] : undefined;
+          dialog = new Dialog(
+            {
+              callId,
+              direction: 'outbound',
+              local: from,
+              remote: rs.headers.to,
+              remoteTarget: sip.stringifyUri(contact?.uri ?? target),
+              routeSet: [...(rs.headers['record-route'] ?? [])].reverse(),
+              localSeq: seq,
+              remoteSeq: 0,
+              localSdp: o.sdp,
+              remoteSdp: rs.content ?? null,
+              transport,
+            },
+            this,
+          );
+          this.dialogs.set(`${callId}:${dialog.localTag}`, dialog);
+          this.sendAck(dialog, seq);
+          if (done) {
+            // Answered after we gave up (CANCEL crossed the 200): hang up at once (RFC 3261 §9.1).
+            void dialog.bye('cancelled');
+            return;
+          }
+          if (cancelWanted) {
+            void dialog.bye('cancelled');
+            finish(new SipError(cancelWanted.status, cancelWanted.reason));
+            return;
+          }
+          finish(null, dialog);
+          return;
+        }
+        if ((rs.status === 401 || rs.status === 407) && o.auth && !authTried && !cancelWanted) {
+          authTried = true;
+          seq++;
+          const next = build();
+          try {
+            digest.signRequest({}, next, rs, { user: o.auth.username, password: o.auth.password });
+          } catch {
+            finish(new SipError(rs.status, rs.reason));
+            return;
+          }
+          rq = next;
+          provisional = false;
+          this.stack.send(rq, onResponse);
+          return;
+        }
+        if (cancelWanted && rs.status === 487) {
+          finish(new SipError(cancelWanted.status, cancelWanted.reason));
+          return;
+        }
+        finish(new SipError(rs.status, rs.reason || 'Failed'));
+      };
+      this.stack.send(rq, onResponse);
+    });
+  }
+}
