@@ -7,20 +7,24 @@
  * pool (pocketsphinx-pool.ts) keeps a few of these alive and binds utterances to them.
  *
  * Protocol, stdin (binary records): 1 type byte, 4-byte little-endian payload length, payload.
- *   'S'  start an utterance            (length 0)
+ *   'S'  start an utterance            (length 0, or 4 * ceplen: float32 LE starting cepstral mean)
  *   'A'  audio: PCM16 LE mono 8 kHz    (length = 2 * samples)
  *   'E'  end the utterance             (length 0)  -> exactly one "final" line
  *   'Q'  quit                          (length 0)
  * Protocol, stdout (one JSON object per line, flushed):
  *   {"type":"ready","load_ms":N}
  *   {"type":"partial","text":"..."}                  at most every partial_ms of audio, only when changed
- *   {"type":"final","text":"...","confidence":F,"decode_ms":N}
+ *   {"type":"final","text":"...","confidence":F,"audio_ms":N,"decode_ms":N,"end_ms":N,"cmn":[F,...]}
+ *      cmn: the cepstral mean after the utterance; send it back with the stream's next 'S'.
  *   {"type":"error","message":"..."}
  * Diagnostics go to stderr (pocketsphinx logs there too, silenced with -logfn /dev/null).
  *
  * Usage: vb-sphinx-decoder [-partial_ms N] <pocketsphinx args: -hmm DIR -lm FILE -dict FILE ...>
  */
 #include <pocketsphinx.h>
+#include <sphinxbase/cmn.h>
+#include <sphinxbase/fe.h>
+#include <sphinxbase/feat.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,6 +94,16 @@ int main(int argc, char **argv) {
         emit_error("cannot load the model (check -hmm, -lm, -dict)");
         return 3;
     }
+    /* Cepstral mean normalization adapts to the caller's channel. Decoders are shared by all
+     * sessions, so the adapted mean belongs to the stream, not the process: each utterance starts
+     * from the mean its stream sent in the START record (returned with its previous final), or
+     * from the model's -cmninit for a stream's first utterance. Results then do not depend on
+     * which pooled decoder serves an utterance or on who spoke on it before. */
+    feat_t *fcb = ps_get_feat(ps);
+    int ceplen = feat_cepsize(fcb);
+    mfcc_t *cmn_init_mean = calloc((size_t)ceplen, sizeof(mfcc_t));
+    mfcc_t *cmn_vec = calloc((size_t)ceplen, sizeof(mfcc_t));
+    cmn_live_get(fcb->cmn_struct, cmn_init_mean);
     printf("{\"type\":\"ready\",\"load_ms\":%.0f}\n", now_ms() - t0);
     fflush(stdout);
 
@@ -114,6 +128,13 @@ int main(int argc, char **argv) {
         switch (head[0]) {
         case 'S':
             if (in_utt) ps_end_utt(ps);
+            if (len == (uint32_t)ceplen * 4) {
+                const float *mean = (const float *)samples; /* float32 LE, like the audio */
+                for (int i = 0; i < ceplen; i++) cmn_vec[i] = FLOAT2MFCC(mean[i]);
+                cmn_live_set(fcb->cmn_struct, cmn_vec);
+            } else {
+                cmn_live_set(fcb->cmn_struct, cmn_init_mean);
+            }
             ps_start_utt(ps);
             in_utt = 1;
             samples_since_partial = 0;
@@ -162,8 +183,11 @@ int main(int argc, char **argv) {
             double end_ms = now_ms() - t;
             printf("{\"type\":\"final\",\"text\":");
             put_json_string(hyp ? hyp : "");
-            printf(",\"confidence\":%.3f,\"audio_ms\":%ld,\"decode_ms\":%.1f,\"end_ms\":%.1f}\n",
+            printf(",\"confidence\":%.3f,\"audio_ms\":%ld,\"decode_ms\":%.1f,\"end_ms\":%.1f,\"cmn\":[",
                    conf, utt_samples * 1000 / SAMPLE_RATE, utt_cpu_ms + end_ms, end_ms);
+            cmn_live_get(fcb->cmn_struct, cmn_vec);
+            for (int i = 0; i < ceplen; i++) printf("%s%.5f", i ? "," : "", (double)MFCC2FLOAT(cmn_vec[i]));
+            printf("]}\n");
             fflush(stdout);
             free(last_partial);
             last_partial = NULL;
@@ -180,6 +204,8 @@ done:
     if (in_utt) ps_end_utt(ps);
     free(last_partial);
     free(samples);
+    free(cmn_init_mean);
+    free(cmn_vec);
     free(ps_argv);
     ps_free(ps);
     cmd_ln_free_r(config);

@@ -1,0 +1,109 @@
+// Embedded translation with Apertium (rule-based, offline). Installed pairs are discovered from
+// the mode files (/usr/share/apertium/modes/eng-spa.mode -> en->es); each call runs
+// `apertium -u <mode>` as a child process, so the event loop never waits on it.
+import { spawn } from 'node:child_process';
+import { readdir } from 'node:fs/promises';
+import { SpeechEngineError, type Translator } from '../types.js';
+import { toIso1 } from '../languages.js';
+
+export interface ApertiumOptions {
+  timeoutMs: number;
+  modesDir?: string;
+  binary?: string;
+}
+
+export const DEFAULT_APERTIUM_MODES_DIR = '/usr/share/apertium/modes';
+
+/**
+ * Reads the mode file names into ISO 639-1 pairs. Variant modes (spa-eng_US) are used only when
+ * the plain pair is missing; debugging modes (eng-spa-morph, ...) are skipped.
+ */
+export async function discoverApertiumModes(modesDir = DEFAULT_APERTIUM_MODES_DIR): Promise<Map<string, string>> {
+  let files: string[];
+  try {
+    files = await readdir(modesDir);
+  } catch {
+    return new Map();
+  }
+  const modes = new Map<string, string>(); // "en:es" -> "eng-spa"
+  const names = files.filter((f) => f.endsWith('.mode')).map((f) => f.slice(0, -'.mode'.length)).sort();
+  // Plain pairs first so they win over variants.
+  names.sort((a, b) => Number(a.includes('_')) - Number(b.includes('_')));
+  for (const name of names) {
+    const m = /^([a-z]{2,3})(?:_[A-Za-z]+)?-([a-z]{2,3})(?:_[A-Za-z]+)?$/.exec(name);
+    if (!m) continue;
+    const from = toIso1(m[1]);
+    const to = toIso1(m[2]);
+    if (!from || !to || from === to) continue;
+    const key = `${from}:${to}`;
+    if (!modes.has(key)) modes.set(key, name);
+  }
+  return modes;
+}
+
+export class ApertiumTranslator implements Translator {
+  readonly name = 'apertium';
+
+  private constructor(private readonly modes: Map<string, string>, private readonly opts: ApertiumOptions) {}
+
+  static async create(opts: ApertiumOptions): Promise<ApertiumTranslator> {
+    return new ApertiumTranslator(await discoverApertiumModes(opts.modesDir), opts);
+  }
+
+  pairs(): Array<{ from: string; to: string }> {
+    return [...this.modes.keys()].map((k) => {
+      const [from, to] = k.split(':');
+      return { from, to };
+    });
+  }
+
+  supports(from: string, to: string): boolean {
+    return from === to || this.modes.has(`${from}:${to}`);
+  }
+
+  async translate(text: string, from: string, to: string): Promise<string> {
+    if (from === to || text.trim() === '') return text;
+    const mode = this.modes.get(`${from}:${to}`);
+    if (!mode) throw new SpeechEngineError('translate_unsupported', `no Apertium pair ${from}->${to}`);
+    // -u drops the unknown-word marks (*word) so untranslated names read naturally; the text goes
+    // through stdin as plain text (-f txt), never through a shell.
+    const out = await runFilter(this.opts.binary ?? 'apertium', ['-u', '-f', 'txt', mode], text, this.opts.timeoutMs);
+    return out.trim();
+  }
+
+  async close(): Promise<void> {}
+}
+
+/** Runs a text filter process with a deadline; resolves with its stdout. */
+export function runFilter(binary: string, args: string[], input: string, timeoutMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(binary, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    let err = '';
+    let settled = false;
+    const finish = (fn: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      fn();
+    };
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      finish(() => reject(new SpeechEngineError('translate_timeout', `${binary} took longer than ${timeoutMs} ms`)));
+    }, timeoutMs);
+    child.stdout.on('data', (d: Buffer) => out.push(d));
+    child.stderr.on('data', (d: Buffer) => {
+      err = (err + d.toString()).slice(-500);
+    });
+    child.on('error', (e) => finish(() => reject(new SpeechEngineError('translate_failed', `${binary}: ${e.message}`))));
+    child.on('close', (code) =>
+      finish(() =>
+        code === 0
+          ? resolve(Buffer.concat(out).toString('utf8'))
+          : reject(new SpeechEngineError('translate_failed', `${binary} exited with ${code}: ${err.trim()}`)),
+      ),
+    );
+    child.stdin.on('error', () => {});
+    child.stdin.end(input.replace(/\s+/g, ' ') + '\n');
+  });
+}

@@ -1,0 +1,106 @@
+// Engine interfaces the session pipeline talks to. Implementations live in stt/, translate/, tts/;
+// createEngines() (index.ts) picks them from configuration.
+import type { EventEmitter } from 'node:events';
+
+export interface SttPartial {
+  text: string;
+}
+
+export interface SttFinal {
+  /** Empty when nothing was recognized. */
+  text: string;
+  /** 0..1 where the engine gives one. */
+  confidence?: number;
+}
+
+export type SttErrorCode =
+  | 'stt_timeout' // no result within engines.stt.timeoutMs of endUtterance()
+  | 'stt_engine_crashed' // the decoder serving the utterance died; it is restarted
+  | 'stt_unavailable' // the engine cannot serve (not started, remote down)
+  | 'stt_overloaded'; // too much audio queued waiting for a decoder
+
+export interface SttError {
+  code: SttErrorCode;
+  message: string;
+}
+
+export interface SttStreamEvents {
+  partial: [SttPartial];
+  final: [SttFinal];
+  error: [SttError];
+}
+
+/**
+ * One party's recognition stream. The pipeline calls write() only between a VAD start and
+ * endUtterance(). Every utterance ends in exactly one 'final' (text may be empty) or, if the
+ * engine failed it, exactly one 'error'; the next write() starts a new utterance either way.
+ */
+export interface SttStream extends EventEmitter<SttStreamEvents> {
+  readonly language: string;
+  /** One 20 ms frame: 160 samples of PCM16 at 8 kHz. Copied if it must be queued. */
+  write(frame: Int16Array): void;
+  endUtterance(): void;
+  /** Drops any utterance in progress (no further events); idempotent. */
+  close(): void;
+}
+
+export interface SttEngine {
+  readonly name: string;
+  /** ISO 639-1 codes it can transcribe. */
+  languages(): string[];
+  openStream(opts: { language: string }): SttStream;
+  close(): Promise<void>;
+}
+
+export interface Translator {
+  readonly name: string;
+  pairs(): Array<{ from: string; to: string }>;
+  supports(from: string, to: string): boolean;
+  translate(text: string, from: string, to: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+export interface VoiceSettings {
+  voice_id?: string;
+  stability?: number;
+  similarity_boost?: number;
+  /** 1 = normal speed. */
+  speed?: number;
+}
+
+export interface TtsEngine {
+  readonly name: string;
+  languages(): string[];
+  /** PCM16 mono at 8 kHz. */
+  synthesize(text: string, language: string, voice: VoiceSettings): Promise<Int16Array>;
+  close(): Promise<void>;
+}
+
+export interface EngineCapabilities {
+  stt: { provider: string; languages: string[] };
+  translate: { provider: string; pairs: Array<{ from: string; to: string }> };
+  tts: { provider: string; languages: string[] };
+}
+
+export interface Engines {
+  stt: SttEngine | null;
+  translator: Translator | null;
+  tts: TtsEngine | null;
+  capabilities(): EngineCapabilities;
+  canTranscribe(language: string): boolean;
+  canTranslate(from: string, to: string): boolean;
+  canSpeak(language: string): boolean;
+  /** Stops every engine (decoder processes included); idempotent. */
+  close(): Promise<void>;
+}
+
+/** Failure of a translate or TTS call (the caller decides whether to skip or end the turn). */
+export class SpeechEngineError extends Error {
+  constructor(
+    readonly code: 'translate_failed' | 'translate_timeout' | 'translate_unsupported' | 'tts_failed' | 'tts_timeout' | 'tts_unsupported',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'SpeechEngineError';
+  }
+}
