@@ -1,0 +1,17 @@
+// Public door of sessions/: live sessions, their registry, the pipeline pieces and the lifecycle.
+export * from './contracts.js';
+export * from './lifecycle.js';
+export type { Frame, FrameKind } from './frames.js';
+export { FrameProcessor, chain, type FrameSink } from './processors/processor.js';
+export { VadProcessor } from './processors/vad.js';
+export { SttProcessor } from './processors/stt.js';
+export { BridgeProcessor, ORIGINAL_SPEAKER_LABEL } from './processors/bridge.js';
+export { TranslateProcessor, type TranslationRoute } from './processors/translate.js';
+export { TtsProcessor, TRANSLATED_SPEAKER_LABEL } from './processors/tts.js';
+export { InterruptionProcessor } from './processors/interruption.js';
+export { OutputPacer, MAX_QUEUED_FRAMES } from './processors/pacer.js';
+export { MediaClock, sharedMediaClock, type TickListener } from './media-clock.js';
+export { planPipeline, buildPipeline, type PipelinePlan, type SessionMode } from './pipeline.js';
+export { LiveSession, type LiveSessionOptions, type LiveSessionHooks, type SessionOutput, type StoredTurn } from './live-session.js';
+export { SessionRegistry, awaitsPhoneLeg, type SessionRegistryDeps } from './registry.js';
+export { SessionNotFoundError, SessionEndedError } from './errors.js';

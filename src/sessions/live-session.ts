@@ -1,0 +1,232 @@
+// One live session on this node: the pipeline of its mode, the legs attached to its parties, and the
+// events stream/ and telephony/ consume (LiveSessionEvents). close() is idempotent and closes the
+// children: legs, then pipeline stages (and with them the STT streams).
+import type { Logger } from 'pino';
+import type { Engines, VoiceSettings } from '../speech/index.js';
+import type { VadOptions } from '../media/index.js';
+import {
+  FRAME_MS,
+  type LiveSessionEvents, type OutputFrame, type Party, type PartyLeg, type PcmFrame, type TranscriptFinal,
+} from './contracts.js';
+import type { Frame } from './frames.js';
+import type { MediaClock } from './media-clock.js';
+import { buildPipeline, planPipeline, type Pipeline, type PipelinePlan } from './pipeline.js';
+import { SafeEmitter } from './safe-emitter.js';
+
+/** An `output` event as emitted: the contract's OutputFrame plus its media-clock time. */
+export type SessionOutput = OutputFrame & { timestampMs: number };
+
+/** A final as it is stored (transcript_turns + `transcript.segment`). */
+export interface StoredTurn extends TranscriptFinal {
+  /** Seconds from the session's first audio. */
+  startTime: number;
+  endTime: number;
+}
+
+export interface LiveSessionHooks {
+  /** First audio frame of the session (created → active). */
+  firstAudio(): void;
+  /** Audio or a message arrived (throttling is the hook's job). */
+  activity(): void;
+  /** Persists a final; called in sequence order, one at a time. */
+  storeTurn(turn: StoredTurn): Promise<void>;
+}
+
+export interface LiveSessionOptions {
+  id: string;
+  orgId: string;
+  mode: string;
+  sourceLanguage: string | null;
+  targetLanguage: string | null;
+  voice: VoiceSettings;
+  engines: Engines;
+  defaultLanguage: string;
+  clock: MediaClock;
+  hooks: LiveSessionHooks;
+  /** The session has phone routing: `ready` waits for a leg to be attached (connected). */
+  awaitsLeg: boolean;
+  /** Sequence of the last stored turn (a session reopened on this node continues from it). */
+  lastSequence?: number;
+  vad?: VadOptions;
+  bargeIn?: boolean;
+  logger?: Logger;
+}
+
+export class LiveSession extends SafeEmitter<LiveSessionEvents> {
+  readonly id: string;
+  readonly orgId: string;
+  readonly mode: string;
+  readonly plan: PipelinePlan;
+  private readonly pipeline: Pipeline;
+  private readonly hooks: LiveSessionHooks;
+  private readonly legs = new Map<Party, PartyLeg>();
+  private isReady: boolean;
+  private isClosed = false;
+  private endReason: string | null = null;
+  private sequence: number;
+  private storeTail: Promise<void> = Promise.resolve();
+  /** Wall-clock ms of the session's first audio; the transcript timeline starts there. */
+  private t0 = -1;
+  private readonly partyOffsetMs: Record<Party, number> = { agent: -1, customer: -1 };
+  private readonly partyFrames: Record<Party, number> = { agent: 0, customer: 0 };
+
+  constructor(opts: LiveSessionOptions) {
+    super(opts.logger);
+    this.id = opts.id;
+    this.orgId = opts.orgId;
+    this.mode = opts.mode;
+    this.hooks = opts.hooks;
+    this.isReady = !opts.awaitsLeg;
+    this.sequence = opts.lastSequence ?? 0;
+    this.plan = planPipeline(
+      { mode: opts.mode, source_language: opts.sourceLanguage, target_language: opts.targetLanguage },
+      opts.engines, opts.defaultLanguage,
+    );
+    this.pipeline = buildPipeline(
+      { plan: this.plan, engines: opts.engines, voice: opts.voice, clock: opts.clock, vad: opts.vad, bargeIn: opts.bargeIn },
+      this.onFrame,
+    );
+  }
+
+  get ready(): boolean {
+    return this.isReady;
+  }
+
+  get closed(): boolean {
+    return this.isClosed;
+  }
+
+  /** Why the session ended, once closed. */
+  get reason(): string | null {
+    return this.endReason;
+  }
+
+  /** Frames queued for a party's ears (tests, metrics). */
+  queuedOutput(party: Party): number {
+    return this.pipeline.pacer.queued(party);
+  }
+
+  /**
+   * One 20 ms frame of a party's audio. The session keeps the frame (the VAD preroll holds it by
+   * reference): callers hand over a fresh array each time (Framer output does).
+   */
+  pushAudio(party: Party, frame: PcmFrame): void {
+    if (this.isClosed) return;
+    if (this.t0 < 0) {
+      this.t0 = Date.now();
+      this.hooks.firstAudio();
+    }
+    if (this.partyOffsetMs[party] < 0) this.partyOffsetMs[party] = Date.now() - this.t0;
+    const mediaMs = this.partyOffsetMs[party] + this.partyFrames[party] * FRAME_MS;
+    this.partyFrames[party]++;
+    this.hooks.activity();
+    this.pipeline.input.process({ kind: 'audio', party, pcm: frame, mediaMs });
+  }
+
+  /** A message or other sign of life that is not audio (inactivity rule). */
+  noteActivity(): void {
+    if (!this.isClosed) this.hooks.activity();
+  }
+
+  /**
+   * Attaches a connected phone leg to its party: output for that party goes to the leg instead of
+   * the `output` event. The first leg makes a session that awaits one `ready`. Returns detach().
+   */
+  attachLeg(leg: PartyLeg): () => void {
+    if (this.isClosed) {
+      leg.close(this.endReason ?? 'session_ended');
+      return () => undefined;
+    }
+    this.legs.set(leg.party, leg);
+    if (!this.isReady) {
+      this.isReady = true;
+      this.safeEmit('ready');
+    }
+    return () => {
+      if (this.legs.get(leg.party) === leg) this.legs.delete(leg.party);
+    };
+  }
+
+  legOf(party: Party): PartyLeg | undefined {
+    return this.legs.get(party);
+  }
+
+  get legCount(): number {
+    return this.legs.size;
+  }
+
+  /** Ends the live session: `ended` is emitted once, legs are hung up, engines released. Idempotent. */
+  close(reason: string): void {
+    if (this.isClosed) return;
+    this.isClosed = true;
+    this.endReason = reason;
+    this.safeEmit('ended', { reason });
+    for (const leg of this.legs.values()) {
+      try {
+        leg.close(reason);
+      } catch (err) {
+        this.log?.warn({ err, session_id: this.id }, 'leg close failed');
+      }
+    }
+    this.legs.clear();
+    for (const stage of this.pipeline.stages) stage.close();
+    this.removeAllListeners();
+  }
+
+  /** Resolves when every final so far is stored (tests, shutdown). */
+  flushStore(): Promise<void> {
+    return this.storeTail;
+  }
+
+  private mediaMsOf(p: Party): number {
+    return this.partyOffsetMs[p] < 0 ? 0 : this.partyOffsetMs[p] + this.partyFrames[p] * FRAME_MS;
+  }
+
+  /** The pipeline's sink: frames become events, leg audio and stored turns. */
+  private readonly onFrame = (frame: Frame): void => {
+    if (this.isClosed) return;
+    switch (frame.kind) {
+      case 'playout': {
+        const leg = this.legs.get(frame.to);
+        if (leg) {
+          leg.playFrame(frame.pcm);
+        } else {
+          const out: SessionOutput = { to: frame.to, speaker: frame.speaker, frame: frame.pcm, timestampMs: frame.timestampMs };
+          this.safeEmit('output', out);
+        }
+        return;
+      }
+      case 'transcript_partial':
+        this.safeEmit('partial', { speaker: frame.party, language: frame.language, text: frame.text });
+        return;
+      case 'transcript_final': {
+        const final: TranscriptFinal = {
+          sequence: ++this.sequence,
+          speaker: frame.party,
+          language: frame.language,
+          text: frame.text,
+          ...(frame.confidence !== undefined ? { confidence: frame.confidence } : {}),
+          timestamp: new Date().toISOString(),
+          ...(frame.translation ? { translation: frame.translation } : {}),
+        };
+        const turn: StoredTurn = { ...final, startTime: frame.startMs / 1000, endTime: frame.endMs / 1000 };
+        this.storeTail = this.storeTail.then(() => this.hooks.storeTurn(turn)).catch((err) => {
+          this.log?.error({ err, session_id: this.id, sequence: turn.sequence }, 'storing transcript turn failed');
+        });
+        this.safeEmit('final', final);
+        return;
+      }
+      case 'error':
+        this.log?.error({ session_id: this.id, code: frame.code, party: frame.party }, frame.message);
+        this.safeEmit('error', { code: frame.code, message: frame.message });
+        return;
+      default:
+        return; // vad, translation, interruption frames end here
+    }
+  };
+
+  /** Ends open utterances (a leg hung up): what was heard so far is finalized. */
+  endUtterances(): void {
+    this.pipeline.vad.flush((p) => this.mediaMsOf(p));
+  }
+}

@@ -1,0 +1,74 @@
+// One 20 ms clock shared by every live session of the process, so output pacing costs one timer,
+// not one per session or per frame (the same idea as telephony's shared RTP clock). It corrects its
+// own drift against performance.now(), catches up a few ticks after an event-loop stall, and stops
+// when nobody listens.
+import { performance } from 'node:perf_hooks';
+import { FRAME_MS } from './contracts.js';
+
+export type TickListener = (tick: number) => void;
+
+export class MediaClock {
+  private readonly listeners = new Set<TickListener>();
+  private timer: NodeJS.Timeout | null = null;
+  private nextAt = 0;
+  private tickNo = 0;
+
+  constructor(readonly periodMs: number = FRAME_MS, private readonly maxCatchUpTicks = 5) {}
+
+  /** Ticks fired so far (monotonic across stops and starts). */
+  get tick(): number {
+    return this.tickNo;
+  }
+
+  get listenerCount(): number {
+    return this.listeners.size;
+  }
+
+  /** Calls `fn` on every tick until the returned function is called. */
+  subscribe(fn: TickListener): () => void {
+    this.listeners.add(fn);
+    if (!this.timer) {
+      this.nextAt = performance.now() + this.periodMs;
+      this.schedule();
+    }
+    return () => {
+      this.listeners.delete(fn);
+    };
+  }
+
+  private schedule(): void {
+    const delay = Math.max(0, this.nextAt - performance.now());
+    this.timer = setTimeout(this.run, delay);
+    this.timer.unref();
+  }
+
+  private readonly run = (): void => {
+    this.timer = null;
+    const now = performance.now();
+    let fired = 0;
+    while (now >= this.nextAt && fired < this.maxCatchUpTicks) {
+      this.tickNo++;
+      fired++;
+      this.nextAt += this.periodMs;
+      for (const fn of this.listeners) {
+        try {
+          fn(this.tickNo);
+        } catch {
+          /* one session's fault must not stop the others' audio */
+        }
+      }
+    }
+    if (now >= this.nextAt) this.nextAt = now + this.periodMs; // stalled too long: skip, do not burst
+    if (this.listeners.size > 0) this.schedule();
+  };
+
+  /** Stops the timer (tests, shutdown). */
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.listeners.clear();
+  }
+}
+
+/** The process-wide clock used by live sessions unless a test passes its own. */
+export const sharedMediaClock = new MediaClock();

@@ -1,0 +1,109 @@
+// Speech-to-text per party: an SttStream is fed only between `vad_start` and `vad_end`, and every
+// utterance comes back as exactly one `transcript_final` (or an `error`) carrying its time bounds.
+// Audio frames stop here: nothing downstream needs raw input audio.
+import type { SttEngine, SttStream } from '../../speech/index.js';
+import { PARTIES, type Party } from '../contracts.js';
+import type { Frame } from '../frames.js';
+import { FrameProcessor } from './processor.js';
+
+export interface SttProcessorOptions {
+  engine: SttEngine | null;
+  /** Language each party speaks; a party whose language the engine cannot transcribe is skipped. */
+  languages: Record<Party, string>;
+  /** Whether the engine serves this party (decided once per session, see pipeline.ts). */
+  enabled: Record<Party, boolean>;
+}
+
+interface Utterance {
+  startMs: number;
+  endMs: number;
+}
+
+class PartyRecognizer {
+  stream: SttStream | null = null;
+  inSpeech = false;
+  /** Utterances sent to the engine and awaiting their final, oldest first. */
+  readonly pending: Utterance[] = [];
+}
+
+export class SttProcessor extends FrameProcessor {
+  private readonly parties = new Map<Party, PartyRecognizer>();
+
+  constructor(private readonly opts: SttProcessorOptions) {
+    super();
+    for (const p of PARTIES) this.parties.set(p, new PartyRecognizer());
+  }
+
+  process(frame: Frame): void {
+    switch (frame.kind) {
+      case 'audio': {
+        const r = this.parties.get(frame.party)!;
+        if (r.inSpeech && r.stream) r.stream.write(frame.pcm);
+        return; // raw input audio ends here
+      }
+      case 'vad_start': {
+        this.push(frame);
+        if (!this.opts.enabled[frame.party]) return;
+        const r = this.parties.get(frame.party)!;
+        const stream = this.streamFor(frame.party, r);
+        if (!stream) return;
+        r.inSpeech = true;
+        r.pending.push({ startMs: frame.mediaMs, endMs: frame.mediaMs });
+        for (const f of frame.preroll) stream.write(f);
+        return;
+      }
+      case 'vad_end': {
+        this.push(frame);
+        const r = this.parties.get(frame.party)!;
+        if (!r.inSpeech || !r.stream) return;
+        r.inSpeech = false;
+        r.pending[r.pending.length - 1].endMs = frame.mediaMs;
+        r.stream.endUtterance();
+        return;
+      }
+      default:
+        this.push(frame);
+    }
+  }
+
+  private streamFor(party: Party, r: PartyRecognizer): SttStream | null {
+    if (r.stream) return r.stream;
+    const engine = this.opts.engine;
+    if (!engine) return null;
+    const language = this.opts.languages[party];
+    let stream: SttStream;
+    try {
+      stream = engine.openStream({ language });
+    } catch (err) {
+      this.push({ kind: 'error', code: 'engine_error', party, message: `speech-to-text could not start for ${party} speech: ${(err as Error).message}` });
+      return null;
+    }
+    stream.on('partial', (p) => {
+      if (p.text) this.push({ kind: 'transcript_partial', party, language, text: p.text });
+    });
+    stream.on('final', (f) => {
+      const u = r.pending.shift();
+      const text = f.text.trim();
+      if (!u || !text) return; // silence or noise: no turn
+      this.push({
+        kind: 'transcript_final', party, language, text, startMs: u.startMs, endMs: u.endMs,
+        ...(f.confidence !== undefined ? { confidence: f.confidence } : {}),
+      });
+    });
+    stream.on('error', (e) => {
+      r.pending.shift();
+      this.push({ kind: 'error', code: 'engine_error', party, message: `speech-to-text failed for ${party} speech (${e.code}): ${e.message}` });
+    });
+    r.stream = stream;
+    return stream;
+  }
+
+  override close(): void {
+    if (this.closed) return;
+    super.close();
+    for (const r of this.parties.values()) {
+      r.stream?.close();
+      r.stream = null;
+    }
+  }
+}

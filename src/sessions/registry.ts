@@ -1,0 +1,217 @@
+// The live sessions this node owns (DESIGN.md "Scale-out": a session lives on one node). open()
+// loads the row, builds the pipeline and records owner_node; `end` commands from the session bus
+// close the live session (stream/ then sends `session.ended` and closes the socket). The registry
+// also keeps the timers around a live session: reconnect grace after its socket drops, throttled
+// last_activity_at updates, a local inactivity check, and activation on first audio.
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Config } from '../config/index.js';
+import type { Db } from '../store/index.js';
+import type { Engines } from '../speech/index.js';
+import type { VadOptions } from '../media/index.js';
+import { subscribeSessionCommands, type SessionCommand } from '../coord/session-bus.js';
+import { insertTranscriptTurn, lastTranscriptSequence } from '../store/transcripts-writer.js';
+import { activateSession, endSession, getSessionRow, touchSession, type SessionRow } from './lifecycle.js';
+import { LiveSession } from './live-session.js';
+import { sharedMediaClock, type MediaClock } from './media-clock.js';
+import { SessionEndedError, SessionNotFoundError } from './errors.js';
+
+export interface SessionRegistryDeps {
+  config: Config;
+  logger: Logger;
+  db: Db;
+  redis: Redis;
+  engines: Engines;
+  /** Dedicated connection for the session bus (subscribe mode); default: redis.duplicate(). */
+  subscriber?: Redis;
+  clock?: MediaClock;
+  /** last_activity_at is written at most this often per session (default 5000 ms). */
+  touchIntervalMs?: number;
+  vad?: VadOptions;
+}
+
+interface Entry {
+  session: LiveSession;
+  streams: number;
+  graceTimer: NodeJS.Timeout | null;
+  lastActivity: number;
+  lastTouch: number;
+}
+
+/** A session whose row names a phone route waits for its leg before `ready` (SPEC: "provider connected"). */
+export function awaitsPhoneLeg(row: Pick<SessionRow, 'routing'>): boolean {
+  const r = row.routing as { phone_number?: unknown; connection_id?: unknown; type?: unknown } | null;
+  return !!r && (!!r.phone_number || !!r.connection_id || r.type === 'sip');
+}
+
+export class SessionRegistry {
+  private readonly live = new Map<string, Entry>();
+  private readonly opening = new Map<string, Promise<LiveSession>>();
+  private readonly clock: MediaClock;
+  private readonly log: Logger;
+  private readonly touchIntervalMs: number;
+  private subscriber: Redis | null = null;
+  private unsubscribe: (() => Promise<void>) | null = null;
+  private sweepTimer: NodeJS.Timeout | null = null;
+  private closing: Promise<void> | null = null;
+
+  constructor(private readonly deps: SessionRegistryDeps) {
+    this.clock = deps.clock ?? sharedMediaClock;
+    this.log = deps.logger.child({ component: 'sessions' });
+    this.touchIntervalMs = deps.touchIntervalMs ?? 5000;
+  }
+
+  /** Subscribes to the session bus and starts the inactivity check. */
+  async start(): Promise<void> {
+    const { redis, config } = this.deps;
+    this.subscriber = this.deps.subscriber ?? redis.duplicate();
+    this.unsubscribe = await subscribeSessionCommands(this.subscriber, config.redisKeyPrefix, (cmd) => this.onCommand(cmd));
+    const everyMs = Math.min(30_000, Math.max(1000, (config.limits.inactivitySeconds * 1000) / 4));
+    this.sweepTimer = setInterval(() => this.sweepInactive(), everyMs);
+    this.sweepTimer.unref();
+  }
+
+  get size(): number {
+    return this.live.size;
+  }
+
+  get(id: string): LiveSession | undefined {
+    return this.live.get(id)?.session;
+  }
+
+  /**
+   * The live session for `id`, opened on this node if it is not yet. Throws SessionNotFoundError
+   * or SessionEndedError. Concurrent calls for one id share one open.
+   */
+  open(id: string): Promise<LiveSession> {
+    const existing = this.live.get(id);
+    if (existing) return Promise.resolve(existing.session);
+    if (this.closing) return Promise.reject(new Error('node is shutting down'));
+    let p = this.opening.get(id);
+    if (!p) {
+      p = this.doOpen(id).finally(() => this.opening.delete(id));
+      this.opening.set(id, p);
+    }
+    return p;
+  }
+
+  private async doOpen(id: string): Promise<LiveSession> {
+    const { db, config, engines } = this.deps;
+    const row = await getSessionRow(db, id);
+    if (!row) throw new SessionNotFoundError(id);
+    if (row.status === 'ended') throw new SessionEndedError(id);
+    const lastSequence = await lastTranscriptSequence(db, id);
+    await db.query('UPDATE sessions SET owner_node = $2 WHERE id = $1', [id, config.nodeId]);
+    const log = this.log.child({ session_id: id });
+    const session: LiveSession = new LiveSession({
+      id, orgId: row.org_id, mode: row.mode,
+      sourceLanguage: row.source_language, targetLanguage: row.target_language,
+      voice: row.voice, engines, defaultLanguage: config.engines.stt.defaultLanguage,
+      clock: this.clock, awaitsLeg: awaitsPhoneLeg(row), lastSequence, vad: this.deps.vad, logger: log,
+      hooks: {
+        firstAudio: () => {
+          activateSession(db, id).catch((err) => log.error({ err }, 'activating session failed'));
+        },
+        activity: () => this.onActivity(id),
+        storeTurn: (t) => insertTranscriptTurn(db, {
+          sessionId: id, orgId: row.org_id, sequence: t.sequence, speaker: t.speaker, language: t.language,
+          text: t.text, translation: t.translation ?? null, confidence: t.confidence ?? null,
+          startTime: t.startTime, endTime: t.endTime,
+        }),
+      },
+    });
+    const now = Date.now();
+    this.live.set(id, { session, streams: 0, graceTimer: null, lastActivity: now, lastTouch: now });
+    session.once('ended', () => this.forget(id));
+    log.info({ mode: row.mode, languages: session.plan.languages }, 'live session opened');
+    return session;
+  }
+
+  /** A socket now carries the session: a pending reconnect-grace end is cancelled. */
+  streamAttached(id: string): void {
+    const e = this.live.get(id);
+    if (!e) return;
+    e.streams++;
+    if (e.graceTimer) clearTimeout(e.graceTimer);
+    e.graceTimer = null;
+  }
+
+  /**
+   * The socket dropped without ending the session. Unless a phone leg still carries it, the
+   * session ends with `stream_disconnected` when nobody reconnects within reconnectGraceSeconds.
+   */
+  streamDetached(id: string): void {
+    const e = this.live.get(id);
+    if (!e) return;
+    e.streams = Math.max(0, e.streams - 1);
+    if (e.streams > 0 || e.session.legCount > 0 || e.graceTimer) return;
+    e.graceTimer = setTimeout(() => {
+      e.graceTimer = null;
+      if (e.streams === 0 && e.session.legCount === 0) void this.end(id, 'stream_disconnected');
+    }, this.deps.config.limits.reconnectGraceSeconds * 1000);
+    e.graceTimer.unref();
+  }
+
+  /**
+   * Ends a session (lifecycle.endSession: row, outbox, bus) and closes it here at once rather than
+   * waiting for our own bus message. Returns false when the session does not exist.
+   */
+  async end(id: string, reason: string): Promise<boolean> {
+    let found = true;
+    try {
+      const r = await endSession({ db: this.deps.db, redis: this.deps.redis, redisKeyPrefix: this.deps.config.redisKeyPrefix }, id, reason);
+      found = r !== null;
+      // An already-ended row keeps its first reason; the live session reports that one.
+      this.get(id)?.close(r?.row.end_reason ?? reason);
+    } catch (err) {
+      this.log.error({ err, session_id: id, reason }, 'ending session failed');
+      this.get(id)?.close(reason);
+    }
+    return found;
+  }
+
+  private onCommand(cmd: SessionCommand): void {
+    if (cmd.kind !== 'end') return; // dial and hangup are telephony's
+    this.get(cmd.sessionId)?.close(cmd.reason);
+  }
+
+  private onActivity(id: string): void {
+    const e = this.live.get(id);
+    if (!e) return;
+    const now = Date.now();
+    e.lastActivity = now;
+    if (now - e.lastTouch < this.touchIntervalMs) return;
+    e.lastTouch = now;
+    touchSession(this.deps.db, id).catch((err) => this.log.warn({ err, session_id: id }, 'touching session failed'));
+  }
+
+  private sweepInactive(): void {
+    const limitMs = this.deps.config.limits.inactivitySeconds * 1000;
+    const now = Date.now();
+    for (const [id, e] of this.live) {
+      if (now - e.lastActivity >= limitMs) void this.end(id, 'inactivity');
+    }
+  }
+
+  private forget(id: string): void {
+    const e = this.live.get(id);
+    if (e?.graceTimer) clearTimeout(e.graceTimer);
+    this.live.delete(id);
+  }
+
+  /** Ends every live session (`node_shutdown`) and leaves the bus; idempotent. */
+  close(): Promise<void> {
+    return (this.closing ??= (async () => {
+      if (this.sweepTimer) clearInterval(this.sweepTimer);
+      await Promise.allSettled([...this.opening.values()]);
+      await Promise.allSettled([...this.live.keys()].map((id) => this.end(id, 'node_shutdown')));
+      for (const e of this.live.values()) e.session.close('node_shutdown');
+      try {
+        await this.unsubscribe?.();
+      } catch {
+        /* the connection may already be gone */
+      }
+      if (!this.deps.subscriber) this.subscriber?.disconnect();
+    })());
+  }
+}

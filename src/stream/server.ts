@@ -1,0 +1,170 @@
+// The streaming socket (SPEC "Streaming socket messages", "Stream token", "Socket close codes") on the
+// gateway's HTTP server: `GET /v1/sessions/{id}/connect?token=kst_…` upgraded by `ws`.
+//
+// Connect failures are reported with close codes after the upgrade, never with an HTTP error on the
+// upgrade: a browser sees neither the status nor the body of a refused upgrade, only a close code.
+// Order of checks: token (4001) → connect flood (4029) → session exists (4004) → not ended (4010)
+// → no other stream anywhere (4009) → open the live session (4500 if that fails).
+// Only the stream token is accepted; an API key in a header or the query is ignored.
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { randomUUID } from 'node:crypto';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { Logger } from 'pino';
+import type { Redis } from 'ioredis';
+import type { Config } from '../config/index.js';
+import type { Db } from '../store/index.js';
+import { resolveStreamToken } from '../coord/stream-tokens.js';
+import { getSessionRow, SessionEndedError, SessionNotFoundError, type SessionRegistry } from '../sessions/index.js';
+import { CLOSE } from './protocol.js';
+import { allowConnect, claimStream, CLAIM_TTL_MS, refreshStreamClaims, releaseStream } from './stream-claims.js';
+import { StreamConnection } from './stream-connection.js';
+
+export interface StreamServerDeps {
+  config: Config;
+  logger: Logger;
+  db: Db;
+  redis: Redis;
+  registry: SessionRegistry;
+  /** Server ping interval; a socket that missed the previous pong is dropped (default 15 s). */
+  heartbeatMs?: number;
+}
+
+export interface StreamServer {
+  /** Connected streams on this node. */
+  readonly connections: number;
+  /** Closes every socket with 1001 (going away) and stops listening for upgrades; idempotent. */
+  close(): Promise<void>;
+}
+
+const CONNECT_PATH = /^\/v1\/sessions\/([^/?#]+)\/connect$/;
+
+/** How much above the documented ceiling `ws` still reads a frame, so we can answer `message_too_large`. */
+export const MAX_PAYLOAD_FACTOR = 4;
+
+export function attachStreamServer(httpServer: Server, deps: StreamServerDeps): StreamServer {
+  const log = deps.logger.child({ component: 'stream' });
+  const ceiling = deps.config.limits.socketMessageMaxBytes;
+  // Frames up to 4x the ceiling are read and refused politely; beyond that ws closes with 1009.
+  const wss = new WebSocketServer({ noServer: true, maxPayload: ceiling * MAX_PAYLOAD_FACTOR, perMessageDeflate: false });
+  const live = new Map<WebSocket, { sessionId: string; holder: string; alive: boolean }>();
+  let closing = false;
+
+  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const m = CONNECT_PATH.exec(url.pathname);
+    if (!m) {
+      // Not ours: answer 404 unless another part of the gateway also listens for upgrades.
+      if (httpServer.listenerCount('upgrade') <= 1) {
+        socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      }
+      return;
+    }
+    if (closing) {
+      socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    const sessionId = decodeURIComponent(m[1]);
+    const token = url.searchParams.get('token') ?? '';
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      ws.pause(); // nothing is read until the checks pass and the connection is wired
+      void admit(ws, sessionId, token, req).catch((err) => {
+        log.error({ err, session_id: sessionId }, 'stream connect failed');
+        ws.close(CLOSE.serverError, 'internal_error');
+      });
+    });
+  };
+
+  async function admit(ws: WebSocket, sessionId: string, token: string, req: IncomingMessage): Promise<void> {
+    const reject = (code: number, reason: string) => {
+      log.info({ session_id: sessionId, code, reason, ip: req.socket.remoteAddress }, 'stream connect refused');
+      ws.close(code, reason);
+    };
+    const tokenSession = token ? await resolveStreamToken(deps.redis, token) : null;
+    if (tokenSession === null || tokenSession !== sessionId) return reject(CLOSE.tokenInvalid, 'stream_token_invalid');
+    if (!(await allowConnect(deps.redis, sessionId, deps.config.limits.socketConnectsPerMinute))) {
+      return reject(CLOSE.rateLimited, 'rate_limit_exceeded');
+    }
+    const row = await getSessionRow(deps.db, sessionId);
+    if (!row) return reject(CLOSE.sessionNotFound, 'session_not_found');
+    if (row.status === 'ended') return reject(CLOSE.sessionEnded, 'session_already_ended');
+    const holder = `${deps.config.nodeId}:${randomUUID()}`;
+    if (!(await claimStream(deps.redis, sessionId, holder))) return reject(CLOSE.streamAlreadyActive, 'stream_already_connected');
+
+    let session;
+    try {
+      session = await deps.registry.open(sessionId);
+    } catch (err) {
+      await releaseStream(deps.redis, sessionId, holder).catch(() => undefined);
+      if (err instanceof SessionNotFoundError) return reject(CLOSE.sessionNotFound, 'session_not_found');
+      if (err instanceof SessionEndedError) return reject(CLOSE.sessionEnded, 'session_already_ended');
+      throw err;
+    }
+    if (ws.readyState !== ws.OPEN || closing) {
+      await releaseStream(deps.redis, sessionId, holder).catch(() => undefined);
+      deps.registry.streamAttached(sessionId);
+      deps.registry.streamDetached(sessionId); // the client left during connect: grace applies
+      if (closing) ws.close(CLOSE.goingAway, 'server_shutdown');
+      return;
+    }
+    live.set(ws, { sessionId, holder, alive: true });
+    deps.registry.streamAttached(sessionId);
+    ws.on('pong', () => {
+      const c = live.get(ws);
+      if (c) c.alive = true;
+    });
+    new StreamConnection({
+      ws, session, registry: deps.registry, maxMessageBytes: ceiling,
+      logger: log.child({ session_id: sessionId }),
+      onClosed: () => {
+        live.delete(ws);
+        releaseStream(deps.redis, sessionId, holder).catch((err) => log.warn({ err, session_id: sessionId }, 'releasing stream claim failed'));
+        if (!session.closed) deps.registry.streamDetached(sessionId);
+      },
+    });
+    log.info({ session_id: sessionId }, 'stream connected');
+    ws.resume();
+  }
+
+  httpServer.on('upgrade', onUpgrade);
+
+  // One timer for all sockets: heartbeat (drop half-open TCP so a reconnect is not refused with 4009)
+  // and refresh of the Redis stream claims.
+  const heartbeatMs = deps.heartbeatMs ?? 15_000;
+  const heartbeat = setInterval(() => {
+    for (const [ws, c] of live) {
+      if (!c.alive) {
+        ws.terminate();
+        continue;
+      }
+      c.alive = false;
+      ws.ping();
+    }
+  }, heartbeatMs);
+  heartbeat.unref();
+  const refresher = setInterval(() => {
+    refreshStreamClaims(deps.redis, [...live.values()].map((c) => [c.sessionId, c.holder] as [string, string]))
+      .catch((err) => log.warn({ err }, 'refreshing stream claims failed'));
+  }, CLAIM_TTL_MS / 3);
+  refresher.unref();
+
+  let closed: Promise<void> | null = null;
+  return {
+    get connections() {
+      return live.size;
+    },
+    close(): Promise<void> {
+      return (closed ??= (async () => {
+        closing = true;
+        httpServer.off('upgrade', onUpgrade);
+        clearInterval(heartbeat);
+        clearInterval(refresher);
+        const claims = [...live.values()];
+        for (const ws of live.keys()) ws.close(CLOSE.goingAway, 'server_shutdown');
+        await Promise.allSettled(claims.map((c) => releaseStream(deps.redis, c.sessionId, c.holder)));
+        await new Promise<void>((resolve) => wss.close(() => resolve()));
+        for (const ws of wss.clients) ws.terminate();
+      })());
+    },
+  };
+}

@@ -1,0 +1,159 @@
+// One connected socket carrying one live session: client messages in (audio.input, ping,
+// session.end), session events out (session.ready, transcripts, paced audio.output, session.error,
+// session.ended). The socket is a carrier only: when it drops, the session lives on (reconnect grace).
+import type { WebSocket, RawData } from 'ws';
+import type { Logger } from 'pino';
+import { Framer, mulawDecodeInto, mulawEncodeInto } from '../media/index.js';
+import {
+  FRAME_SAMPLES, PARTIES,
+  type LiveSession, type Party, type SessionOutput, type SessionRegistry, type TranscriptFinal, type TranscriptPartial, type SessionErrorInfo,
+} from '../sessions/index.js';
+import { CLOSE, endedMessage, errorMessage, parseClientMessage, pongMessage, readyMessage, type SocketErrorCode } from './protocol.js';
+
+/** Output audio is skipped rather than queued without bound when a client stops reading. */
+const MAX_BUFFERED_BYTES = 1 << 20;
+
+export interface StreamConnectionOptions {
+  ws: WebSocket;
+  session: LiveSession;
+  registry: SessionRegistry;
+  maxMessageBytes: number;
+  logger: Logger;
+  /** Called once when the socket has closed (claims, bookkeeping). */
+  onClosed(): void;
+}
+
+export class StreamConnection {
+  readonly sessionId: string;
+  private readonly ws: WebSocket;
+  private readonly session: LiveSession;
+  private readonly log: Logger;
+  private readonly framers: Record<Party, Framer>;
+  private decodeBuf = new Int16Array(1600);
+  private readonly encodeBuf = new Uint8Array(FRAME_SAMPLES);
+  private outputSequence = 0;
+  private ending = false;
+  private finished = false;
+  /** audio.output frames skipped because the client was not reading. */
+  droppedOutput = 0;
+
+  constructor(private readonly opts: StreamConnectionOptions) {
+    this.ws = opts.ws;
+    this.session = opts.session;
+    this.sessionId = opts.session.id;
+    this.log = opts.logger;
+    const push = (p: Party) => (frame: Int16Array) => this.session.pushAudio(p, frame);
+    this.framers = { agent: new Framer(push('agent')), customer: new Framer(push('customer')) };
+
+    this.session.on('partial', this.onPartial);
+    this.session.on('final', this.onFinal);
+    this.session.on('output', this.onOutput as (o: unknown) => void);
+    this.session.on('error', this.onError);
+    this.session.on('ended', this.onEnded);
+    this.ws.on('message', this.onMessage);
+    this.ws.on('close', this.onClose);
+    this.ws.on('error', (err) => this.log.debug({ err }, 'socket error'));
+
+    for (const text of opts.session.plan.unavailable) this.send(errorMessage(this.sessionId, 'engine_unavailable', text));
+    if (this.session.ready) this.send(readyMessage(this.sessionId));
+    else this.session.once('ready', this.onReady);
+  }
+
+  private send(text: string): void {
+    if (this.ws.readyState === this.ws.OPEN) this.ws.send(text);
+  }
+
+  private sendError(code: SocketErrorCode, message: string): void {
+    this.send(errorMessage(this.sessionId, code, message));
+  }
+
+  private readonly onMessage = (data: RawData): void => {
+    if (this.ending) return; // `session.end` stops the receive loop (SPEC "States and transitions")
+    try {
+      const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+      const parsed = parseClientMessage(buf, this.opts.maxMessageBytes);
+      this.session.noteActivity();
+      if (!parsed.ok) {
+        this.sendError(parsed.code, parsed.message);
+        return;
+      }
+      const msg = parsed.msg;
+      switch (msg.type) {
+        case 'audio.input':
+          this.pushMulaw(msg.speaker, msg.payload);
+          return;
+        case 'ping':
+          this.send(pongMessage(this.sessionId));
+          return;
+        case 'session.end':
+          this.ending = true;
+          void this.opts.registry.end(this.sessionId, 'explicit_end').then((found) => {
+            // Normally the session's `ended` event has answered already; this covers a vanished row.
+            if (!found || !this.session.closed) this.finish('explicit_end');
+          });
+          return;
+      }
+    } catch (err) {
+      this.log.error({ err }, 'socket message handling failed');
+      this.closeWith(CLOSE.serverError, 'internal_error');
+    }
+  };
+
+  private pushMulaw(party: Party, bytes: Buffer): void {
+    if (this.decodeBuf.length < bytes.length) this.decodeBuf = new Int16Array(bytes.length);
+    const pcm = mulawDecodeInto(bytes, this.decodeBuf);
+    this.framers[party].push(pcm.subarray(0, bytes.length)); // the framer copies out whole frames
+  }
+
+  private readonly onReady = (): void => this.send(readyMessage(this.sessionId));
+
+  private readonly onPartial = (p: TranscriptPartial): void => {
+    this.send(JSON.stringify({ type: 'transcript.partial', speaker: p.speaker, language: p.language, text: p.text }));
+  };
+
+  private readonly onFinal = (f: TranscriptFinal): void => {
+    this.send(JSON.stringify({ type: 'transcript.final', ...f }));
+  };
+
+  private readonly onOutput = (o: SessionOutput): void => {
+    if (this.ws.readyState !== this.ws.OPEN) return;
+    if (this.ws.bufferedAmount > MAX_BUFFERED_BYTES) {
+      this.droppedOutput++;
+      return;
+    }
+    mulawEncodeInto(o.frame, this.encodeBuf);
+    const payload = Buffer.from(this.encodeBuf.buffer, this.encodeBuf.byteOffset, o.frame.length).toString('base64');
+    this.ws.send(`{"type":"audio.output","sequence":${++this.outputSequence},"timestamp_ms":${o.timestampMs},"speaker":${JSON.stringify(o.speaker)},"audio":{"encoding":"mulaw","sample_rate_hz":8000,"payload":"${payload}"}}`);
+  };
+
+  private readonly onError = (e: SessionErrorInfo): void => {
+    this.sendError(e.code as SocketErrorCode, e.message);
+  };
+
+  private readonly onEnded = ({ reason }: { reason: string }): void => this.finish(reason);
+
+  /** `session.ended`, then a normal close (SPEC lifecycle: "receive session.ended; socket closes"). */
+  private finish(reason: string): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.ending = true;
+    this.send(endedMessage(this.sessionId, reason));
+    this.closeWith(CLOSE.normal, reason);
+  }
+
+  closeWith(code: number, reason: string): void {
+    if (this.ws.readyState === this.ws.CLOSED || this.ws.readyState === this.ws.CLOSING) return;
+    this.ws.close(code, reason.slice(0, 120));
+  }
+
+  private readonly onClose = (): void => {
+    this.session.off('partial', this.onPartial);
+    this.session.off('final', this.onFinal);
+    this.session.off('output', this.onOutput as (o: unknown) => void);
+    this.session.off('error', this.onError);
+    this.session.off('ended', this.onEnded);
+    this.session.off('ready', this.onReady);
+    for (const p of PARTIES) this.framers[p].reset();
+    this.opts.onClosed();
+  };
+}
