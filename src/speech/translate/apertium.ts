@@ -65,9 +65,11 @@ export class ApertiumTranslator implements Translator {
     if (from === to || text.trim() === '') return text;
     const mode = this.modes.get(`${from}:${to}`);
     if (!mode) throw new SpeechEngineError('translate_unsupported', `no Apertium pair ${from}->${to}`);
-    // -u drops the unknown-word marks (*word) so untranslated names read naturally; the text goes
-    // through stdin as plain text (-f txt), never through a shell.
-    const out = await runFilter(this.opts.binary ?? 'apertium', ['-u', '-f', 'txt', mode], text, this.opts.timeoutMs);
+    // -u drops the unknown-word marks (*word) so untranslated names read naturally. The text goes
+    // through stdin, never on a command line. The `apertium` wrapper opens /dev/stdin by name,
+    // which fails on the socket Node gives a child as stdin, so `cat` turns it into a real pipe;
+    // the binary and mode (from our own discovery) are positional parameters, not interpolated.
+    const out = await runFilter('sh', ['-c', 'cat | "$0" -u -f txt "$1"', this.opts.binary ?? 'apertium', mode], text, this.opts.timeoutMs);
     return out.trim();
   }
 
@@ -77,7 +79,8 @@ export class ApertiumTranslator implements Translator {
 /** Runs a text filter process with a deadline; resolves with its stdout. */
 export function runFilter(binary: string, args: string[], input: string, timeoutMs: number): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(binary, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    // Own process group, so a timeout kills the whole pipeline, not just its shell.
+    const child = spawn(binary, args, { stdio: ['pipe', 'pipe', 'pipe'], detached: true });
     const out: Buffer[] = [];
     let err = '';
     let settled = false;
@@ -88,8 +91,12 @@ export function runFilter(binary: string, args: string[], input: string, timeout
       fn();
     };
     const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      finish(() => reject(new SpeechEngineError('translate_timeout', `${binary} took longer than ${timeoutMs} ms`)));
+      try {
+        if (child.pid) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL');
+      }
+      finish(() => reject(new SpeechEngineError('translate_timeout', `${args.at(-2) ?? binary} took longer than ${timeoutMs} ms`)));
     }, timeoutMs);
     child.stdout.on('data', (d: Buffer) => out.push(d));
     child.stderr.on('data', (d: Buffer) => {

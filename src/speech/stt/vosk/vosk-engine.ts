@@ -112,7 +112,7 @@ class VoskUtterance {
       this.lastPartial = '';
       // After eof the server sends the last result then closes; finish on close so a final
       // segment split across messages is complete.
-    } else if (typeof msg.partial === 'string' && !this.ended) {
+    } else if (typeof msg.partial === 'string') {
       const text = [...this.texts, msg.partial].filter(Boolean).join(' ');
       if (msg.partial && text !== this.lastPartial) {
         this.lastPartial = text;
