@@ -30,12 +30,26 @@ export type Scope = 'sessions:read' | 'sessions:write' | 'recordings:read' | 'an
 
 export const DEFAULT_SCOPES: Scope[] = ['sessions:read', 'sessions:write', 'recordings:read', 'analysis:read', 'analysis:write', 'webhooks:manage', 'agents:read', 'agents:write'];
 
+/** What session creation asks of the speech engines (src/speech `Engines` satisfies it). */
+export interface EngineCapabilityCheck {
+  canTranscribe(language: string): boolean;
+  canTranslate(from: string, to: string): boolean;
+  canSpeak(language: string): boolean;
+}
+
 /** Dependencies every route plugin receives; later planes add theirs (sessions registry, telephony, engines). */
 export interface ApiDeps {
   config: Config;
   logger: Logger;
   db: Db;
   redis: Redis;
+  /** When present, translation sessions no configured engine can serve are refused at create. */
+  engines?: EngineCapabilityCheck;
+  /**
+   * How long an authenticated API key (with its organization) is reused in-process, in ms.
+   * 0 or absent: every request reads PostgreSQL. See plugins/auth-cache.ts for what staleness it allows.
+   */
+  authCacheTtlMs?: number;
 }
 
 declare module 'fastify' {

@@ -4,10 +4,32 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import fp from 'fastify-plugin';
 import { ApiError } from '../errors.js';
 
+type AjvError = NonNullable<FastifyError['validation']>[number];
+
+/**
+ * The error to report out of ajv's list. Unions (nullable fields, metadata values) make ajv report
+ * every branch; the most specific complaint is the deepest one, and where all of those are type
+ * mismatches the allowed types are combined ("must be string, number, boolean or null").
+ */
+function primaryError(list: AjvError[]): { error: AjvError; types?: string[] } {
+  if (!list.some((e) => e.keyword === 'anyOf')) return { error: list[0] };
+  const candidates = list.filter((e) => e.keyword !== 'anyOf');
+  if (candidates.length === 0) return { error: list[0] };
+  const depth = (e: AjvError) => (e.instancePath.match(/\//g) ?? []).length;
+  const deepest = Math.max(...candidates.map(depth));
+  const atDeepest = candidates.filter((e) => depth(e) === deepest);
+  const pathOf = atDeepest[0].instancePath;
+  const same = atDeepest.filter((e) => e.instancePath === pathOf);
+  if (same.every((e) => e.keyword === 'type')) {
+    return { error: same[0], types: [...new Set(same.map((e) => String((e.params as { type?: string }).type)))] };
+  }
+  return { error: same[0] };
+}
+
 /** Turns an ajv validation error into the field path a client sent (`voice.speed`, `routing.sip.headers.Foo`). */
 function paramOf(err: FastifyError): string | undefined {
-  const v = err.validation?.[0];
-  if (!v) return undefined;
+  if (!err.validation?.length) return undefined;
+  const v = primaryError(err.validation).error;
   const base = v.instancePath.replace(/^\//, '').replace(/\//g, '.');
   const missing = (v.params as { missingProperty?: string; additionalProperty?: string }).missingProperty
     ?? (v.params as { additionalProperty?: string }).additionalProperty;
@@ -15,13 +37,17 @@ function paramOf(err: FastifyError): string | undefined {
   return field || undefined;
 }
 
+const joinTypes = (types: string[]): string => (types.length > 1 ? `${types.slice(0, -1).join(', ')} or ${types[types.length - 1]}` : types[0]);
+
 function validationMessage(err: FastifyError, param: string | undefined): string {
-  const v = err.validation?.[0];
-  if (!v) return err.message;
+  if (!err.validation?.length) return err.message;
+  const { error: v, types } = primaryError(err.validation);
   const where = param ?? err.validationContext ?? 'request';
+  if (types) return `'${where}' must be ${joinTypes(types)}.`;
   if (v.keyword === 'required') return `Missing required field '${param}'.`;
   if (v.keyword === 'additionalProperties') return `Unknown field '${param}'.`;
   if (v.keyword === 'enum') return `'${where}' must be one of: ${((v.params as { allowedValues?: unknown[] }).allowedValues ?? []).join(', ')}.`;
+  if (v.keyword === 'const') return `'${where}' must be ${JSON.stringify((v.params as { allowedValue?: unknown }).allowedValue)}.`;
   return `'${where}' ${v.message ?? 'is invalid'}.`;
 }
 

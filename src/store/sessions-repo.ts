@@ -1,0 +1,91 @@
+// Session rows for the API: the race-safe gated insert (with its outbox event), retrieval with the
+// latest call leg, and the idle query the inactivity sweeper runs.
+import type { SessionRow } from '../sessions/lifecycle.js';
+import { newId } from '../ids.js';
+import type { Db } from './db.js';
+
+export interface NewSession {
+  id: string;
+  orgId: string;
+  apiKeyId: string;
+  mode: string;
+  configurationMode: string | null;
+  sourceLanguage: string | null;
+  targetLanguage: string | null;
+  provider: string;
+  phoneNumber: string | null;
+  connectionId: string | null;
+  routing: Record<string, unknown> | null;
+  audio: Record<string, unknown>;
+  voice: Record<string, unknown>;
+  recording: Record<string, unknown>;
+  aiAgent: Record<string, unknown> | null;
+  metadata: Record<string, unknown> | null;
+  ownerNode: string;
+  createdAt: Date;
+}
+
+/**
+ * Inserts the session and its `session.created` event in one statement, only while the
+ * organization has fewer open (created|active) sessions than its max_concurrent_sessions.
+ * Race-safe: `FOR UPDATE` on the organization row serializes concurrent creates of one
+ * organization, and in READ COMMITTED a row locked after waiting is re-read at its newest
+ * version, so the open_sessions counter (kept by a trigger, migration 002) is always current.
+ * Returns false when the limit is reached.
+ */
+export async function insertSessionWithinLimit(db: Db, s: NewSession, eventData: Record<string, unknown>): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `WITH org AS (
+       SELECT id FROM organizations WHERE id = $2 AND open_sessions < max_concurrent_sessions FOR UPDATE
+     ), ins AS (
+       INSERT INTO sessions (id, org_id, api_key_id, mode, configuration_mode, source_language, target_language, provider,
+                             phone_number, connection_id, routing, audio, voice, recording, ai_agent, metadata, owner_node,
+                             created_at, last_activity_at)
+       SELECT $1, org.id, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $18 FROM org
+       RETURNING id, org_id
+     ), evt AS (
+       INSERT INTO webhook_events (id, org_id, type, data, created_at) SELECT $19, ins.org_id, 'session.created', $20, $18 FROM ins
+     )
+     SELECT id FROM ins`,
+    [
+      s.id, s.orgId, s.apiKeyId, s.mode, s.configurationMode, s.sourceLanguage, s.targetLanguage, s.provider,
+      s.phoneNumber, s.connectionId, s.routing, s.audio, s.voice, s.recording, s.aiAgent, s.metadata, s.ownerNode,
+      s.createdAt, newId('evt'), eventData,
+    ],
+  );
+  return rowCount === 1;
+}
+
+export interface CallSummary {
+  id: string;
+  provider: string;
+  call_sid: string;
+  direction: string;
+  status: string;
+  from_uri: string | null;
+  to_uri: string | null;
+}
+
+export type SessionWithCall = SessionRow & { call: CallSummary | null };
+
+/** The session of `orgId` (another organization's session is simply not found) with its latest call leg. */
+export async function getSessionWithCall(db: Db, id: string, orgId: string): Promise<SessionWithCall | null> {
+  const { rows } = await db.query<SessionWithCall>(
+    `SELECT s.*, (SELECT row_to_json(c) FROM (
+              SELECT id, provider, call_sid, direction, status, from_uri, to_uri FROM calls
+               WHERE session_id = s.id ORDER BY created_at DESC, id DESC LIMIT 1) c) AS call
+       FROM sessions s WHERE s.id = $1 AND s.org_id = $2`,
+    [id, orgId],
+  );
+  return rows[0] ?? null;
+}
+
+/** Open sessions idle for at least `seconds` (SPEC "Limits": inactivity auto-end), oldest first. */
+export async function findIdleSessions(db: Db, seconds: number, limit: number): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `SELECT id FROM sessions WHERE status <> 'ended' AND last_activity_at <= now() - make_interval(secs => $1)
+      ORDER BY last_activity_at LIMIT $2`,
+    [seconds, limit],
+  );
+  return rows.map((r) => r.id);
+}

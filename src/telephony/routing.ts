@@ -1,0 +1,150 @@
+// Routing resolution for a session (SPEC "Create-session request fields" → routing, rules 1–2):
+// which telephony path a session uses and which carrier serves it. Exactly one method may be given:
+// a managed phone number, a provider connection, SIP (type 'sip'), or none for the inherited default.
+//
+// The inherited default (routing omitted, or only `direction`):
+//   - the organization's default provider connection when one is set (it must be active and its
+//     credentials valid, otherwise no_default_provider);
+//   - with no default connection: an organization with SIP enabled expects telephony, so it gets
+//     no_default_provider; any other organization gets a socket-only session (provider `webrtc`).
+import { ApiError } from '../api/errors.js';
+import type { DbClient } from '../store/index.js';
+
+export interface RoutingInput {
+  phone_number?: string;
+  connection_id?: string;
+  type?: 'sip';
+  sip?: { from_uri?: string; to_uri?: string; headers?: Record<string, string> };
+  direction?: 'inbound' | 'outbound';
+}
+
+export interface RoutingOrg {
+  id: string;
+  sip_enabled: boolean;
+  default_connection_id: string | null;
+}
+
+export type Provider = 'carrier_a' | 'carrier_b' | 'sip' | 'webrtc';
+
+export interface ResolvedRouting {
+  provider: Provider;
+  phoneNumber?: string;
+  connectionId?: string;
+  sip?: { from_uri?: string; to_uri?: string; headers?: Record<string, string> };
+  direction?: 'inbound' | 'outbound';
+}
+
+export interface ResolveOptions {
+  /** Where clients can read the routing rules (returned as docs_url on routing_failed). */
+  docsUrl?: string;
+}
+
+interface ConnectionRow {
+  id: string;
+  provider: 'carrier_a' | 'carrier_b';
+  status: 'active' | 'disabled';
+  credentials_valid: boolean;
+}
+
+const X_HEADER = /^X-[A-Za-z0-9-]+$/;
+
+function routingFailed(message: string, opts: ResolveOptions): ApiError {
+  return new ApiError('routing_failed', { param: 'routing', message, extra: opts.docsUrl ? { docs_url: opts.docsUrl } : undefined });
+}
+
+async function loadConnection(db: DbClient, orgId: string, id: string): Promise<ConnectionRow | null> {
+  const { rows } = await db.query<ConnectionRow>(
+    'SELECT id, provider, status, credentials_valid FROM provider_connections WHERE id = $1 AND org_id = $2',
+    [id, orgId],
+  );
+  return rows[0] ?? null;
+}
+
+/** A connection named by the client: missing or disabled → connection_not_found; bad credentials → connection_invalid. */
+async function usableConnection(db: DbClient, orgId: string, id: string, param: string): Promise<ConnectionRow> {
+  const c = await loadConnection(db, orgId, id);
+  if (!c || c.status !== 'active') {
+    throw new ApiError('connection_not_found', { param, message: `No active provider connection '${id}' in this organization.` });
+  }
+  if (!c.credentials_valid) {
+    throw new ApiError('connection_invalid', { param, message: `The credentials of provider connection '${id}' are invalid or expired; update them and retry.` });
+  }
+  return c;
+}
+
+export async function resolveRouting(
+  db: DbClient,
+  org: RoutingOrg,
+  routing: RoutingInput | null | undefined,
+  opts: ResolveOptions = {},
+): Promise<ResolvedRouting> {
+  const r = routing ?? {};
+  const direction = r.direction;
+  const methods = [
+    r.phone_number !== undefined ? 'phone_number' : null,
+    r.connection_id !== undefined ? 'connection_id' : null,
+    r.type === 'sip' ? "type 'sip'" : null,
+  ].filter((m): m is string => m !== null);
+
+  if (methods.length > 1) {
+    throw routingFailed(`Supply exactly one routing method; got ${methods.join(' and ')}.`, opts);
+  }
+  if (r.sip !== undefined && r.type !== 'sip') {
+    throw routingFailed("routing.sip is only valid with routing.type 'sip'.", opts);
+  }
+
+  if (r.type === 'sip') {
+    if (!org.sip_enabled) throw new ApiError('sip_not_enabled', { param: 'routing.type' });
+    for (const name of Object.keys(r.sip?.headers ?? {})) {
+      if (!X_HEADER.test(name)) {
+        throw new ApiError('invalid_request', {
+          param: `routing.sip.headers.${name}`,
+          message: `Only custom SIP headers starting with 'X-' may be set; '${name}' is not allowed.`,
+        });
+      }
+    }
+    return { provider: 'sip', ...(r.sip ? { sip: r.sip } : {}), ...(direction ? { direction } : {}) };
+  }
+
+  if (r.connection_id !== undefined) {
+    const c = await usableConnection(db, org.id, r.connection_id, 'routing.connection_id');
+    return { provider: c.provider, connectionId: c.id, ...(direction ? { direction } : {}) };
+  }
+
+  if (r.phone_number !== undefined) {
+    const { rows } = await db.query<{ number: string; connection_id: string | null }>(
+      'SELECT number, connection_id FROM phone_numbers WHERE number = $1 AND org_id = $2',
+      [r.phone_number, org.id],
+    );
+    const pn = rows[0];
+    if (!pn) {
+      throw new ApiError('phone_number_not_found', { param: 'routing.phone_number', message: `${r.phone_number} is not a managed number of this organization.` });
+    }
+    // A number bound to a connection is carried by it; an unbound managed number terminates on our SIP side.
+    if (pn.connection_id) {
+      const c = await usableConnection(db, org.id, pn.connection_id, 'routing.phone_number');
+      return { provider: c.provider, phoneNumber: pn.number, connectionId: c.id, ...(direction ? { direction } : {}) };
+    }
+    return { provider: 'sip', phoneNumber: pn.number, ...(direction ? { direction } : {}) };
+  }
+
+  // The inherited default.
+  if (org.default_connection_id) {
+    const c = await loadConnection(db, org.id, org.default_connection_id);
+    if (!c || c.status !== 'active' || !c.credentials_valid) {
+      const why = !c ? 'no longer exists' : c.status !== 'active' ? 'is disabled' : 'has invalid credentials';
+      throw new ApiError('no_default_provider', {
+        param: 'routing',
+        message: `The organization's default provider connection ${org.default_connection_id} ${why}; pass routing explicitly or fix the connection.`,
+      });
+    }
+    return { provider: c.provider, connectionId: c.id, ...(direction ? { direction } : {}) };
+  }
+  if (org.sip_enabled) {
+    throw new ApiError('no_default_provider', {
+      param: 'routing',
+      message: "SIP is enabled for this organization but it has no default provider connection; pass routing.phone_number, routing.connection_id or routing.type 'sip'.",
+    });
+  }
+  return { provider: 'webrtc', ...(direction ? { direction } : {}) };
+}
