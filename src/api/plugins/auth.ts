@@ -5,6 +5,7 @@ import fp from 'fastify-plugin';
 import { ApiError } from '../errors.js';
 import { hashApiKey } from '../../store/index.js';
 import type { ApiDeps, AuthContext, OrgRow } from '../context.js';
+import { AuthCache } from './auth-cache.js';
 
 const KEY_PATTERN = /^sk_(live|test)_[0-9a-z]{16,64}$/;
 
@@ -27,16 +28,21 @@ interface KeyRow extends OrgRow {
   revoked_at: Date | null;
 }
 
-async function authenticate(deps: ApiDeps, req: FastifyRequest): Promise<AuthContext> {
+async function authenticate(deps: ApiDeps, cache: AuthCache<KeyRow>, req: FastifyRequest): Promise<AuthContext> {
   const key = presentedKey(req);
   if (!key || !KEY_PATTERN.test(key)) throw new ApiError('api_key_invalid');
-  const { rows } = await deps.db.query<KeyRow>(
-    `SELECT k.id AS key_id, k.environment, k.scopes, k.expires_at, k.revoked_at, o.*
-       FROM api_keys k JOIN organizations o ON o.id = k.org_id WHERE k.key_hash = $1`,
-    [hashApiKey(key)],
-  );
-  const row = rows[0];
-  if (!row) throw new ApiError('api_key_invalid');
+  const keyHash = hashApiKey(key);
+  let row = cache.get(keyHash);
+  if (!row) {
+    const { rows } = await deps.db.query<KeyRow>(
+      `SELECT k.id AS key_id, k.environment, k.scopes, k.expires_at, k.revoked_at, o.*
+         FROM api_keys k JOIN organizations o ON o.id = k.org_id WHERE k.key_hash = $1`,
+      [keyHash],
+    );
+    row = rows[0];
+    if (!row) throw new ApiError('api_key_invalid');
+    cache.set(keyHash, row);
+  }
   if (row.revoked_at) throw new ApiError('api_key_revoked');
   if (row.expires_at && row.expires_at.getTime() <= Date.now()) throw new ApiError('api_key_expired');
   if (row.environment !== deps.config.apiEnvironment) {
@@ -54,10 +60,11 @@ export function setCreditHeaders(reply: { header(k: string, v: string | number):
 }
 
 async function authPlugin(app: FastifyInstance, deps: ApiDeps): Promise<void> {
+  const cache = new AuthCache<KeyRow>(deps.authCacheTtlMs ?? 0);
   app.addHook('onRequest', async (req, reply) => {
     const scope = req.routeOptions.config?.scope;
     if (!scope) return;
-    const auth = await authenticate(deps, req);
+    const auth = await authenticate(deps, cache, req);
     req.auth = auth;
     setCreditHeaders(reply, auth.org);
     if (auth.org.status !== 'active') throw new ApiError('organization_inactive');

@@ -11,14 +11,22 @@ local n = redis.call('INCR', KEYS[1])
 if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return n`;
 
+type WindowCommand = (key: string, windowMs: number) => Promise<number>;
+
 async function rateLimitPlugin(app: FastifyInstance, deps: ApiDeps): Promise<void> {
+  // A defined command runs by EVALSHA: the script body is sent once per connection, not per request.
+  if (!(deps.redis as unknown as { vbRateWindow?: WindowCommand }).vbRateWindow) {
+    deps.redis.defineCommand('vbRateWindow', { numberOfKeys: 1, lua: WINDOW_SCRIPT });
+  }
+  const incrWindow = (key: string, windowMs: number): Promise<number> =>
+    (deps.redis as unknown as { vbRateWindow: WindowCommand }).vbRateWindow(key, windowMs);
   app.addHook('onRequest', async (req, reply) => {
     const auth = req.auth;
     if (!auth) return;
     const windowMs = auth.org.rate_window_seconds * 1000;
     const windowStart = Math.floor(Date.now() / windowMs) * windowMs;
     const resetAt = Math.ceil((windowStart + windowMs) / 1000);
-    const count = Number(await deps.redis.eval(WINDOW_SCRIPT, 1, `rl:${auth.keyId}:${windowStart}`, windowMs + 1000));
+    const count = Number(await incrWindow(`rl:${auth.keyId}:${windowStart}`, windowMs + 1000));
     const limit = auth.org.rate_limit;
     reply.header('X-RateLimit-Limit', limit);
     reply.header('X-RateLimit-Remaining', Math.max(0, limit - count));
