@@ -1,19 +1,23 @@
 // Speech fixtures generated at test time (never committed): espeak-ng or flite -> sox -> 8 kHz
 // PCM16 mono, cached in os.tmpdir() by a hash of (voice, text, version) so repeated runs are fast.
 //
-// Phrases the embedded pocketsphinx decoder (hub4wsj_sc_8k + en-us.lm.bin + cmudict, via
-// vb-sphinx-decoder) recognizes, measured with 200 ms of silence around each phrase:
+// Phrases the embedded pocketsphinx decoder (vb-sphinx-decoder: hub4wsj_sc_8k + en-us.lm.bin +
+// cmudict-en-us, default search settings) returns for the FIRST utterance of a stream (the
+// model's initial cepstral mean; later utterances of the same stream use the mean adapted to
+// that caller and can come out better), measured with 300 ms of silence around each phrase:
 //
-//   flite voice (reliable: use this for recognition tests)
+//   flite voice (use this for recognition tests)
 //     "good morning"                                -> "good morning"
-//     "my name is john smith"                       -> "my name is john smith"
 //     "i need help with my order"                   -> "i need help with my order"
 //     "i would like to check my account balance"    -> "i would like to check my account balance"
 //     "thank you very much"                         -> "thank you very much"
 //     "no thank you"                                -> "no thank you"
-//     "one two three four five"                     -> "blonde two three four five" (first word unreliable)
-//     "please transfer me to billing"               -> "please try and for me to ..." (unreliable)
-//     "hello world"                                 -> "all world" (use "world" only)
+//     "my name is john smith"                       -> "my name is gone to" (first utterance; "... john smith" once adapted)
+//     "hello world"                                 -> "all world" (only "world" is reliable)
+//     "one two three four five"                     -> "blonde two three four five"
+//     "what time is it"                             -> "in all time is it"
+//     "please transfer me to billing"               -> "please try and for me to a building"
+//     "yes"                                         -> "that" (single words are unreliable)
 //   espeak-ng voice (en-us): mostly NOT recognized by the 8 kHz model ("good morning" -> "do art and",
 //     "hello world" -> "that will"); fine for VAD, TTS and length tests, not for asserting words.
 //
