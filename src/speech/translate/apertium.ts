@@ -70,7 +70,7 @@ export class ApertiumTranslator implements Translator {
     // which fails on the socket Node gives a child as stdin, so `cat` turns it into a real pipe;
     // the binary and mode (from our own discovery) are positional parameters, not interpolated.
     const out = await runFilter('sh', ['-c', 'cat | "$0" -u -f txt "$1"', this.opts.binary ?? 'apertium', mode], text, this.opts.timeoutMs);
-    return out.trim();
+    return out.replace(/[ \t]+/g, ' ').trim(); // blanks left by dropped words
   }
 
   async close(): Promise<void> {}
