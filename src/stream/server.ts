@@ -70,6 +70,7 @@ export function attachStreamServer(httpServer: Server, deps: StreamServerDeps): 
       ws.pause(); // nothing is read until the checks pass and the connection is wired
       void admit(ws, sessionId, token, req).catch((err) => {
         log.error({ err, session_id: sessionId }, 'stream connect failed');
+        ws.resume();
         ws.close(CLOSE.serverError, 'internal_error');
       });
     });
@@ -78,6 +79,7 @@ export function attachStreamServer(httpServer: Server, deps: StreamServerDeps): 
   async function admit(ws: WebSocket, sessionId: string, token: string, req: IncomingMessage): Promise<void> {
     const reject = (code: number, reason: string) => {
       log.info({ session_id: sessionId, code, reason, ip: req.socket.remoteAddress }, 'stream connect refused');
+      ws.resume(); // the client's closing handshake must be read, or the close waits for ws's timeout
       ws.close(code, reason);
     };
     const tokenSession = token ? await resolveStreamToken(deps.redis, token) : null;
@@ -104,7 +106,10 @@ export function attachStreamServer(httpServer: Server, deps: StreamServerDeps): 
       await releaseStream(deps.redis, sessionId, holder).catch(() => undefined);
       deps.registry.streamAttached(sessionId);
       deps.registry.streamDetached(sessionId); // the client left during connect: grace applies
-      if (closing) ws.close(CLOSE.goingAway, 'server_shutdown');
+      if (closing) {
+        ws.resume();
+        ws.close(CLOSE.goingAway, 'server_shutdown');
+      }
       return;
     }
     live.set(ws, { sessionId, holder, alive: true });
