@@ -112,6 +112,11 @@ export class SipLeg extends EventEmitter<SipLegEvents> implements PartyLeg {
     return this.onHold;
   }
 
+  /** Our RTP port (the gateway side of the media path). */
+  get rtpPort(): number {
+    return this.endpoint.port;
+  }
+
   get rtpStats(): RtpEndpoint['stats'] {
     return this.endpoint.stats;
   }

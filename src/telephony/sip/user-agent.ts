@@ -2,7 +2,7 @@
 // small promise API: inbound INVITEs arrive as IncomingInvite objects, `answer()` gives a Dialog,
 // `call()` places an outbound INVITE (with digest auth retry) and resolves with a Dialog.
 import { randomBytes } from 'node:crypto';
-import sip, { type NameAddr, type Remote, type SipRequest, type SipResponse, type SipStack } from 'sip';
+import sip, { type CreateOptions, type NameAddr, type Remote, type SipRequest, type SipResponse, type SipStack } from 'sip';
 import digest from 'sip/digest.js';
 import { Dialog, type DialogTransport } from './dialog.js';
 import { IncomingInvite } from './incoming-invite.js';
@@ -74,17 +74,24 @@ export class UserAgent implements DialogTransport {
 
   private constructor(readonly o: UserAgentOptions, private readonly handlers: UserAgentHandlers) {
     this.log = o.logger ?? noopLogger;
-    this.stack = sip.create(
-      {
-        port: o.port,
-        address: o.host,
-        udp: o.transports.includes('udp'),
-        tcp: o.transports.includes('tcp'),
-        publicAddress: o.advertisedAddress,
-        logger: { error: (e) => this.log.warn({ err: String(e) }, 'sip stack error') },
+    const stackOptions: CreateOptions = {
+      port: o.port,
+      address: o.host,
+      udp: o.transports.includes('udp'),
+      tcp: o.transports.includes('tcp'),
+      // The package treats any request URI whose host equals its "hostname" as one of its own flow
+      // tokens (and fails to route it), which breaks calls to peers on our own address. Its
+      // hostname is fixed at create() while Via reads publicAddress at send time, so create with a
+      // name no peer can have, then put the advertised address in place for Via.
+      publicAddress: 'voxbridge.invalid',
+      logger: {
+        error: (e) => this.log.warn({ err: String(e) }, 'sip stack error'),
+        send: (m, target) => this.log.debug({ target, msg: sip.stringify(m) }, 'sip send'),
+        recv: (m, remote) => this.log.debug({ remote, msg: sip.stringify(m) }, 'sip recv'),
       },
-      (rq, remote) => this.onRequest(rq, remote),
-    );
+    };
+    this.stack = sip.create(stackOptions, (rq, remote) => this.onRequest(rq, remote));
+    stackOptions.publicAddress = o.advertisedAddress;
   }
 
   static start(o: UserAgentOptions, handlers: UserAgentHandlers): UserAgent {
