@@ -40,4 +40,12 @@ export function parseIntOption(name: string) {
   };
 }
 
+/** Limits (rate, window, concurrency) of 0 would refuse everything or divide by zero: they must be at least 1. */
+export function parsePositiveIntOption(name: string) {
+  return (raw: string): number => {
+    if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new CliUsageError(`${name} must be a positive integer, got '${raw}'`);
+    return Number(raw);
+  };
+}
+
 export const parseList = (raw: string): string[] => raw.split(',').map((s) => s.trim()).filter(Boolean);

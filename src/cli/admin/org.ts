@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { createOrg, updateOrg, ORG_FEATURES, type UpdateOrgInput } from '../../store/index.js';
-import { CliContext, CliUsageError, parseIntOption, parseList, printJson } from '../context.js';
+import { CliContext, CliUsageError, parseIntOption, parseList, parsePositiveIntOption, printJson } from '../context.js';
 
 const OVERRIDABLE_FIELDS = ['greeting', 'instructions', 'voice', 'language', 'brain', 'tools', 'escalation', 'knowledge_base', 'intents'];
 
@@ -17,9 +17,9 @@ export function register(admin: Command, ctx: CliContext): void {
     .description('create an organization')
     .requiredOption('--name <name>', 'display name')
     .option('--credits <n>', 'API credits', parseIntOption('--credits'))
-    .option('--max-concurrent-sessions <n>', 'sessions open (created or active) at once', parseIntOption('--max-concurrent-sessions'))
-    .option('--rate-limit <n>', 'requests per window per API key', parseIntOption('--rate-limit'))
-    .option('--rate-window-seconds <s>', 'rate-limit window length', parseIntOption('--rate-window-seconds'))
+    .option('--max-concurrent-sessions <n>', 'sessions open (created or active) at once', parsePositiveIntOption('--max-concurrent-sessions'))
+    .option('--rate-limit <n>', 'requests per window per API key', parsePositiveIntOption('--rate-limit'))
+    .option('--rate-window-seconds <s>', 'rate-limit window length', parsePositiveIntOption('--rate-window-seconds'))
     .option('--features <list>', `comma list of: ${ORG_FEATURES.join(', ')}`, parseList)
     .action(async (o) => {
       const limits = ctx.config().limits;
@@ -40,9 +40,9 @@ export function register(admin: Command, ctx: CliContext): void {
     .option('--credits <n>', 'set the credit balance', parseIntOption('--credits'))
     .option('--features <list>', `comma list of: ${ORG_FEATURES.join(', ')} (replaces the set; "" clears)`)
     .option('--allowed-overrides <list>', `ai_agent.overrides fields sessions may set: ${OVERRIDABLE_FIELDS.join(', ')}`)
-    .option('--max-concurrent-sessions <n>', 'sessions open at once', parseIntOption('--max-concurrent-sessions'))
-    .option('--rate-limit <n>', 'requests per window per API key', parseIntOption('--rate-limit'))
-    .option('--rate-window-seconds <s>', 'rate-limit window length', parseIntOption('--rate-window-seconds'))
+    .option('--max-concurrent-sessions <n>', 'sessions open at once', parsePositiveIntOption('--max-concurrent-sessions'))
+    .option('--rate-limit <n>', 'requests per window per API key', parsePositiveIntOption('--rate-limit'))
+    .option('--rate-window-seconds <s>', 'rate-limit window length', parsePositiveIntOption('--rate-window-seconds'))
     .option('--sip-enabled <bool>', 'true | false: SIP routing for this organization')
     .option('--default-connection <pcon_id>', 'the default route (provider connection); "none" clears')
     .action(async (id: string, o) => {
