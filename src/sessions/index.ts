@@ -10,7 +10,7 @@ export { TranslateProcessor, type TranslationRoute } from './processors/translat
 export { TtsProcessor, TRANSLATED_SPEAKER_LABEL } from './processors/tts.js';
 export { InterruptionProcessor } from './processors/interruption.js';
 export { OutputPacer, MAX_QUEUED_FRAMES } from './processors/pacer.js';
-export { MediaClock, sharedMediaClock, type TickListener } from './media-clock.js';
+export { MediaClock, sharedMediaClock, type TickListener, type TickSource } from './media-clock.js';
 export { planPipeline, buildPipeline, type PipelinePlan, type SessionMode } from './pipeline.js';
 export { LiveSession, type LiveSessionOptions, type LiveSessionHooks, type SessionOutput, type StoredTurn } from './live-session.js';
 export { SessionRegistry, awaitsPhoneLeg, type SessionRegistryDeps } from './registry.js';

@@ -9,7 +9,7 @@ import {
   type LiveSessionEvents, type OutputFrame, type Party, type PartyLeg, type PcmFrame, type TranscriptFinal,
 } from './contracts.js';
 import type { Frame } from './frames.js';
-import type { MediaClock } from './media-clock.js';
+import type { TickSource } from './media-clock.js';
 import { buildPipeline, planPipeline, type Pipeline, type PipelinePlan } from './pipeline.js';
 import { SafeEmitter } from './safe-emitter.js';
 
@@ -41,7 +41,7 @@ export interface LiveSessionOptions {
   voice: VoiceSettings;
   engines: Engines;
   defaultLanguage: string;
-  clock: MediaClock;
+  clock: TickSource;
   hooks: LiveSessionHooks;
   /** The session has phone routing: `ready` waits for a leg to be attached (connected). */
   awaitsLeg: boolean;

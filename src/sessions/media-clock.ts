@@ -7,7 +7,12 @@ import { FRAME_MS } from './contracts.js';
 
 export type TickListener = (tick: number) => void;
 
-export class MediaClock {
+/** What a pacer needs from a clock (tests drive a manual one). */
+export interface TickSource {
+  subscribe(fn: TickListener): () => void;
+}
+
+export class MediaClock implements TickSource {
   private readonly listeners = new Set<TickListener>();
   private timer: NodeJS.Timeout | null = null;
   private nextAt = 0;

@@ -6,7 +6,7 @@
 import type { Engines, VoiceSettings } from '../speech/index.js';
 import type { VadOptions } from '../media/index.js';
 import { otherParty, PARTIES, type Party } from './contracts.js';
-import type { MediaClock } from './media-clock.js';
+import type { TickSource } from './media-clock.js';
 import { chain, FrameProcessor, type FrameSink } from './processors/processor.js';
 import { BridgeProcessor } from './processors/bridge.js';
 import { VadProcessor } from './processors/vad.js';
@@ -82,7 +82,7 @@ export interface PipelineOptions {
   plan: PipelinePlan;
   engines: Engines;
   voice: VoiceSettings;
-  clock: MediaClock;
+  clock: TickSource;
   vad?: VadOptions;
   /** Drop queued output for a party who starts speaking (off for interpreters: they finish the sentence). */
   bargeIn?: boolean;

@@ -13,7 +13,7 @@ import { subscribeSessionCommands, type SessionCommand } from '../coord/session-
 import { insertTranscriptTurn, lastTranscriptSequence } from '../store/transcripts-writer.js';
 import { activateSession, endSession, getSessionRow, touchSession, type SessionRow } from './lifecycle.js';
 import { LiveSession } from './live-session.js';
-import { sharedMediaClock, type MediaClock } from './media-clock.js';
+import { sharedMediaClock, type TickSource } from './media-clock.js';
 import { SessionEndedError, SessionNotFoundError } from './errors.js';
 
 export interface SessionRegistryDeps {
@@ -24,7 +24,7 @@ export interface SessionRegistryDeps {
   engines: Engines;
   /** Dedicated connection for the session bus (subscribe mode); default: redis.duplicate(). */
   subscriber?: Redis;
-  clock?: MediaClock;
+  clock?: TickSource;
   /** last_activity_at is written at most this often per session (default 5000 ms). */
   touchIntervalMs?: number;
   vad?: VadOptions;
@@ -47,7 +47,7 @@ export function awaitsPhoneLeg(row: Pick<SessionRow, 'routing'>): boolean {
 export class SessionRegistry {
   private readonly live = new Map<string, Entry>();
   private readonly opening = new Map<string, Promise<LiveSession>>();
-  private readonly clock: MediaClock;
+  private readonly clock: TickSource;
   private readonly log: Logger;
   private readonly touchIntervalMs: number;
   private subscriber: Redis | null = null;

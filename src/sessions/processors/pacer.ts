@@ -3,7 +3,7 @@
 // The pacer listens to the clock only while something is queued, so idle sessions cost nothing.
 import { FRAME_MS, FRAME_SAMPLES, PARTIES, type Party, type PcmFrame } from '../contracts.js';
 import type { Frame } from '../frames.js';
-import type { MediaClock } from '../media-clock.js';
+import type { TickSource } from '../media-clock.js';
 import { FrameProcessor } from './processor.js';
 
 /** Most audio queued per listener (30 s); older frames are dropped beyond it so memory stays bounded. */
@@ -48,7 +48,7 @@ export class OutputPacer extends FrameProcessor {
   private unsubscribe: (() => void) | null = null;
   private firstTick = -1;
 
-  constructor(private readonly clock: MediaClock) {
+  constructor(private readonly clock: TickSource) {
     super();
     for (const p of PARTIES) this.queues.set(p, new FrameQueue());
   }
