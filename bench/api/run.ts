@@ -3,7 +3,7 @@
 // Redis prefix) so the load generator and the server do not share an event loop.
 //
 //   npx tsx bench/api/run.ts [--connections 32] [--seconds 10] [--auth-cache-ms 0] [--pg-pool 20] [--orgs 1] [--redis-autopipeline] [--profile]
-//   (--profile writes a V8 CPU profile of the server to bench/api/profiles/)
+//   (--profile writes a V8 CPU profile of the server to $TMPDIR/voxbridge-api-profiles/)
 //
 // Prints throughput and latency percentiles; it asserts nothing (STYLE: benchmarks print figures).
 import { spawn } from 'node:child_process';
@@ -89,7 +89,7 @@ async function main(): Promise<void> {
   const loadBefore = os.loadavg().map((l) => l.toFixed(2)).join(' ');
   const seconds = arg('seconds', 10);
   const self = fileURLToPath(import.meta.url);
-  const profile = process.argv.includes('--profile') ? ['--cpu-prof', '--cpu-prof-dir=bench/api/profiles'] : [];
+  const profile = process.argv.includes('--profile') ? ['--cpu-prof', `--cpu-prof-dir=${os.tmpdir()}/voxbridge-api-profiles`] : [];
   const child = spawn(process.execPath, [...profile, ...process.execArgv, self, '--serve', ...process.argv.slice(2)], { env: baseEnv, stdio: ['ignore', 'pipe', 'inherit'] });
   serverPid = child.pid ?? 0;
   let buffered = '';

@@ -409,7 +409,8 @@ describe('POST /v1/sessions/{id}/end', () => {
     expect(keys(first.body)).toEqual(['duration_seconds', 'ended_at', 'id', 'object', 'status']);
     expect(first.body).toMatchObject({ id: created.id, object: 'session', status: 'ended' });
     expect(first.body.duration_seconds).toBeGreaterThanOrEqual(0);
-    const again = await gw.api(org.key, 'POST', `/v1/sessions/${created.id}/end`);
+    // A bodyless POST sent with Content-Type: application/json is accepted.
+    const again = await gw.api(org.key, 'POST', `/v1/sessions/${created.id}/end`, undefined, { 'content-type': 'application/json' });
     expect(again.status).toBe(200);
     expect(again.body).toEqual(first.body);
     const { rows } = await gw.db.query(`SELECT type, data FROM webhook_events WHERE data->>'id' = $1 AND type = 'session.ended'`, [created.id]);

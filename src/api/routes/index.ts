@@ -8,6 +8,16 @@ import agentRoutes from './agents.js';
 /** Registers every /v1 resource route family (dial/hangup come from the telephony plane's calls.ts). */
 export async function resourceRoutes(app: FastifyInstance, deps: ApiDeps): Promise<void> {
   app.addSchema(ErrorBody);
+  // Bodyless POSTs (…/end) are often sent with Content-Type: application/json and nothing after it;
+  // an empty JSON body means "no body" here. Anything else goes through Fastify's own parser
+  // (prototype-poisoning protection included).
+  const defaultJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text.trim() === '') return done(null, undefined);
+    return defaultJson(req, text, done);
+  });
   await app.register(sessionRoutes, deps);
   await app.register(recordingRoutes, deps);
   await app.register(agentRoutes, deps);
