@@ -7,6 +7,8 @@ import { TelephonyService, type CallView } from './service.js';
 import type { TelephonySessionPort } from './session-port.js';
 import type { DialRequest } from './dial-target.js';
 import { MediaAnchor } from './media-anchor.js';
+import { sessionPortFromRegistry } from './registry-port.js';
+import type { SessionRegistry } from '../sessions/index.js';
 
 export { TelephonyError, type TelephonyErrorCode } from './errors.js';
 export type { CallView } from './service.js';
@@ -14,13 +16,16 @@ export type { DialRequest } from './dial-target.js';
 export type { TelephonySessionPort, SessionAttachment } from './session-port.js';
 export { encryptSecret, decryptSecret } from './secrets.js';
 export { isValidCidr } from './cidr.js';
+export { sessionPortFromRegistry } from './registry-port.js';
 
 export interface TelephonyDeps {
   config: Config;
   logger: Logger;
   db: Db;
+  /** The live-session registry (sessions/index.ts); or pass `sessions` directly (tests). */
+  registry?: Pick<SessionRegistry, 'open'>;
   /** The session layer seen through the one method telephony needs (see session-port.ts). */
-  sessions: TelephonySessionPort;
+  sessions?: TelephonySessionPort;
   redis?: unknown;
 }
 
@@ -45,7 +50,9 @@ export async function startTelephony(deps: TelephonyDeps): Promise<Telephony> {
     await probe.ping().catch((err) => deps.logger.warn({ err: String(err) }, 'rtpengine not reachable at start-up'));
     probe.close();
   }
-  const svc = new TelephonyService({ config: deps.config, logger: deps.logger, db: deps.db, sessions: deps.sessions });
+  const sessions = deps.sessions ?? (deps.registry ? sessionPortFromRegistry(deps.registry) : null);
+  if (!sessions) throw new Error('startTelephony needs the session registry');
+  const svc = new TelephonyService({ config: deps.config, logger: deps.logger, db: deps.db, sessions });
   return {
     dial: (sessionId, orgId, req) => svc.dial(sessionId, orgId, req),
     hangup: (sessionId, orgId, req) => svc.hangup(sessionId, orgId, req),

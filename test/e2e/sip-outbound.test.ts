@@ -1,0 +1,134 @@
+// Outbound dials against SIPp callees: plain answer, digest challenge through a provider connection,
+// callee BYE, busy, and the dial error rules (session_not_dialable, sip_not_enabled,
+// no_default_provider, media_server_unavailable with an unreachable rtpengine); capacity 503 inbound.
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { startTelephonyFixture, startSipp, runSipp, eventually, freePort, type TelephonyFixture } from '../helpers/sip-harness.js';
+import * as repo from '../../src/store/telephony-repo.js';
+import { encryptSecret } from '../../src/telephony/secrets.js';
+import { TelephonyError } from '../../src/telephony/errors.js';
+import { updateOrg } from '../../src/store/index.js';
+import type { SipLeg } from '../../src/telephony/call-leg.js';
+
+let fx: TelephonyFixture;
+beforeAll(async () => {
+  fx = await startTelephonyFixture();
+});
+afterAll(async () => {
+  await fx?.stop();
+});
+
+const ok = (r: { code: number; errors: string; stderr: string }) => expect(r.code, `${r.errors}\n${r.stderr}`).toBe(0);
+
+async function dialError(p: Promise<unknown>): Promise<TelephonyError> {
+  try {
+    await p;
+  } catch (err) {
+    expect(err).toBeInstanceOf(TelephonyError);
+    return err as TelephonyError;
+  }
+  throw new Error('dial unexpectedly succeeded');
+}
+
+describe('outbound SIP dial', () => {
+  it('dials a SIP URI with X- headers, bridges the leg and hangs up', async () => {
+    const callee = await startSipp({ scenario: 'uas-answer.xml' });
+    const sessionId = await fx.createSession({
+      routing: { type: 'sip', sip: { to_uri: `sip:callee@127.0.0.1:${callee.port}`, from_uri: 'sip:+15550009999@voxbridge.test', headers: { 'X-Voxbridge-Test': 'yes' } } },
+    });
+    const attached = fx.sessions.nextLeg();
+    const call = await fx.svc.dial(sessionId, fx.orgId, { party: 'agent', headers: { 'X-Extra': 'ok' } });
+    expect(call).toMatchObject({ object: 'call', provider: 'sip', party: 'agent', direction: 'outbound', status: 'in-progress' });
+    const rec = await attached;
+    expect(rec.leg.party).toBe('agent');
+    expect(fx.svc.legsOf(sessionId)).toHaveLength(1);
+    const views = await fx.svc.hangup(sessionId, fx.orgId, {});
+    expect(views[0]).toMatchObject({ call_sid: call.call_sid, status: 'completed' });
+    ok(await callee.done);
+    await eventually(() => rec.detached === 'hangup');
+    const row = await eventually(async () => (await fx.db.query('SELECT * FROM calls WHERE call_sid = $1 AND ended_at IS NOT NULL', [call.call_sid])).rows[0]);
+    expect(row).toMatchObject({ direction: 'outbound', party: 'agent', status: 'completed' });
+  });
+
+  it('answers a digest challenge with the connection credentials, then hangs up by call id', async () => {
+    const callee = await startSipp({ scenario: 'uas-auth.xml' });
+    const conn = await repo.createConnection(fx.db, {
+      orgId: fx.orgId, provider: 'carrier_b', host: '127.0.0.1', port: callee.port, transport: 'udp', inboundCidrs: [],
+      username: 'carrier', passwordEnc: encryptSecret(fx.config.secretKey, 's3cret'),
+    });
+    const sessionId = await fx.createSession({ routing: { connection_id: conn.id } });
+    await fx.db.query('UPDATE sessions SET connection_id = $2 WHERE id = $1', [sessionId, conn.id]);
+    const call = await fx.svc.dial(sessionId, fx.orgId, { to: '+14155550100', from: '+15550001234', headers: { 'X-Voxbridge-Test': 'auth' } });
+    expect(call).toMatchObject({ provider: 'carrier_b', to: 'sip:+14155550100@127.0.0.1:' + callee.port });
+    await fx.svc.hangup(sessionId, fx.orgId, { call_id: call.id });
+    ok(await callee.done);
+  });
+
+  it('reports the callee hanging up', async () => {
+    const callee = await startSipp({ scenario: 'uas-answer-bye.xml', durationMs: 300 });
+    const sessionId = await fx.createSession({ routing: { type: 'sip', sip: { to_uri: `sip:callee@127.0.0.1:${callee.port}`, headers: { 'X-Voxbridge-Test': '1' } } } });
+    const attached = fx.sessions.nextLeg();
+    await fx.svc.dial(sessionId, fx.orgId, {});
+    const rec = await attached;
+    ok(await callee.done);
+    await eventually(() => rec.detached === 'remote_hangup');
+    expect((rec.leg as SipLeg).isEnded).toBe(true);
+  });
+
+  it('fails with dial_failed naming the SIP status when the callee refuses', async () => {
+    const callee = await startSipp({ scenario: 'uas-busy.xml' });
+    const sessionId = await fx.createSession({ routing: { type: 'sip', sip: { to_uri: `sip:callee@127.0.0.1:${callee.port}` } } });
+    const err = await dialError(fx.svc.dial(sessionId, fx.orgId, {}));
+    expect(err.code).toBe('dial_failed');
+    expect(err.message).toContain('486');
+    ok(await callee.done);
+    const row = (await fx.db.query('SELECT status FROM calls WHERE session_id = $1', [sessionId])).rows[0];
+    expect(row.status).toBe('failed');
+  });
+
+  it('applies the dial rules: ended session, SIP disabled, no provider, nothing to hang up', async () => {
+    const ended = await fx.createSession({ routing: { type: 'sip', sip: { to_uri: 'sip:x@127.0.0.1:9' } }, status: 'ended' });
+    expect((await dialError(fx.svc.dial(ended, fx.orgId, {}))).code).toBe('session_not_dialable');
+    const noRoute = await fx.createSession({});
+    expect((await dialError(fx.svc.dial(noRoute, fx.orgId, { to: '+14155550100' }))).code).toBe('no_default_provider');
+    await expect(fx.svc.hangup(noRoute, fx.orgId, {})).rejects.toMatchObject({ code: 'session_not_dialable' });
+    await expect(fx.svc.dial(noRoute, 'org_other', {})).rejects.toMatchObject({ code: 'session_not_found' });
+    await updateOrg(fx.db, fx.orgId, { sipEnabled: false });
+    try {
+      const sip = await fx.createSession({ routing: { type: 'sip', sip: { to_uri: 'sip:x@127.0.0.1:9' } } });
+      expect((await dialError(fx.svc.dial(sip, fx.orgId, {}))).code).toBe('sip_not_enabled');
+    } finally {
+      await updateOrg(fx.db, fx.orgId, { sipEnabled: true });
+    }
+  });
+});
+
+describe('limits and the media server', () => {
+  it('fails dials with media_server_unavailable when rtpengine does not answer', async () => {
+    const dead = await freePort();
+    const f2 = await startTelephonyFixture({ rtpengineNg: `127.0.0.1:${dead}` });
+    try {
+      const sessionId = await f2.createSession({ routing: { type: 'sip', sip: { to_uri: 'sip:callee@127.0.0.1:9' } } });
+      const err = await dialError(f2.svc.dial(sessionId, f2.orgId, {}));
+      expect(err.code).toBe('media_server_unavailable');
+    } finally {
+      await f2.stop();
+    }
+  });
+
+  it('answers 503 with Retry-After over capacity', async () => {
+    const f3 = await startTelephonyFixture({ maxConcurrentCalls: 1 });
+    try {
+      const target = `127.0.0.1:${f3.sipPort}`;
+      await f3.createSession({ phoneNumber: f3.openNumber });
+      await f3.createSession({ phoneNumber: f3.openNumber });
+      const attached = f3.sessions.nextLeg();
+      const first = await startSipp({ scenario: 'uac-call-remote-bye.xml', target, service: f3.openNumber });
+      const rec = await attached;
+      ok(await runSipp({ scenario: 'uac-expect-503.xml', target, service: f3.openNumber }));
+      rec.leg.close('done');
+      ok(await first.done);
+    } finally {
+      await f3.stop();
+    }
+  });
+});
