@@ -246,7 +246,7 @@ describe('OpenAPI document', () => {
       expect(op, `${method} ${path}`).toBeDefined();
       expect(op.tags.length).toBeGreaterThan(0);
       expect(op.description).toMatch(/Scope (sessions|recordings|agents):(read|write)/);
-      expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['401', '403', '429', '500']));
+      expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['401', '403', '429', '500', '503']));
     }
     const create = doc.paths['/v1/sessions'].post;
     expect(Object.keys(create.responses)).toEqual(expect.arrayContaining(['201', '400', '402', '404', '409']));
@@ -257,5 +257,30 @@ describe('OpenAPI document', () => {
     expect(Object.keys(shared.properties.error.properties)).toEqual(expect.arrayContaining(['type', 'code', 'message', 'param', 'request_id', 'retry_after']));
     expect(create.responses['404'].description).toBe('ai_agent_not_found');
     expect(create.responses['429'].description).toBe('rate_limit_exceeded, concurrent_session_limit');
+  });
+});
+
+describe('dependency outages', () => {
+  it('answers 503 service_unavailable when PostgreSQL or Redis cannot be reached', async () => {
+    const { Redis } = await import('ioredis');
+    const { createPool } = await import('../../src/store/index.js');
+    const org = await gw.createOrg();
+    const deadPg = createPool('postgres://postgres@127.0.0.1:1/none', 'public', undefined, 1);
+    const deadRedis = new Redis('redis://127.0.0.1:1', { maxRetriesPerRequest: 0, retryStrategy: () => null, lazyConnect: true });
+    deadRedis.on('error', () => undefined);
+    const noPg = await buildApp({ config: gw.config, logger: gw.logger, db: deadPg, redis: gw.redis });
+    const noRedis = await buildApp({ config: gw.config, logger: gw.logger, db: gw.db, redis: deadRedis });
+    try {
+      for (const app of [noPg, noRedis]) {
+        const res = await app.inject({ method: 'GET', url: '/v1/agents', headers: { authorization: `Bearer ${org.key}` } });
+        expect(res.statusCode).toBe(503);
+        expect(res.json()).toEqual({ error: { type: 'api_error', code: 'service_unavailable', message: expect.any(String), request_id: res.headers['x-request-id'] } });
+      }
+    } finally {
+      await noPg.close();
+      await noRedis.close();
+      await deadPg.end();
+      deadRedis.disconnect();
+    }
   });
 });

@@ -51,6 +51,20 @@ function validationMessage(err: FastifyError, param: string | undefined): string
   return `'${where}' ${v.message ?? 'is invalid'}.`;
 }
 
+const NETWORK_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/**
+ * PostgreSQL or Redis out of reach (SPEC "Errors": 503 service_unavailable, retry with backoff):
+ * socket errors, SQLSTATE classes 08 (connection), 53 (insufficient resources) and 57P0x
+ * (shutdown), and ioredis giving up on a command.
+ */
+export function isDependencyOutage(err: Error): boolean {
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && (NETWORK_ERRORS.has(code) || /^(08|53|57P0)/.test(code))) return true;
+  if (err.name === 'MaxRetriesPerRequestError') return true;
+  return /Connection terminated|Connection is closed|timeout exceeded when trying to connect|enableOfflineQueue/i.test(err.message ?? '');
+}
+
 export function toApiError(err: FastifyError | ApiError | Error): ApiError {
   if (err instanceof ApiError) return err;
   const fe = err as FastifyError;
@@ -74,6 +88,7 @@ export function toApiError(err: FastifyError | ApiError | Error): ApiError {
   if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
     return new ApiError('invalid_request', { message: fe.message });
   }
+  if (isDependencyOutage(err)) return new ApiError('service_unavailable');
   return new ApiError('internal_error');
 }
 

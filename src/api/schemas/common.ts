@@ -38,7 +38,7 @@ export const AUTH_ERRORS: Record<number, string[]> = {
 export function withAuthErrors(extra: Record<number, string[]>): Record<number, TSchema> {
   const merged: Record<number, string[]> = { ...AUTH_ERRORS };
   for (const [status, list] of Object.entries(extra)) merged[Number(status)] = [...(merged[Number(status)] ?? []), ...list];
-  return errorResponses({ ...merged, 500: ['internal_error'] });
+  return errorResponses({ ...merged, 500: ['internal_error'], 503: ['service_unavailable'] });
 }
 
 export const PageQuery = Type.Object(
