@@ -1,0 +1,113 @@
+// POST /v1/sessions/{id}/dial and /hangup (SPEC leaves the payloads open; designed here and
+// documented in the OpenAPI document). Dial waits for the callee's final answer (up to the ring
+// timeout) so a refusal comes back as 502 dial_failed naming the SIP status.
+import type { FastifyInstance } from 'fastify';
+import { Type, type Static } from '@sinclair/typebox';
+import { ApiError } from '../errors.js';
+import { IdParams, withAuthErrors } from '../schemas/common.js';
+import { TelephonyError, type Telephony } from '../../telephony/index.js';
+
+const Party = Type.Union([Type.Literal('agent'), Type.Literal('customer')], { description: 'Which party of the session the phone leg carries.' });
+
+export const DialBody = Type.Object(
+  {
+    to: Type.Optional(Type.String({ minLength: 3, maxLength: 256, description: "Destination: an E.164 number (dialled through the session's provider connection) or, for routing type 'sip', a sip: URI overriding routing.sip.to_uri." })),
+    from: Type.Optional(Type.String({ minLength: 3, maxLength: 256, description: "Caller id: E.164 number or sip: URI. Default: routing.sip.from_uri, else the session's managed number." })),
+    party: Type.Optional(Party),
+    ring_timeout_seconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 120, default: 30, description: 'Seconds to wait for an answer before cancelling (default 30).' })),
+    headers: Type.Optional(Type.Record(Type.String({ pattern: '^X-[A-Za-z0-9-]+$' }), Type.String({ maxLength: 1024 }), { description: 'Custom SIP headers (names must start with X-), merged over routing.sip.headers.' })),
+  },
+  { additionalProperties: false },
+);
+
+export const HangupBody = Type.Object(
+  {
+    call_id: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'The call to hang up (call id or SIP Call-ID); default: every live SIP leg of the session.' })),
+    party: Type.Optional(Party),
+  },
+  { additionalProperties: false },
+);
+
+export const CallObject = Type.Object({
+  id: Type.String({ description: 'call_… identifier of the leg.' }),
+  object: Type.Literal('call'),
+  session_id: Type.String(),
+  provider: Type.String({ description: 'carrier_a, carrier_b or sip.' }),
+  call_sid: Type.String({ description: 'The SIP Call-ID.' }),
+  party: Party,
+  direction: Type.Union([Type.Literal('inbound'), Type.Literal('outbound')]),
+  status: Type.String({ description: 'in-progress or completed.' }),
+  from: Type.String(),
+  to: Type.String(),
+  disconnect_reason: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  duration: Type.Optional(Type.Number({ description: 'Seconds since the leg connected.' })),
+});
+
+function toApiError(err: unknown): unknown {
+  if (!(err instanceof TelephonyError)) return err;
+  if (err.code === 'session_not_found') return new ApiError('session_not_found', { param: 'session_id', message: err.message });
+  return new ApiError(err.code, { message: err.message });
+}
+
+export interface CallRoutesOptions {
+  telephony: Telephony;
+}
+
+export default async function callRoutes(app: FastifyInstance, opts: CallRoutesOptions): Promise<void> {
+  const { telephony } = opts;
+
+  app.post('/v1/sessions/:id/dial', {
+    config: { scope: 'sessions:write' },
+    schema: {
+      tags: ['sessions'],
+      summary: 'Dial a phone leg into a session',
+      description: "Scope sessions:write. Places an outbound SIP call through the session's routing (routing type 'sip' → routing.sip.to_uri; a connection, a managed number's connection or the organization's default connection → `to` at the connection's host, with digest auth on 401/407). Responds once the callee answers; the leg then carries `party` (default customer, or agent when a customer leg is live). Events session.provider.connected/disconnected follow the leg.",
+      params: IdParams,
+      body: DialBody,
+      response: {
+        200: CallObject,
+        ...withAuthErrors({
+          400: ['session_not_dialable', 'sip_not_enabled', 'no_default_provider', 'connection_not_found', 'connection_invalid', 'phone_number_not_found', 'validation_error'],
+          404: ['session_not_found'],
+          502: ['dial_failed'],
+          503: ['media_server_unavailable'],
+        }),
+      },
+    },
+  }, async (req) => {
+    const { id } = req.params as Static<typeof IdParams>;
+    const b = (req.body ?? {}) as Static<typeof DialBody>;
+    try {
+      const call = await telephony.dial(id, req.auth!.orgId, {
+        to: b.to, from: b.from, party: b.party, ringTimeoutSeconds: b.ring_timeout_seconds, headers: b.headers,
+      });
+      return { ...call, session_id: id };
+    } catch (err) {
+      throw toApiError(err);
+    }
+  });
+
+  app.post('/v1/sessions/:id/hangup', {
+    config: { scope: 'sessions:write' },
+    schema: {
+      tags: ['sessions'],
+      summary: "Hang up a session's SIP leg(s)",
+      description: 'Scope sessions:write. Sends BYE on the chosen live leg(s) (all by default). The session itself keeps running (end it with POST /v1/sessions/{id}/end); a new call may join within 5 minutes.',
+      params: IdParams,
+      body: Type.Optional(HangupBody),
+      response: {
+        200: Type.Object({ object: Type.Literal('list'), data: Type.Array(CallObject) }),
+        ...withAuthErrors({ 400: ['session_not_dialable'], 404: ['session_not_found'] }),
+      },
+    },
+  }, async (req) => {
+    const { id } = req.params as Static<typeof IdParams>;
+    const b = (req.body ?? {}) as Static<typeof HangupBody>;
+    try {
+      const calls = await telephony.hangup(id, req.auth!.orgId, { call_id: b.call_id, party: b.party });
+      return { object: 'list' as const, data: calls.map((c) => ({ ...c, session_id: id })) };
+    } catch (err) {
+      throw toApiError(err);
+    }
+  });
+}
