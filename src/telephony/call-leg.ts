@@ -63,6 +63,7 @@ export class SipLeg extends EventEmitter<SipLegEvents> implements PartyLeg {
   private readonly anchor: SipLegInit['anchor'];
   private readonly advertisedAddress: string;
   private sdpVersion = 2;
+  private negotiated: NegotiatedMedia;
   private onHold = false;
   private ended = false;
   private gotMedia = false;
@@ -81,6 +82,7 @@ export class SipLeg extends EventEmitter<SipLegEvents> implements PartyLeg {
     this.endpoint = init.endpoint;
     this.anchor = init.anchor;
     this.advertisedAddress = init.advertisedAddress;
+    this.negotiated = init.media;
     this.endpoint.configure(endpointConfig(init.media));
     this.onHold = init.media.onHold;
     this.endpoint.on('frame', (f) => this.emit('audio', f));
@@ -110,6 +112,11 @@ export class SipLeg extends EventEmitter<SipLegEvents> implements PartyLeg {
 
   get held(): boolean {
     return this.onHold;
+  }
+
+  /** The codec our endpoint speaks on this leg (PCMU whenever rtpengine anchors media). */
+  get codec(): 'PCMU' | 'PCMA' {
+    return this.negotiated.codec.name;
   }
 
   /** Our RTP port (the gateway side of the media path). */
@@ -166,6 +173,7 @@ export class SipLeg extends EventEmitter<SipLegEvents> implements PartyLeg {
         answer = await a.server.answerFromGateway(a.callId, this.dialog.remoteTag, this.dialog.localTag, answer);
       }
       this.endpoint.configure(endpointConfig(media));
+      this.negotiated = media;
       m.respond(200, 'OK', answer);
       if (media.onHold !== this.onHold) {
         this.onHold = media.onHold;

@@ -91,7 +91,9 @@ export async function startSipp(o: SippOptions): Promise<{ port: number; mediaPo
     '-nostdin',
     '-key', 'rtp_port', String(o.keys?.rtp_port ?? mediaPort),
     ...(o.service ? ['-s', o.service] : []),
-    ...Object.entries(o.keys ?? {}).filter(([k]) => k !== 'rtp_port').flatMap(([k, v]) => ['-key', k, v]),
+    // Payload types the caller offers, in order (scenarios use [codecs] in m=audio).
+    '-key', 'codecs', o.keys?.codecs ?? '8 0 101',
+    ...Object.entries(o.keys ?? {}).filter(([k]) => k !== 'rtp_port' && k !== 'codecs').flatMap(([k, v]) => ['-key', k, v]),
     ...(o.extra ?? []),
   ];
   const child = spawn('sipp', args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
