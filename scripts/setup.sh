@@ -45,12 +45,19 @@ node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)
 # ---- PostgreSQL ------------------------------------------------------------------------------
 PGHOST_ADDR=${PGHOST_ADDR:-127.0.0.1}
 if ! pg_isready -q -h "$PGHOST_ADDR" -p 5432; then
-  log "starting PostgreSQL"
-  ver=$(ls /etc/postgresql 2>/dev/null | sort -V | tail -1)
-  [ -n "$ver" ] || die "PostgreSQL is installed but has no cluster in /etc/postgresql"
-  $SUDO pg_ctlcluster --skip-systemctl-redirect "$ver" main start 2>/dev/null || $SUDO pg_ctlcluster "$ver" main start
+  # Start the cluster configured on 5432 (pg_createcluster picks the next free port, so a cluster
+  # created while something else held 5432 sits on 5433 and would never answer where we look).
+  cluster=$(pg_lsclusters -h 2>/dev/null | awk '$3 == 5432 { print $1 " " $2; exit }')
+  if [ -z "$cluster" ]; then
+    found=$(pg_lsclusters -h 2>/dev/null | awk '{ printf "%s%s/%s on port %s", (NR > 1 ? ", " : ""), $1, $2, $3 }')
+    die "no PostgreSQL cluster is configured on port 5432 (${found:-no cluster found}); set port = 5432 in /etc/postgresql/<version>/<cluster>/postgresql.conf, or create one: pg_createcluster -p 5432 <version> main"
+  fi
+  log "starting PostgreSQL ${cluster/ //}"
+  # On a systemd machine this goes through systemctl; elsewhere (containers, chroots) directly.
+  # shellcheck disable=SC2086
+  $SUDO pg_ctlcluster $cluster start 2>/dev/null || $SUDO pg_ctlcluster --skip-systemctl-redirect $cluster start
   for _ in $(seq 1 60); do pg_isready -q -h "$PGHOST_ADDR" -p 5432 && break; sleep 0.5; done
-  pg_isready -q -h "$PGHOST_ADDR" -p 5432 || die "PostgreSQL did not come up on $PGHOST_ADDR:5432"
+  pg_isready -q -h "$PGHOST_ADDR" -p 5432 || die "PostgreSQL ${cluster/ //} did not come up on $PGHOST_ADDR:5432 (check listen_addresses and its log in /var/log/postgresql)"
 fi
 # Superuser access: the postgres OS user (peer auth) on a stock install, TCP trust elsewhere.
 psql_admin() {
@@ -79,8 +86,15 @@ done
 # ---- Redis -----------------------------------------------------------------------------------
 if ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then
   log "starting Redis"
-  $SUDO mkdir -p /var/lib/redis /var/log/redis
-  $SUDO redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no \
+  # As the package's redis user when there is one (it owns /var/lib/redis and /var/log/redis).
+  as_redis=()
+  if id redis >/dev/null 2>&1; then
+    if [ -n "$SUDO" ]; then as_redis=(sudo -u redis); else as_redis=(runuser -u redis --); fi
+  else
+    as_redis=($SUDO)
+    $SUDO mkdir -p /var/lib/redis /var/log/redis
+  fi
+  "${as_redis[@]}" redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no \
     --dir /var/lib/redis --logfile /var/log/redis/voxbridge.log
   for _ in $(seq 1 40); do redis-cli -h 127.0.0.1 ping >/dev/null 2>&1 && break; sleep 0.25; done
   redis-cli -h 127.0.0.1 ping >/dev/null 2>&1 || die "Redis did not come up on 127.0.0.1:6379"
