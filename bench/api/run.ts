@@ -2,7 +2,7 @@
 // at fixed concurrency with autocannon. The gateway runs in a child process (its own schema and
 // Redis prefix) so the load generator and the server do not share an event loop.
 //
-//   npx tsx bench/api/run.ts [--connections 32] [--seconds 10] [--auth-cache-ms 0] [--pg-pool 20] [--orgs 1] [--redis-autopipeline] [--profile]
+//   npx tsx bench/api/run.ts [--connections 32] [--seconds 10] [--auth-cache-ms 0] [--pg-pool 20] [--orgs 1] [--redis-autopipeline] [--only get|create] [--profile]
 //   (--profile writes a V8 CPU profile of the server to $TMPDIR/voxbridge-api-profiles/)
 //
 // Prints throughput and latency percentiles; it asserts nothing (STYLE: benchmarks print figures).
@@ -113,7 +113,8 @@ async function main(): Promise<void> {
 
   // Warm-up (JIT, pool connections), then the measured runs.
   await drive('warm-up', { url, requests: [createRequest], connections, duration: 2 });
-  const created = await drive('POST /v1/sessions', { url, requests: [createRequest], connections, duration: seconds });
+  const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : 'all';
+  const created = await drive('POST /v1/sessions', { url, requests: [createRequest], connections, duration: only === 'get' ? 1 : seconds });
 
   const targets: Array<{ id: string; key: string }> = [];
   for (let i = 0; i < 200; i++) {
@@ -125,7 +126,7 @@ async function main(): Promise<void> {
   const retrieved = await drive('GET /v1/sessions/{id}', {
     url,
     connections,
-    duration: seconds,
+    duration: only === 'create' ? 1 : seconds,
     requests: [{
       method: 'GET',
       setupRequest: (req: any) => {

@@ -66,12 +66,18 @@ export interface CallSummary {
   to_uri: string | null;
 }
 
-export type SessionWithCall = SessionRow & { call: CallSummary | null };
+/** The columns the API presents (retrieve, transcript, end summary); the rest stay in the database. */
+export type SessionView = Pick<SessionRow, 'id' | 'org_id' | 'status' | 'mode' | 'configuration_mode' | 'source_language' | 'target_language' | 'provider' | 'phone_number' | 'recording' | 'metadata' | 'duration_seconds' | 'created_at' | 'started_at' | 'ended_at'>;
+
+export type SessionWithCall = SessionView & { call: CallSummary | null };
 
 /** The session of `orgId` (another organization's session is simply not found) with its latest call leg. */
 export async function getSessionWithCall(db: Db, id: string, orgId: string): Promise<SessionWithCall | null> {
+  // Only the presented columns: fewer fields to parse per row on the hottest read.
   const { rows } = await db.query<SessionWithCall>(
-    `SELECT s.*, (SELECT row_to_json(c) FROM (
+    `SELECT s.id, s.org_id, s.status, s.mode, s.configuration_mode, s.source_language, s.target_language, s.provider,
+            s.phone_number, s.recording, s.metadata, s.duration_seconds, s.created_at, s.started_at, s.ended_at,
+            (SELECT row_to_json(c) FROM (
               SELECT id, provider, call_sid, direction, status, from_uri, to_uri FROM calls
                WHERE session_id = s.id ORDER BY created_at DESC, id DESC LIMIT 1) c) AS call
        FROM sessions s WHERE s.id = $1 AND s.org_id = $2`,

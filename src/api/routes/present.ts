@@ -1,6 +1,6 @@
 // Row → API object. One function per object so every route returns the same shape (SPEC "Resources").
 import type { SessionRow } from '../../sessions/lifecycle.js';
-import type { AgentRow, CallSummary, RecordingRow, TranscriptTurnRow } from '../../store/index.js';
+import type { AgentRow, CallSummary, RecordingRow, SessionView, TranscriptTurnRow } from '../../store/index.js';
 
 export interface StreamDetails {
   url: string;
@@ -64,13 +64,13 @@ export function presentEndedSession(s: SessionRow): Record<string, unknown> {
 }
 
 /** Seconds the session has run: its recorded duration once ended, the running time while active. */
-export function sessionSeconds(s: SessionRow, now = Date.now()): number {
+export function sessionSeconds(s: Pick<SessionView, 'status' | 'duration_seconds' | 'started_at'>, now = Date.now()): number {
   if (s.status === 'ended') return Math.round((s.duration_seconds ?? 0) * 1000) / 1000;
   if (!s.started_at) return 0;
   return Math.max(0, Math.round(now - s.started_at.getTime()) / 1000);
 }
 
-export function presentTranscript(s: SessionRow, turns: TranscriptTurnRow[]): Record<string, unknown> {
+export function presentTranscript(s: SessionView, turns: TranscriptTurnRow[]): Record<string, unknown> {
   const languages: string[] = [];
   for (const t of turns) if (t.language && !languages.includes(t.language)) languages.push(t.language);
   return {
