@@ -30,6 +30,8 @@ export interface LiveSessionHooks {
   activity(): void;
   /** Persists a final; called in sequence order, one at a time. */
   storeTurn(turn: StoredTurn): Promise<void>;
+  /** A leg was attached or detached (the registry's reconnect grace counts carriers). */
+  legsChanged?(): void;
 }
 
 export interface LiveSessionOptions {
@@ -138,12 +140,15 @@ export class LiveSession extends SafeEmitter<LiveSessionEvents> {
       return () => undefined;
     }
     this.legs.set(leg.party, leg);
+    this.hooks.legsChanged?.();
     if (!this.isReady) {
       this.isReady = true;
       this.safeEmit('ready');
     }
     return () => {
-      if (this.legs.get(leg.party) === leg) this.legs.delete(leg.party);
+      if (this.legs.get(leg.party) !== leg) return;
+      this.legs.delete(leg.party);
+      if (!this.isClosed) this.hooks.legsChanged?.();
     };
   }
 

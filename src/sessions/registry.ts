@@ -36,6 +36,8 @@ interface Entry {
   graceTimer: NodeJS.Timeout | null;
   lastActivity: number;
   lastTouch: number;
+  /** What carried the session last (names the end reason when the grace runs out). */
+  lastCarrier: 'stream' | 'leg' | null;
 }
 
 /** A session whose row names a phone route waits for its leg before `ready` (SPEC: "provider connected"). */
@@ -47,6 +49,8 @@ export function awaitsPhoneLeg(row: Pick<SessionRow, 'routing'>): boolean {
 export class SessionRegistry {
   private readonly live = new Map<string, Entry>();
   private readonly opening = new Map<string, Promise<LiveSession>>();
+  /** `end` commands that arrived while their session was being opened here. */
+  private readonly endedWhileOpening = new Map<string, string>();
   private readonly clock: TickSource;
   private readonly log: Logger;
   private readonly touchIntervalMs: number;
@@ -89,7 +93,10 @@ export class SessionRegistry {
     if (this.closing) return Promise.reject(new Error('node is shutting down'));
     let p = this.opening.get(id);
     if (!p) {
-      p = this.doOpen(id).finally(() => this.opening.delete(id));
+      p = this.doOpen(id).finally(() => {
+        this.opening.delete(id);
+        this.endedWhileOpening.delete(id);
+      });
       this.opening.set(id, p);
     }
     return p;
@@ -113,6 +120,7 @@ export class SessionRegistry {
           activateSession(db, id).catch((err) => log.error({ err }, 'activating session failed'));
         },
         activity: () => this.onActivity(id),
+        legsChanged: () => this.checkCarriers(id),
         storeTurn: (t) => insertTranscriptTurn(db, {
           sessionId: id, orgId: row.org_id, sequence: t.sequence, speaker: t.speaker, language: t.language,
           text: t.text, translation: t.translation ?? null, confidence: t.confidence ?? null,
@@ -121,9 +129,14 @@ export class SessionRegistry {
       },
     });
     const now = Date.now();
-    this.live.set(id, { session, streams: 0, graceTimer: null, lastActivity: now, lastTouch: now });
+    this.live.set(id, { session, streams: 0, graceTimer: null, lastActivity: now, lastTouch: now, lastCarrier: null });
     session.once('ended', () => this.forget(id));
     log.info({ mode: row.mode, languages: session.plan.languages }, 'live session opened');
+    const endedMeanwhile = this.endedWhileOpening.get(id);
+    if (endedMeanwhile) {
+      session.close(endedMeanwhile);
+      throw new SessionEndedError(id);
+    }
     return session;
   }
 
@@ -132,22 +145,38 @@ export class SessionRegistry {
     const e = this.live.get(id);
     if (!e) return;
     e.streams++;
-    if (e.graceTimer) clearTimeout(e.graceTimer);
-    e.graceTimer = null;
+    this.checkCarriers(id);
   }
 
-  /**
-   * The socket dropped without ending the session. Unless a phone leg still carries it, the
-   * session ends with `stream_disconnected` when nobody reconnects within reconnectGraceSeconds.
-   */
+  /** The socket dropped without ending the session (see checkCarriers). */
   streamDetached(id: string): void {
     const e = this.live.get(id);
     if (!e) return;
     e.streams = Math.max(0, e.streams - 1);
-    if (e.streams > 0 || e.session.legCount > 0 || e.graceTimer) return;
+    e.lastCarrier = 'stream';
+    this.checkCarriers(id);
+  }
+
+  /**
+   * SPEC "Limits": new audio may reconnect to a session within reconnectGraceSeconds after its
+   * socket or call leg dropped. While nothing carries the session a grace timer runs; when it
+   * expires the session ends with `stream_disconnected` (or `call_disconnected` when the last
+   * carrier was a phone leg). A socket or leg that (re)attaches cancels it.
+   */
+  private checkCarriers(id: string): void {
+    const e = this.live.get(id);
+    if (!e) return;
+    const carried = e.streams > 0 || e.session.legCount > 0;
+    if (carried) {
+      if (e.graceTimer) clearTimeout(e.graceTimer);
+      e.graceTimer = null;
+      if (e.session.legCount > 0) e.lastCarrier = 'leg';
+      return;
+    }
+    if (e.graceTimer || e.lastCarrier === null) return;
     e.graceTimer = setTimeout(() => {
       e.graceTimer = null;
-      if (e.streams === 0 && e.session.legCount === 0) void this.end(id, 'stream_disconnected');
+      if (e.streams === 0 && e.session.legCount === 0) void this.end(id, e.lastCarrier === 'leg' ? 'call_disconnected' : 'stream_disconnected');
     }, this.deps.config.limits.reconnectGraceSeconds * 1000);
     e.graceTimer.unref();
   }
@@ -172,6 +201,7 @@ export class SessionRegistry {
 
   private onCommand(cmd: SessionCommand): void {
     if (cmd.kind !== 'end') return; // dial and hangup are telephony's
+    if (this.opening.has(cmd.sessionId)) this.endedWhileOpening.set(cmd.sessionId, cmd.reason);
     this.get(cmd.sessionId)?.close(cmd.reason);
   }
 

@@ -1,7 +1,9 @@
 // A test gateway with the stream server and session registry attached (as server.ts will once the
 // lead wires them), plus a small WebSocket client that records every message it receives.
 import { WebSocket } from 'ws';
-import { startTestGateway, type TestGateway, type TestOrg } from './gateway.js';
+import { testConfig, dropTestState, type TestOrg } from './gateway.js';
+import { startGateway, type Gateway } from '../../src/server.js';
+import { createApiKey, createOrg } from '../../src/store/index.js';
 import { newId } from '../../src/ids.js';
 import { issueStreamToken } from '../../src/coord/stream-tokens.js';
 import { createEngines, buildEngines, type Engines } from '../../src/speech/index.js';
@@ -11,8 +13,11 @@ import { toMulaw } from './speech-audio.js';
 
 export type EngineChoice = 'embedded' | 'none' | Engines;
 
+/** The gateway as server.ts builds it; stream and registry are there once server.ts wires them. */
+type WiredGateway = Gateway & { registry?: SessionRegistry; stream?: StreamServer };
+
 export interface StreamTestGateway {
-  gw: TestGateway;
+  gw: Gateway;
   org: TestOrg;
   registry: SessionRegistry;
   stream: StreamServer;
@@ -34,14 +39,26 @@ export interface SessionOpts {
   voice?: Record<string, unknown>;
 }
 
-export async function startStreamGateway(opts: { engines?: EngineChoice; overrides?: Record<string, unknown>; heartbeatMs?: number } = {}): Promise<StreamTestGateway> {
-  const gw = await startTestGateway(opts.overrides ?? {});
+export async function startStreamGateway(opts: { engines?: EngineChoice; overrides?: Record<string, unknown> } = {}): Promise<StreamTestGateway> {
+  // SIP is off: these tests carry audio over the socket only.
+  const config = testConfig({ sip: { enabled: false }, ...opts.overrides });
   const choice = opts.engines ?? 'none';
-  const engines = choice === 'embedded' ? await createEngines(gw.config.engines) : choice === 'none' ? buildEngines(null, null, null) : choice;
-  const registry = new SessionRegistry({ config: gw.config, logger: gw.logger, db: gw.db, redis: gw.redis, engines });
-  await registry.start();
-  const stream = attachStreamServer(gw.app.server, { config: gw.config, logger: gw.logger, db: gw.db, redis: gw.redis, registry, heartbeatMs: opts.heartbeatMs });
-  const org = await gw.createOrg();
+  const engines = choice === 'embedded' ? await createEngines(config.engines) : choice === 'none' ? buildEngines(null, null, null) : choice;
+  const gw = (await startGateway(config, { engines } as Parameters<typeof startGateway>[1])) as WiredGateway;
+  // Until server.ts wires the media role, the registry and stream server are attached here.
+  let registry = gw.registry;
+  let stream = gw.stream;
+  const ownsStream = !stream || !registry;
+  if (ownsStream) {
+    registry = new SessionRegistry({ config, logger: gw.logger, db: gw.db, redis: gw.redis, engines });
+    await registry.start();
+    stream = attachStreamServer(gw.app.server, { config, logger: gw.logger, db: gw.db, redis: gw.redis, registry });
+  }
+  const orgRow = await createOrg(gw.db, {
+    name: `stream_${Date.now().toString(36)}`, credits: 1000, maxConcurrentSessions: 1000, rateLimit: 100_000, rateWindowSeconds: 60, features: ['ai_agent', 'sip'],
+  });
+  const key = await createApiKey(gw.db, { orgId: orgRow.id, environment: config.apiEnvironment, scopes: ['sessions:read', 'sessions:write'] });
+  const org: TestOrg = { orgId: orgRow.id, key: key.key!, keyId: key.id };
   const wsBase = gw.httpUrl.replace(/^http/, 'ws');
 
   const issueToken = async (sessionId: string, ttl = gw.config.limits.streamTokenTtlSeconds) => (await issueStreamToken(gw.redis, sessionId, ttl)).token;
@@ -62,12 +79,15 @@ export async function startStreamGateway(opts: { engines?: EngineChoice; overrid
     `${wsBase}/v1/sessions/${sessionId}/connect${token === null ? '' : `?token=${encodeURIComponent(token)}`}`;
   const connect = (sessionId: string, token: string | null, headers?: Record<string, string>) => TestSocket.open(wsUrl(sessionId, token), headers);
   const stop = async () => {
-    await stream.close();
-    await registry.close();
+    if (ownsStream) {
+      await stream!.close();
+      await registry!.close();
+    }
+    await gw.close();
     await engines.close();
-    await gw.stop();
+    await dropTestState(config);
   };
-  return { gw, org, registry, stream, engines, wsUrl, createSession, issueToken, connect, stop };
+  return { gw, org, registry: registry!, stream: stream!, engines, wsUrl, createSession, issueToken, connect, stop };
 }
 
 export interface ReceivedMessage {

@@ -1,0 +1,290 @@
+// Stream benchmark (issue 3, "Tests and figures"). Prints figures; asserts nothing.
+//
+//   (1) engines off: N concurrent sockets each streaming real-time mu-law (100 ms chunks of speech
+//       and silence, so the VAD works) → server CPU, memory per session, event-loop delay (the
+//       queueing every frame waits through) and ping round trips under load. A second run in
+//       assistive mode adds output: every input frame comes back as a paced audio.output, whose
+//       lateness against its media timestamp is the added latency per output frame.
+//   (2) embedded engines (pocketsphinx, Apertium, espeak-ng): M sessions speaking at once; latency
+//       from the end of an utterance to transcript.final (which carries the translation) and to the
+//       first audio.output frame; sessions per core = the largest M whose p50 to first audio < 1.5 s, / cores.
+//
+// Usage: npx tsx bench/stream/run.ts [--sockets 1000] [--seconds 30] [--assistive 250] [--engine-sessions 1,2,4,8]
+//          [--stt-pool 2] [--skip-engines]
+import { fork, type ChildProcess } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { WebSocket } from 'ws';
+import { synthesizeSpeech, concatPcm, silence, toMulaw } from '../../test/helpers/speech-audio.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const arg = (name: string, def: string): string => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : def;
+};
+const SOCKETS = Number(arg('sockets', '1000'));
+const SECONDS = Number(arg('seconds', '30'));
+const ASSISTIVE = Number(arg('assistive', '250'));
+const ENGINE_SESSIONS = arg('engine-sessions', '1,2,4,8').split(',').map(Number);
+const SKIP_ENGINES = process.argv.includes('--skip-engines');
+const CHUNK_MS = 100;
+const CHUNK_BYTES = (CHUNK_MS * 8000) / 1000;
+
+// ---------- server child ----------
+
+class Server {
+  private onExit: (err: Error) => void = () => undefined;
+  private constructor(private readonly child: ChildProcess) {
+    child.on('exit', (code) => this.onExit(new Error(`bench server exited (${code})`)));
+  }
+  static async start(engines: 'none' | 'embedded'): Promise<Server> {
+    const child = fork(path.join(here, 'server.ts'), [], {
+      execArgv: ['--import', 'tsx'],
+      env: { ...process.env, BENCH_ENGINES: engines, BENCH_STT_POOL: arg('stt-pool', '2') },
+      stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
+    });
+    const s = new Server(child);
+    await s.next('up');
+    return s;
+  }
+  private next(kind: string): Promise<any> {
+    return new Promise((resolve, reject) => {
+      const onMsg = (m: any) => {
+        if (m.kind === kind) {
+          this.child.off('message', onMsg);
+          resolve(m);
+        }
+      };
+      this.child.on('message', onMsg);
+      this.onExit = reject;
+    });
+  }
+  async call(msg: Record<string, unknown>): Promise<any> {
+    const p = this.next(msg.kind as string);
+    this.child.send(msg);
+    return p;
+  }
+  async stop(): Promise<void> {
+    const p = this.next('stopped');
+    this.child.send({ kind: 'stop' });
+    await p;
+  }
+}
+
+// ---------- stats ----------
+
+function pct(values: number[], p: number): number {
+  if (!values.length) return NaN;
+  const s = Float64Array.from(values).sort();
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+}
+const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '-');
+const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '-');
+
+// ---------- (1) engines off ----------
+
+interface Client {
+  ws: WebSocket;
+  next: number;
+  chunk: number;
+  pingSentAt: number;
+  outA0: number;
+  outTs0: number;
+}
+
+async function openAll(sessions: Array<{ id: string; token: string }>, wsBase: string, onMessage: (c: Client, m: any, at: number) => void): Promise<Client[]> {
+  const clients: Client[] = [];
+  const batch = 50;
+  for (let i = 0; i < sessions.length; i += batch) {
+    await Promise.all(sessions.slice(i, i + batch).map(({ id, token }) => new Promise<void>((resolve, reject) => {
+      const ws = new WebSocket(`${wsBase}/v1/sessions/${id}/connect?token=${token}`, { perMessageDeflate: false });
+      const c: Client = { ws, next: 0, chunk: 0, pingSentAt: 0, outA0: -1, outTs0: 0 };
+      ws.on('message', (data) => {
+        const m = JSON.parse(data.toString());
+        onMessage(c, m, performance.now());
+        if (m.type === 'session.ready') resolve();
+      });
+      ws.on('error', reject);
+      ws.on('close', (code) => code !== 1000 && code !== 1001 && reject(new Error(`closed ${code}`)));
+      clients.push(c);
+    })));
+  }
+  return clients;
+}
+
+async function streamingRun(server: Server, n: number, mode: string, seconds: number, audioChunks: string[]): Promise<void> {
+  const base = await server.call({ kind: 'stats' });
+  const { sessions, wsBase } = await server.call({ kind: 'sessions', n, mode, source: 'en', target: 'es' });
+  const pingRtt: number[] = [];
+  const lateness: number[] = [];
+  let outFrames = 0;
+  const clients = await openAll(sessions, wsBase, (c, m, at) => {
+    if (m.type === 'pong') pingRtt.push(at - c.pingSentAt);
+    else if (m.type === 'audio.output') {
+      outFrames++;
+      if (c.outA0 < 0) {
+        c.outA0 = at;
+        c.outTs0 = m.timestamp_ms;
+      } else {
+        lateness.push(at - c.outA0 - (m.timestamp_ms - c.outTs0));
+      }
+    }
+  });
+  const connected = await server.call({ kind: 'stats' });
+  // Real-time senders: each client sends a 100 ms chunk every 100 ms, phases spread over the period.
+  const start = performance.now();
+  clients.forEach((c, i) => { c.next = start + (i / clients.length) * CHUNK_MS; c.chunk = i % audioChunks.length; });
+  let sent = 0;
+  let pingsDue = start + 1000;
+  await server.call({ kind: 'reset' });
+  const warmupMs = 3000;
+  let measuring = false;
+  await new Promise<void>((resolve) => {
+    const timer = setInterval(() => {
+      const now = performance.now();
+      if (!measuring && now - start > warmupMs) {
+        measuring = true;
+        pingRtt.length = 0;
+        lateness.length = 0;
+        void server.call({ kind: 'reset' });
+      }
+      for (const c of clients) {
+        while (c.next <= now) {
+          if (c.ws.readyState === WebSocket.OPEN) c.ws.send(audioChunks[c.chunk]);
+          c.chunk = (c.chunk + 1) % audioChunks.length;
+          c.next += CHUNK_MS;
+          sent++;
+        }
+      }
+      if (now >= pingsDue) {
+        // One ping per second on 100 sockets, travelling with the audio through the same queues.
+        for (let i = 0; i < Math.min(100, clients.length); i++) {
+          const c = clients[(i * 7919 + Math.floor(now)) % clients.length];
+          c.pingSentAt = performance.now();
+          c.ws.send('{"type":"ping"}');
+        }
+        pingsDue += 1000;
+      }
+      if (now - start > (seconds * 1000) + warmupMs) {
+        clearInterval(timer);
+        resolve();
+      }
+    }, 5);
+  });
+  const stats = await server.call({ kind: 'stats' });
+  const perSessionMb = (connected.rssMb - base.rssMb) / n;
+  console.log(`\n[engines off] ${mode}: ${n} sockets x ${seconds} s (after ${warmupMs / 1000} s warm-up), ${CHUNK_MS} ms chunks in real time`);
+  console.log(`  sockets connected/live sessions on server: ${stats.connections}/${stats.liveSessions}; chunks sent ${sent} (${f1(sent / (seconds + warmupMs / 1000))}/s)`);
+  console.log(`  server CPU: ${f1(stats.cpuPercent)} % of one core (${os.cpus().length} cores); RSS ${f1(stats.rssMb)} MB, heap ${f1(stats.heapMb)} MB`);
+  console.log(`  memory per session (RSS after connect - before) / N: ${f2(perSessionMb * 1024)} KB`);
+  console.log(`  server event-loop delay (queueing each frame waits through): p50 ${f2(stats.eldP50Ms)} ms, p99 ${f2(stats.eldP99Ms)} ms, max ${f2(stats.eldMaxMs)} ms`);
+  console.log(`  ping round trip under load (client+server+loopback): p50 ${f2(pct(pingRtt, 50))} ms, p99 ${f2(pct(pingRtt, 99))} ms (n=${pingRtt.length})`);
+  if (outFrames) {
+    console.log(`  audio.output frames ${outFrames}; lateness vs media timestamp: p50 ${f2(pct(lateness, 50))} ms, p99 ${f2(pct(lateness, 99))} ms (n=${lateness.length})`);
+  }
+  await Promise.all(clients.map((c) => new Promise<void>((resolve) => {
+    if (c.ws.readyState === WebSocket.CLOSED) return resolve();
+    c.ws.once('close', () => resolve());
+    c.ws.close();
+  })));
+}
+
+async function enginesOff(): Promise<void> {
+  // Speech (espeak) and silence, so VAD starts and ends utterances as it would on a call.
+  const speech = toMulaw(concatPcm(await synthesizeSpeech('i would like to check my account balance', { voice: 'espeak' }), silence(1500)));
+  const chunks: string[] = [];
+  for (let off = 0; off + CHUNK_BYTES <= speech.length; off += CHUNK_BYTES) {
+    chunks.push(JSON.stringify({ type: 'audio.input', speaker: 'customer', audio: { encoding: 'mulaw', sample_rate_hz: 8000, payload: Buffer.from(speech.subarray(off, off + CHUNK_BYTES)).toString('base64') } }));
+  }
+  const server = await Server.start('none');
+  try {
+    await streamingRun(server, SOCKETS, 'bidirectional_translation', SECONDS, chunks);
+    if (ASSISTIVE > 0) await streamingRun(server, ASSISTIVE, 'assistive_translation', SECONDS, chunks);
+  } finally {
+    await server.stop();
+  }
+}
+
+// ---------- (2) embedded engines ----------
+
+async function enginesOn(): Promise<void> {
+  const phrase = 'i would like to check my account balance';
+  const speech = await synthesizeSpeech(phrase);
+  const lead = silence(500);
+  const tail = silence(2500);
+  const utterance = toMulaw(concatPcm(lead, speech, tail));
+  const speechEndMs = ((lead.length + speech.length) / 8000) * 1000;
+  const server = await Server.start('embedded');
+  console.log(`\n[embedded engines] pocketsphinx (pool ${arg('stt-pool', '2')}) + apertium eng-spa + espeak-ng; utterance "${phrase}" (${f1(speech.length / 8)} ms of speech), agent en → customer es`);
+  console.log('  M sessions | to transcript.final (with translation) p50/p99 | to first audio.output p50/p99 | recognized');
+  let best = 0;
+  try {
+    for (const m of ENGINE_SESSIONS) {
+      const rounds = 3;
+      const toFinal: number[] = [];
+      const toAudio: number[] = [];
+      let recognized = 0;
+      let total = 0;
+      const { sessions, wsBase } = await server.call({ kind: 'sessions', n: m, mode: 'bidirectional_translation', source: 'en', target: 'es' });
+      // One socket per session for all rounds; each round every session speaks once, starts spread over 200 ms.
+      const sockets = await Promise.all(sessions.map(({ id, token }: { id: string; token: string }) => new Promise<{ ws: WebSocket; msgs: Array<{ m: any; at: number }> }>((resolve, reject) => {
+        const ws = new WebSocket(`${wsBase}/v1/sessions/${id}/connect?token=${token}`);
+        const msgs: Array<{ m: any; at: number }> = [];
+        ws.on('message', (d) => {
+          const m = JSON.parse(d.toString());
+          msgs.push({ m, at: performance.now() });
+          if (m.type === 'session.ready') resolve({ ws, msgs });
+        });
+        ws.on('error', reject);
+      })));
+      for (let r = 0; r < rounds; r++) {
+        await Promise.all(sockets.map(async (s, i) => {
+          await new Promise((res) => setTimeout(res, (i * 200) / Math.max(1, m)));
+          s.msgs.length = 0;
+          const t0 = performance.now();
+          for (let off = 0, k = 0; off < utterance.length; off += CHUNK_BYTES, k++) {
+            const due = t0 + k * CHUNK_MS;
+            const wait = due - performance.now();
+            if (wait > 0) await new Promise((res) => setTimeout(res, wait));
+            s.ws.send(JSON.stringify({ type: 'audio.input', speaker: 'agent', audio: { encoding: 'mulaw', sample_rate_hz: 8000, payload: Buffer.from(utterance.subarray(off, off + CHUNK_BYTES)).toString('base64') } }));
+          }
+          // End of utterance: when the chunk holding the last sample of speech was sent, the earliest
+          // moment the server could know it (chunks leave as soon as they start, i.e. a little early).
+          const endOfSpeech = t0 + Math.floor(speechEndMs / CHUNK_MS) * CHUNK_MS;
+          const deadline = performance.now() + 15_000;
+          const finalOf = () => s.msgs.find((x) => x.m.type === 'transcript.final');
+          // This round's speech starts after its final (TTS runs on the translation the final carries).
+          const outOf = () => { const f = finalOf(); return f && s.msgs.find((x) => x.m.type === 'audio.output' && x.at >= f.at); };
+          while (performance.now() < deadline && !outOf()) await new Promise((res) => setTimeout(res, 10));
+          const final = finalOf();
+          const out = outOf();
+          // Let this round's speech finish playing before the next round.
+          let lastCount = -1;
+          while (lastCount !== s.msgs.length && performance.now() < deadline + 30_000) {
+            lastCount = s.msgs.length;
+            await new Promise((res) => setTimeout(res, 400));
+          }
+          total++;
+          if (final) {
+            toFinal.push(final.at - endOfSpeech);
+            if (/account|balance/.test(final.m.text)) recognized++;
+          }
+          if (out) toAudio.push(out.at - endOfSpeech);
+        }));
+      }
+      for (const s of sockets) s.ws.close();
+      console.log(`  ${String(m).padStart(10)} | ${f1(pct(toFinal, 50)).padStart(8)} / ${f1(pct(toFinal, 99)).padEnd(8)} ms${' '.repeat(20)}| ${f1(pct(toAudio, 50)).padStart(8)} / ${f1(pct(toAudio, 99)).padEnd(8)} ms   | ${recognized}/${total}`);
+      if (pct(toAudio, 50) < 1500 && toAudio.length === total) best = m;
+    }
+    const cores = os.cpus().length;
+    console.log(`  sessions speaking at once with p50 to first translated audio < 1.5 s: ${best} on ${cores} cores → ${f1(best / cores)} per core (at worst-case simultaneous speech)`);
+    console.log('  note: end of utterance is taken when the last chunk holding speech was sent; the VAD hangover (560 ms) is part of the figure.');
+  } finally {
+    await server.stop();
+  }
+}
+
+await enginesOff();
+if (!SKIP_ENGINES) await enginesOn();
+process.exit(0);
