@@ -37,6 +37,8 @@ export interface Telephony {
   /** Hangs up every leg of a session (session ended). */
   endSession(sessionId: string, reason: string): void;
   readonly activeCalls: number;
+  /** The SIP port bound (config.sip.port, or the one chosen when it is 0). */
+  readonly sipPort: number;
   close(): Promise<void>;
 }
 
@@ -52,7 +54,7 @@ export async function startTelephony(deps: TelephonyDeps): Promise<Telephony> {
   }
   const sessions = deps.sessions ?? (deps.registry ? sessionPortFromRegistry(deps.registry) : null);
   if (!sessions) throw new Error('startTelephony needs the session registry');
-  const svc = new TelephonyService({ config: deps.config, logger: deps.logger, db: deps.db, sessions });
+  const svc = await TelephonyService.start({ config: deps.config, logger: deps.logger, db: deps.db, sessions });
   return {
     dial: (sessionId, orgId, req) => svc.dial(sessionId, orgId, req),
     hangup: (sessionId, orgId, req) => svc.hangup(sessionId, orgId, req),
@@ -66,6 +68,7 @@ export async function startTelephony(deps: TelephonyDeps): Promise<Telephony> {
     get activeCalls() {
       return svc.activeLegs;
     },
+    sipPort: svc.sipPort,
     close: () => svc.close(),
   };
 }

@@ -48,7 +48,7 @@ const AUTH_TTL_MS = 60_000;
 const RETRY_AFTER_SECONDS = '5';
 
 export class TelephonyService {
-  readonly ua: UserAgent;
+  ua!: UserAgent;
   private readonly legs = new Map<string, { leg: SipLeg; attachment: SessionAttachment | null }>();
   private readonly anchor: MediaAnchor | null;
   private readonly authChallenges = new Map<string, { ctx: Record<string, unknown>; expires: number }>();
@@ -60,11 +60,21 @@ export class TelephonyService {
     this.log = o.logger.child({ component: 'telephony' });
     this.clock = o.clock ?? sharedMediaClock;
     this.anchor = o.config.rtpengine.ng ? new MediaAnchor({ ng: o.config.rtpengine.ng, timeoutMs: o.config.rtpengine.timeoutMs }) : null;
+  }
+
+  /** Binds the SIP port (config.sip.port; 0 picks a free one, see `sipPort`). */
+  static async start(o: TelephonyOptions): Promise<TelephonyService> {
+    const svc = new TelephonyService(o);
     const sip = o.config.sip;
-    this.ua = UserAgent.start(
-      { host: sip.host, port: sip.port, transports: sip.transports, advertisedAddress: sip.advertisedAddress, userAgent: 'voxbridge', logger: this.log },
-      { onInvite: (inv) => void this.onInvite(inv) },
+    svc.ua = await UserAgent.start(
+      { host: sip.host, port: sip.port, transports: sip.transports, advertisedAddress: sip.advertisedAddress, userAgent: 'voxbridge', logger: svc.log },
+      { onInvite: (inv) => void svc.onInvite(inv) },
     );
+    return svc;
+  }
+
+  get sipPort(): number {
+    return this.ua.port;
   }
 
   get activeLegs(): number {

@@ -115,6 +115,10 @@ describe('limits and the media server', () => {
     }
   });
 
+  it('refuses to start on a SIP port in use instead of crashing', async () => {
+    await expect(startTelephonyFixture({ sipPort: fx.sipPort })).rejects.toThrow(/in use/);
+  });
+
   it('answers 503 with Retry-After over capacity', async () => {
     const f3 = await startTelephonyFixture({ maxConcurrentCalls: 1 });
     try {

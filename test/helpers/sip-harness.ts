@@ -172,12 +172,11 @@ export interface TelephonyFixture {
   stop(): Promise<void>;
 }
 
-export async function startTelephonyFixture(o: { rtpengineNg?: string | null; maxConcurrentCalls?: number; rtpTimeoutSeconds?: number } = {}): Promise<TelephonyFixture> {
-  const sipPort = await freePort();
+export async function startTelephonyFixture(o: { rtpengineNg?: string | null; maxConcurrentCalls?: number; rtpTimeoutSeconds?: number; sipPort?: number } = {}): Promise<TelephonyFixture> {
   const rtpBase = 30000 + Math.floor(Math.random() * 300) * 100;
   const config = testConfig({
     sip: {
-      enabled: true, host: '127.0.0.1', port: sipPort, transports: ['udp', 'tcp'], advertisedAddress: '127.0.0.1',
+      enabled: true, host: '127.0.0.1', port: o.sipPort ?? 0, transports: ['udp', 'tcp'], advertisedAddress: '127.0.0.1',
       rtpPortMin: rtpBase, rtpPortMax: rtpBase + 998, rtpTimeoutSeconds: o.rtpTimeoutSeconds ?? 30,
       maxConcurrentCalls: o.maxConcurrentCalls ?? 500, realm: 'voxbridge.test',
     },
@@ -199,9 +198,16 @@ export async function startTelephonyFixture(o: { rtpengineNg?: string | null; ma
   await repo.createPhoneNumber(db, { orgId: org.id, number: pbxNumber, connectionId: pbx.id });
   const sessions = new FakeSessions();
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
-  const svc = new TelephonyService({ config, logger, db, sessions });
+  let svc: TelephonyService;
+  try {
+    svc = await TelephonyService.start({ config, logger, db, sessions });
+  } catch (err) {
+    await db.end();
+    await dropTestState(config);
+    throw err;
+  }
   return {
-    config, db, svc, sessions, sipPort, orgId: org.id, openNumber, closedNumber, pbxNumber,
+    config, db, svc, sessions, sipPort: svc.sipPort, orgId: org.id, openNumber, closedNumber, pbxNumber,
     async createSession({ phoneNumber, routing, status }) {
       const id = `sess_${uniqueName('t')}`;
       await db.query(

@@ -8,6 +8,7 @@ import { Dialog, type DialogTransport } from './dialog.js';
 import { IncomingInvite } from './incoming-invite.js';
 import { ALLOW_HEADER, SipError } from './errors.js';
 import { validateRequest } from './validate.js';
+import { reserveSipPort } from './bind-check.js';
 
 export interface SipLogger {
   debug(obj: object, msg?: string): void;
@@ -94,8 +95,14 @@ export class UserAgent implements DialogTransport {
     stackOptions.publicAddress = o.advertisedAddress;
   }
 
-  static start(o: UserAgentOptions, handlers: UserAgentHandlers): UserAgent {
-    return new UserAgent(o, handlers);
+  /** Starts the stack on o.port (0: any free port; read `port` afterwards). Rejects when the port is taken. */
+  static async start(o: UserAgentOptions, handlers: UserAgentHandlers): Promise<UserAgent> {
+    const port = await reserveSipPort(o.port, o.host, o.transports);
+    return new UserAgent({ ...o, port }, handlers);
+  }
+
+  get port(): number {
+    return this.o.port;
   }
 
   /** Live dialogs plus INVITEs not yet answered. */
