@@ -1,5 +1,9 @@
 // The composition root: one process serves the roles it is given (api, media, worker), sharing
 // PostgreSQL and Redis with the other nodes (DESIGN.md "Scale-out").
+//   api    → the /v1 REST routes
+//   media  → speech engines, live-session registry, the stream socket, the SIP/RTP front
+//   worker → sweepers (inactivity)
+// Every role shares the one HTTP listener (health, readiness, metrics, and the socket upgrade).
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
@@ -7,7 +11,13 @@ import type { Config } from './config/index.js';
 import { createLogger } from './logger.js';
 import { createPool, migrate, type Db } from './store/index.js';
 import { createRedis } from './coord/redis.js';
-import { buildApp } from './api/app.js';
+import { buildApp, type ExtraRoutes } from './api/app.js';
+import callRoutes from './api/routes/calls.js';
+import { createEngines, type Engines } from './speech/index.js';
+import { SessionRegistry } from './sessions/index.js';
+import { attachStreamServer, type StreamServer } from './stream/index.js';
+import { startTelephony, type Telephony } from './telephony/index.js';
+import { startInactivitySweeper, type InactivitySweeper } from './jobs/inactivity-sweeper.js';
 
 export interface Gateway {
   config: Config;
@@ -15,6 +25,13 @@ export interface Gateway {
   db: Db;
   redis: Redis;
   app: FastifyInstance;
+  /** Present with the media role. */
+  engines?: Engines;
+  registry?: SessionRegistry;
+  stream?: StreamServer;
+  /** Present with the media role when SIP is enabled. */
+  telephony?: Telephony;
+  sweeper?: InactivitySweeper;
   /** The HTTP address actually bound (port 0 in tests picks a free one). */
   httpUrl: string;
   close(): Promise<void>;
@@ -24,27 +41,87 @@ export interface StartOptions {
   /** Apply migrations before serving (the default for `voxbridge serve`). */
   migrate?: boolean;
   logger?: Logger;
+  /** Engines built by the caller (tests, embedding); default: built from config.engines. */
+  engines?: Engines;
+  /** How often the inactivity sweeper looks for idle sessions (default 30 s). */
+  sweepIntervalMs?: number;
+}
+
+/** Closes what was started, last first, even when one step fails. */
+class ShutdownStack {
+  private steps: Array<{ name: string; fn: () => Promise<unknown> | unknown }> = [];
+  constructor(private readonly logger: Logger) {}
+  push(name: string, fn: () => Promise<unknown> | unknown): void {
+    this.steps.push({ name, fn });
+  }
+  async run(): Promise<void> {
+    for (const { name, fn } of this.steps.reverse()) {
+      try {
+        await fn();
+      } catch (err) {
+        this.logger.error({ err, step: name }, 'shutdown step failed');
+      }
+    }
+    this.steps = [];
+  }
 }
 
 export async function startGateway(config: Config, opts: StartOptions = {}): Promise<Gateway> {
   const logger = opts.logger ?? createLogger(config);
+  const has = (role: Config['roles'][number]) => config.roles.includes(role);
   if (opts.migrate !== false) await migrate(config.databaseUrl, config.databaseSchema, (m) => logger.debug(m));
-  const db = createPool(config.databaseUrl, config.databaseSchema, logger);
-  const redis = createRedis(config.redisUrl, config.redisKeyPrefix, logger);
-  const deps = { config, logger, db, redis };
 
-  const app = await buildApp(deps);
-  const address = await app.listen({ host: config.httpHost, port: config.httpPort });
-  const httpUrl = address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1');
-  logger.info({ httpUrl, roles: config.roles }, 'voxbridge listening');
+  const shutdown = new ShutdownStack(logger);
+  try {
+    const db = createPool(config.databaseUrl, config.databaseSchema, logger);
+    shutdown.push('postgres', () => db.end());
+    const redis = createRedis(config.redisUrl, config.redisKeyPrefix, logger);
+    shutdown.push('redis', () => redis.disconnect());
 
-  let closed: Promise<void> | undefined;
-  const close = (): Promise<void> =>
-    (closed ??= (async () => {
-      await app.close();
-      await db.end();
-      redis.disconnect();
-    })());
+    let engines: Engines | undefined;
+    let registry: SessionRegistry | undefined;
+    let telephony: Telephony | undefined;
+    if (has('media')) {
+      engines = opts.engines ?? (await createEngines(config.engines, { onListenerError: (err) => logger.error({ err }, 'speech engine listener failed') }));
+      const ownedEngines = engines;
+      shutdown.push('engines', () => ownedEngines.close());
+      registry = new SessionRegistry({ config, logger, db, redis, engines });
+      await registry.start();
+      const ownedRegistry = registry;
+      shutdown.push('registry', () => ownedRegistry.close());
+      if (config.sip.enabled) {
+        telephony = await startTelephony({ config, logger, db, redis, registry });
+        const ownedTelephony = telephony;
+        shutdown.push('telephony', () => ownedTelephony.close());
+      }
+    }
 
-  return { config, logger, db, redis, app, httpUrl, close };
+    const extra: ExtraRoutes[] = telephony ? [{ plugin: callRoutes, opts: { telephony } }] : [];
+    const app = await buildApp({ config, logger, db, redis, engines }, extra, { resources: has('api') });
+    shutdown.push('http', () => app.close());
+    const stream = registry ? attachStreamServer(app.server, { config, logger, db, redis, registry }) : undefined;
+    if (stream) shutdown.push('stream', () => stream.close());
+
+    let sweeper: InactivitySweeper | undefined;
+    if (has('worker')) {
+      sweeper = startInactivitySweeper({
+        db, redis, redisKeyPrefix: config.redisKeyPrefix, logger,
+        inactivitySeconds: config.limits.inactivitySeconds,
+        intervalMs: opts.sweepIntervalMs ?? 30_000,
+      });
+      const ownedSweeper = sweeper;
+      shutdown.push('sweeper', () => ownedSweeper.stop());
+    }
+
+    const address = await app.listen({ host: config.httpHost, port: config.httpPort });
+    const httpUrl = address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1');
+    logger.info({ httpUrl, roles: config.roles, sip: telephony ? `${config.sip.host}:${config.sip.port}` : 'off' }, 'voxbridge listening');
+
+    let closed: Promise<void> | undefined;
+    const close = (): Promise<void> => (closed ??= shutdown.run());
+    return { config, logger, db, redis, app, engines, registry, stream, telephony, sweeper, httpUrl, close };
+  } catch (err) {
+    await shutdown.run();
+    throw err;
+  }
 }

@@ -27,7 +27,12 @@ function makeAjv(coerce: boolean): Ajv {
   return ajv;
 }
 
-export async function buildApp(deps: ApiDeps, extra: ExtraRoutes[] = []): Promise<FastifyInstance> {
+export interface BuildOptions {
+  /** Serve the /v1 resource routes (the api role); health, metrics and OpenAPI are always served. */
+  resources?: boolean;
+}
+
+export async function buildApp(deps: ApiDeps, extra: ExtraRoutes[] = [], opts: BuildOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     genReqId: () => newId('req'),
@@ -66,8 +71,10 @@ export async function buildApp(deps: ApiDeps, extra: ExtraRoutes[] = []): Promis
   await app.register(rateLimitPlugin, deps);
   await app.register(idempotencyPlugin, deps);
   await app.register(healthRoutes, deps);
-  await app.register(resourceRoutes, deps);
-  for (const { plugin, opts } of extra) await app.register(plugin, opts);
+  if (opts.resources !== false) {
+    await app.register(resourceRoutes, deps);
+    for (const extraRoutes of extra) await app.register(extraRoutes.plugin, extraRoutes.opts);
+  }
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.ready();

@@ -25,6 +25,8 @@ export function testConfig(overrides: Record<string, unknown> = {}): Config {
     httpHost: '127.0.0.1',
     httpPort: 0,
     logLevel: process.env.TEST_LOG_LEVEL ?? 'silent',
+    // The control plane only, unless a test asks for the media role (engines, sockets, SIP) itself.
+    roles: ['api', 'worker'],
     ...overrides,
   });
 }
