@@ -26,6 +26,15 @@ const org = await createOrg(gw.db, { name: 'bench', credits: 1_000_000, maxConcu
 
 const eld = monitorEventLoopDelay({ resolution: 1 });
 eld.enable();
+if (process.env.BENCH_TRACE) {
+  // Per-second worst event-loop delay, to find stalls.
+  const sec = monitorEventLoopDelay({ resolution: 1 });
+  sec.enable();
+  setInterval(() => {
+    if (sec.max / 1e6 > 50) console.error(`[bench server] ${new Date().toISOString()} event-loop max ${(sec.max / 1e6).toFixed(0)} ms, live ${registry.size}, sockets ${stream.connections}`);
+    sec.reset();
+  }, 1000).unref();
+}
 let cpu0 = process.cpuUsage();
 let t0 = performance.now();
 

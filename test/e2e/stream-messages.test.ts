@@ -112,6 +112,23 @@ describe('socket messages', () => {
     await again.close();
   });
 
+  it('with phone routing, session.ready waits for the leg; output for that party then goes to the leg', async () => {
+    const { id, token } = await t.createSession({ mode: 'assistive_translation', routing: { type: 'sip', sip: { to_uri: 'sip:agent@example.com' } } });
+    const s = await t.connect(id, token);
+    s.send({ type: 'ping' });
+    await s.waitForType('pong');
+    expect(s.of('session.ready')).toEqual([]);
+    const played: Int16Array[] = [];
+    const session = t.registry.get(id)!;
+    session.attachLeg({ party: 'agent', kind: 'sip', playFrame: (f) => played.push(f), close: () => undefined });
+    expect(await s.waitForType('session.ready')).toMatchObject({ session_id: id });
+    // Assistive: the customer's audio is bridged to the agent, who is on the phone leg now.
+    await s.sendAudio(await synthesizeSpeech('good morning'), { pace: 0 });
+    await vi.waitFor(() => expect(played.length).toBeGreaterThan(10), { timeout: 10_000 });
+    expect(s.of('audio.output')).toEqual([]);
+    await s.close();
+  });
+
   it('an end by REST (session bus) sends session.ended with its reason, then closes 1000', async () => {
     const { id, s } = await connected();
     await endSession({ db: t.gw.db, redis: t.gw.redis, redisKeyPrefix: t.gw.config.redisKeyPrefix }, id, 'api_request');

@@ -26,6 +26,8 @@ export interface StreamTestGateway {
   /** Inserts a session row for the test org and issues a stream token for it. */
   createSession(opts?: SessionOpts): Promise<{ id: string; token: string }>;
   issueToken(sessionId: string, ttlSeconds?: number): Promise<string>;
+  /** fetch() against the gateway with `key` as Bearer token and a JSON body. */
+  api(key: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
   connect(sessionId: string, token: string | null, headers?: Record<string, string>): Promise<TestSocket>;
   stop(): Promise<void>;
 }
@@ -78,6 +80,15 @@ export async function startStreamGateway(opts: { engines?: EngineChoice; overrid
   const wsUrl = (sessionId: string, token: string | null) =>
     `${wsBase}/v1/sessions/${sessionId}/connect${token === null ? '' : `?token=${encodeURIComponent(token)}`}`;
   const connect = (sessionId: string, token: string | null, headers?: Record<string, string>) => TestSocket.open(wsUrl(sessionId, token), headers);
+  const api = async (key: string, method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${gw.httpUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : null };
+  };
   const stop = async () => {
     if (ownsStream) {
       await stream!.close();
@@ -87,7 +98,7 @@ export async function startStreamGateway(opts: { engines?: EngineChoice; overrid
     await engines.close();
     await dropTestState(config);
   };
-  return { gw, org, registry: registry!, stream: stream!, engines, wsUrl, createSession, issueToken, connect, stop };
+  return { gw, org, registry: registry!, stream: stream!, engines, wsUrl, createSession, issueToken, api, connect, stop };
 }
 
 export interface ReceivedMessage {
