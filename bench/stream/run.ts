@@ -228,7 +228,8 @@ async function enginesOn(): Promise<void> {
       let total = 0;
       const { sessions, wsBase } = await server.call({ kind: 'sessions', n: m, mode: 'bidirectional_translation', source: 'en', target: 'es' });
       // One socket per session for all rounds; each round every session speaks once, starts spread over 200 ms.
-      const sockets = await Promise.all(sessions.map(({ id, token }: { id: string; token: string }) => new Promise<{ ws: WebSocket; msgs: Array<{ m: any; at: number }> }>((resolve, reject) => {
+      type Sock = { ws: WebSocket; msgs: Array<{ m: any; at: number }> };
+      const sockets: Sock[] = await Promise.all((sessions as Array<{ id: string; token: string }>).map(({ id, token }: { id: string; token: string }) => new Promise<{ ws: WebSocket; msgs: Array<{ m: any; at: number }> }>((resolve, reject) => {
         const ws = new WebSocket(`${wsBase}/v1/sessions/${id}/connect?token=${token}`);
         const msgs: Array<{ m: any; at: number }> = [];
         ws.on('message', (d) => {
