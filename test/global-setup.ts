@@ -1,0 +1,24 @@
+// Runs once before the suite: tests that spawn the real `voxbridge` command run dist/, so rebuild it
+// when any source file is newer than the build (npm test's setup does the same; this covers
+// `npx vitest` run directly after an edit).
+import { execFileSync } from 'node:child_process';
+import { readdirSync, statSync, existsSync } from 'node:fs';
+import path from 'node:path';
+
+const root = path.resolve(import.meta.dirname, '..');
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) newest = Math.max(newest, newestMtime(full));
+    else if (entry.name.endsWith('.ts')) newest = Math.max(newest, statSync(full).mtimeMs);
+  }
+  return newest;
+}
+
+export default function setup(): void {
+  const built = path.join(root, 'dist/cli/index.js');
+  if (existsSync(built) && statSync(built).mtimeMs >= newestMtime(path.join(root, 'src'))) return;
+  execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', path.join(root, 'tsconfig.json')], { stdio: 'inherit' });
+}
