@@ -20,5 +20,10 @@ function newestMtime(dir: string): number {
 export default function setup(): void {
   const built = path.join(root, 'dist/cli/index.js');
   if (existsSync(built) && statSync(built).mtimeMs >= newestMtime(path.join(root, 'src'))) return;
-  execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', path.join(root, 'tsconfig.json')], { stdio: 'inherit' });
+  try {
+    execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', path.join(root, 'tsconfig.json')], { stdio: 'inherit' });
+  } catch {
+    // tsc still emits on type errors; `npm test` fails on them in its own typecheck step.
+    console.warn('[global-setup] tsc reported errors; dist/ was emitted anyway');
+  }
 }
