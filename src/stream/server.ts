@@ -64,7 +64,13 @@ export function attachStreamServer(httpServer: Server, deps: StreamServerDeps): 
       socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       return;
     }
-    const sessionId = decodeURIComponent(m[1]);
+    let sessionId: string;
+    try {
+      sessionId = decodeURIComponent(m[1]);
+    } catch {
+      socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n'); // malformed %-escape
+      return;
+    }
     const token = url.searchParams.get('token') ?? '';
     wss.handleUpgrade(req, socket, head, (ws) => {
       ws.pause(); // nothing is read until the checks pass and the connection is wired

@@ -132,7 +132,13 @@ describe('stream connect', () => {
     await s.close();
   });
 
-  it('answers 404 to an upgrade on another path', async () => {
+  it('answers 404 to an upgrade on another path and 400 to a malformed session id', async () => {
     await expect(TestSocket.open(`${t.wsUrl('x', null).replace(/\/v1\/.*$/, '/v1/elsewhere')}`)).rejects.toThrow(/404/);
+    await expect(TestSocket.open(t.wsUrl('%E0%A4%A', 'kst_x'))).rejects.toThrow(/400/);
+    // The server is still up.
+    const { id, token } = await t.createSession();
+    const s = await t.connect(id, token);
+    await s.waitForType('session.ready');
+    await s.close();
   });
 });
