@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { ApiError } from '../errors.js';
-import { IdParams, withAuthErrors } from '../schemas/common.js';
+import { ErrorBody, IdParams, withAuthErrors } from '../schemas/common.js';
 import { TelephonyError, type Telephony } from '../../telephony/index.js';
 
 const Party = Type.Union([Type.Literal('agent'), Type.Literal('customer')], { description: 'Which party of the session the phone leg carries.' });
@@ -55,6 +55,8 @@ export interface CallRoutesOptions {
 
 export default async function callRoutes(app: FastifyInstance, opts: CallRoutesOptions): Promise<void> {
   const { telephony } = opts;
+  // Registered beside (not inside) the resource routes: make the shared error schema visible here.
+  if (!app.getSchema('ErrorBody')) app.addSchema(ErrorBody);
 
   app.post('/v1/sessions/:id/dial', {
     config: { scope: 'sessions:write' },

@@ -1,0 +1,119 @@
+// Phone legs in the real pipeline (server.ts wiring, embedded engines): a caller on a SIP trunk
+// speaks over RTP and the socket client receives the transcript; the socket client speaks and
+// the translated speech arrives as RTP at the phone.
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import dgram from 'node:dgram';
+import { startStreamGateway, type StreamTestGateway } from '../helpers/stream.js';
+import { synthesizeSpeech, concatPcm, silence } from '../helpers/speech-audio.js';
+import { startSipp, eventually, type SippResult } from '../helpers/sip-harness.js';
+import * as repo from '../../src/store/telephony-repo.js';
+import { updateOrg } from '../../src/store/index.js';
+import { parseRtp, serializeRtp } from '../../src/telephony/rtp/packet.js';
+import { alawEncode, alawDecode } from '../../src/media/g711.js';
+import type { Telephony } from '../../src/telephony/index.js';
+
+let t: StreamTestGateway;
+let telephony: Telephony;
+let number: string;
+
+beforeAll(async () => {
+  const rtpBase = 30000 + Math.floor(Math.random() * 300) * 100;
+  t = await startStreamGateway({
+    engines: 'embedded',
+    overrides: { roles: ['api', 'media', 'worker'], sip: { enabled: true, host: '127.0.0.1', port: 0, transports: ['udp'], advertisedAddress: '127.0.0.1', rtpPortMin: rtpBase, rtpPortMax: rtpBase + 98, rtpTimeoutSeconds: 30, maxConcurrentCalls: 50, realm: 'voxbridge.test' } },
+  });
+  telephony = (t.gw as unknown as { telephony: Telephony }).telephony;
+  expect(telephony).toBeDefined();
+  await updateOrg(t.gw.db, t.org.orgId, { sipEnabled: true });
+  const conn = await repo.createConnection(t.gw.db, { orgId: t.org.orgId, provider: 'carrier_a', host: '127.0.0.1', port: 5060, transport: 'udp', inboundCidrs: ['127.0.0.1/32'] });
+  number = `+1415${String(Date.now()).slice(-7)}`;
+  await repo.createPhoneNumber(t.gw.db, { orgId: t.org.orgId, number, connectionId: conn.id });
+}, 60_000);
+afterAll(async () => {
+  await t?.stop();
+});
+
+const ok = (r: SippResult) => expect(r.code, `${r.errors}\n${r.stderr}`).toBe(0);
+const rms = (f: Int16Array) => Math.sqrt(f.reduce((a, s) => a + s * s, 0) / f.length);
+
+async function udpPeer(): Promise<dgram.Socket> {
+  const s = dgram.createSocket('udp4');
+  await new Promise<void>((r) => s.bind(0, '127.0.0.1', () => r()));
+  return s;
+}
+
+/**
+ * Sends PCM as PCMA RTP in real time (20 ms packets) to the gateway's port. Packets are sent by
+ * elapsed time, not one per timer callback: a phone's clock does not drift like setInterval.
+ */
+function sendRtp(peer: dgram.Socket, pcm: Int16Array, port: number): Promise<void> {
+  const total = Math.floor(pcm.length / 160);
+  const start = performance.now();
+  let i = 0;
+  return new Promise((resolve) => {
+    const timer = setInterval(() => {
+      const due = Math.min(total, Math.floor((performance.now() - start) / 20) + 1);
+      for (; i < due; i++) {
+        const payload = alawEncode(pcm.subarray(i * 160, i * 160 + 160));
+        peer.send(serializeRtp({ marker: i === 0, payloadType: 8, sequence: i & 0xffff, timestamp: i * 160, ssrc: 4242, payload }), port, '127.0.0.1');
+      }
+      if (i >= total) {
+        clearInterval(timer);
+        resolve();
+      }
+    }, 5);
+  });
+}
+
+describe('phone legs in the session pipeline', () => {
+  it('transcribes a caller speaking over RTP and delivers the transcript to the socket', async () => {
+    // Customer speaks English (target_language), agent Spanish (source_language).
+    const { id, token } = await t.createSession({ source_language: 'es', target_language: 'en', routing: { phone_number: number } });
+    await t.gw.db.query('UPDATE sessions SET phone_number = $2 WHERE id = $1', [id, number]);
+    const socket = await t.connect(id, token);
+    const peer = await udpPeer();
+    let gatewayPort = 0;
+    peer.once('message', (_m, rinfo) => {
+      gatewayPort = rinfo.port; // symmetric RTP: the gateway sends from the port it listens on
+    });
+    const sipp = await startSipp({ scenario: 'uac-call-remote-bye.xml', target: `127.0.0.1:${telephony.sipPort}`, service: number, keys: { rtp_port: String(peer.address().port) } });
+    await socket.waitForType('session.ready', 20_000);
+    await eventually(() => gatewayPort > 0);
+    const speech = concatPcm(silence(300), await synthesizeSpeech('i would like to check my account balance'), silence(1200));
+    await sendRtp(peer, speech, gatewayPort);
+    const final = await socket.waitFor((m) => m.type === 'transcript.final' && m.speaker === 'customer', 40_000, 'customer transcript');
+    expect(final.language).toBe('en');
+    // Key words, not the exact text (test/helpers/speech-audio.ts): G.711 and the jitter buffer sit
+    // between the fixture and the recognizer here.
+    expect(final.text).toMatch(/account/);
+    expect(final.translation).toMatchObject({ language: 'es' });
+    expect(final.translation.text).toMatch(/cuenta/i);
+    const { rows } = await t.gw.db.query('SELECT status FROM sessions WHERE id = $1', [id]);
+    expect(rows[0].status).toBe('active');
+    await telephony.hangup(id, t.org.orgId, {});
+    ok(await sipp.done);
+    peer.close();
+  }, 120_000);
+
+  it("plays the socket client's translated speech to the phone as RTP", async () => {
+    // Agent (socket) speaks English; the customer on the phone hears Spanish TTS.
+    const { id, token } = await t.createSession({ source_language: 'en', target_language: 'es', routing: { phone_number: number } });
+    await t.gw.db.query('UPDATE sessions SET phone_number = $2 WHERE id = $1', [id, number]);
+    const socket = await t.connect(id, token);
+    const peer = await udpPeer();
+    const heard: number[] = [];
+    peer.on('message', (m) => {
+      const p = parseRtp(m);
+      if (p?.payloadType === 8) heard.push(rms(alawDecode(p.payload)));
+    });
+    const sipp = await startSipp({ scenario: 'uac-call-remote-bye.xml', target: `127.0.0.1:${telephony.sipPort}`, service: number, keys: { rtp_port: String(peer.address().port) } });
+    await socket.waitForType('session.ready', 20_000);
+    await socket.sendAudio(concatPcm(silence(300), await synthesizeSpeech('thank you very much'), silence(900)), { speaker: 'agent', chunkMs: 100, pace: 1 });
+    await socket.waitFor((m) => m.type === 'transcript.final' && m.speaker === 'agent', 40_000, 'agent transcript');
+    // Silence is sent while nothing is queued; the translation arrives as loud frames.
+    await eventually(() => heard.filter((v) => v > 500).length >= 25, 40_000);
+    await telephony.hangup(id, t.org.orgId, {});
+    ok(await sipp.done);
+    peer.close();
+  }, 120_000);
+});
