@@ -7,10 +7,11 @@
 //       lateness against its media timestamp is the added latency per output frame.
 //   (2) embedded engines (pocketsphinx, Apertium, espeak-ng): M sessions speaking at once; latency
 //       from the end of an utterance to transcript.final (which carries the translation) and to the
-//       first audio.output frame; sessions per core = the largest M whose p50 to first audio < 1.5 s, / cores.
+//       first audio.output frame; sessions per core = the largest M whose p50 to first audio < 1.5 s, / cores,
+//       once with everyone speaking at once (worst case) and once with turns spread like a conversation.
 //
 // Usage: npx tsx bench/stream/run.ts [--sockets 1000] [--seconds 30] [--assistive 250] [--engine-sessions 1,2,4,8]
-//          [--stt-pool 2] [--skip-engines]
+//          [--conversation-sessions 2,4,8,12] [--stt-pool 2] [--skip-engines]
 import { fork, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
@@ -28,6 +29,8 @@ const SECONDS = Number(arg('seconds', '30'));
 const ASSISTIVE = Number(arg('assistive', '250'));
 const ENGINE_SESSIONS = arg('engine-sessions', '1,2,4,8').split(',').map(Number);
 const SKIP_ENGINES = process.argv.includes('--skip-engines');
+const CONVERSATION_SESSIONS = arg('conversation-sessions', '2,4,8,12').split(',').map(Number);
+const CONVERSATION_MS = 8000;
 const CHUNK_MS = 100;
 const CHUNK_BYTES = (CHUNK_MS * 8000) / 1000;
 
@@ -208,79 +211,91 @@ async function enginesOff(): Promise<void> {
 
 // ---------- (2) embedded engines ----------
 
+interface EngineRun {
+  toFinal: number[];
+  toAudio: number[];
+  recognized: number;
+  total: number;
+}
+
+/** M sessions, `rounds` utterances each; in a round session i starts speaking at i * spreadMs / M. */
+async function engineRun(server: Server, m: number, spreadMs: number, rounds: number, utterance: Uint8Array, speechEndMs: number): Promise<EngineRun> {
+  const run: EngineRun = { toFinal: [], toAudio: [], recognized: 0, total: 0 };
+  const { sessions, wsBase } = await server.call({ kind: 'sessions', n: m, mode: 'bidirectional_translation', source: 'en', target: 'es' });
+  type Sock = { ws: WebSocket; msgs: Array<{ m: any; at: number }> };
+  const sockets: Sock[] = await Promise.all((sessions as Array<{ id: string; token: string }>).map(({ id, token }) => new Promise<Sock>((resolve, reject) => {
+    const ws = new WebSocket(`${wsBase}/v1/sessions/${id}/connect?token=${token}`);
+    const msgs: Sock['msgs'] = [];
+    ws.on('message', (d) => {
+      const msg = JSON.parse(d.toString());
+      msgs.push({ m: msg, at: performance.now() });
+      if (msg.type === 'session.ready') resolve({ ws, msgs });
+    });
+    ws.on('error', reject);
+  })));
+  for (let r = 0; r < rounds; r++) {
+    await Promise.all(sockets.map(async (s, i) => {
+      await new Promise((res) => setTimeout(res, (i * spreadMs) / Math.max(1, m)));
+      s.msgs.length = 0;
+      const t0 = performance.now();
+      for (let off = 0, k = 0; off < utterance.length; off += CHUNK_BYTES, k++) {
+        const wait = t0 + k * CHUNK_MS - performance.now();
+        if (wait > 0) await new Promise((res) => setTimeout(res, wait));
+        s.ws.send(JSON.stringify({ type: 'audio.input', speaker: 'agent', audio: { encoding: 'mulaw', sample_rate_hz: 8000, payload: Buffer.from(utterance.subarray(off, off + CHUNK_BYTES)).toString('base64') } }));
+      }
+      // End of utterance: when the chunk holding the last sample of speech was sent, the earliest
+      // moment the server could know it (chunks leave as soon as they start, i.e. a little early).
+      const endOfSpeech = t0 + Math.floor(speechEndMs / CHUNK_MS) * CHUNK_MS;
+      const deadline = performance.now() + 20_000;
+      const finalOf = () => s.msgs.find((x) => x.m.type === 'transcript.final');
+      // This round's speech starts after its final (TTS runs on the translation the final carries).
+      const outOf = () => { const f = finalOf(); return f && s.msgs.find((x) => x.m.type === 'audio.output' && x.at >= f.at); };
+      while (performance.now() < deadline && !outOf()) await new Promise((res) => setTimeout(res, 10));
+      const final = finalOf();
+      const out = outOf();
+      // Let this round's speech finish playing before the next round.
+      let lastCount = -1;
+      while (lastCount !== s.msgs.length && performance.now() < deadline + 30_000) {
+        lastCount = s.msgs.length;
+        await new Promise((res) => setTimeout(res, 400));
+      }
+      run.total++;
+      if (final) {
+        run.toFinal.push(final.at - endOfSpeech);
+        if (/account|balance/.test(final.m.text)) run.recognized++;
+      }
+      if (out) run.toAudio.push(out.at - endOfSpeech);
+    }));
+  }
+  for (const s of sockets) s.ws.close();
+  return run;
+}
+
 async function enginesOn(): Promise<void> {
   const phrase = 'i would like to check my account balance';
   const speech = await synthesizeSpeech(phrase);
   const lead = silence(500);
-  const tail = silence(2500);
-  const utterance = toMulaw(concatPcm(lead, speech, tail));
+  const utterance = toMulaw(concatPcm(lead, speech, silence(2500)));
   const speechEndMs = ((lead.length + speech.length) / 8000) * 1000;
   const server = await Server.start('embedded');
+  const cores = os.cpus().length;
   console.log(`\n[embedded engines] pocketsphinx (pool ${arg('stt-pool', '2')}) + apertium eng-spa + espeak-ng; utterance "${phrase}" (${f1(speech.length / 8)} ms of speech), agent en → customer es`);
-  console.log('  M sessions | to transcript.final (with translation) p50/p99 | to first audio.output p50/p99 | recognized');
-  let best = 0;
+  console.log('  end of utterance = when the chunk holding the last speech sample was sent; includes the VAD hangover (560 ms).');
   try {
-    for (const m of ENGINE_SESSIONS) {
-      const rounds = 3;
-      const toFinal: number[] = [];
-      const toAudio: number[] = [];
-      let recognized = 0;
-      let total = 0;
-      const { sessions, wsBase } = await server.call({ kind: 'sessions', n: m, mode: 'bidirectional_translation', source: 'en', target: 'es' });
-      // One socket per session for all rounds; each round every session speaks once, starts spread over 200 ms.
-      type Sock = { ws: WebSocket; msgs: Array<{ m: any; at: number }> };
-      const sockets: Sock[] = await Promise.all((sessions as Array<{ id: string; token: string }>).map(({ id, token }: { id: string; token: string }) => new Promise<{ ws: WebSocket; msgs: Array<{ m: any; at: number }> }>((resolve, reject) => {
-        const ws = new WebSocket(`${wsBase}/v1/sessions/${id}/connect?token=${token}`);
-        const msgs: Array<{ m: any; at: number }> = [];
-        ws.on('message', (d) => {
-          const m = JSON.parse(d.toString());
-          msgs.push({ m, at: performance.now() });
-          if (m.type === 'session.ready') resolve({ ws, msgs });
-        });
-        ws.on('error', reject);
-      })));
-      for (let r = 0; r < rounds; r++) {
-        await Promise.all(sockets.map(async (s, i) => {
-          await new Promise((res) => setTimeout(res, (i * 200) / Math.max(1, m)));
-          s.msgs.length = 0;
-          const t0 = performance.now();
-          for (let off = 0, k = 0; off < utterance.length; off += CHUNK_BYTES, k++) {
-            const due = t0 + k * CHUNK_MS;
-            const wait = due - performance.now();
-            if (wait > 0) await new Promise((res) => setTimeout(res, wait));
-            s.ws.send(JSON.stringify({ type: 'audio.input', speaker: 'agent', audio: { encoding: 'mulaw', sample_rate_hz: 8000, payload: Buffer.from(utterance.subarray(off, off + CHUNK_BYTES)).toString('base64') } }));
-          }
-          // End of utterance: when the chunk holding the last sample of speech was sent, the earliest
-          // moment the server could know it (chunks leave as soon as they start, i.e. a little early).
-          const endOfSpeech = t0 + Math.floor(speechEndMs / CHUNK_MS) * CHUNK_MS;
-          const deadline = performance.now() + 15_000;
-          const finalOf = () => s.msgs.find((x) => x.m.type === 'transcript.final');
-          // This round's speech starts after its final (TTS runs on the translation the final carries).
-          const outOf = () => { const f = finalOf(); return f && s.msgs.find((x) => x.m.type === 'audio.output' && x.at >= f.at); };
-          while (performance.now() < deadline && !outOf()) await new Promise((res) => setTimeout(res, 10));
-          const final = finalOf();
-          const out = outOf();
-          // Let this round's speech finish playing before the next round.
-          let lastCount = -1;
-          while (lastCount !== s.msgs.length && performance.now() < deadline + 30_000) {
-            lastCount = s.msgs.length;
-            await new Promise((res) => setTimeout(res, 400));
-          }
-          total++;
-          if (final) {
-            toFinal.push(final.at - endOfSpeech);
-            if (/account|balance/.test(final.m.text)) recognized++;
-          }
-          if (out) toAudio.push(out.at - endOfSpeech);
-        }));
+    for (const [label, spreadMs, list] of [
+      ['all sessions speak at once (starts within 200 ms)', 200, ENGINE_SESSIONS],
+      [`conversational: starts spread evenly over ${CONVERSATION_MS / 1000} s (each session talks ~30 % of the time)`, CONVERSATION_MS, CONVERSATION_SESSIONS],
+    ] as Array<[string, number, number[]]>) {
+      console.log(`  ${label}`);
+      console.log('  M sessions | to transcript.final+translation p50/p99 | to first audio.output p50/p99 | recognized');
+      let best = 0;
+      for (const m of list) {
+        const r = await engineRun(server, m, spreadMs, 3, utterance, speechEndMs);
+        console.log(`  ${String(m).padStart(10)} | ${f1(pct(r.toFinal, 50)).padStart(8)} / ${f1(pct(r.toFinal, 99)).padEnd(8)} ms            | ${f1(pct(r.toAudio, 50)).padStart(8)} / ${f1(pct(r.toAudio, 99)).padEnd(8)} ms | ${r.recognized}/${r.total}`);
+        if (pct(r.toAudio, 50) < 1500 && r.toAudio.length === r.total) best = m;
       }
-      for (const s of sockets) s.ws.close();
-      console.log(`  ${String(m).padStart(10)} | ${f1(pct(toFinal, 50)).padStart(8)} / ${f1(pct(toFinal, 99)).padEnd(8)} ms${' '.repeat(20)}| ${f1(pct(toAudio, 50)).padStart(8)} / ${f1(pct(toAudio, 99)).padEnd(8)} ms   | ${recognized}/${total}`);
-      if (pct(toAudio, 50) < 1500 && toAudio.length === total) best = m;
+      console.log(`  → largest M with p50 to first translated audio < 1.5 s: ${best} on ${cores} cores = ${f1(best / cores)} sessions per core`);
     }
-    const cores = os.cpus().length;
-    console.log(`  sessions speaking at once with p50 to first translated audio < 1.5 s: ${best} on ${cores} cores → ${f1(best / cores)} per core (at worst-case simultaneous speech)`);
-    console.log('  note: end of utterance is taken when the last chunk holding speech was sent; the VAD hangover (560 ms) is part of the figure.');
   } finally {
     await server.stop();
   }
