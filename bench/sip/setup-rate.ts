@@ -1,0 +1,49 @@
+// Call setup rate: SIPp places INVITE → 200 → ACK → BYE against the gateway at rising rates; the
+// figure is the highest rate whose run had zero failed calls. The gateway runs in this process
+// with the real SIP stack, RTP endpoints and PostgreSQL writes; sessions are the test fake.
+import { startTelephonyFixture, runSipp, type TelephonyFixture } from '../../test/helpers/sip-harness.js';
+
+export interface RateStep {
+  rate: number;
+  calls: number;
+  successful: number;
+  failed: number;
+  cpuPercent: number;
+  seconds: number;
+}
+
+export async function measureSetupRate(opts: { rates?: number[]; secondsPerStep?: number } = {}): Promise<{ best: number; steps: RateStep[] }> {
+  const rates = opts.rates ?? [50, 100, 150, 200, 250, 300, 400, 500];
+  const seconds = opts.secondsPerStep ?? 5;
+  const fx: TelephonyFixture = await startTelephonyFixture({ maxConcurrentCalls: 5000 });
+  const steps: RateStep[] = [];
+  let best = 0;
+  try {
+    await fx.createSession({ phoneNumber: fx.openNumber });
+    for (const rate of rates) {
+      const calls = rate * seconds;
+      const cpu0 = process.cpuUsage();
+      const t0 = performance.now();
+      const r = await runSipp({
+        scenario: 'uac-call.xml', target: `127.0.0.1:${fx.sipPort}`, service: fx.openNumber,
+        calls, rate, rateLimit: calls, durationMs: 0, timeoutSeconds: seconds * 6,
+        extra: ['-max_socket', '60000'],
+      });
+      const elapsed = (performance.now() - t0) / 1000;
+      const cpu = process.cpuUsage(cpu0);
+      const step: RateStep = {
+        rate, calls, successful: r.successful, failed: r.failed + (r.code !== 0 && r.failed === 0 ? calls - r.successful : 0),
+        cpuPercent: Math.round(((cpu.user + cpu.system) / 1e6 / elapsed) * 100), seconds: Math.round(elapsed * 10) / 10,
+      };
+      steps.push(step);
+      console.log(`setup rate ${rate}/s: ${step.successful}/${calls} ok, ${step.failed} failed, gateway CPU ${step.cpuPercent}% over ${step.seconds}s`);
+      if (step.failed > 0 || step.successful < calls) break;
+      best = rate;
+      // Let the last BYEs and their DB writes settle before the next step.
+      for (let i = 0; i < 100 && fx.svc.activeLegs > 0; i++) await new Promise((res) => setTimeout(res, 50));
+    }
+  } finally {
+    await fx.stop();
+  }
+  return { best, steps };
+}
