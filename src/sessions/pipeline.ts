@@ -37,7 +37,10 @@ export interface PlanInput {
   target_language: string | null;
 }
 
-export function planPipeline(s: PlanInput, engines: Engines, defaultLanguage: string): PipelinePlan {
+/** What planning asks of the engines: capabilities only, so the API can plan without running engines. */
+export type EngineCapabilities = Pick<Engines, 'canTranscribe' | 'canTranslate' | 'canSpeak'>;
+
+export function planPipeline(s: PlanInput, engines: EngineCapabilities, defaultLanguage: string): PipelinePlan {
   const languages: Record<Party, string> = {
     agent: s.source_language ?? defaultLanguage,
     customer: s.target_language ?? defaultLanguage,

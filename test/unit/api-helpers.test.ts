@@ -54,29 +54,33 @@ describe('AuthCache', () => {
 });
 
 describe('engine capability rule', () => {
+  // STT for en/es/fr; text translation en↔es and en→fr only; speech for en/es/fr.
   const engines = {
-    canTranscribe: (l: string) => l !== 'ja',
-    canTranslate: (f: string, t: string) => !(f === 'fr' && t === 'en'),
-    canSpeak: (l: string) => l !== 'de',
+    canTranscribe: (l: string) => ['en', 'es', 'fr'].includes(l),
+    canTranslate: (f: string, t: string) => f === t || (f === 'en' && ['es', 'fr'].includes(t)) || (f === 'es' && t === 'en'),
+    canSpeak: (l: string) => ['en', 'es', 'fr'].includes(l),
   };
   const refusal = (mode: string, src: string | null, tgt: string | null) => {
     try {
-      checkEngines(engines, mode, src, tgt);
+      checkEngines(engines, mode, src, tgt, 'en');
       return null;
     } catch (err) {
       return { code: (err as ApiError).code, param: (err as ApiError).param, message: (err as Error).message };
     }
   };
-  it('accepts what the engines can serve, and unknown (auto-detected) languages', () => {
+  it('accepts sessions served both ways, one way only, or left to auto-detection', () => {
     expect(refusal('bidirectional_translation', 'en', 'es')).toBeNull();
-    expect(refusal('bidirectional_translation', null, null)).toBeNull();
-    expect(refusal('assistive_translation', 'de', 'es')).toBeNull(); // only Party B hears speech
+    expect(refusal('bidirectional_translation', 'en', 'fr')).toBeNull(); // fr→en missing: one way, engine_unavailable on connect
+    expect(refusal('bidirectional_translation', null, 'es')).toBeNull(); // agent defaults to en
+    expect(refusal('bidirectional_translation', null, null)).toBeNull(); // both default to en: transcription only
   });
-  it('names the field and the missing capability', () => {
-    expect(refusal('bidirectional_translation', 'ja', 'en')).toMatchObject({ code: 'validation_error', param: 'source_language' });
-    expect(refusal('bidirectional_translation', 'en', 'fr')?.message).toMatch(/from 'fr' back to 'en'/);
-    expect(refusal('bidirectional_translation', 'de', 'es')).toMatchObject({ param: 'source_language', message: expect.stringMatching(/synthesis/) });
-    expect(refusal('assistive_translation', 'es', 'de')).toMatchObject({ param: 'target_language' });
+  it('refuses a session served in neither direction, naming the field and every reason', () => {
+    expect(refusal('bidirectional_translation', 'ja', 'en')).toMatchObject({
+      code: 'validation_error', param: 'source_language',
+      message: expect.stringMatching(/no speech-to-text engine for 'ja'.*no translation engine for 'en' to 'ja'/),
+    });
+    expect(refusal('bidirectional_translation', 'fr', 'de')).toMatchObject({ param: 'target_language', message: expect.stringMatching(/no translation engine for 'fr' to 'de'/) });
+    expect(refusal('assistive_translation', 'es', 'fr')).toMatchObject({ code: 'validation_error', param: 'target_language' });
   });
 });
 

@@ -12,6 +12,7 @@ import { checkAgentFields } from '../schemas/agent-checks.js';
 import { voiceWithDefaults } from '../schemas/common.js';
 import { SESSION_MODES, TRANSLATION_MODES, type CreateSessionInput } from '../schemas/sessions.js';
 import { presentCreatedSession, streamUrl } from './present.js';
+import { planPipeline } from '../../sessions/index.js';
 
 /** How long a client should wait before retrying when the organization is at its session limit. */
 export const CONCURRENT_LIMIT_RETRY_AFTER_SECONDS = 30;
@@ -22,20 +23,22 @@ function checkMode(mode: string): void {
   }
 }
 
-/** Translation needs both parties recognized, text translated both ways and speech for whoever hears it. */
-export function checkEngines(engines: EngineCapabilityCheck, mode: string, src: string | null, tgt: string | null): void {
-  const refuse = (param: string, why: string) => {
-    throw new ApiError('validation_error', { param, message: `No configured speech engine can serve this ${mode} session: ${why}.` });
-  };
-  if (src && !engines.canTranscribe(src)) refuse('source_language', `speech recognition is not available for '${src}'`);
-  if (tgt && !engines.canTranscribe(tgt)) refuse('target_language', `speech recognition is not available for '${tgt}'`);
-  if (src && tgt) {
-    if (!engines.canTranslate(src, tgt)) refuse('target_language', `translation from '${src}' to '${tgt}' is not available`);
-    if (!engines.canTranslate(tgt, src)) refuse('target_language', `translation from '${tgt}' back to '${src}' is not available`);
-  }
-  // Bidirectional: both parties hear synthesized speech. Assistive: only the customer (Party B) does.
-  if (tgt && !engines.canSpeak(tgt)) refuse('target_language', `speech synthesis is not available for '${tgt}'`);
-  if (mode === 'bidirectional_translation' && src && !engines.canSpeak(src)) refuse('source_language', `speech synthesis is not available for '${src}'`);
+/**
+ * Refuses a translation session that no configured engine can serve in either direction (issue 3):
+ * the same plan the live pipeline will follow decides it. A session served one way only is accepted;
+ * its socket is told which party's speech is not served (`engine_unavailable`) right after connect.
+ * Languages left to auto-detection resolve to the default language; when that makes both parties
+ * speak one language, the session is accepted as transcription only.
+ */
+export function checkEngines(engines: EngineCapabilityCheck, mode: string, src: string | null, tgt: string | null, defaultLanguage: string): void {
+  const plan = planPipeline({ mode, source_language: src, target_language: tgt }, engines, defaultLanguage);
+  if (Object.keys(plan.routes).length > 0) return;
+  if (plan.languages.agent === plan.languages.customer && (plan.defaulted.agent || plan.defaulted.customer)) return;
+  const param = !plan.transcribe.agent && src !== null ? 'source_language' : 'target_language';
+  throw new ApiError('validation_error', {
+    param,
+    message: `No configured speech engine can serve this ${mode} session in either direction: ${plan.unavailable.join('; ')}.`,
+  });
 }
 
 async function checkAiAgent(deps: ApiDeps, auth: AuthContext, body: CreateSessionInput): Promise<void> {
@@ -76,7 +79,7 @@ export async function createSession(deps: ApiDeps, auth: AuthContext, body: Crea
   }
   await checkAiAgent(deps, auth, body);
   checkMetadata('metadata', body.metadata, { maxKeys: config.limits.metadataMaxKeys, maxBytes: config.limits.metadataMaxBytes });
-  if (deps.engines && TRANSLATION_MODES.has(body.mode)) checkEngines(deps.engines, body.mode, src, tgt);
+  if (deps.engines && TRANSLATION_MODES.has(body.mode)) checkEngines(deps.engines, body.mode, src, tgt, config.engines.stt.defaultLanguage);
 
   const route = await resolveRouting(deps.db, auth.org, body.routing, { docsUrl: `${config.publicUrl}/v1/openapi.json#/paths/~1v1~1sessions/post` });
 
