@@ -97,7 +97,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     }
 
     const extra: ExtraRoutes[] = telephony ? [{ plugin: callRoutes, opts: { telephony } }] : [];
-    const app = await buildApp({ config, logger, db, redis, engines }, extra, { resources: has('api') });
+    const app = await buildApp({ config, logger, db, redis, engines, authCacheTtlMs: config.limits.authCacheTtlMs }, extra, { resources: has('api') });
     shutdown.push('http', () => app.close());
     const stream = registry ? attachStreamServer(app.server, { config, logger, db, redis, registry }) : undefined;
     if (stream) shutdown.push('stream', () => stream.close());

@@ -27,7 +27,9 @@ export function testConfig(overrides: Record<string, unknown> = {}): Config {
     logLevel: process.env.TEST_LOG_LEVEL ?? 'silent',
     // The control plane only, unless a test asks for the media role (engines, sockets, SIP) itself.
     roles: ['api', 'worker'],
+    // Tests change organizations and keys and check the effect at once: no auth cache.
     ...overrides,
+    limits: { authCacheTtlMs: 0, ...(overrides.limits as object | undefined) },
   });
 }
 
