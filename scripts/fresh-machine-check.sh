@@ -12,7 +12,9 @@
 #            the role and databases and migrate; then `bash .ci/run` (npm test); then `scripts/run.sh`
 #            in the background, whose printed curl must create a session (201).
 #
-# Usage: scripts/fresh-machine-check.sh [--rebuild-base] [--keep] [--no-tests] [--no-start]
+# Usage: scripts/fresh-machine-check.sh [--as-user] [--rebuild-base] [--keep] [--no-tests] [--no-start]
+#   --as-user       run everything as a developer account `dev` with passwordless sudo (sudo is
+#                   installed into the root first) instead of as root
 #   --rebuild-base  debootstrap again instead of reusing $FRESH_CACHE/base
 #   --keep          leave the root mounted afterwards (inspect with: chroot $FRESH_CACHE/run/root)
 #   --no-tests      skip `npm test` in phase 2 (setup and start only)
@@ -30,9 +32,10 @@ BASE=$CACHE/base
 RUN=$CACHE/run
 ROOT=$RUN/root
 LOGS=$CACHE/logs
-REBUILD=0 KEEP=0 TESTS=1 START=1
+REBUILD=0 KEEP=0 TESTS=1 START=1 DEV=root
 for a in "$@"; do
   case "$a" in
+    --as-user) DEV=dev ;;
     --rebuild-base) REBUILD=1 ;;
     --keep) KEEP=1 ;;
     --no-tests) TESTS=0 ;;
@@ -131,7 +134,7 @@ if [ -d "$SHARED" ]; then mount --bind "$SHARED" "$ROOT/srv/ci/shared" && mount 
 
 summary() {
   echo
-  echo "fresh-machine check of ${HEAD:-?} ($(date -u +%FT%TZ))"
+  echo "fresh-machine check of ${HEAD:-?} as $DEV ($(date -u +%FT%TZ))"
   printf '%s\n' "${SUMMARY[@]}"
   [ -n "${failed:-}" ] && { echo "failing test files:"; printf '%s\n' "$failed" | sed 's/^/  /'; }
   echo "logs: $LOGS"
@@ -139,26 +142,40 @@ summary() {
   exit 0
 }
 
-in_root() {
-  chroot "$ROOT" /usr/bin/env -i HOME=/root USER=root LOGNAME=root LANG=C.UTF-8 TERM=dumb CI=1 \
-    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin bash -c "$1"
+# A login-like clean environment for user $1 inside the root.
+root_env() {
+  local home=/root
+  [ "$1" = root ] || home=/home/$1
+  echo chroot "$ROOT" runuser -u "$1" -- /usr/bin/env -i HOME=$home USER=$1 LOGNAME=$1 LANG=C.UTF-8 TERM=dumb CI=1 \
+    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 }
-in_root "git clone -q /mnt/origin.git /srv/ci/voxbridge" || die "git clone failed"
-HEAD=$(in_root "cd /srv/ci/voxbridge && git log -1 --format='%h %s'")
+in_root() { $(root_env root) bash -c "$1"; }   # harness work
+as_dev() { $(root_env "$DEV") bash -c "$1"; }  # what the developer (or CI) runs
+
+if [ "$DEV" != root ]; then
+  log "preparing user $DEV with sudo"
+  in_root "export DEBIAN_FRONTEND=noninteractive; apt-get update -qq && apt-get install -y -qq --no-install-recommends sudo >/dev/null" \
+    >"$LOGS/prepare-user.log" 2>&1 || die "could not install sudo, see $LOGS/prepare-user.log"
+  in_root "useradd -m -s /bin/bash $DEV && echo '$DEV ALL=(ALL) NOPASSWD:ALL' >/etc/sudoers.d/$DEV && chmod 440 /etc/sudoers.d/$DEV"
+  for f in /root/.npmrc; do [ -f "$ROOT$f" ] && install -m 600 "$ROOT$f" "$ROOT/home/$DEV/.npmrc" && in_root "chown $DEV: /home/$DEV/.npmrc"; done
+fi
+mkdir -p "$ROOT/srv/ci/logs" && in_root "chown $DEV: /srv/ci /srv/ci/logs"
+as_dev "git -c safe.directory='*' clone -q /mnt/origin.git /srv/ci/voxbridge" || die "git clone failed"
+HEAD=$(as_dev "cd /srv/ci/voxbridge && git log -1 --format='%h %s'")
 log "clone at $HEAD"
 
 # ---- phase 1: host network ----------------------------------------------------------------------
 log "phase 1: scripts/setup.sh --test on the host network (log: $LOGS/phase1-setup.log)"
 t0=$SECONDS
-in_root "cd /srv/ci/voxbridge && bash scripts/setup.sh --test" >"$LOGS/phase1-setup.log" 2>&1
+as_dev "cd /srv/ci/voxbridge && bash scripts/setup.sh --test" >"$LOGS/phase1-setup.log" 2>&1
 rc=$?
 note "phase1 setup.sh --test (cold)" "$([ $rc = 0 ] && echo ok || echo FAIL)" "$((SECONDS - t0))s rc=$rc"
 if [ $rc != 0 ]; then tail -30 "$LOGS/phase1-setup.log" >&2; summary; fi
 for what in "model link:test -d .voxbridge/models/hub4wsj_sc_8k" "decoder built:test -x .voxbridge/bin/vb-sphinx-decoder" "dist built:test -f dist/cli/index.js"; do
-  in_root "cd /srv/ci/voxbridge && ${what#*:}" && note "  ${what%%:*}" ok || note "  ${what%%:*}" FAIL
+  as_dev "cd /srv/ci/voxbridge && ${what#*:}" && note "  ${what%%:*}" ok || note "  ${what%%:*}" FAIL
 done
 t0=$SECONDS
-in_root "cd /srv/ci/voxbridge && bash scripts/setup.sh --test" >"$LOGS/phase1-setup-again.log" 2>&1
+as_dev "cd /srv/ci/voxbridge && bash scripts/setup.sh --test" >"$LOGS/phase1-setup-again.log" 2>&1
 rc=$?
 slow=$(grep -E 'installing|building|creating|downloading' "$LOGS/phase1-setup-again.log" | tr '\n' ' ')
 note "phase1 setup.sh again (warm)" "$([ $rc = 0 ] && [ -z "$slow" ] && echo ok || echo FAIL)" "$((SECONDS - t0))s rc=$rc ${slow}"
@@ -223,17 +240,14 @@ if [ "$START" = 1 ]; then
   kill -0 $pid 2>/dev/null && { echo "RESULT phase2-start-stop FAIL still running after SIGTERM"; kill -9 $pid; } || echo "RESULT phase2-start-stop ok"
 fi
 # Stop what setup.sh started in this namespace.
-ver=$(ls /etc/postgresql | sort -V | tail -1)
-pg_ctlcluster "$ver" main stop >/dev/null 2>&1
+S=; [ "$(id -u)" = 0 ] || S=sudo
+pg_lsclusters -h | awk '$4 == "online" { print $1, $2 }' | while read -r v c; do $S pg_ctlcluster "$v" "$c" stop; done
 redis-cli -h 127.0.0.1 shutdown nosave >/dev/null 2>&1
 exit 0
 PHASE2
-mkdir -p "$ROOT/srv/ci/logs"
 log "phase 2: new network namespace: setup.sh --test (services cold)$([ $TESTS = 1 ] && echo ', npm test')$([ $START = 1 ] && echo ', run.sh + curl')"
 unshare --net --fork -- bash -c 'ip link set lo up && exec "$@"' _ \
-  chroot "$ROOT" /usr/bin/env -i HOME=/root USER=root LOGNAME=root LANG=C.UTF-8 TERM=dumb CI=1 \
-  PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-  bash /srv/ci/phase2.sh "$TESTS" "$START" "$HTTP_PORT_CHECK" >"$LOGS/phase2-results.txt" 2>&1
+  $(root_env "$DEV") bash /srv/ci/phase2.sh "$TESTS" "$START" "$HTTP_PORT_CHECK" >"$LOGS/phase2-results.txt" 2>&1
 cp "$ROOT"/srv/ci/logs/*.log "$ROOT"/srv/ci/logs/*.json "$LOGS/" 2>/dev/null
 while read -r tag step status detail; do
   [ "$tag" = RESULT ] && note "$step" "$status" "$detail"

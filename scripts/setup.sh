@@ -60,16 +60,12 @@ if ! pg_isready -q -h "$PGHOST_ADDR" -p 5432; then
   pg_isready -q -h "$PGHOST_ADDR" -p 5432 || die "PostgreSQL ${cluster/ //} did not come up on $PGHOST_ADDR:5432 (check listen_addresses and its log in /var/log/postgresql)"
 fi
 # Superuser access: the postgres OS user (peer auth) on a stock install, TCP trust elsewhere.
+# From / so psql as postgres does not warn about a home directory it cannot enter.
+as_postgres=(sudo -u postgres)
+[ -n "$SUDO" ] || as_postgres=(runuser -u postgres --)
 psql_admin() {
-  if id postgres >/dev/null 2>&1 && $SUDO -u postgres true 2>/dev/null && $SUDO -u postgres psql -qAt -c 'SELECT 1' >/dev/null 2>&1; then
-    $SUDO -u postgres psql -v ON_ERROR_STOP=1 -qAt "$@"
-  else
-    psql -h "$PGHOST_ADDR" -U postgres -v ON_ERROR_STOP=1 -qAt "$@"
-  fi
-}
-[ -n "$SUDO" ] || psql_admin() {
-  if id postgres >/dev/null 2>&1 && runuser -u postgres -- psql -qAt -c 'SELECT 1' >/dev/null 2>&1; then
-    runuser -u postgres -- psql -v ON_ERROR_STOP=1 -qAt "$@"
+  if id postgres >/dev/null 2>&1 && (cd / && "${as_postgres[@]}" psql -qAt -c 'SELECT 1') >/dev/null 2>&1; then
+    (cd / && "${as_postgres[@]}" psql -v ON_ERROR_STOP=1 -qAt "$@")
   else
     psql -h "$PGHOST_ADDR" -U postgres -v ON_ERROR_STOP=1 -qAt "$@"
   fi
