@@ -20,11 +20,11 @@ function cli(...args: string[]): Promise<CliResult> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', 'src/cli/index.ts', ...args],
+      ['bin/voxbridge.js', ...args],
       {
         cwd: packageRoot,
         env: { ...process.env, DATABASE_URL: config.databaseUrl, DATABASE_SCHEMA: config.databaseSchema, REDIS_URL: config.redisUrl, REDIS_KEY_PREFIX: config.redisKeyPrefix, LOG_LEVEL: 'silent' },
-        timeout: 50_000,
+        timeout: 120_000,
       },
       (err, stdout, stderr) => {
         const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
@@ -40,7 +40,8 @@ function cli(...args: string[]): Promise<CliResult> {
   });
 }
 
-// Each CLI run starts Node with tsx: ~2 s on a busy 2-core machine, so tests get a generous budget.
+// Each CLI run is the real compiled command (test/global-setup.ts rebuilds dist/ when stale); a busy
+// 2-core machine still makes each run take a second or two, so tests get a generous budget.
 const SLOW = 240_000;
 
 function expectFailure(r: CliResult, pattern: RegExp, code = 2) {
