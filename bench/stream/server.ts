@@ -2,26 +2,29 @@
 // organization, and an IPC interface for the driver in run.ts (create sessions, read stats, stop).
 // It runs in its own process so the driver's clients do not share its event loop.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { startGateway } from '../../src/server.js';
+import { startGateway, type Gateway } from '../../src/server.js';
 import { newId } from '../../src/ids.js';
 import { createOrg } from '../../src/store/index.js';
 import { issueStreamToken } from '../../src/coord/stream-tokens.js';
 import { createEngines, buildEngines } from '../../src/speech/index.js';
 import { SessionRegistry } from '../../src/sessions/index.js';
-import { attachStreamServer } from '../../src/stream/index.js';
+import { attachStreamServer, type StreamServer } from '../../src/stream/index.js';
 import { testConfig, dropTestState } from '../../test/helpers/gateway.js';
 
 const embedded = process.env.BENCH_ENGINES === 'embedded';
 const config = testConfig({
   logLevel: 'warn',
+  sip: { enabled: false },
   limits: { socketConnectsPerMinute: 1_000_000, defaultMaxConcurrentSessions: 100_000 },
   engines: embedded ? { stt: { poolSize: Number(process.env.BENCH_STT_POOL ?? 2) } } : { stt: { provider: 'none' }, translate: { provider: 'none' }, tts: { provider: 'none' } },
 });
-const gw = await startGateway(config);
 const engines = embedded ? await createEngines(config.engines) : buildEngines(null, null, null);
-const registry = new SessionRegistry({ config, logger: gw.logger, db: gw.db, redis: gw.redis, engines });
-await registry.start();
-const stream = attachStreamServer(gw.app.server, { config, logger: gw.logger, db: gw.db, redis: gw.redis, registry });
+const gw = (await startGateway(config, { engines } as Parameters<typeof startGateway>[1])) as Gateway & { registry?: SessionRegistry; stream?: StreamServer };
+// server.ts attaches the registry and stream server with the media role; until it does, attach them here.
+const ownsStream = !gw.registry || !gw.stream;
+const registry = gw.registry ?? new SessionRegistry({ config, logger: gw.logger, db: gw.db, redis: gw.redis, engines });
+if (ownsStream) await registry.start();
+const stream = gw.stream ?? attachStreamServer(gw.app.server, { config, logger: gw.logger, db: gw.db, redis: gw.redis, registry });
 const org = await createOrg(gw.db, { name: 'bench', credits: 1_000_000, maxConcurrentSessions: 100_000, rateLimit: 1_000_000, rateWindowSeconds: 60, features: [] });
 
 const eld = monitorEventLoopDelay({ resolution: 1 });
@@ -75,10 +78,12 @@ process.on('message', async (m: Msg) => {
         liveSessions: registry.size,
       });
     } else if (m.kind === 'stop') {
-      await stream.close();
-      await registry.close();
-      await engines.close();
+      if (ownsStream) {
+        await stream.close();
+        await registry.close();
+      }
       await gw.close();
+      await engines.close();
       await dropTestState(config);
       process.send!({ kind: 'stopped' }, () => process.exit(0));
     }

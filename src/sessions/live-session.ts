@@ -174,6 +174,8 @@ export class LiveSession extends SafeEmitter<LiveSessionEvents> {
       }
     }
     this.legs.clear();
+    // The end frame travels the chain first (pipecat EndFrame), then every stage is closed.
+    this.pipeline.input.process({ kind: 'end', reason });
     for (const stage of this.pipeline.stages) stage.close();
     this.removeAllListeners();
   }
