@@ -5,19 +5,17 @@
 // Latency: every 25th frame sent is a loud tone burst; its arrival on the socket (first loud
 // audio.output frame) minus its send time is the added latency RTP-in → socket-out.
 // Loss: audio.output frames received vs RTP frames sent (in), RTP frames received by the phone
-// vs 50/s (out). The gateway runs in this process; CPU and memory include the load generator
-// (UA, RTP senders, sockets), so per-call figures are upper bounds.
+// vs 50/s (out).
+// The gateway runs in a child process (gateway-child.ts); CPU and memory are the child's.
 import dgram from 'node:dgram';
 import WebSocket from 'ws';
-import { startStreamGateway, type StreamTestGateway } from '../../test/helpers/stream.js';
-import * as repo from '../../src/store/telephony-repo.js';
-import { updateOrg } from '../../src/store/index.js';
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { UserAgent } from '../../src/telephony/sip/user-agent.js';
 import type { Dialog } from '../../src/telephony/sip/dialog.js';
 import { buildSdp, parseSdp } from '../../src/telephony/sdp/sdp.js';
 import { serializeRtp, parseRtp } from '../../src/telephony/rtp/packet.js';
 import { alawEncode, mulawDecode } from '../../src/media/g711.js';
-import type { Telephony } from '../../src/telephony/index.js';
 
 export interface ConcurrentResult {
   calls: number;
@@ -66,16 +64,26 @@ function percentile(xs: number[], p: number): number {
   return Math.round(s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] * 10) / 10;
 }
 
-async function runOnce(t: StreamTestGateway, telephony: Telephony, ua: UserAgent, calls: number, seconds: number): Promise<ConcurrentResult> {
-  const conn = await repo.createConnection(t.gw.db, { orgId: t.org.orgId, provider: 'carrier_a', host: '127.0.0.1', port: 5060, transport: 'udp', inboundCidrs: ['127.0.0.0/8'] });
+interface Usage {
+  media?: Record<string, number>;
+  cpu: NodeJS.CpuUsage;
+  rss: number;
+  activeCalls: number;
+}
+
+function ask<T>(child: ChildProcess, msg: object): Promise<T> {
+  return new Promise((resolve) => {
+    child.once('message', (m) => resolve(m as T));
+    child.send(msg);
+  });
+}
+
+async function runOnce(child: ChildProcess, sipPort: number, ua: UserAgent, calls: number, seconds: number): Promise<ConcurrentResult> {
+  const { sessions } = await ask<{ sessions: { number: string; id: string; wsUrl: string }[] }>(child, { cmd: 'prepare', calls });
   const states: CallState[] = [];
-  const base = 1e6 + Math.floor(Math.random() * 8e6);
   for (let i = 0; i < calls; i++) {
-    const number = `+1${base + i * 10}`.slice(0, 12);
-    await repo.createPhoneNumber(t.gw.db, { orgId: t.org.orgId, number, connectionId: conn.id });
-    const { id, token } = await t.createSession({ mode: 'assistive_translation', source_language: 'en', target_language: 'es', routing: { phone_number: number } });
-    await t.gw.db.query('UPDATE sessions SET phone_number = $2 WHERE id = $1', [id, number]);
-    const ws = new WebSocket(t.wsUrl(id, token));
+    const { number, id } = sessions[i];
+    const ws = new WebSocket(sessions[i].wsUrl);
     await new Promise((res, rej) => { ws.once('open', res); ws.once('error', rej); });
     const peer = dgram.createSocket('udp4');
     await new Promise<void>((res) => peer.bind(0, '127.0.0.1', () => res()));
@@ -100,7 +108,7 @@ async function runOnce(t: StreamTestGateway, telephony: Telephony, ua: UserAgent
     });
     const offer = buildSdp({ address: '127.0.0.1', port: peer.address().port, sessionId: String(i), sessionVersion: 1, codecs: [{ payloadType: 8, name: 'PCMA' }], dtmfPayloadType: 101, direction: 'sendrecv' });
     try {
-      st.dialog = await ua.call(`sip:${number}@127.0.0.1:${telephony.sipPort}`, { from: 'sip:+15550000000@127.0.0.1', sdp: offer, ringTimeoutMs: 20000 });
+      st.dialog = await ua.call(`sip:${number}@127.0.0.1:${sipPort}`, { from: 'sip:+15550000000@127.0.0.1', sdp: offer, ringTimeoutMs: 20000 });
       st.gwPort = parseSdp(st.dialog.remoteSdp!).audio!.port;
     } catch (err) {
       console.error(`call ${i} failed: ${String(err)}`);
@@ -112,18 +120,17 @@ async function runOnce(t: StreamTestGateway, telephony: Telephony, ua: UserAgent
   const start = performance.now();
   let tick = 0;
   const totalTicks = seconds * 50;
-  let cpu0 = process.cpuUsage();
+  let usage0 = await ask<Usage>(child, { cmd: 'usage' });
   let t0 = performance.now();
-  let rss0 = process.memoryUsage().rss;
+  let usage0Pending: Promise<Usage> | null = null;
   const warmupTicks = 50;
   await new Promise<void>((resolve) => {
     const timer = setInterval(() => {
       const due = Math.min(totalTicks, Math.floor((performance.now() - start) / 20));
       for (; tick < due; tick++) {
         if (tick === warmupTicks) {
-          cpu0 = process.cpuUsage();
+          usage0Pending = ask<Usage>(child, { cmd: 'usage' });
           t0 = performance.now();
-          rss0 = process.memoryUsage().rss;
           for (const s of live) {
             s.latencies = [];
             s.framesToSocket = 0;
@@ -148,8 +155,12 @@ async function runOnce(t: StreamTestGateway, telephony: Telephony, ua: UserAgent
     }, 5);
   });
   const elapsed = (performance.now() - t0) / 1000;
-  const cpu = process.cpuUsage(cpu0);
-  const rss = process.memoryUsage().rss;
+  if (usage0Pending) usage0 = await usage0Pending;
+  const usage1 = await ask<Usage>(child, { cmd: 'usage' });
+  const cpu = { user: usage1.cpu.user - usage0.cpu.user, system: usage1.cpu.system - usage0.cpu.system };
+  const rss = usage1.rss;
+  const rss0 = usage0.rss;
+  console.log('gateway media counters at end of sending:', JSON.stringify(usage1.media));
   // Counters are read at the end of sending: the gateway keeps emitting (concealment, silence)
   // afterwards, and the window start and end both lag by the same path latency.
   const framesToSocket = live.reduce((a, s) => a + s.framesToSocket, 0);
@@ -187,31 +198,30 @@ async function runOnce(t: StreamTestGateway, telephony: Telephony, ua: UserAgent
 }
 
 export async function measureConcurrent(o: { callCounts?: number[]; seconds: number }): Promise<ConcurrentResult[]> {
-  const counts = o.callCounts ?? [50, 100, 200, 400];
-  const rtpBase = 20000;
-  const t = await startStreamGateway({
-    engines: 'none',
-    overrides: {
-      roles: ['api', 'media', 'worker'],
-      logLevel: 'warn',
-      sip: { enabled: true, host: '127.0.0.1', port: 0, transports: ['udp'], advertisedAddress: '127.0.0.1', rtpPortMin: rtpBase, rtpPortMax: rtpBase + 9998, rtpTimeoutSeconds: 60, maxConcurrentCalls: 5000, realm: 'bench' },
-    },
-  });
-  const telephony = (t.gw as unknown as { telephony: Telephony }).telephony;
-  await updateOrg(t.gw.db, t.org.orgId, { sipEnabled: true, maxConcurrentSessions: 100000 });
+  const counts = o.callCounts ?? [100, 200, 400, 700, 1000];
+  const child = fork(fileURLToPath(new URL('./gateway-child.ts', import.meta.url)), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const ready = await new Promise<{ sipPort: number }>((resolve) => child.once('message', (m) => resolve(m as { sipPort: number })));
   const ua = await UserAgent.start({ host: '127.0.0.1', port: 0, transports: ['udp'], advertisedAddress: '127.0.0.1' }, { onInvite: (inv) => inv.reject(603, 'Decline') });
   const results: ConcurrentResult[] = [];
   try {
     for (const calls of counts) {
-      const r = await runOnce(t, telephony, ua, calls, o.seconds);
+      const r = await runOnce(child, ready.sipPort, ua, calls, o.seconds);
       results.push(r);
-      console.log(`concurrent ${r.connected}/${calls} calls: bursts ${r.burstsDelivered}/${r.burstsSent}, loss in ${r.lossInPercent}% out ${r.lossOutPercent}%, latency p50 ${r.latencyP50Ms} ms p99 ${r.latencyP99Ms} ms, CPU ${r.cpuPercentOfOneCore}% of a core (${r.cpuMsPerCallSecond} ms CPU per call-second), RSS +${r.rssMbPerCall} MB/call`);
-      for (let i = 0; i < 200 && telephony.activeCalls > 0; i++) await new Promise((res) => setTimeout(res, 50));
+      console.log(`concurrent ${r.connected}/${calls} calls: bursts ${r.burstsDelivered}/${r.burstsSent}, loss in ${r.lossInPercent}% out ${r.lossOutPercent}%, latency p50 ${r.latencyP50Ms} ms p99 ${r.latencyP99Ms} ms, gateway CPU ${r.cpuPercentOfOneCore}% of a core (${r.cpuMsPerCallSecond} ms CPU per call-second), RSS +${r.rssMbPerCall} MB/call`);
+      for (let i = 0; i < 200; i++) {
+        const u = await ask<Usage>(child, { cmd: 'usage' });
+        if (u.activeCalls === 0) break;
+        await new Promise((res) => setTimeout(res, 50));
+      }
       if (r.lossInPercent > 1 || r.connected < calls) break;
     }
   } finally {
     ua.close();
-    await t.stop();
+    const exited = new Promise((res) => child.once('exit', res));
+    child.send({ cmd: 'stop' });
+    const t = setTimeout(() => child.kill('SIGKILL'), 15000);
+    await exited;
+    clearTimeout(t);
   }
   return results;
 }

@@ -62,6 +62,7 @@ export class JitterBuffer {
   private lastTsRaw = -1;
   private concealRun = 0;
   private primingTicks = 0;
+  private lastUnderrunAt = -Infinity;
   private excessTicks = 0;
   private jitter = 0;
   private prevTransit = NaN;
@@ -70,7 +71,7 @@ export class JitterBuffer {
   constructor(o: JitterBufferOptions = {}) {
     this.capacity = o.capacityFrames ?? 64;
     this.adaptive = o.adaptive ?? true;
-    this.minFrames = o.minFrames ?? 2;
+    this.minFrames = o.minFrames ?? 3;
     this.maxFrames = o.maxFrames ?? 12;
     this.concealFrames = Math.min(o.concealFrames ?? 5, FADE.length - 1);
     this.target = Math.min(Math.max(o.targetFrames ?? 3, 1), this.capacity / 2);
@@ -176,6 +177,7 @@ export class JitterBuffer {
       this.s.underruns++;
       this.state = 'priming';
       if (this.adaptive && this.target < this.maxFrames) this.target++;
+      this.lastUnderrunAt = this.s.received;
       return this.conceal(out);
     }
     if (level > this.maxFrames + this.target) {
@@ -263,7 +265,8 @@ export class JitterBuffer {
       const clamped = Math.min(Math.max(wanted, this.minFrames), this.maxFrames);
       // Grow at once, shrink slowly (the drift logic drains the surplus one frame at a time).
       if (clamped > this.target) this.target = clamped;
-      else if (clamped < this.target && this.s.received % 50 === 0) this.target--;
+      // Shrink only after 10 s (500 packets) without an underrun: a target that just grew stays.
+      else if (clamped < this.target && this.s.received - this.lastUnderrunAt > 500 && this.s.received % 50 === 0) this.target--;
     }
   }
 }

@@ -67,6 +67,8 @@ export class SipLeg extends EventEmitter<SipLegEvents> implements PartyLeg {
   private onHold = false;
   private ended = false;
   private gotMedia = false;
+  /** Media counters captured at hangup (logged with the call's end). */
+  finalStats: { rtp: RtpEndpoint['stats']; jitter: RtpEndpoint['jitter']['stats'] } | null = null;
 
   constructor(init: SipLegInit) {
     super();
@@ -126,6 +128,11 @@ export class SipLeg extends EventEmitter<SipLegEvents> implements PartyLeg {
 
   get rtpStats(): RtpEndpoint['stats'] {
     return this.endpoint.stats;
+  }
+
+  /** Receive-side quality: jitter buffer counters (concealed, dropped, late, underruns, target). */
+  get jitterStats(): RtpEndpoint['jitter']['stats'] {
+    return this.endpoint.jitter.stats;
   }
 
   playFrame(frame: PcmFrame): void {
@@ -190,6 +197,7 @@ export class SipLeg extends EventEmitter<SipLegEvents> implements PartyLeg {
     this.endpoint.close();
     if (this.anchor) void this.anchor.server.delete(this.anchor.callId, this.anchor.fromTag);
     const durationSeconds = Math.round((Date.now() - this.dialog.connectedAt.getTime()) / 100) / 10;
+    this.finalStats = { rtp: { ...this.endpoint.stats }, jitter: { ...this.endpoint.jitter.stats } };
     this.emit('ended', { reason, durationSeconds });
     this.removeAllListeners();
   }

@@ -37,6 +37,8 @@ export interface Telephony {
   /** Hangs up every leg of a session (session ended). */
   endSession(sessionId: string, reason: string): void;
   readonly activeCalls: number;
+  /** Media counters summed over live legs (loss, concealment, jitter). */
+  mediaStats(): Record<string, number>;
   /** The SIP port bound (config.sip.port, or the one chosen when it is 0). */
   readonly sipPort: number;
   close(): Promise<void>;
@@ -69,6 +71,7 @@ export async function startTelephony(deps: TelephonyDeps): Promise<Telephony> {
       return svc.activeLegs;
     },
     sipPort: svc.sipPort,
+    mediaStats: () => svc.mediaStats(),
     close: () => svc.close(),
   };
 }

@@ -81,6 +81,27 @@ export class TelephonyService {
     return this.legs.size;
   }
 
+  /** Media counters summed over live legs (metrics, benchmarks). */
+  mediaStats(): Record<string, number> {
+    const sum: Record<string, number> = { legs: 0, packetsIn: 0, packetsOut: 0, ignoredSource: 0, concealed: 0, dropped: 0, late: 0, underruns: 0, played: 0, maxTargetFrames: 0, maxJitterMs: 0 };
+    for (const { leg } of this.legs.values()) {
+      const r = leg.rtpStats;
+      const j = leg.jitterStats;
+      sum.legs++;
+      sum.packetsIn += r.packetsIn;
+      sum.packetsOut += r.packetsOut;
+      sum.ignoredSource += r.ignoredSource;
+      sum.concealed += j.concealed;
+      sum.dropped += j.dropped;
+      sum.late += j.late;
+      sum.underruns += j.underruns;
+      sum.played += j.played;
+      sum.maxTargetFrames = Math.max(sum.maxTargetFrames, j.targetFrames);
+      sum.maxJitterMs = Math.max(sum.maxJitterMs, Math.round(j.jitterMs * 10) / 10);
+    }
+    return sum;
+  }
+
   legsOf(sessionId: string): SipLeg[] {
     return [...this.legs.values()].map((l) => l.leg).filter((l) => l.sessionId === sessionId);
   }
@@ -274,7 +295,7 @@ export class TelephonyService {
         provider: { type: leg.provider, call_sid: leg.callSid, status: 'disconnected', disconnect_reason: reason, duration: durationSeconds },
       });
     }).catch((err) => this.log.error({ err, callSid: leg.callSid }, 'recording ended call failed'));
-    this.log.info({ callSid: leg.callSid, reason, durationSeconds }, 'call ended');
+    this.log.info({ callSid: leg.callSid, reason, durationSeconds, media: leg.finalStats }, 'call ended');
   }
 
   // ---- outbound ----------------------------------------------------------------------------
