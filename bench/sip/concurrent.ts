@@ -24,6 +24,10 @@ export interface ConcurrentResult {
   framesSent: number;
   framesToSocket: number;
   lossInPercent: number;
+  /** Frames the gateway's jitter buffers discarded (drift drops, late) or concealed, over packets received. */
+  gatewayDiscardPercent: number;
+  gatewayConcealPercent: number;
+  gatewayLoopDelayP99Ms?: number;
   rtpOutExpected: number;
   rtpOutReceived: number;
   lossOutPercent: number;
@@ -32,6 +36,8 @@ export interface ConcurrentResult {
   latencyP50Ms: number;
   latencyP99Ms: number;
   cpuPercentOfOneCore: number;
+  loadGeneratorCpuPercent: number;
+  gatewayClockLateTicks?: number;
   cpuMsPerCallSecond: number;
   rssMbPerCall: number;
 }
@@ -57,6 +63,8 @@ interface CallState {
   framesToSocket: number;
   rtpIn: number;
 }
+
+const pct = (a: number, b: number): number => (b > 0 ? Math.round((a / b) * 10000) / 100 : 0);
 
 function percentile(xs: number[], p: number): number {
   if (xs.length === 0) return NaN;
@@ -123,6 +131,7 @@ async function runOnce(child: ChildProcess, sipPort: number, ua: UserAgent, call
   let usage0 = await ask<Usage>(child, { cmd: 'usage' });
   let t0 = performance.now();
   let usage0Pending: Promise<Usage> | null = null;
+  let genCpu0 = process.cpuUsage();
   const warmupTicks = 50;
   await new Promise<void>((resolve) => {
     const timer = setInterval(() => {
@@ -131,6 +140,7 @@ async function runOnce(child: ChildProcess, sipPort: number, ua: UserAgent, call
         if (tick === warmupTicks) {
           usage0Pending = ask<Usage>(child, { cmd: 'usage' });
           t0 = performance.now();
+          genCpu0 = process.cpuUsage();
           for (const s of live) {
             s.latencies = [];
             s.framesToSocket = 0;
@@ -155,6 +165,7 @@ async function runOnce(child: ChildProcess, sipPort: number, ua: UserAgent, call
     }, 5);
   });
   const elapsed = (performance.now() - t0) / 1000;
+  const genCpu = process.cpuUsage(genCpu0);
   if (usage0Pending) usage0 = await usage0Pending;
   const usage1 = await ask<Usage>(child, { cmd: 'usage' });
   const cpu = { user: usage1.cpu.user - usage0.cpu.user, system: usage1.cpu.system - usage0.cpu.system };
@@ -192,6 +203,11 @@ async function runOnce(child: ChildProcess, sipPort: number, ua: UserAgent, call
     latencyP50Ms: percentile(latencies, 50),
     latencyP99Ms: percentile(latencies, 99),
     cpuPercentOfOneCore: Math.round((cpuSec / elapsed) * 100),
+    loadGeneratorCpuPercent: Math.round(((genCpu.user + genCpu.system) / 1e6 / elapsed) * 100),
+    gatewayClockLateTicks: usage1.media?.clockLateTicks,
+    gatewayDiscardPercent: pct(((usage1.media?.dropped ?? 0) + (usage1.media?.late ?? 0)) - ((usage0.media?.dropped ?? 0) + (usage0.media?.late ?? 0)), (usage1.media?.packetsIn ?? 0) - (usage0.media?.packetsIn ?? 0)),
+    gatewayConcealPercent: pct((usage1.media?.concealed ?? 0) - (usage0.media?.concealed ?? 0), (usage1.media?.packetsIn ?? 0) - (usage0.media?.packetsIn ?? 0)),
+    gatewayLoopDelayP99Ms: usage1.media?.loopDelayP99Ms,
     cpuMsPerCallSecond: Math.round(((cpuSec * 1000) / (elapsed * Math.max(1, live.length))) * 100) / 100,
     rssMbPerCall: Math.round(((rss - rss0) / 1e6 / Math.max(1, live.length)) * 100) / 100,
   };
@@ -207,13 +223,14 @@ export async function measureConcurrent(o: { callCounts?: number[]; seconds: num
     for (const calls of counts) {
       const r = await runOnce(child, ready.sipPort, ua, calls, o.seconds);
       results.push(r);
-      console.log(`concurrent ${r.connected}/${calls} calls: bursts ${r.burstsDelivered}/${r.burstsSent}, loss in ${r.lossInPercent}% out ${r.lossOutPercent}%, latency p50 ${r.latencyP50Ms} ms p99 ${r.latencyP99Ms} ms, gateway CPU ${r.cpuPercentOfOneCore}% of a core (${r.cpuMsPerCallSecond} ms CPU per call-second), RSS +${r.rssMbPerCall} MB/call`);
+      console.log(`concurrent ${r.connected}/${calls} calls: bursts ${r.burstsDelivered}/${r.burstsSent}, gateway discarded ${r.gatewayDiscardPercent}% concealed ${r.gatewayConcealPercent}%, socket frames short ${r.lossInPercent}%, RTP out short ${r.lossOutPercent}%, loop delay p99 ${r.gatewayLoopDelayP99Ms} ms, latency p50 ${r.latencyP50Ms} ms p99 ${r.latencyP99Ms} ms, gateway CPU ${r.cpuPercentOfOneCore}% of a core (${r.cpuMsPerCallSecond} ms CPU per call-second), RSS +${r.rssMbPerCall} MB/call; load generator CPU ${r.loadGeneratorCpuPercent}%, gateway clock late ticks ${r.gatewayClockLateTicks}`);
       for (let i = 0; i < 200; i++) {
         const u = await ask<Usage>(child, { cmd: 'usage' });
         if (u.activeCalls === 0) break;
         await new Promise((res) => setTimeout(res, 50));
       }
-      if (r.lossInPercent > 1 || r.connected < calls) break;
+      // Stop past the point where the gateway no longer carries the load cleanly.
+      if (r.connected < calls || r.burstsDelivered < r.burstsSent * 0.99 || r.gatewayDiscardPercent + r.gatewayConcealPercent > 1) break;
     }
   } finally {
     ua.close();

@@ -45,7 +45,13 @@ export function xHeaders(h: Record<string, unknown> | undefined): Record<string,
 
 const asUri = (v: string, host: string): string => (v.startsWith('sip:') || v.startsWith('sips:') ? v : `sip:${v}@${host}`);
 
+/** Values that go into the Request-URI and From/To: no whitespace, angle brackets or quotes (header injection). */
+const SAFE_ADDRESS = /^[^\s<>"]+$/;
+
 export async function resolveDialTarget(s: TelephonySessionRecord, req: DialRequest, advertisedAddress: string, look: DialLookups): Promise<DialTarget> {
+  for (const [name, v] of [['to', req.to], ['from', req.from]] as const) {
+    if (v !== undefined && !SAFE_ADDRESS.test(v)) throw new TelephonyError('validation_error', `\`${name}\` must be an E.164 number or a sip: URI without spaces.`);
+  }
   const routing = (s.routing ?? {}) as { type?: string; phone_number?: string; connection_id?: string; sip?: { to_uri?: string; from_uri?: string; headers?: Record<string, unknown> } };
   const headers = { ...xHeaders(routing.sip?.headers), ...xHeaders(req.headers) };
 

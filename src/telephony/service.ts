@@ -83,7 +83,7 @@ export class TelephonyService {
 
   /** Media counters summed over live legs (metrics, benchmarks). */
   mediaStats(): Record<string, number> {
-    const sum: Record<string, number> = { legs: 0, packetsIn: 0, packetsOut: 0, ignoredSource: 0, concealed: 0, dropped: 0, late: 0, underruns: 0, played: 0, maxTargetFrames: 0, maxJitterMs: 0 };
+    const sum: Record<string, number> = { clockLateTicks: this.clock.lateTicks, legs: 0, packetsIn: 0, packetsOut: 0, ignoredSource: 0, concealed: 0, dropped: 0, late: 0, underruns: 0, played: 0, maxTargetFrames: 0, maxJitterMs: 0 };
     for (const { leg } of this.legs.values()) {
       const r = leg.rtpStats;
       const j = leg.jitterStats;
@@ -135,14 +135,13 @@ export class TelephonyService {
     if (this.legs.size + this.ua.pendingInviteCount > sipCfg.maxConcurrentCalls) throw new SipError(503, 'Service Unavailable');
     const offer = inv.sdp;
     if (!offer) throw new SipError(488, 'Not Acceptable Here'); // offer-less INVITE (late offer) not supported
-    let negotiated;
     try {
-      negotiated = negotiate(parseSdp(offer));
+      negotiate(parseSdp(offer));
     } catch (err) {
-      if (err instanceof SdpError) throw new SipError(/malformed|must start|bad/.test(err.message) ? 400 : 488, err instanceof SdpError && /malformed|must start|bad/.test(err.message) ? 'Bad SDP' : 'Not Acceptable Here');
-      throw err;
+      if (!(err instanceof SdpError)) throw err;
+      // A body that is not SDP at all is a bad request; SDP without a codec we speak is not acceptable.
+      throw /no common codec|no audio/.test(err.message) ? new SipError(488, 'Not Acceptable Here') : new SipError(400, 'Bad SDP');
     }
-    void negotiated;
     const dialed = dialedNumber(inv);
     const number = dialed ? await this.findNumber(dialed) : null;
     if (!number) throw new SipError(404, 'Not Found');
@@ -159,6 +158,7 @@ export class TelephonyService {
     });
     const fromTag = String(inv.from.params.tag ?? '');
     let anchored = false;
+    let callRowId: string | null = null;
     try {
       let gatewayOffer = offer;
       if (this.anchor) {
@@ -173,6 +173,8 @@ export class TelephonyService {
         sessionId, orgId: number.org_id, party: 'customer', direction: 'inbound', provider, callSid: inv.callId,
         from: uriOf(inv.from.uri), to: number.number, status: 'ringing',
       });
+      callRowId = call.id;
+      if (inv.isCancelled) throw new SipError(487, 'Request Terminated');
       const dialog = inv.answer(answer);
       const leg = new SipLeg({
         id: call.id, sessionId, orgId: number.org_id, party: 'customer', direction: 'inbound', provider,
@@ -184,6 +186,7 @@ export class TelephonyService {
     } catch (err) {
       endpoint.close();
       if (anchored) void this.anchor!.delete(inv.callId, fromTag);
+      if (callRowId) await repo.markCallEnded(this.o.db, callRowId, inv.isCancelled ? 'canceled' : 'failed', inv.isCancelled ? 'caller_cancel' : 'setup_failed').catch(() => undefined);
       if (err instanceof MediaServerUnavailable) throw new SipError(503, 'Service Unavailable');
       if (err instanceof SdpError) throw new SipError(488, 'Not Acceptable Here');
       throw err;
