@@ -160,7 +160,9 @@ if [ "$DEV" != root ]; then
   for f in /root/.npmrc; do [ -f "$ROOT$f" ] && install -m 600 "$ROOT$f" "$ROOT/home/$DEV/.npmrc" && in_root "chown $DEV: /home/$DEV/.npmrc"; done
 fi
 mkdir -p "$ROOT/srv/ci/logs" && in_root "chown $DEV: /srv/ci /srv/ci/logs"
-as_dev "git -c safe.directory='*' clone -q /mnt/origin.git /srv/ci/voxbridge" || die "git clone failed"
+# The origin is owned by root: a developer account must mark it safe to clone from it.
+[ "$DEV" = root ] || as_dev "git config --global --add safe.directory /mnt/origin.git"
+as_dev "git clone -q /mnt/origin.git /srv/ci/voxbridge" || die "git clone failed"
 HEAD=$(as_dev "cd /srv/ci/voxbridge && git log -1 --format='%h %s'")
 log "clone at $HEAD"
 
