@@ -12,7 +12,9 @@ import type { IncomingInvite } from './sip/incoming-invite.js';
 import { SipError } from './sip/errors.js';
 import { RtpEndpoint } from './rtp/endpoint.js';
 import { MediaClock, sharedMediaClock } from './rtp/media-clock.js';
-import { answerOffer, buildSdp, DEFAULT_DTMF_PT, negotiate, parseSdp, SdpError } from './sdp/sdp.js';
+import { answerOffer, buildSdp, DEFAULT_CODECS, DEFAULT_DTMF_PT, negotiate, parseSdp, SdpError, type NegotiatedMedia } from './sdp/sdp.js';
+import type { Dialog } from './sip/dialog.js';
+import type { SipRequest } from 'sip';
 import { MediaAnchor, MediaServerUnavailable } from './media-anchor.js';
 import { SipLeg } from './call-leg.js';
 import { cidrContains } from './cidr.js';
@@ -133,14 +135,16 @@ export class TelephonyService {
     if (this.closed) throw new SipError(503, 'Service Unavailable');
     // Capacity counts live legs and INVITEs being set up (this one included).
     if (this.legs.size + this.ua.pendingInviteCount > sipCfg.maxConcurrentCalls) throw new SipError(503, 'Service Unavailable');
+    // No offer in the INVITE (late offer): we offer in the 200 OK and take the answer from the ACK.
     const offer = inv.sdp;
-    if (!offer) throw new SipError(488, 'Not Acceptable Here'); // offer-less INVITE (late offer) not supported
-    try {
-      negotiate(parseSdp(offer));
-    } catch (err) {
-      if (!(err instanceof SdpError)) throw err;
-      // A body that is not SDP at all is a bad request; SDP without a codec we speak is not acceptable.
-      throw /no common codec|no audio/.test(err.message) ? new SipError(488, 'Not Acceptable Here') : new SipError(400, 'Bad SDP');
+    if (offer) {
+      try {
+        negotiate(parseSdp(offer));
+      } catch (err) {
+        if (!(err instanceof SdpError)) throw err;
+        // A body that is not SDP at all is a bad request; SDP without a codec we speak is not acceptable.
+        throw /no common codec|no audio/.test(err.message) ? new SipError(488, 'Not Acceptable Here') : new SipError(400, 'Bad SDP');
+      }
     }
     const dialed = dialedNumber(inv);
     const number = dialed ? await this.findNumber(dialed) : null;
@@ -157,16 +161,32 @@ export class TelephonyService {
       bindAddress: sipCfg.host, portMin: sipCfg.rtpPortMin, portMax: sipCfg.rtpPortMax, timeoutMs: sipCfg.rtpTimeoutSeconds * 1000, clock: this.clock,
     });
     const fromTag = String(inv.from.params.tag ?? '');
+    // rtpengine keys a call by the tag of whoever offered first: the caller's, or ours on a late offer.
+    const anchorTag = offer ? fromTag : inv.localTag;
     let anchored = false;
     let callRowId: string | null = null;
+    let dialog: Dialog | null = null;
     try {
-      let gatewayOffer = offer;
-      if (this.anchor) {
-        gatewayOffer = await this.anchor.offerFromPeer(inv.callId, fromTag, offer);
-        anchored = true;
+      let toCaller: string;
+      let media: NegotiatedMedia | null = null;
+      const local = { address: sipCfg.advertisedAddress, port: endpoint.port, sessionId: String(Date.now()), sessionVersion: 1 };
+      if (offer) {
+        let gatewayOffer = offer;
+        if (this.anchor) {
+          gatewayOffer = await this.anchor.offerFromPeer(inv.callId, fromTag, offer);
+          anchored = true;
+        }
+        const answered = answerOffer(gatewayOffer, local);
+        media = answered.media;
+        toCaller = this.anchor ? await this.anchor.answerFromGateway(inv.callId, fromTag, inv.localTag, answered.sdp) : answered.sdp;
+      } else {
+        const ourOffer = buildSdp({ ...local, codecs: this.anchor ? [PCMU] : DEFAULT_CODECS, dtmfPayloadType: DEFAULT_DTMF_PT, direction: 'sendrecv' });
+        toCaller = ourOffer;
+        if (this.anchor) {
+          toCaller = await this.anchor.offerFromGateway(inv.callId, inv.localTag, ourOffer);
+          anchored = true;
+        }
       }
-      const { sdp, media } = answerOffer(gatewayOffer, { address: sipCfg.advertisedAddress, port: endpoint.port, sessionId: String(Date.now()), sessionVersion: 1 });
-      const answer = this.anchor ? await this.anchor.answerFromGateway(inv.callId, fromTag, inv.localTag, sdp) : sdp;
       if (inv.isCancelled) throw new SipError(487, 'Request Terminated');
       const provider = connection?.provider ?? 'sip';
       const call = await repo.insertCall(this.o.db, {
@@ -175,18 +195,31 @@ export class TelephonyService {
       });
       callRowId = call.id;
       if (inv.isCancelled) throw new SipError(487, 'Request Terminated');
-      const dialog = inv.answer(answer);
+      dialog = inv.answer(toCaller);
+      if (!media) {
+        const ack = await ackOf(dialog);
+        if (!ack?.content) throw new SdpError('no answer in the ACK');
+        const answer = this.anchor ? await this.anchor.answerFromPeer(inv.callId, inv.localTag, fromTag, ack.content) : ack.content;
+        media = negotiate(parseSdp(answer));
+        dialog.remoteSdp = ack.content;
+      }
       const leg = new SipLeg({
         id: call.id, sessionId, orgId: number.org_id, party: 'customer', direction: 'inbound', provider,
         from: uriOf(inv.from.uri), to: number.number, dialog, endpoint, media,
         advertisedAddress: sipCfg.advertisedAddress,
-        anchor: this.anchor ? { server: this.anchor, callId: inv.callId, fromTag } : null,
+        anchor: this.anchor ? { server: this.anchor, callId: inv.callId, fromTag: anchorTag } : null,
       });
       await this.bridge(leg);
     } catch (err) {
       endpoint.close();
-      if (anchored) void this.anchor!.delete(inv.callId, fromTag);
+      if (anchored) void this.anchor!.delete(inv.callId, anchorTag);
       if (callRowId) await repo.markCallEnded(this.o.db, callRowId, inv.isCancelled ? 'canceled' : 'failed', inv.isCancelled ? 'caller_cancel' : 'setup_failed').catch(() => undefined);
+      if (dialog) {
+        // Answered already: the failure (e.g. an unusable answer in the ACK) ends the call with BYE.
+        void dialog.bye('setup_failed');
+        this.log.warn({ err: String(err), callId: inv.callId }, 'call failed after answer');
+        return;
+      }
       if (err instanceof MediaServerUnavailable) throw new SipError(503, 'Service Unavailable');
       if (err instanceof SdpError) throw new SipError(488, 'Not Acceptable Here');
       throw err;
@@ -405,6 +438,26 @@ export class TelephonyService {
       duration: Math.round((Date.now() - leg.connectedAt.getTime()) / 100) / 10,
     };
   }
+}
+
+const PCMU = { payloadType: 0, name: 'PCMU' as const };
+const ACK_WAIT_MS = 32_000;
+
+/** The ACK of a dialog's 2xx (RFC 3261 §13.3.1.4: given up after 64*T1), or null. */
+function ackOf(dialog: Dialog): Promise<SipRequest | null> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => done(null), ACK_WAIT_MS);
+    const onAck = (rq: SipRequest): void => done(rq);
+    const onDestroy = (): void => done(null);
+    function done(v: SipRequest | null): void {
+      clearTimeout(timer);
+      dialog.off('ack', onAck);
+      dialog.off('destroy', onDestroy);
+      resolve(v);
+    }
+    dialog.once('ack', onAck);
+    dialog.once('destroy', onDestroy);
+  });
 }
 
 function uriOf(u: string | { schema: string; user?: string; host: string; port?: number }): string {

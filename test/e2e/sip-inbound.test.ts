@@ -88,6 +88,16 @@ describe('inbound SIP', () => {
     await eventually(() => fx.svc.activeLegs === 0);
   });
 
+  it('takes a late offer: our offer in the 200 OK, the answer from the ACK', async () => {
+    await fx.createSession({ phoneNumber: fx.openNumber });
+    const attached = fx.sessions.nextLeg();
+    const run = startSipp({ scenario: 'uac-call-late-offer.xml', target, service: fx.openNumber, durationMs: 200 });
+    const rec = await attached;
+    expect((rec.leg as SipLeg).codec).toBe('PCMU');
+    ok(await (await run).done);
+    await eventually(() => rec.detached === 'remote_hangup');
+  });
+
   it('keeps media through a re-INVITE hold and resume', async () => {
     await fx.createSession({ phoneNumber: fx.openNumber });
     const attached = fx.sessions.nextLeg();
