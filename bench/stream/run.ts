@@ -11,7 +11,7 @@
 //       once with everyone speaking at once (worst case) and once with turns spread like a conversation.
 //
 // Usage: npx tsx bench/stream/run.ts [--sockets 1000] [--seconds 30] [--assistive 250] [--engine-sessions 1,2,4,8]
-//          [--conversation-sessions 2,4,8,12] [--stt-pool 2] [--skip-engines]
+//          [--conversation-sessions 2,4,8,12] [--stt-pool 2] [--skip-engines] [--skip-engines-off]
 import { fork, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
@@ -29,6 +29,7 @@ const SECONDS = Number(arg('seconds', '30'));
 const ASSISTIVE = Number(arg('assistive', '250'));
 const ENGINE_SESSIONS = arg('engine-sessions', '1,2,4,8').split(',').map(Number);
 const SKIP_ENGINES = process.argv.includes('--skip-engines');
+const SKIP_OFF = process.argv.includes('--skip-engines-off');
 const CONVERSATION_SESSIONS = arg('conversation-sessions', '2,4,8,12').split(',').map(Number);
 const CONVERSATION_MS = 8000;
 const CHUNK_MS = 100;
@@ -301,6 +302,6 @@ async function enginesOn(): Promise<void> {
   }
 }
 
-await enginesOff();
+if (!SKIP_OFF) await enginesOff();
 if (!SKIP_ENGINES) await enginesOn();
 process.exit(0);

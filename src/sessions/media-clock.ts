@@ -1,6 +1,6 @@
 // One 20 ms clock shared by every live session of the process, so output pacing costs one timer,
 // not one per session or per frame (the same idea as telephony's shared RTP clock). It corrects its
-// own drift against performance.now(), catches up a few ticks after an event-loop stall, and stops
+// own drift against performance.now(), catches up the ticks of a short event-loop stall, and stops
 // when nobody listens.
 import { performance } from 'node:perf_hooks';
 import { FRAME_MS } from './contracts.js';
@@ -18,7 +18,11 @@ export class MediaClock implements TickSource {
   private nextAt = 0;
   private tickNo = 0;
 
-  constructor(readonly periodMs: number = FRAME_MS, private readonly maxCatchUpTicks = 5) {}
+  /**
+   * @param maxCatchUpTicks ticks fired back to back after a stall (default 25 = 500 ms), so a short
+   *   stall delays output once instead of adding to every queue's latency for good; a longer one is skipped.
+   */
+  constructor(readonly periodMs: number = FRAME_MS, private readonly maxCatchUpTicks = 25) {}
 
   /** Ticks fired so far (monotonic across stops and starts). */
   get tick(): number {

@@ -123,8 +123,8 @@ describe('socket messages', () => {
     session.attachLeg({ party: 'agent', kind: 'sip', playFrame: (f) => played.push(f), close: () => undefined });
     expect(await s.waitForType('session.ready')).toMatchObject({ session_id: id });
     // Assistive: the customer's audio is bridged to the agent, who is on the phone leg now.
-    await s.sendAudio(await synthesizeSpeech('good morning'), { pace: 0 });
-    await vi.waitFor(() => expect(played.length).toBeGreaterThan(10), { timeout: 10_000 });
+    await s.sendAudio(await synthesizeSpeech('good morning'), { pace: 1 });
+    await vi.waitFor(() => expect(played.length).toBeGreaterThan(25), { timeout: 10_000 });
     expect(s.of('audio.output')).toEqual([]);
     await s.close();
   });

@@ -42,8 +42,9 @@ export interface SessionOpts {
 }
 
 export async function startStreamGateway(opts: { engines?: EngineChoice; overrides?: Record<string, unknown> } = {}): Promise<StreamTestGateway> {
-  // SIP is off: these tests carry audio over the socket only.
-  const config = testConfig({ sip: { enabled: false }, ...opts.overrides });
+  // The media role, as in production: server.ts builds the registry and the stream server around
+  // the given engines. SIP is off: these tests carry audio over the socket only.
+  const config = testConfig({ roles: ['api', 'media', 'worker'], sip: { enabled: false }, ...opts.overrides });
   const choice = opts.engines ?? 'none';
   const engines = choice === 'embedded' ? await createEngines(config.engines) : choice === 'none' ? buildEngines(null, null, null) : choice;
   const gw = (await startGateway(config, { engines } as Parameters<typeof startGateway>[1])) as WiredGateway;

@@ -2,7 +2,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import {
   VadProcessor, SttProcessor, TranslateProcessor, TtsProcessor, OutputPacer, BridgeProcessor, InterruptionProcessor,
-  planPipeline, type Frame, type TickListener, type TickSource,
+  planPipeline, MAX_LIVE_BACKLOG_FRAMES, type Frame, type TickListener, type TickSource,
 } from '../../src/sessions/index.js';
 import { buildEngines } from '../../src/speech/index.js';
 import { fakeEngines, FakeStt, FakeTranslator, FakeTts, loudFrame, quietFrame } from '../helpers/fake-engines.js';
@@ -166,6 +166,16 @@ describe('OutputPacer', () => {
     expect(playouts[2].pcm[79]).toBe(7);
     expect(playouts[2].pcm[80]).toBe(0); // 400 samples = 2.5 frames: the tail is padded with silence
     expect(clock.listeners.size).toBe(0);
+  });
+
+  it('keeps at most 300 ms of live bridged audio queued, dropping the oldest', () => {
+    const c = collect();
+    const clock = new ManualClock();
+    const pacer = new OutputPacer(clock).link(c.sink);
+    for (let i = 0; i < 40; i++) pacer.process({ kind: 'output_audio', to: 'agent', speaker: 'customer_original', pcm: new Int16Array(160).fill(i) });
+    expect(pacer.queued('agent')).toBe(MAX_LIVE_BACKLOG_FRAMES);
+    clock.tick();
+    expect((c.frames[0] as { pcm: Int16Array }).pcm[0]).toBe(40 - MAX_LIVE_BACKLOG_FRAMES);
   });
 
   it('drops a party\'s queued audio on an interruption (barge-in)', () => {

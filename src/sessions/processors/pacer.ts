@@ -9,6 +9,13 @@ import { FrameProcessor } from './processor.js';
 /** Most audio queued per listener (30 s); older frames are dropped beyond it so memory stays bounded. */
 export const MAX_QUEUED_FRAMES = 1500;
 
+/**
+ * Most live (bridged) audio queued for a listener: 300 ms. A client sending 100-200 ms chunks fills
+ * the queue in bursts; beyond this the oldest frames go, so a stall or a client sending faster than
+ * real time cannot add latency to the bridge for good (what a jitter buffer does on a phone line).
+ */
+export const MAX_LIVE_BACKLOG_FRAMES = 15;
+
 interface Queued {
   speaker: string;
   pcm: PcmFrame;
@@ -35,6 +42,11 @@ class FrameQueue {
       this.head = 0;
     }
     return q;
+  }
+
+  /** Drops the oldest frames until at most `n` are queued. */
+  trimTo(n: number): void {
+    if (this.length > n) this.head = this.items.length - n;
   }
 
   clear(): void {
@@ -75,10 +87,13 @@ export class OutputPacer extends FrameProcessor {
         this.start();
         return;
       }
-      case 'output_audio':
-        this.queues.get(frame.to)!.push({ speaker: frame.speaker, pcm: frame.pcm });
+      case 'output_audio': {
+        const q = this.queues.get(frame.to)!;
+        q.push({ speaker: frame.speaker, pcm: frame.pcm });
+        q.trimTo(MAX_LIVE_BACKLOG_FRAMES);
         this.start();
         return;
+      }
       case 'interruption':
         this.queues.get(frame.party)!.clear();
         this.push(frame);
