@@ -115,6 +115,23 @@ describe('limits and the media server', () => {
     }
   });
 
+  it('hangs up a leg whose RTP stops (rtp_timeout) and reports it', async () => {
+    const f4 = await startTelephonyFixture({ rtpTimeoutSeconds: 1 });
+    try {
+      const sessionId = await f4.createSession({ phoneNumber: f4.openNumber });
+      const attached = f4.sessions.nextLeg();
+      // The caller never sends RTP: the gateway gives up after RTP_TIMEOUT_SECONDS and sends BYE.
+      const run = await startSipp({ scenario: 'uac-call-remote-bye.xml', target: `127.0.0.1:${f4.sipPort}`, service: f4.openNumber });
+      const rec = await attached;
+      ok(await run.done);
+      await eventually(() => rec.detached === 'rtp_timeout');
+      const ev = await eventually(async () => (await f4.db.query(`SELECT data FROM webhook_events WHERE type = 'session.provider.disconnected' AND data->>'session_id' = $1`, [sessionId])).rows[0]);
+      expect(ev.data.provider.disconnect_reason).toBe('rtp_timeout');
+    } finally {
+      await f4.stop();
+    }
+  });
+
   it('refuses to start on a SIP port in use instead of crashing', async () => {
     await expect(startTelephonyFixture({ sipPort: fx.sipPort })).rejects.toThrow(/in use/);
   });
