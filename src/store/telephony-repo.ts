@@ -174,3 +174,32 @@ export async function getCallBySid(db: DbClient, callSid: string): Promise<CallR
   const { rows } = await db.query<CallRecord>('SELECT * FROM calls WHERE call_sid = $1', [callSid]);
   return rows[0] ?? null;
 }
+
+/**
+ * A leg connected: the call row, the session's provider and the `session.provider.connected`
+ * outbox event in one statement (one round trip, one transaction — the outbox rule holds).
+ */
+export async function recordCallConnected(db: DbClient, i: { callId: string; sessionId: string; orgId: string; provider: string; data: Record<string, unknown> }): Promise<void> {
+  await db.query(
+    `WITH c AS (UPDATE calls SET status = 'in-progress', connected_at = now() WHERE id = $1 RETURNING id),
+          s AS (UPDATE sessions SET provider = $3 WHERE id = $2 RETURNING id)
+     INSERT INTO webhook_events (id, org_id, type, data)
+     SELECT $4, $5, 'session.provider.connected', $6 FROM c`,
+    [i.callId, i.sessionId, i.provider, newId('evt'), i.orgId, i.data],
+  );
+}
+
+/**
+ * A leg ended: closes the call row (once) and, when it had connected, writes
+ * `session.provider.disconnected` in the same statement. `data` is completed by the caller.
+ */
+export async function recordCallEnded(db: DbClient, i: { callId: string; orgId: string; status: string; reason: string; data: Record<string, unknown> }): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `WITH c AS (UPDATE calls SET status = $2, disconnect_reason = $3, ended_at = now()
+                 WHERE id = $1 AND ended_at IS NULL RETURNING connected_at)
+     INSERT INTO webhook_events (id, org_id, type, data)
+     SELECT $4, $5, 'session.provider.disconnected', $6 FROM c WHERE c.connected_at IS NOT NULL`,
+    [i.callId, i.status, i.reason, newId('evt'), i.orgId, i.data],
+  );
+  return (rowCount ?? 0) > 0;
+}

@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import digest from 'sip/digest.js';
 import type { Config } from '../config/index.js';
-import { withTransaction, insertEvent, type Db } from '../store/index.js';
+import type { Db } from '../store/index.js';
 import * as repo from '../store/telephony-repo.js';
 import type { Party } from '../sessions/contracts.js';
 import { UserAgent, newCallId, newTag } from './sip/user-agent.js';
@@ -305,12 +305,9 @@ export class TelephonyService {
     }
     entry.attachment = attachment;
     leg.on('audio', (f) => attachment!.pushAudio(f));
-    await withTransaction(this.o.db, async (c) => {
-      await repo.markCallConnected(c, leg.id, leg.provider, leg.sessionId);
-      await insertEvent(c, leg.orgId, 'session.provider.connected', {
-        session_id: leg.sessionId,
-        provider: { type: leg.provider, call_sid: leg.callSid, status: 'connected', from: leg.from, to: leg.to },
-      });
+    await repo.recordCallConnected(this.o.db, {
+      callId: leg.id, sessionId: leg.sessionId, orgId: leg.orgId, provider: leg.provider,
+      data: { session_id: leg.sessionId, provider: { type: leg.provider, call_sid: leg.callSid, status: 'connected', from: leg.from, to: leg.to } },
     }).catch((err) => this.log.error({ err, callSid: leg.callSid }, 'recording connected call failed'));
     this.log.info({ callSid: leg.callSid, sessionId: leg.sessionId, party: leg.party, direction: leg.direction }, 'call connected');
   }
@@ -323,13 +320,9 @@ export class TelephonyService {
     } catch (err) {
       this.log.warn({ err }, 'detaching leg failed');
     }
-    await withTransaction(this.o.db, async (c) => {
-      const row = await repo.markCallEnded(c, leg.id, 'completed', reason);
-      if (!row || !row.connected_at) return;
-      await insertEvent(c, leg.orgId, 'session.provider.disconnected', {
-        session_id: leg.sessionId,
-        provider: { type: leg.provider, call_sid: leg.callSid, status: 'disconnected', disconnect_reason: reason, duration: durationSeconds },
-      });
+    await repo.recordCallEnded(this.o.db, {
+      callId: leg.id, orgId: leg.orgId, status: 'completed', reason,
+      data: { session_id: leg.sessionId, provider: { type: leg.provider, call_sid: leg.callSid, status: 'disconnected', disconnect_reason: reason, duration: durationSeconds } },
     }).catch((err) => this.log.error({ err, callSid: leg.callSid }, 'recording ended call failed'));
     this.log.info({ callSid: leg.callSid, reason, durationSeconds, media: leg.finalStats }, 'call ended');
   }
