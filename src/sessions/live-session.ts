@@ -51,6 +51,7 @@ export interface LiveSessionOptions {
   lastSequence?: number;
   vad?: VadOptions;
   bargeIn?: boolean;
+  /** Bound to the session already (session_id); the session does not add it again. */
   logger?: Logger;
 }
 
@@ -170,7 +171,7 @@ export class LiveSession extends SafeEmitter<LiveSessionEvents> {
       try {
         leg.close(reason);
       } catch (err) {
-        this.log?.warn({ err, session_id: this.id }, 'leg close failed');
+        this.log?.warn({ err }, 'leg close failed');
       }
     }
     this.legs.clear();
@@ -218,13 +219,13 @@ export class LiveSession extends SafeEmitter<LiveSessionEvents> {
         };
         const turn: StoredTurn = { ...final, startTime: frame.startMs / 1000, endTime: frame.endMs / 1000 };
         this.storeTail = this.storeTail.then(() => this.hooks.storeTurn(turn)).catch((err) => {
-          this.log?.error({ err, session_id: this.id, sequence: turn.sequence }, 'storing transcript turn failed');
+          this.log?.error({ err, sequence: turn.sequence }, 'storing transcript turn failed');
         });
         this.safeEmit('final', final);
         return;
       }
       case 'error':
-        this.log?.error({ session_id: this.id, code: frame.code, party: frame.party }, frame.message);
+        this.log?.error({ code: frame.code, party: frame.party }, frame.message);
         this.safeEmit('error', { code: frame.code, message: frame.message });
         return;
       default:
