@@ -109,6 +109,8 @@ for f in /usr/etc/npmrc /etc/npmrc /root/.npmrc; do
   [ -f "$f" ] && mkdir -p "$ROOT$(dirname "$f")" && cp -p "$f" "$ROOT$f"
 done
 cp -L /etc/resolv.conf "$ROOT/etc/resolv.conf"
+# The installer maps the machine's own name (sudo looks it up; phase 2 has no DNS).
+grep -qw "$(hostname)" "$ROOT/etc/hosts" || printf '127.0.1.1\t%s\n' "$(hostname)" >>"$ROOT/etc/hosts"
 # This host's extra trust anchors (e.g. a TLS-inspecting proxy's CA appended to its bundle): the
 # certificates in its bundle that Debian's ca-certificates does not ship. The root's ca-certificates
 # (installed by setup.sh) picks them up from /usr/local/share/ca-certificates.
