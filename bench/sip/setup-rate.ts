@@ -1,5 +1,5 @@
 // Call setup rate: SIPp places INVITE → 200 → ACK → BYE against the gateway at rising rates; the
-// figure is the highest rate whose run had zero failed calls. The gateway runs in this process
+// figure is the highest rate whose run had zero failed calls and completed calls at (≥85% of) that rate. The gateway runs in this process
 // with the real SIP stack, RTP endpoints and PostgreSQL writes; sessions are the test fake.
 import { startTelephonyFixture, runSipp, type TelephonyFixture } from '../../test/helpers/sip-harness.js';
 
@@ -10,12 +10,14 @@ export interface RateStep {
   failed: number;
   cpuPercent: number;
   seconds: number;
+  /** Calls completed per second of the run (SIPp keeps offering at `rate` even when calls queue). */
+  completedPerSecond: number;
 }
 
 export async function measureSetupRate(opts: { rates?: number[]; secondsPerStep?: number } = {}): Promise<{ best: number; steps: RateStep[] }> {
   const rates = opts.rates ?? [50, 100, 150, 200, 250, 300, 400, 500];
   const seconds = opts.secondsPerStep ?? 5;
-  const fx: TelephonyFixture = await startTelephonyFixture({ maxConcurrentCalls: 5000 });
+  const fx: TelephonyFixture = await startTelephonyFixture({ maxConcurrentCalls: 5000, rtpRange: { min: 20000, max: 29998 } });
   const steps: RateStep[] = [];
   let best = 0;
   try {
@@ -34,10 +36,14 @@ export async function measureSetupRate(opts: { rates?: number[]; secondsPerStep?
       const step: RateStep = {
         rate, calls, successful: r.successful, failed: r.failed + (r.code !== 0 && r.failed === 0 ? calls - r.successful : 0),
         cpuPercent: Math.round(((cpu.user + cpu.system) / 1e6 / elapsed) * 100), seconds: Math.round(elapsed * 10) / 10,
+        completedPerSecond: Math.round(r.successful / elapsed),
       };
       steps.push(step);
-      console.log(`setup rate ${rate}/s: ${step.successful}/${calls} ok, ${step.failed} failed, gateway CPU ${step.cpuPercent}% over ${step.seconds}s`);
+      if (r.code !== 0 && r.errors) console.log(`  first SIPp error: ${r.errors.split('\n').find((l) => l.trim()) ?? ''}`);
+      console.log(`setup rate ${rate}/s offered: ${step.successful}/${calls} ok, ${step.failed} failed, ${step.completedPerSecond}/s completed, gateway CPU ${step.cpuPercent}% over ${step.seconds}s`);
       if (step.failed > 0 || step.successful < calls) break;
+      // Zero failures is not enough: the gateway must also keep up (calls not piling up).
+      if (step.completedPerSecond < rate * 0.85) break;
       best = rate;
       // Let the last BYEs and their DB writes settle before the next step.
       for (let i = 0; i < 100 && fx.svc.activeLegs > 0; i++) await new Promise((res) => setTimeout(res, 50));
