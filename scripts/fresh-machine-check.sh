@@ -215,33 +215,44 @@ if [ "$TESTS" = 1 ]; then
   bash .ci/run >$LOGS/phase2-test.log 2>&1; rc=$?
   echo "RESULT phase2-npm-test $([ $rc = 0 ] && echo ok || echo FAIL) $((SECONDS - t0))s rc=$rc"
 fi
-if [ "$START" = 1 ]; then
-  t0=$SECONDS
-  HTTP_PORT=$PORT bash scripts/run.sh >$LOGS/phase2-run.log 2>&1 &
+# `npm start` in the background: key and curl printed, the curl creates a session, SIGTERM stops it.
+start_check() {
+  local name=$1 out=$LOGS/phase2-$1.log t0=$SECONDS pid code cmd base="http://127.0.0.1:$PORT"
+  HTTP_PORT=$PORT bash scripts/run.sh >"$out" 2>&1 &
   pid=$!
-  base="http://127.0.0.1:$PORT"
   for _ in $(seq 1 240); do
-    grep -q 'curl -s' $LOGS/phase2-run.log && curl -fs -o /dev/null "$base/readyz" && break
+    grep -q 'curl -s' "$out" && curl -fs -o /dev/null "$base/readyz" && break
     kill -0 $pid 2>/dev/null || break
     sleep 0.5
   done
   if curl -fs -o /dev/null "$base/readyz"; then
-    echo "RESULT phase2-start-ready ok $((SECONDS - t0))s"
+    echo "RESULT phase2-$name-ready ok $((SECONDS - t0))s"
   else
-    echo "RESULT phase2-start-ready FAIL not ready after $((SECONDS - t0))s"
+    echo "RESULT phase2-$name-ready FAIL not ready after $((SECONDS - t0))s"
   fi
-  grep -Eq 'API key \(saved in .*\): sk_test_' $LOGS/phase2-run.log && echo "RESULT phase2-start-key ok" || echo "RESULT phase2-start-key FAIL"
+  key=$(sed -n 's/.*API key (saved in .*): \(sk_test_[a-z0-9]*\).*/\1/p' "$out")
+  [ -n "$key" ] && echo "RESULT phase2-$name-key ok" || echo "RESULT phase2-$name-key FAIL"
   # The curl exactly as printed (two lines joined at the backslash), plus status capture.
-  cmd=$(sed -n '/Create a session:/{n;N;p}' $LOGS/phase2-run.log | sed -e 's/\\$//' | tr -d '\n')
+  cmd=$(sed -n '/Create a session:/{n;N;p}' "$out" | sed -e 's/\\$//' | tr -d '\n')
   if [ -n "$cmd" ]; then
-    code=$(eval "$cmd -o $LOGS/phase2-curl-body.json -w '%{http_code}'")
-    echo "RESULT phase2-start-curl $([ "$code" = 201 ] && echo ok || echo FAIL) HTTP $code"
+    code=$(eval "$cmd -o $LOGS/phase2-$name-curl-body.json -w '%{http_code}'")
+    echo "RESULT phase2-$name-curl $([ "$code" = 201 ] && echo ok || echo FAIL) HTTP $code"
   else
-    echo "RESULT phase2-start-curl FAIL no curl printed"
+    echo "RESULT phase2-$name-curl FAIL no curl printed"
   fi
   kill $pid 2>/dev/null
   for _ in $(seq 1 40); do kill -0 $pid 2>/dev/null || break; sleep 0.25; done
-  kill -0 $pid 2>/dev/null && { echo "RESULT phase2-start-stop FAIL still running after SIGTERM"; kill -9 $pid; } || echo "RESULT phase2-start-stop ok"
+  if kill -0 $pid 2>/dev/null; then
+    echo "RESULT phase2-$name-stop FAIL still running 10s after SIGTERM"; kill -9 $pid
+  else
+    echo "RESULT phase2-$name-stop ok"
+  fi
+}
+if [ "$START" = 1 ]; then
+  start_check start
+  first=$key
+  start_check start-again   # second run: reuses the saved demo key
+  [ -n "$first" ] && [ "$key" = "$first" ] && echo "RESULT phase2-start-again-same-key ok" || echo "RESULT phase2-start-again-same-key FAIL"
 fi
 # Stop what setup.sh started in this namespace.
 S=; [ "$(id -u)" = 0 ] || S=sudo
