@@ -5,7 +5,7 @@ export type TickListener = (tick: number) => void;
 
 const TICK_MS = 20;
 /** Ticks run back to back after a stall before the clock gives up and re-anchors. */
-const MAX_CATCH_UP = 5;
+const MAX_CATCH_UP = 10;
 
 export class MediaClock {
   private readonly listeners = new Set<TickListener>();
