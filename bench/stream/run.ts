@@ -44,7 +44,7 @@ class Server {
   }
   static async start(engines: 'none' | 'embedded'): Promise<Server> {
     const child = fork(path.join(here, 'server.ts'), [], {
-      execArgv: ['--import', 'tsx'],
+      execArgv: ['--import', 'tsx', ...(process.env.BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF}`] : [])],
       env: { ...process.env, BENCH_ENGINES: engines, BENCH_STT_POOL: arg('stt-pool', '2') },
       stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
     });

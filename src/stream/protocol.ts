@@ -22,7 +22,16 @@ export type ClientMessage =
 
 export type ParseResult = { ok: true; msg: ClientMessage } | { ok: false; code: SocketErrorCode; message: string };
 
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+/**
+ * Base64 to bytes, or null when it is not base64. Node's decoder skips characters outside the
+ * alphabet, so a payload with any is caught by its decoded length (cheaper than a regex per message).
+ */
+function decodeBase64Strict(text: string): Buffer | null {
+  if (text.length % 4 !== 0) return null;
+  const padding = text.endsWith('==') ? 2 : text.endsWith('=') ? 1 : 0;
+  const bytes = Buffer.from(text, 'base64');
+  return bytes.length === (text.length / 4) * 3 - padding ? bytes : null;
+}
 
 const fail = (code: SocketErrorCode, message: string): ParseResult => ({ ok: false, code, message });
 
@@ -65,13 +74,12 @@ function parseAudioInput(m: Record<string, unknown>): ParseResult {
   if (audio.sample_rate_hz !== 8000) return fail('invalid_audio_format', `audio sample_rate_hz must be 8000, got ${JSON.stringify(audio.sample_rate_hz)?.slice(0, 32)}`);
   if (audio.channels !== undefined && audio.channels !== 1) return fail('invalid_audio_format', 'audio must be mono (channels 1)');
   const payload = audio.payload;
-  if (typeof payload !== 'string' || payload.length % 4 !== 0 || !BASE64.test(payload)) {
-    return fail('invalid_audio_format', 'audio payload must be base64-encoded mu-law bytes');
-  }
+  const bytes = typeof payload === 'string' ? decodeBase64Strict(payload) : null;
+  if (!bytes) return fail('invalid_audio_format', 'audio payload must be base64-encoded mu-law bytes');
   return {
     ok: true,
     msg: {
-      type: 'audio.input', speaker, payload: Buffer.from(payload, 'base64'),
+      type: 'audio.input', speaker, payload: bytes,
       ...(typeof m.sequence === 'number' ? { sequence: m.sequence } : {}),
       ...(typeof m.timestamp_ms === 'number' ? { timestampMs: m.timestamp_ms } : {}),
     },

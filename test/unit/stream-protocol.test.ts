@@ -47,3 +47,12 @@ describe('MediaClock', () => {
     clock.stop();
   });
 });
+
+describe('audio payload decoding', () => {
+  it('accepts exact base64 and refuses stray characters, whitespace and bad padding', () => {
+    const payloadOf = (payload: string) => parse(audio({ payload }));
+    expect(payloadOf(Buffer.from([1, 2, 3, 4, 5]).toString('base64'))).toMatchObject({ ok: true, msg: { payload: Buffer.from([1, 2, 3, 4, 5]) } });
+    expect(payloadOf('')).toMatchObject({ ok: true });
+    for (const bad of ['AA A', 'AA\nA', 'A===', '!!!!', 'AAAAA', 'AA=A']) expect(payloadOf(bad)).toMatchObject({ ok: false, code: 'invalid_audio_format' });
+  });
+});
