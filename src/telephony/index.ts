@@ -17,6 +17,7 @@ export type { TelephonySessionPort, SessionAttachment } from './session-port.js'
 export { encryptSecret, decryptSecret } from './secrets.js';
 export { isValidCidr } from './cidr.js';
 export { sessionPortFromRegistry } from './registry-port.js';
+export { registerTelephonyMetrics } from './metrics.js';
 
 export interface TelephonyDeps {
   config: Config;
@@ -37,8 +38,10 @@ export interface Telephony {
   /** Hangs up every leg of a session (session ended). */
   endSession(sessionId: string, reason: string): void;
   readonly activeCalls: number;
-  /** Media counters summed over live legs (loss, concealment, jitter). */
+  /** Media counters (loss, concealment, jitter): totals since start plus live legs. */
   mediaStats(): Record<string, number>;
+  /** Call outcomes since start, keyed "direction:result". */
+  callCounts(): Record<string, number>;
   /** The SIP port bound (config.sip.port, or the one chosen when it is 0). */
   readonly sipPort: number;
   close(): Promise<void>;
@@ -72,6 +75,7 @@ export async function startTelephony(deps: TelephonyDeps): Promise<Telephony> {
     },
     sipPort: svc.sipPort,
     mediaStats: () => svc.mediaStats(),
+    callCounts: () => ({ ...svc.callCounts }),
     close: () => svc.close(),
   };
 }

@@ -83,9 +83,19 @@ export class TelephonyService {
     return this.legs.size;
   }
 
-  /** Media counters summed over live legs (metrics, benchmarks). */
+  /** Call outcomes since start, by direction and result (metrics). */
+  readonly callCounts: Record<string, number> = {};
+  /** Media counters of legs that have ended (live legs are added by mediaStats). */
+  private readonly endedMedia: Record<string, number> = { packetsIn: 0, packetsOut: 0, ignoredSource: 0, concealed: 0, dropped: 0, late: 0, underruns: 0, played: 0 };
+
+  countCall(direction: 'inbound' | 'outbound', result: string): void {
+    const key = `${direction}:${result}`;
+    this.callCounts[key] = (this.callCounts[key] ?? 0) + 1;
+  }
+
+  /** Media counters: live legs (legs, maxTargetFrames, maxJitterMs) and totals since start (the rest). */
   mediaStats(): Record<string, number> {
-    const sum: Record<string, number> = { clockLateTicks: this.clock.lateTicks, legs: 0, packetsIn: 0, packetsOut: 0, ignoredSource: 0, concealed: 0, dropped: 0, late: 0, underruns: 0, played: 0, maxTargetFrames: 0, maxJitterMs: 0 };
+    const sum: Record<string, number> = { ...this.endedMedia, clockLateTicks: this.clock.lateTicks, legs: 0, maxTargetFrames: 0, maxJitterMs: 0 };
     for (const { leg } of this.legs.values()) {
       const r = leg.rtpStats;
       const j = leg.jitterStats;
@@ -122,7 +132,10 @@ export class TelephonyService {
     try {
       await this.admitAndAnswer(inv);
     } catch (err) {
-      if (err instanceof SipError) inv.reject(err.status, err.reason, err.status === 503 ? { 'retry-after': RETRY_AFTER_SECONDS } : undefined);
+      if (err instanceof SipError) {
+        this.countCall('inbound', `rejected_${err.status}`);
+        inv.reject(err.status, err.reason, err.status === 503 ? { 'retry-after': RETRY_AFTER_SECONDS } : undefined);
+      }
       else {
         this.log.error({ err, callId: inv.callId }, 'inbound call failed');
         inv.reject(500, 'Server Internal Error');
@@ -315,6 +328,19 @@ export class TelephonyService {
   private async onLegEnded(entry: { leg: SipLeg; attachment: SessionAttachment | null }, reason: string, durationSeconds: number): Promise<void> {
     const leg = entry.leg;
     this.legs.delete(leg.id);
+    this.countCall(leg.direction, 'completed');
+    const fin = leg.finalStats;
+    if (fin) {
+      const m = this.endedMedia;
+      m.packetsIn += fin.rtp.packetsIn;
+      m.packetsOut += fin.rtp.packetsOut;
+      m.ignoredSource += fin.rtp.ignoredSource;
+      m.concealed += fin.jitter.concealed;
+      m.dropped += fin.jitter.dropped;
+      m.late += fin.jitter.late;
+      m.underruns += fin.jitter.underruns;
+      m.played += fin.jitter.played;
+    }
     try {
       entry.attachment?.detach(reason);
     } catch (err) {
@@ -399,6 +425,7 @@ export class TelephonyService {
       if (anchored) void this.anchor!.delete(callSid, fromTag);
       const row = callRow as repo.CallRecord | null;
       if (row) await repo.markCallEnded(this.o.db, row.id, 'failed', err instanceof SipError ? `sip_${err.status}` : 'error').catch(() => undefined);
+      this.countCall('outbound', err instanceof SipError ? `failed_${err.status}` : 'failed');
       if (err instanceof TelephonyError) throw err;
       if (err instanceof MediaServerUnavailable) throw new TelephonyError('media_server_unavailable', err.message);
       if (err instanceof SipError) throw new TelephonyError('dial_failed', `SIP dial failed: ${err.status} ${err.reason}`, err.status);

@@ -8,6 +8,8 @@ import { encryptSecret } from '../../src/telephony/secrets.js';
 import { TelephonyError } from '../../src/telephony/errors.js';
 import { updateOrg } from '../../src/store/index.js';
 import type { SipLeg } from '../../src/telephony/call-leg.js';
+import { Registry } from 'prom-client';
+import { registerTelephonyMetrics, type Telephony } from '../../src/telephony/index.js';
 
 let fx: TelephonyFixture;
 beforeAll(async () => {
@@ -99,6 +101,23 @@ describe('outbound SIP dial', () => {
     } finally {
       await updateOrg(fx.db, fx.orgId, { sipEnabled: true });
     }
+  });
+});
+
+describe('metrics', () => {
+  it('exposes active calls, call outcomes and RTP counters', async () => {
+    const registry = new Registry();
+    const svc = fx.svc;
+    registerTelephonyMetrics(registry, {
+      get activeCalls() { return svc.activeLegs; },
+      callCounts: () => ({ ...svc.callCounts }),
+      mediaStats: () => svc.mediaStats(),
+    } as unknown as Telephony);
+    const text = await registry.metrics();
+    expect(text).toMatch(/voxbridge_sip_active_calls 0/);
+    expect(text).toMatch(/voxbridge_sip_calls\{direction="outbound",result="completed"\} [1-9]/);
+    expect(text).toMatch(/voxbridge_sip_calls\{direction="outbound",result="failed_486"\} 1/);
+    expect(text).toMatch(/voxbridge_rtp_media\{counter="packets_out"\} [1-9]/);
   });
 });
 

@@ -1,0 +1,38 @@
+// Prometheus metrics for the SIP/RTP front, read from the service at scrape time (no per-packet
+// metric work). The composition root registers them on its registry.
+import { Gauge, type Registry } from 'prom-client';
+import type { Telephony } from './index.js';
+
+export function registerTelephonyMetrics(registry: Registry, telephony: Telephony): void {
+  new Gauge({
+    name: 'voxbridge_sip_active_calls',
+    help: 'SIP legs currently bridged into sessions',
+    registers: [registry],
+    collect() {
+      this.set(telephony.activeCalls);
+    },
+  });
+  new Gauge({
+    name: 'voxbridge_sip_calls',
+    help: 'SIP calls since start by direction and result (completed, rejected_<status>, failed_<status>)',
+    labelNames: ['direction', 'result'] as const,
+    registers: [registry],
+    collect() {
+      for (const [key, n] of Object.entries(telephony.callCounts())) {
+        const [direction, result] = key.split(':');
+        this.set({ direction, result }, n);
+      }
+    },
+  });
+  new Gauge({
+    name: 'voxbridge_rtp_media',
+    help: 'RTP media counters since start: packets_in, packets_out, ignored_source, concealed, dropped, late, underruns, played',
+    labelNames: ['counter'] as const,
+    registers: [registry],
+    collect() {
+      const m = telephony.mediaStats();
+      const names: Record<string, string> = { packetsIn: 'packets_in', packetsOut: 'packets_out', ignoredSource: 'ignored_source', concealed: 'concealed', dropped: 'dropped', late: 'late', underruns: 'underruns', played: 'played' };
+      for (const [k, label] of Object.entries(names)) this.set({ counter: label }, m[k] ?? 0);
+    },
+  });
+}
