@@ -79,6 +79,20 @@ describe('RtpEndpoint', () => {
     expect(ep.remoteAddress).toEqual({ address: '127.0.0.1', port: a.address().port });
   });
 
+  it('reassembles 10 ms and 30 ms packets into 20 ms frames', async () => {
+    for (const samplesPerPacket of [80, 240]) {
+      const ep = await endpoint();
+      const far = await peer();
+      ep.configure({ address: '127.0.0.1', port: far.address().port, payloadType: 0, dtmfPayloadType: null, send: false, expectReceive: true });
+      const frames: Int16Array[] = [];
+      ep.on('frame', (f) => frames.push(f));
+      const payload = mulawEncode(new Int16Array(samplesPerPacket).fill(3000));
+      // 120 ms of audio in one burst (more would be cut back to the target delay as a stall burst).
+      for (let i = 0; i < 960 / samplesPerPacket; i++) far.send(serializeRtp({ marker: i === 0, payloadType: 0, sequence: i, timestamp: i * samplesPerPacket, ssrc: 3, payload }), ep.port, '127.0.0.1');
+      await until(() => (frames.filter((f) => Math.abs(f[0] - 3000) < 150 && Math.abs(f[159] - 3000) < 150).length >= 4 ? true : undefined));
+    }
+  });
+
   it('receives and sends RFC 4733 digits', async () => {
     const ep = await endpoint();
     const far = await peer();

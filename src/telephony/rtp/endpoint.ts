@@ -70,6 +70,9 @@ export class RtpEndpoint extends EventEmitter<RtpEndpointEvents> {
   private dtmfTs = 0;
   private readonly dtmf = new DtmfDecoder();
   private decodeScratch = new Int16Array(SAMPLES);
+  private readonly asmBuf = new Int16Array(SAMPLES);
+  private asmFill = 0;
+  private asmTs = 0;
   private readonly silence = new Int16Array(SAMPLES);
   private readonly clock: MediaClock;
   private readonly onTick = (tick: number): void => this.tick(tick);
@@ -161,6 +164,7 @@ export class RtpEndpoint extends EventEmitter<RtpEndpointEvents> {
     this.lastPacketAt = performance.now();
     if (p.ssrc !== this.lastSsrcIn) {
       if (this.lastSsrcIn !== -1) this.jitter.reset();
+      this.asmFill = 0;
       this.lastSsrcIn = p.ssrc;
     }
     if (isDtmf) {
@@ -174,7 +178,37 @@ export class RtpEndpoint extends EventEmitter<RtpEndpointEvents> {
     if (this.decodeScratch.length !== p.payload.length) this.decodeScratch = new Int16Array(p.payload.length);
     if (p.payloadType === 0) mulawDecodeInto(p.payload, this.decodeScratch);
     else alawDecodeInto(p.payload, this.decodeScratch);
-    this.jitter.push(p.timestamp, this.decodeScratch, this.lastPacketAt);
+    this.assemble(p.timestamp, this.decodeScratch);
+  }
+
+  /**
+   * Packets of whole 20 ms frames go straight to the jitter buffer; other packetizations
+   * (ptime 10, 30) are reassembled into 20 ms frames along the timestamp line first.
+   */
+  private assemble(ts: number, samples: Int16Array): void {
+    if (this.asmFill === 0 && samples.length % SAMPLES === 0) {
+      this.jitter.push(ts, samples, this.lastPacketAt);
+      return;
+    }
+    if (this.asmFill > 0 && ts !== ((this.asmTs + this.asmFill) >>> 0)) {
+      // A gap or reordering inside a frame: emit what we have (the rest silent) and start over.
+      this.asmBuf.fill(0, this.asmFill);
+      this.jitter.push(this.asmTs, this.asmBuf, this.lastPacketAt);
+      this.asmFill = 0;
+    }
+    if (this.asmFill === 0) this.asmTs = ts;
+    let off = 0;
+    while (off < samples.length) {
+      const take = Math.min(SAMPLES - this.asmFill, samples.length - off);
+      this.asmBuf.set(samples.subarray(off, off + take), this.asmFill);
+      this.asmFill += take;
+      off += take;
+      if (this.asmFill === SAMPLES) {
+        this.jitter.push(this.asmTs, this.asmBuf, this.lastPacketAt);
+        this.asmTs = (this.asmTs + SAMPLES) >>> 0;
+        this.asmFill = 0;
+      }
+    }
   }
 
   private tick(tick: number): void {
