@@ -272,7 +272,8 @@ if [ -f "$LOGS/phase2-test.log" ]; then
   sed -e 's/\x1b\[[0-9;]*m//g' "$LOGS/phase2-test.log" >"$LOGS/phase2-test.plain.log"
   files=$(grep -E '^ +Test Files ' "$LOGS/phase2-test.plain.log" | tail -1 | sed 's/^ *//')
   tests=$(grep -E '^ +Tests ' "$LOGS/phase2-test.plain.log" | tail -1 | sed 's/^ *//')
-  [ -n "$files" ] && note "  vitest" "" "$files / $tests"
+  dur=$(grep -E '^ +Duration ' "$LOGS/phase2-test.plain.log" | tail -1 | awk '{ print $2 }')
+  [ -n "$files" ] && note "  vitest" "" "$files / $tests / $dur"
   failed=$(grep -E '^ FAIL ' "$LOGS/phase2-test.plain.log" | sed 's/^ FAIL *//' | sort -u | head -40)
 fi
 
