@@ -67,7 +67,13 @@ export class MediaClock implements TickSource {
         }
       }
     }
-    if (now >= this.nextAt) this.nextAt = now + this.periodMs; // stalled too long: skip, do not burst
+    if (now >= this.nextAt) {
+      // Stalled too long: skip the rest rather than burst. The tick count still advances with real
+      // time, so media timestamps keep matching the wall clock (the skip shows as a gap, like RTP).
+      const skipped = Math.floor((now - this.nextAt) / this.periodMs) + 1;
+      this.tickNo += skipped;
+      this.nextAt += skipped * this.periodMs;
+    }
     if (this.listeners.size > 0) this.schedule();
   };
 
