@@ -88,7 +88,11 @@ teardown() {
 trap '[ $KEEP = 1 ] || teardown' EXIT
 
 teardown
-rm -rf "$RUN"
+# Never delete through a mount that survived (the root binds /dev, the repo and ../shared).
+if awk -v r="$RUN" 'index($2, r "/") == 1 { found = 1 } END { exit !found }' /proc/mounts; then
+  die "mounts are left under $RUN; unmount them before re-running"
+fi
+rm -rf --one-file-system "$RUN"
 mkdir -p "$RUN/upper" "$RUN/work" "$ROOT" "$LOGS" "$CACHE/apt-archives/partial"
 rm -f "$LOGS"/*.log
 mount -t overlay overlay -o "lowerdir=$BASE,upperdir=$RUN/upper,workdir=$RUN/work" "$ROOT" || die "overlay mount failed"
