@@ -11,7 +11,8 @@ import { UserAgent, newCallId, newTag } from './sip/user-agent.js';
 import type { IncomingInvite } from './sip/incoming-invite.js';
 import { SipError } from './sip/errors.js';
 import { RtpEndpoint } from './rtp/endpoint.js';
-import { MediaClock, sharedMediaClock } from './rtp/media-clock.js';
+import type { TickSource } from './rtp/media-clock.js';
+import { sharedMediaClock as pipelineClock } from '../sessions/index.js';
 import { answerOffer, buildSdp, DEFAULT_CODECS, DEFAULT_DTMF_PT, negotiate, parseSdp, SdpError, type NegotiatedMedia } from './sdp/sdp.js';
 import type { Dialog } from './sip/dialog.js';
 import type { SipRequest } from 'sip';
@@ -28,7 +29,8 @@ export interface TelephonyOptions {
   logger: Logger;
   db: Db;
   sessions: TelephonySessionPort;
-  clock?: MediaClock;
+  /** Default: the pipeline's process-wide clock, so RTP playout and output pacing share ticks. */
+  clock?: TickSource;
 }
 
 /** The `call` view returned by dial/hangup and shown on the session. */
@@ -54,13 +56,13 @@ export class TelephonyService {
   private readonly legs = new Map<string, { leg: SipLeg; attachment: SessionAttachment | null }>();
   private readonly anchor: MediaAnchor | null;
   private readonly authChallenges = new Map<string, { ctx: Record<string, unknown>; expires: number }>();
-  private readonly clock: MediaClock;
+  private readonly clock: TickSource;
   private readonly log: Logger;
   private closed = false;
 
   constructor(private readonly o: TelephonyOptions) {
     this.log = o.logger.child({ component: 'telephony' });
-    this.clock = o.clock ?? sharedMediaClock;
+    this.clock = o.clock ?? pipelineClock;
     this.anchor = o.config.rtpengine.ng ? new MediaAnchor({ ng: o.config.rtpengine.ng, timeoutMs: o.config.rtpengine.timeoutMs }) : null;
   }
 
@@ -95,7 +97,7 @@ export class TelephonyService {
 
   /** Media counters: live legs (legs, maxTargetFrames, maxJitterMs) and totals since start (the rest). */
   mediaStats(): Record<string, number> {
-    const sum: Record<string, number> = { ...this.endedMedia, clockLateTicks: this.clock.lateTicks, legs: 0, maxTargetFrames: 0, maxJitterMs: 0 };
+    const sum: Record<string, number> = { ...this.endedMedia, clockLateTicks: (this.clock as { lateTicks?: number }).lateTicks ?? 0, legs: 0, maxTargetFrames: 0, maxJitterMs: 0 };
     for (const { leg } of this.legs.values()) {
       const r = leg.rtpStats;
       const j = leg.jitterStats;

@@ -8,7 +8,7 @@ import { alawDecodeInto, alawEncodeInto, mulawDecodeInto, mulawEncodeInto } from
 import { parseRtp, writeRtpHeader, RTP_HEADER_BYTES } from './packet.js';
 import { DtmfDecoder, digitPackets, type DigitDetected } from './dtmf.js';
 import { bindRtpSocket, type PortRange } from './port-allocator.js';
-import { MediaClock, sharedMediaClock } from './media-clock.js';
+import { sharedMediaClock, type TickSource } from './media-clock.js';
 
 const SAMPLES = 160;
 const OUT_QUEUE_MAX = 250; // 5 s of audio; the pipeline paces in real time, this only absorbs bursts
@@ -26,7 +26,8 @@ export interface RtpEndpointEvents {
 export interface RtpEndpointOptions extends PortRange {
   bindAddress: string;
   timeoutMs: number;
-  clock?: MediaClock;
+  /** Tick source for playout and pacing; share the pipeline's so RTP and pacers tick together. */
+  clock?: TickSource;
   jitter?: JitterBufferOptions;
 }
 
@@ -74,19 +75,19 @@ export class RtpEndpoint extends EventEmitter<RtpEndpointEvents> {
   private asmFill = 0;
   private asmTs = 0;
   private readonly silence = new Int16Array(SAMPLES);
-  private readonly clock: MediaClock;
-  private readonly onTick = (tick: number): void => this.tick(tick);
+  private readonly unsubscribe: () => void;
+  private ticks = 0;
 
   private constructor(private readonly socket: dgram.Socket, private readonly o: RtpEndpointOptions) {
     super();
     this.port = socket.address().port;
-    this.clock = o.clock ?? sharedMediaClock;
+
     this.jitter = new JitterBuffer(o.jitter);
     socket.on('message', (msg, rinfo) => this.receive(msg, rinfo.address, rinfo.port));
     socket.on('error', () => {
       // ICMP unreachable and the like: RTP is best effort, the timeout notices a dead peer.
     });
-    this.clock.add(this.onTick);
+    this.unsubscribe = (o.clock ?? sharedMediaClock).subscribe(() => this.tick());
   }
 
   static async open(o: RtpEndpointOptions): Promise<RtpEndpoint> {
@@ -131,7 +132,7 @@ export class RtpEndpoint extends EventEmitter<RtpEndpointEvents> {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    this.clock.delete(this.onTick);
+    this.unsubscribe();
     this.outQueue.length = 0;
     try {
       this.socket.close();
@@ -211,12 +212,12 @@ export class RtpEndpoint extends EventEmitter<RtpEndpointEvents> {
     }
   }
 
-  private tick(tick: number): void {
+  private tick(): void {
     if (this.closed) return;
     const frame = this.jitter.pop();
     if (frame) this.emit('frame', frame);
     this.sendTick();
-    if (tick % 25 === 0) this.checkTimeout();
+    if (++this.ticks % 25 === 0) this.checkTimeout();
   }
 
   private sendTick(): void {

@@ -3,16 +3,26 @@
 
 export type TickListener = (tick: number) => void;
 
+/** Any 20 ms tick source (sessions/ has the process-wide one the pipeline's pacers use). */
+export interface TickSource {
+  subscribe(fn: TickListener): () => void;
+}
+
 const TICK_MS = 20;
 /** Ticks run back to back after a stall before the clock gives up and re-anchors. */
 const MAX_CATCH_UP = 10;
 
-export class MediaClock {
+export class MediaClock implements TickSource {
   private readonly listeners = new Set<TickListener>();
   private timer: NodeJS.Timeout | null = null;
   private nextAt = 0;
   private tick = 0;
   lateTicks = 0;
+
+  subscribe(listener: TickListener): () => void {
+    this.add(listener);
+    return () => this.delete(listener);
+  }
 
   add(listener: TickListener): void {
     this.listeners.add(listener);
