@@ -2,7 +2,7 @@
 // loads the row, builds the pipeline and records owner_node; `end` commands from the session bus
 // close the live session (stream/ then sends `session.ended` and closes the socket). The registry
 // also keeps the timers around a live session: reconnect grace after its socket drops, throttled
-// last_activity_at updates, a local inactivity check, and activation on first audio.
+// last_activity_at updates (batched), a local inactivity check, and activation on first audio.
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
@@ -11,7 +11,7 @@ import type { Engines } from '../speech/index.js';
 import type { VadOptions } from '../media/index.js';
 import { subscribeSessionCommands, type SessionCommand } from '../coord/session-bus.js';
 import { insertTranscriptTurn, lastTranscriptSequence } from '../store/transcripts-writer.js';
-import { activateSession, endSession, getSessionRow, touchSession, type SessionRow } from './lifecycle.js';
+import { activateSession, endSession, getSessionRow, type SessionRow } from './lifecycle.js';
 import { LiveSession } from './live-session.js';
 import { sharedMediaClock, type TickSource } from './media-clock.js';
 import { SessionEndedError, SessionNotFoundError } from './errors.js';
@@ -57,6 +57,9 @@ export class SessionRegistry {
   private subscriber: Redis | null = null;
   private unsubscribe: (() => Promise<void>) | null = null;
   private sweepTimer: NodeJS.Timeout | null = null;
+  private touchTimer: NodeJS.Timeout | null = null;
+  /** Sessions with activity since the last last_activity_at write. */
+  private readonly touched = new Set<string>();
   private closing: Promise<void> | null = null;
 
   constructor(private readonly deps: SessionRegistryDeps) {
@@ -73,6 +76,8 @@ export class SessionRegistry {
     const everyMs = Math.min(30_000, Math.max(1000, (config.limits.inactivitySeconds * 1000) / 4));
     this.sweepTimer = setInterval(() => this.sweepInactive(), everyMs);
     this.sweepTimer.unref();
+    this.touchTimer = setInterval(() => void this.flushTouches(), this.touchIntervalMs);
+    this.touchTimer.unref();
   }
 
   get size(): number {
@@ -129,7 +134,7 @@ export class SessionRegistry {
       },
     });
     const now = Date.now();
-    this.live.set(id, { session, streams: 0, graceTimer: null, lastActivity: now, lastTouch: now, lastCarrier: null });
+    this.live.set(id, { session, streams: 0, graceTimer: null, lastActivity: now, lastTouch: 0, lastCarrier: null });
     session.once('ended', () => this.forget(id));
     log.info({ mode: row.mode, languages: session.plan.languages }, 'live session opened');
     const endedMeanwhile = this.endedWhileOpening.get(id);
@@ -212,7 +217,22 @@ export class SessionRegistry {
     e.lastActivity = now;
     if (now - e.lastTouch < this.touchIntervalMs) return;
     e.lastTouch = now;
-    touchSession(this.deps.db, id).catch((err) => this.log.warn({ err, session_id: id }, 'touching session failed'));
+    this.touched.add(id);
+  }
+
+  /**
+   * Writes last_activity_at for every session with activity since the last flush, in one statement:
+   * a thousand live sessions cost one query every touchIntervalMs, not a burst of a thousand.
+   */
+  async flushTouches(): Promise<void> {
+    if (this.touched.size === 0) return;
+    const ids = [...this.touched];
+    this.touched.clear();
+    try {
+      await this.deps.db.query(`UPDATE sessions SET last_activity_at = now() WHERE id = ANY($1::text[]) AND status <> 'ended'`, [ids]);
+    } catch (err) {
+      this.log.warn({ err, sessions: ids.length }, 'writing last activity failed');
+    }
   }
 
   private sweepInactive(): void {
@@ -233,6 +253,7 @@ export class SessionRegistry {
   close(): Promise<void> {
     return (this.closing ??= (async () => {
       if (this.sweepTimer) clearInterval(this.sweepTimer);
+      if (this.touchTimer) clearInterval(this.touchTimer);
       await Promise.allSettled([...this.opening.values()]);
       await Promise.allSettled([...this.live.keys()].map((id) => this.end(id, 'node_shutdown')));
       for (const e of this.live.values()) e.session.close('node_shutdown');

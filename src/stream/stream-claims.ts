@@ -9,7 +9,6 @@ export const CLAIM_TTL_MS = 30_000;
 const claimKey = (sessionId: string): string => `stream:${sessionId}`;
 
 // Refresh and release only the holder's own claim (compare-and-act, atomic in Redis).
-const REFRESH = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end`;
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end`;
 
 /** True when `holder` now holds the session's stream claim. */
@@ -17,14 +16,21 @@ export async function claimStream(redis: Redis, sessionId: string, holder: strin
   return (await redis.set(claimKey(sessionId), holder, 'PX', CLAIM_TTL_MS, 'NX')) === 'OK';
 }
 
-export async function refreshStreamClaims(redis: Redis, claims: Iterable<[sessionId: string, holder: string]>): Promise<void> {
-  const pipe = redis.pipeline();
-  let n = 0;
-  for (const [sessionId, holder] of claims) {
-    pipe.eval(REFRESH, 1, claimKey(sessionId), holder, CLAIM_TTL_MS);
-    n++;
+// All of a node's claims refreshed in one script call (KEYS[i] held by ARGV[i + 1]).
+const REFRESH_MANY = `local n = 0
+for i, key in ipairs(KEYS) do
+  if redis.call('GET', key) == ARGV[i + 1] then redis.call('PEXPIRE', key, ARGV[1]); n = n + 1 end
+end
+return n`;
+
+/** Refreshes this node's claims in batches of 500 keys (one round trip each); returns how many it still holds. */
+export async function refreshStreamClaims(redis: Redis, claims: Array<[sessionId: string, holder: string]>): Promise<number> {
+  let held = 0;
+  for (let i = 0; i < claims.length; i += 500) {
+    const batch = claims.slice(i, i + 500);
+    held += (await redis.eval(REFRESH_MANY, batch.length, ...batch.map(([id]) => claimKey(id)), CLAIM_TTL_MS, ...batch.map(([, h]) => h))) as number;
   }
-  if (n) await pipe.exec();
+  return held;
 }
 
 export async function releaseStream(redis: Redis, sessionId: string, holder: string): Promise<void> {

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startStreamGateway, TestSocket, type StreamTestGateway } from '../helpers/stream.js';
 import { getSessionRow } from '../../src/sessions/index.js';
+import { claimStream, refreshStreamClaims } from '../../src/stream/stream-claims.js';
 
 let t: StreamTestGateway;
 
@@ -80,6 +81,16 @@ describe('stream connect', () => {
     const ok = await t.connect(b.id, await t.issueToken(b.id));
     await ok.waitForType('session.ready');
     await ok.close();
+  });
+
+  it('refreshes only the claims it holds', async () => {
+    expect(await claimStream(t.gw.redis, 'sess_claim_a', 'h1')).toBe(true);
+    expect(await claimStream(t.gw.redis, 'sess_claim_a', 'h2')).toBe(false);
+    await t.gw.redis.pexpire('stream:sess_claim_a', 1000);
+    await t.gw.redis.set('stream:sess_claim_b', 'another-node', 'PX', 1000);
+    expect(await refreshStreamClaims(t.gw.redis, [['sess_claim_a', 'h1'], ['sess_claim_b', 'h1']])).toBe(1);
+    expect(await t.gw.redis.pttl('stream:sess_claim_a')).toBeGreaterThan(20_000);
+    expect(await t.gw.redis.pttl('stream:sess_claim_b')).toBeLessThanOrEqual(1000);
   });
 
   it('closes 4029 when one session is connected to too often in a minute', async () => {

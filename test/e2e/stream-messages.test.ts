@@ -98,6 +98,17 @@ describe('socket messages', () => {
     await s.close();
   });
 
+  it('messages count as activity: last_activity_at is written (batched) for the inactivity rule', async () => {
+    const { id, s } = await connected();
+    await t.gw.db.query(`UPDATE sessions SET last_activity_at = now() - interval '1 hour' WHERE id = $1`, [id]);
+    s.send({ type: 'ping' });
+    await s.waitForType('pong');
+    await t.registry.flushTouches();
+    const { rows } = await t.gw.db.query(`SELECT now() - last_activity_at < interval '1 minute' AS fresh FROM sessions WHERE id = $1`, [id]);
+    expect(rows[0].fresh).toBe(true);
+    await s.close();
+  });
+
   it('a dropped socket leaves the session open; a reconnect with a fresh token continues it', async () => {
     const { id, s } = await connected();
     await s.sendAudio(await synthesizeSpeech('thank you very much'), { pace: 0, speaker: 'agent' });
