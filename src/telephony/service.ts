@@ -11,8 +11,7 @@ import { UserAgent, newCallId, newTag } from './sip/user-agent.js';
 import type { IncomingInvite } from './sip/incoming-invite.js';
 import { SipError } from './sip/errors.js';
 import { RtpEndpoint } from './rtp/endpoint.js';
-import type { TickSource } from './rtp/media-clock.js';
-import { sharedMediaClock as pipelineClock } from '../sessions/index.js';
+import { sharedMediaClock, type TickSource } from './rtp/media-clock.js';
 import { answerOffer, buildSdp, DEFAULT_CODECS, DEFAULT_DTMF_PT, negotiate, parseSdp, SdpError, type NegotiatedMedia } from './sdp/sdp.js';
 import type { Dialog } from './sip/dialog.js';
 import type { SipRequest } from 'sip';
@@ -29,7 +28,10 @@ export interface TelephonyOptions {
   logger: Logger;
   db: Db;
   sessions: TelephonySessionPort;
-  /** Default: the pipeline's process-wide clock, so RTP playout and output pacing share ticks. */
+  /**
+   * Default: telephony's own process-wide RTP clock. (Sharing the pipeline's clock measured worse in
+   * bench/sip: fewer ticks than wall time under load, so RTP keeps its own until that is understood.)
+   */
   clock?: TickSource;
 }
 
@@ -62,7 +64,7 @@ export class TelephonyService {
 
   constructor(private readonly o: TelephonyOptions) {
     this.log = o.logger.child({ component: 'telephony' });
-    this.clock = o.clock ?? pipelineClock;
+    this.clock = o.clock ?? sharedMediaClock;
     this.anchor = o.config.rtpengine.ng ? new MediaAnchor({ ng: o.config.rtpengine.ng, timeoutMs: o.config.rtpengine.timeoutMs }) : null;
   }
 
