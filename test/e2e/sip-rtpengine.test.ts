@@ -73,6 +73,26 @@ describe('SIP with rtpengine', () => {
     peer.close();
   });
 
+  it('re-anchors a hold and resume, takes a late offer and the caller BYE through rtpengine', async () => {
+    const target = `127.0.0.1:${fx.sipPort}`;
+    await fx.createSession({ phoneNumber: fx.openNumber });
+    let attached = fx.sessions.nextLeg();
+    const hold = startSipp({ scenario: 'uac-call-hold.xml', target, service: fx.openNumber, keys: { codecs: '8 101' } });
+    const leg = (await attached).leg as SipLeg;
+    const holds: boolean[] = [];
+    leg.on('hold', (h) => holds.push(h));
+    ok(await (await hold).done);
+    expect(holds).toEqual([true, false]);
+
+    await fx.createSession({ phoneNumber: fx.openNumber });
+    attached = fx.sessions.nextLeg();
+    const late = startSipp({ scenario: 'uac-call-late-offer.xml', target, service: fx.openNumber, durationMs: 200 });
+    const rec = await attached;
+    expect((rec.leg as SipLeg).codec).toBe('PCMU');
+    ok(await (await late).done);
+    await eventually(() => rec.detached === 'remote_hangup');
+  });
+
   it('dials out through rtpengine and carries media to the callee', async () => {
     const peer = await udpPeer();
     const callee = await startSipp({ scenario: 'uas-answer.xml', keys: { rtp_port: String(peer.address().port) } });
