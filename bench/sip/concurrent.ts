@@ -7,6 +7,7 @@
 // Loss: audio.output frames received vs RTP frames sent (in), RTP frames received by the phone
 // vs 50/s (out).
 // The gateway runs in a child process (gateway-child.ts); CPU and memory are the child's.
+// SIP_BENCH_PROFILE=<dir> writes a V8 CPU profile of the gateway there.
 import dgram from 'node:dgram';
 import WebSocket from 'ws';
 import { fork, type ChildProcess } from 'node:child_process';
@@ -215,7 +216,7 @@ async function runOnce(child: ChildProcess, sipPort: number, ua: UserAgent, call
 
 export async function measureConcurrent(o: { callCounts?: number[]; seconds: number }): Promise<ConcurrentResult[]> {
   const counts = o.callCounts ?? [100, 200, 400, 700, 1000];
-  const child = fork(fileURLToPath(new URL('./gateway-child.ts', import.meta.url)), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(fileURLToPath(new URL('./gateway-child.ts', import.meta.url)), [], { execArgv: ['--import', 'tsx', ...(process.env.SIP_BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.SIP_BENCH_PROFILE}`] : [])], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const ready = await new Promise<{ sipPort: number }>((resolve) => child.once('message', (m) => resolve(m as { sipPort: number })));
   const ua = await UserAgent.start({ host: '127.0.0.1', port: 0, transports: ['udp'], advertisedAddress: '127.0.0.1' }, { onInvite: (inv) => inv.reject(603, 'Decline') });
   const results: ConcurrentResult[] = [];
