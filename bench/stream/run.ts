@@ -12,6 +12,8 @@
 //
 // Usage: npx tsx bench/stream/run.ts [--sockets 1000] [--seconds 30] [--assistive 250] [--engine-sessions 1,2,4,8]
 //          [--conversation-sessions 2,4,8,12] [--stt-pool 2] [--skip-engines] [--skip-engines-off]
+// Env: BENCH_PRIORITY=-10 runs server and driver ahead of other work on a shared machine;
+//      BENCH_PROF=dir writes a CPU profile of the server; BENCH_TRACE=1 logs event-loop stalls.
 import { fork, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
@@ -44,11 +46,16 @@ class Server {
   }
   static async start(engines: 'none' | 'embedded'): Promise<Server> {
     const child = fork(path.join(here, 'server.ts'), [], {
-      execArgv: ['--import', 'tsx', ...(process.env.BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF}`] : [])],
+      execArgv: ['--import', 'tsx', ...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), ...(process.env.BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF}`] : [])],
       env: { ...process.env, BENCH_ENGINES: engines, BENCH_STT_POOL: arg('stt-pool', '2') },
       stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
     });
     const s = new Server(child);
+    if (process.env.BENCH_PRIORITY) {
+      // On a machine shared with other work, give the bench (server and driver) the CPU first.
+      os.setPriority(child.pid!, Number(process.env.BENCH_PRIORITY));
+      os.setPriority(Number(process.env.BENCH_PRIORITY));
+    }
     await s.next('up');
     return s;
   }
