@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startStreamGateway, type StreamTestGateway } from '../helpers/stream.js';
 import { getSessionRow } from '../../src/sessions/index.js';
+import { createPool } from '../../src/store/index.js';
 
 let t: StreamTestGateway;
 
@@ -34,5 +35,26 @@ describe('timed session ends', () => {
     expect(await s.waitForType('session.ended', 20_000)).toMatchObject({ session_id: id, reason: 'inactivity' });
     expect((await s.closed).code).toBe(1000);
     expect((await getSessionRow(t.gw.db, id))!.end_reason).toBe('inactivity');
+  });
+
+  it('a gateway shutting down closes its sockets (1001, or session.ended then 1000) and ends its sessions with node_shutdown', async () => {
+    const other = await startStreamGateway();
+    const config = other.gw.config;
+    const { id, token } = await other.createSession();
+    const s = await other.connect(id, token);
+    await s.waitForType('session.ready');
+    const closed = s.closed;
+    // Close the gateway only (stop() would also drop its schema): the row is read afterwards.
+    await other.gw.close();
+    const { code } = await closed;
+    if (code === 1000) expect(s.of('session.ended')[0]).toMatchObject({ reason: 'node_shutdown' });
+    else expect(code).toBe(1001);
+    const db = createPool(config.databaseUrl, config.databaseSchema, undefined, 1);
+    try {
+      expect(await getSessionRow(db, id)).toMatchObject({ status: 'ended', end_reason: 'node_shutdown' });
+    } finally {
+      await db.end();
+    }
+    await other.stop();
   });
 });
