@@ -65,6 +65,63 @@ function sendRtp(peer: dgram.Socket, pcm: Int16Array, port: number): Promise<voi
   });
 }
 
+async function api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${t.gw.httpUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${t.org.key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    body: body !== undefined ? JSON.stringify(body) : undefined,
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+describe('POST /v1/sessions/{id}/dial and /hangup', () => {
+  it('dials a SIPp callee, reports the call and hangs up over the API', async () => {
+    const callee = await startSipp({ scenario: 'uas-answer.xml' });
+    const { id } = await t.createSession({ routing: { type: 'sip', sip: { to_uri: `sip:callee@127.0.0.1:${callee.port}` } } });
+    const dial = await api('POST', `/v1/sessions/${id}/dial`, { party: 'customer', ring_timeout_seconds: 10, headers: { 'X-Voxbridge-Test': 'api' } });
+    expect(dial.status).toBe(200);
+    expect(dial.body).toMatchObject({ object: 'call', session_id: id, provider: 'sip', party: 'customer', direction: 'outbound', status: 'in-progress' });
+    // (the helper's row has a bare recording object; give it the shape the API returns)
+    await t.gw.db.query(`UPDATE sessions SET recording = '{"enabled":false,"mode":"dual_channel","consent_required":false,"consent_status":"not_required"}' WHERE id = $1`, [id]);
+    const got = await api('GET', `/v1/sessions/${id}`);
+    expect(got.status).toBe(200);
+    expect(got.body.provider).toBe('sip');
+    expect(got.body.call).toMatchObject({ object: 'call', provider: 'sip', call_sid: dial.body.call_sid, direction: 'outbound', status: 'in-progress' });
+    const hang = await api('POST', `/v1/sessions/${id}/hangup`, {});
+    expect(hang.status).toBe(200);
+    expect(hang.body.data[0]).toMatchObject({ call_sid: dial.body.call_sid, status: 'completed' });
+    ok(await callee.done);
+    const again = await api('POST', `/v1/sessions/${id}/hangup`);
+    expect(again.status).toBe(400);
+    expect(again.body.error.code).toBe('session_not_dialable');
+  });
+
+  it('documents dial and hangup in the OpenAPI document', async () => {
+    const res = await fetch(`${t.gw.httpUrl}/v1/openapi.json`);
+    const doc = await res.json() as { paths: Record<string, Record<string, { requestBody?: unknown; responses: Record<string, unknown> }>> };
+    const dial = doc.paths['/v1/sessions/{id}/dial']?.post;
+    expect(dial).toBeDefined();
+    expect(Object.keys(dial.responses)).toEqual(expect.arrayContaining(['200', '400', '404', '502', '503']));
+    expect(JSON.stringify(dial.requestBody)).toContain('ring_timeout_seconds');
+    expect(doc.paths['/v1/sessions/{id}/hangup']?.post).toBeDefined();
+  });
+
+  it('maps dial failures to the catalog', async () => {
+    const busy = await startSipp({ scenario: 'uas-busy.xml' });
+    const { id } = await t.createSession({ routing: { type: 'sip', sip: { to_uri: `sip:callee@127.0.0.1:${busy.port}` } } });
+    const r = await api('POST', `/v1/sessions/${id}/dial`, {});
+    expect(r.status).toBe(502);
+    expect(r.body.error).toMatchObject({ type: 'api_error', code: 'dial_failed' });
+    expect(r.body.error.message).toContain('486');
+    ok(await busy.done);
+    const ended = await t.createSession({ status: 'ended', routing: { type: 'sip', sip: { to_uri: 'sip:x@127.0.0.1:9' } } });
+    expect((await api('POST', `/v1/sessions/${ended.id}/dial`)).body.error.code).toBe('session_not_dialable');
+    expect((await api('POST', '/v1/sessions/sess_missing/dial', {})).status).toBe(404);
+    const bad = await api('POST', `/v1/sessions/${id}/dial`, { headers: { 'P-Asserted-Identity': 'x' } });
+    expect(bad.status).toBe(400);
+  });
+});
+
 describe('phone legs in the session pipeline', () => {
   it('transcribes a caller speaking over RTP and delivers the transcript to the socket', async () => {
     // Customer speaks English (target_language), agent Spanish (source_language).

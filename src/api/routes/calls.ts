@@ -14,7 +14,7 @@ export const DialBody = Type.Object(
     to: Type.Optional(Type.String({ minLength: 3, maxLength: 256, description: "Destination: an E.164 number (dialled through the session's provider connection) or, for routing type 'sip', a sip: URI overriding routing.sip.to_uri." })),
     from: Type.Optional(Type.String({ minLength: 3, maxLength: 256, description: "Caller id: E.164 number or sip: URI. Default: routing.sip.from_uri, else the session's managed number." })),
     party: Type.Optional(Party),
-    ring_timeout_seconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 120, default: 30, description: 'Seconds to wait for an answer before cancelling (default 30).' })),
+    ring_timeout_seconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 120, description: 'Seconds to wait for an answer before cancelling (default 30).' })),
     headers: Type.Optional(Type.Record(Type.String({ pattern: '^X-[A-Za-z0-9-]+$' }), Type.String({ maxLength: 1024 }), { description: 'Custom SIP headers (names must start with X-), merged over routing.sip.headers.' })),
   },
   { additionalProperties: false },
@@ -65,11 +65,11 @@ export default async function callRoutes(app: FastifyInstance, opts: CallRoutesO
       summary: 'Dial a phone leg into a session',
       description: "Scope sessions:write. Places an outbound SIP call through the session's routing (routing type 'sip' → routing.sip.to_uri; a connection, a managed number's connection or the organization's default connection → `to` at the connection's host, with digest auth on 401/407). Responds once the callee answers; the leg then carries `party` (default customer, or agent when a customer leg is live). Events session.provider.connected/disconnected follow the leg.",
       params: IdParams,
-      body: DialBody,
+      body: Type.Union([DialBody, Type.Null()], { description: 'Optional: without a body the routing decides everything.' }),
       response: {
         200: CallObject,
         ...withAuthErrors({
-          400: ['session_not_dialable', 'sip_not_enabled', 'no_default_provider', 'connection_not_found', 'connection_invalid', 'phone_number_not_found', 'validation_error'],
+          400: ['invalid_request', 'session_not_dialable', 'sip_not_enabled', 'no_default_provider', 'connection_not_found', 'connection_invalid', 'phone_number_not_found', 'validation_error'],
           404: ['session_not_found'],
           502: ['dial_failed'],
           503: ['media_server_unavailable'],
@@ -79,6 +79,11 @@ export default async function callRoutes(app: FastifyInstance, opts: CallRoutesO
   }, async (req) => {
     const { id } = req.params as Static<typeof IdParams>;
     const b = (req.body ?? {}) as Static<typeof DialBody>;
+    for (const name of Object.keys(b.headers ?? {})) {
+      if (!/^X-[A-Za-z0-9-]+$/.test(name)) {
+        throw new ApiError('invalid_request', { param: `headers.${name}`, message: `Only custom SIP headers starting with 'X-' may be set; '${name}' is not allowed.` });
+      }
+    }
     try {
       const call = await telephony.dial(id, req.auth!.orgId, {
         to: b.to, from: b.from, party: b.party, ringTimeoutSeconds: b.ring_timeout_seconds, headers: b.headers,
@@ -96,7 +101,7 @@ export default async function callRoutes(app: FastifyInstance, opts: CallRoutesO
       summary: "Hang up a session's SIP leg(s)",
       description: 'Scope sessions:write. Sends BYE on the chosen live leg(s) (all by default). The session itself keeps running (end it with POST /v1/sessions/{id}/end); a new call may join within 5 minutes.',
       params: IdParams,
-      body: Type.Optional(HangupBody),
+      body: Type.Union([HangupBody, Type.Null()], { description: 'Optional: without a body every live leg is hung up.' }),
       response: {
         200: Type.Object({ object: Type.Literal('list'), data: Type.Array(CallObject) }),
         ...withAuthErrors({ 400: ['session_not_dialable'], 404: ['session_not_found'] }),
