@@ -39,6 +39,8 @@ export interface SessionOpts {
   routing?: Record<string, unknown> | null;
   status?: 'created' | 'active' | 'ended';
   voice?: Record<string, unknown>;
+  /** Resolved carrier; default as the API resolves explicit routing (`sip` for routing.type sip). */
+  provider?: string | null;
 }
 
 export async function startStreamGateway(opts: { engines?: EngineChoice; overrides?: Record<string, unknown> } = {}): Promise<StreamTestGateway> {
@@ -67,14 +69,20 @@ export async function startStreamGateway(opts: { engines?: EngineChoice; overrid
   const issueToken = async (sessionId: string, ttl = gw.config.limits.streamTokenTtlSeconds) => (await issueStreamToken(gw.redis, sessionId, ttl)).token;
   const createSession = async (s: SessionOpts = {}) => {
     const id = newId('sess');
+    const routing = s.routing ?? null;
+    const provider = s.provider !== undefined ? s.provider : routing?.type === 'sip' ? 'sip' : null;
+    // The row as POST /v1/sessions writes it (recording with its resolved fields, provider, number).
     await gw.db.query(
-      `INSERT INTO sessions (id, org_id, status, mode, source_language, target_language, routing, audio, voice, recording, ended_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+      `INSERT INTO sessions (id, org_id, status, mode, source_language, target_language, provider, phone_number, connection_id,
+                             routing, audio, voice, recording, ended_at, end_reason)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
       [id, org.orgId, s.status ?? 'created', s.mode ?? 'bidirectional_translation',
         s.source_language === undefined ? 'en' : s.source_language, s.target_language === undefined ? 'es' : s.target_language,
-        s.routing ?? null, { sample_rate_hz: 8000, encoding: 'mulaw', channels: 1 },
-        { stability: 0.5, similarity_boost: 0.75, speed: 1, ...s.voice }, { enabled: false },
-        s.status === 'ended' ? new Date() : null],
+        provider, (routing?.phone_number as string | undefined) ?? null, (routing?.connection_id as string | undefined) ?? null,
+        routing, { sample_rate_hz: 8000, encoding: 'mulaw', channels: 1 },
+        { stability: 0.5, similarity_boost: 0.75, speed: 1, ...s.voice },
+        { enabled: false, mode: 'dual_channel', consent_required: false, consent_status: 'not_required' },
+        s.status === 'ended' ? new Date() : null, s.status === 'ended' ? 'api_request' : null],
     );
     return { id, token: await issueToken(id) };
   };
