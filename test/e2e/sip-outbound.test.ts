@@ -65,6 +65,17 @@ describe('outbound SIP dial', () => {
     ok(await callee.done);
   });
 
+  it('dials over TCP when the connection says so', async () => {
+    const callee = await startSipp({ scenario: 'uas-answer.xml', transport: 't1' });
+    const conn = await repo.createConnection(fx.db, { orgId: fx.orgId, provider: 'carrier_a', host: '127.0.0.1', port: callee.port, transport: 'tcp', inboundCidrs: [] });
+    const sessionId = await fx.createSession({ routing: { connection_id: conn.id } });
+    await fx.db.query('UPDATE sessions SET connection_id = $2 WHERE id = $1', [sessionId, conn.id]);
+    const call = await fx.svc.dial(sessionId, fx.orgId, { to: '+14155550111', headers: { 'X-Voxbridge-Test': 'tcp' } });
+    expect(call.provider).toBe('carrier_a');
+    await fx.svc.hangup(sessionId, fx.orgId, {});
+    ok(await callee.done);
+  });
+
   it('reports the callee hanging up', async () => {
     const callee = await startSipp({ scenario: 'uas-answer-bye.xml', durationMs: 300 });
     const sessionId = await fx.createSession({ routing: { type: 'sip', sip: { to_uri: `sip:callee@127.0.0.1:${callee.port}`, headers: { 'X-Voxbridge-Test': '1' } } } });
