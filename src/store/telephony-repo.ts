@@ -109,17 +109,17 @@ export async function getTelephonySession(db: DbClient, sessionId: string): Prom
 }
 
 /**
- * The session an inbound call to `number` joins: the oldest open session routed to that number
- * (waiting `created` ones before `active` ones), not one routed outbound.
+ * Sessions an inbound call to `number` may join, best first: open sessions routed to that number
+ * (waiting `created` ones before `active` ones, oldest first), not ones routed outbound.
  */
-export async function findSessionWaitingForNumber(db: DbClient, orgId: string, number: string): Promise<string | null> {
+export async function findSessionsWaitingForNumber(db: DbClient, orgId: string, number: string, limit = 20): Promise<string[]> {
   const { rows } = await db.query<{ id: string }>(
     `SELECT id FROM sessions
       WHERE org_id = $1 AND phone_number = $2 AND status <> 'ended'
         AND coalesce(routing->>'direction', 'inbound') <> 'outbound'
       ORDER BY (status = 'created') DESC, created_at
-      LIMIT 1`, [orgId, number]);
-  return rows[0]?.id ?? null;
+      LIMIT $3`, [orgId, number, limit]);
+  return rows.map((r) => r.id);
 }
 
 export async function isSessionOpen(db: DbClient, sessionId: string): Promise<boolean> {

@@ -168,7 +168,9 @@ export class TelephonyService {
     if (!number) throw new SipError(404, 'Not Found');
     const connection = await this.checkSource(inv, number);
     if (connection === 'challenged') return;
-    const sessionId = (await repo.findSessionWaitingForNumber(this.o.db, number.org_id, number.number))
+    // A session whose customer already talks on a live leg here is not waiting for this call.
+    const candidates = await repo.findSessionsWaitingForNumber(this.o.db, number.org_id, number.number);
+    const sessionId = candidates.find((id) => !this.legsOf(id).some((l) => l.party === 'customer'))
       ?? (number.default_session_id && (await repo.isSessionOpen(this.o.db, number.default_session_id)) ? number.default_session_id : null);
     if (!sessionId) throw new SipError(480, 'Temporarily Unavailable');
     if (inv.isCancelled) return;
