@@ -47,22 +47,30 @@ export interface StartOptions {
   sweepIntervalMs?: number;
 }
 
-/** Closes what was started, last first, even when one step fails. */
-class ShutdownStack {
-  private steps: Array<{ name: string; fn: () => Promise<unknown> | unknown }> = [];
+/**
+ * Graceful shutdown in a fixed order, whatever order things were started in: stop sweeping, hang up
+ * phone legs, end live sessions (sockets hear `session.ended` with reason `node_shutdown`), close the
+ * sockets, stop HTTP, stop engines, then the stores. Each step runs once, even when another fails.
+ */
+const SHUTDOWN_ORDER = ['sweeper', 'telephony', 'registry', 'stream', 'http', 'engines', 'redis', 'postgres'] as const;
+type ShutdownStep = (typeof SHUTDOWN_ORDER)[number];
+
+class Shutdown {
+  private readonly steps = new Map<ShutdownStep, () => Promise<unknown> | unknown>();
   constructor(private readonly logger: Logger) {}
-  push(name: string, fn: () => Promise<unknown> | unknown): void {
-    this.steps.push({ name, fn });
+  add(step: ShutdownStep, fn: () => Promise<unknown> | unknown): void {
+    this.steps.set(step, fn);
   }
   async run(): Promise<void> {
-    for (const { name, fn } of this.steps.reverse()) {
+    for (const step of SHUTDOWN_ORDER) {
+      const fn = this.steps.get(step);
+      this.steps.delete(step);
       try {
-        await fn();
+        await fn?.();
       } catch (err) {
-        this.logger.error({ err, step: name }, 'shutdown step failed');
+        this.logger.error({ err, step }, 'shutdown step failed');
       }
     }
-    this.steps = [];
   }
 }
 
@@ -71,12 +79,12 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
   const has = (role: Config['roles'][number]) => config.roles.includes(role);
   if (opts.migrate !== false) await migrate(config.databaseUrl, config.databaseSchema, (m) => logger.debug(m));
 
-  const shutdown = new ShutdownStack(logger);
+  const shutdown = new Shutdown(logger);
   try {
     const db = createPool(config.databaseUrl, config.databaseSchema, logger);
-    shutdown.push('postgres', () => db.end());
+    shutdown.add('postgres', () => db.end());
     const redis = createRedis(config.redisUrl, config.redisKeyPrefix, logger);
-    shutdown.push('redis', () => redis.disconnect());
+    shutdown.add('redis', () => redis.disconnect());
 
     let engines: Engines | undefined;
     let registry: SessionRegistry | undefined;
@@ -84,23 +92,23 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     if (has('media')) {
       engines = opts.engines ?? (await createEngines(config.engines, { onListenerError: (err) => logger.error({ err }, 'speech engine listener failed') }));
       const ownedEngines = engines;
-      shutdown.push('engines', () => ownedEngines.close());
+      shutdown.add('engines', () => ownedEngines.close());
       registry = new SessionRegistry({ config, logger, db, redis, engines });
       await registry.start();
       const ownedRegistry = registry;
-      shutdown.push('registry', () => ownedRegistry.close());
+      shutdown.add('registry', () => ownedRegistry.close());
       if (config.sip.enabled) {
         telephony = await startTelephony({ config, logger, db, redis, registry });
         const ownedTelephony = telephony;
-        shutdown.push('telephony', () => ownedTelephony.close());
+        shutdown.add('telephony', () => ownedTelephony.close());
       }
     }
 
     const extra: ExtraRoutes[] = telephony ? [{ plugin: callRoutes, opts: { telephony } }] : [];
     const app = await buildApp({ config, logger, db, redis, engines, authCacheTtlMs: config.limits.authCacheTtlMs }, extra, { resources: has('api') });
-    shutdown.push('http', () => app.close());
+    shutdown.add('http', () => app.close());
     const stream = registry ? attachStreamServer(app.server, { config, logger, db, redis, registry }) : undefined;
-    if (stream) shutdown.push('stream', () => stream.close());
+    if (stream) shutdown.add('stream', () => stream.close());
 
     let sweeper: InactivitySweeper | undefined;
     if (has('worker')) {
@@ -110,7 +118,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
         intervalMs: opts.sweepIntervalMs ?? 30_000,
       });
       const ownedSweeper = sweeper;
-      shutdown.push('sweeper', () => ownedSweeper.stop());
+      shutdown.add('sweeper', () => ownedSweeper.stop());
     }
 
     const address = await app.listen({ host: config.httpHost, port: config.httpPort });

@@ -36,6 +36,8 @@ export interface OutputFrame {
   /** Label for the socket's `audio.output.speaker`, e.g. `translated_agent`. */
   speaker: string;
   frame: PcmFrame;
+  /** Milliseconds on the session's output timeline for this party (the socket's `timestamp_ms`). */
+  timestampMs?: number;
 }
 
 export interface SessionErrorInfo {
@@ -48,6 +50,7 @@ export interface LiveSessionEvents {
   ready: [];
   partial: [TranscriptPartial];
   final: [TranscriptFinal];
+  /** Fires only for parties without an attached leg: a leg plays its party's frames itself. */
   output: [OutputFrame];
   error: [SessionErrorInfo];
   ended: [{ reason: string }];

@@ -10,7 +10,7 @@ import type { Db } from '../store/index.js';
 import type { Engines } from '../speech/index.js';
 import type { VadOptions } from '../media/index.js';
 import { subscribeSessionCommands, type SessionCommand } from '../coord/session-bus.js';
-import { insertTranscriptTurn, lastTranscriptSequence } from '../store/transcripts-writer.js';
+import { insertTranscriptTurn, lastTranscriptSequence } from '../store/index.js';
 import { activateSession, endSession, getSessionRow, type SessionRow } from './lifecycle.js';
 import { LiveSession } from './live-session.js';
 import { sharedMediaClock, type TickSource } from './media-clock.js';

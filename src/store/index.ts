@@ -7,3 +7,4 @@ export * from './agents-repo.js';
 export * from './recordings-repo.js';
 export * from './transcripts-repo.js';
 export * from './page.js';
+export * from './transcripts-writer.js';
