@@ -19,14 +19,26 @@
 #   --keep          leave the root mounted afterwards (inspect with: chroot $FRESH_CACHE/run/root)
 #   --no-tests      skip `npm test` in phase 2 (setup and start only)
 #   --no-start      skip the `scripts/run.sh` check
-# Env: FRESH_CACHE (/tmp/fresh-root), FRESH_MIRROR (http://deb.debian.org/debian),
+# Env: FRESH_SUITE (bookworm; an Ubuntu suite such as jammy or noble checks the README's Ubuntu
+#      claim: main+universe, as a stock install has), FRESH_CACHE (/tmp/fresh-root, per suite
+#      /tmp/fresh-root-<suite>), FRESH_MIRROR (deb.debian.org or archive.ubuntu.com),
 #      FRESH_REPO (this repo), FRESH_SHARED (the repo's ../shared), FRESH_HTTP_PORT (18080)
 set -uo pipefail
 
 REPO=${FRESH_REPO:-$(cd "$(dirname "$0")/.." && pwd)}
 SHARED=${FRESH_SHARED:-$(cd "$REPO/.." && pwd)/shared}
-CACHE=${FRESH_CACHE:-/tmp/fresh-root}
-MIRROR=${FRESH_MIRROR:-http://deb.debian.org/debian}
+SUITE=${FRESH_SUITE:-bookworm}
+BOOTSTRAP_OPTS=(--include=git)
+case "$SUITE" in
+  bookworm) CACHE=${FRESH_CACHE:-/tmp/fresh-root}; MIRROR=${FRESH_MIRROR:-http://deb.debian.org/debian} ;;
+  bullseye|trixie) CACHE=${FRESH_CACHE:-/tmp/fresh-root-$SUITE}; MIRROR=${FRESH_MIRROR:-http://deb.debian.org/debian} ;;
+  *) # Ubuntu. A Debian host has no Ubuntu keyring: the bootstrap is unverified, the root's own apt
+     # (with its ubuntu-keyring) verifies everything setup.sh installs.
+    CACHE=${FRESH_CACHE:-/tmp/fresh-root-$SUITE}; MIRROR=${FRESH_MIRROR:-http://archive.ubuntu.com/ubuntu}
+    BOOTSTRAP_OPTS+=(--components=main,universe --no-check-gpg) ;;
+esac
+BOOTSTRAP_SCRIPT=()
+[ -e "/usr/share/debootstrap/scripts/$SUITE" ] || BOOTSTRAP_SCRIPT=(/usr/share/debootstrap/scripts/gutsy)
 HTTP_PORT_CHECK=${FRESH_HTTP_PORT:-18080}
 BASE=$CACHE/base
 RUN=$CACHE/run
@@ -57,11 +69,11 @@ note() { SUMMARY+=("$(printf '%-34s %-6s %s' "$1" "$2" "${3:-}")"); }
 
 # ---- base root: debootstrap once, reused ------------------------------------------------------
 if [ $REBUILD = 1 ] || [ ! -f "$BASE/.vb-base-ok" ]; then
-  log "debootstrap bookworm into $BASE (a few minutes)"
+  log "debootstrap $SUITE into $BASE (a few minutes)"
   rm -rf "$BASE"
   mkdir -p "$CACHE"
   t0=$SECONDS
-  debootstrap --include=git bookworm "$BASE" "$MIRROR" >"$CACHE/debootstrap.log" 2>&1 \
+  debootstrap "${BOOTSTRAP_OPTS[@]}" "$SUITE" "$BASE" "$MIRROR" "${BOOTSTRAP_SCRIPT[@]}" >"$CACHE/debootstrap.log" 2>&1 \
     || die "debootstrap failed, see $CACHE/debootstrap.log"
   touch "$BASE/.vb-base-ok"
   note "debootstrap" ok "$((SECONDS - t0))s"
@@ -140,7 +152,7 @@ if [ -d "$SHARED" ]; then mount --bind "$SHARED" "$ROOT/srv/ci/shared" && mount 
 
 summary() {
   echo
-  echo "fresh-machine check of ${HEAD:-?} as $DEV ($(date -u +%FT%TZ))"
+  echo "fresh-machine check ($SUITE) of ${HEAD:-?} as $DEV ($(date -u +%FT%TZ))"
   printf '%s\n' "${SUMMARY[@]}"
   [ -n "${failed:-}" ] && { echo "failing test files:"; printf '%s\n' "$failed" | sed 's/^/  /'; }
   echo "logs: $LOGS"

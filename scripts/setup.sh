@@ -35,9 +35,15 @@ for p in "${PACKAGES[@]}"; do
 done
 if [ ${#missing[@]} -gt 0 ]; then
   log "installing Debian packages: ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  unavailable=()
+  for p in "${missing[@]}"; do
+    apt-cache policy "$p" 2>/dev/null | grep -q 'Candidate: [^(]' || unavailable+=("$p")
+  done
+  # Ubuntu 22.04 has neither rtpengine-daemon nor apertium-eng-spa; Ubuntu needs universe enabled.
+  [ ${#unavailable[@]} -eq 0 ] || die "not available from this machine's apt sources: ${unavailable[*]} (voxbridge needs Debian 12 or newer, or Ubuntu 24.04 or newer with universe)"
+  # Through env: sudo drops DEBIAN_FRONTEND from the caller's environment.
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 command -v node >/dev/null || die "Node.js 20 is required (node not found)"
 node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)' || die "Node.js 20 or newer is required (found $(node --version))"
