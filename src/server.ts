@@ -16,7 +16,8 @@ import callRoutes from './api/routes/calls.js';
 import { createEngines, type Engines } from './speech/index.js';
 import { SessionRegistry } from './sessions/index.js';
 import { attachStreamServer, type StreamServer } from './stream/index.js';
-import { startTelephony, type Telephony } from './telephony/index.js';
+import { registerTelephonyMetrics, startTelephony, type Telephony } from './telephony/index.js';
+import { metricsRegistry } from './api/plugins/metrics.js';
 import { startInactivitySweeper, type InactivitySweeper } from './jobs/inactivity-sweeper.js';
 
 export interface Gateway {
@@ -99,6 +100,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       shutdown.add('registry', () => ownedRegistry.close());
       if (config.sip.enabled) {
         telephony = await startTelephony({ config, logger, db, redis, registry });
+        registerTelephonyMetrics(metricsRegistry, telephony);
         const ownedTelephony = telephony;
         shutdown.add('telephony', () => ownedTelephony.close());
       }

@@ -6,6 +6,8 @@ import { startGateway } from '../server.js';
 import { CliContext, CliUsageError, printJson, parseList } from './context.js';
 import { register as registerOrg } from './admin/org.js';
 import { register as registerKey } from './admin/key.js';
+import { register as registerConnection } from './admin/connection.js';
+import { register as registerNumber } from './admin/number.js';
 
 const ctx = new CliContext();
 const program = new Command('voxbridge').description('voxbridge telephony media gateway').exitOverride();
@@ -35,6 +37,8 @@ program.command('serve')
 const admin = program.command('admin').description('provisioning: organizations, API keys, connections, numbers');
 registerOrg(admin, ctx);
 registerKey(admin, ctx);
+registerConnection(admin, ctx);
+registerNumber(admin, ctx);
 
 async function main(): Promise<void> {
   try {

@@ -3,7 +3,11 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { Telephony } from './index.js';
 
+const METRIC_NAMES = ['voxbridge_sip_active_calls', 'voxbridge_sip_calls', 'voxbridge_rtp_media'];
+
+/** Registers the gauges, replacing those of a previous telephony service in this process (restart, tests). */
 export function registerTelephonyMetrics(registry: Registry, telephony: Telephony): void {
+  for (const name of METRIC_NAMES) registry.removeSingleMetric(name);
   new Gauge({
     name: 'voxbridge_sip_active_calls',
     help: 'SIP legs currently bridged into sessions',

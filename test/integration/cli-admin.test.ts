@@ -129,3 +129,35 @@ describe('voxbridge admin key', () => {
     expectFailure(await cli('admin', 'key', 'revoke', 'key_nope'), /no API key key_nope/);
   }, SLOW);
 });
+
+describe('voxbridge admin connection and number (the compiled command)', () => {
+  it('provisions a trunk, a managed number and the default route an API session then resolves', async () => {
+    const org = (await cli('admin', 'org', 'create', '--name', 'Trunks')).json;
+    const conn = await cli('admin', 'connection', 'add', '--org', org.id, '--provider', 'carrier_a', '--host', '127.0.0.1:5070',
+      '--username', 'trunkuser', '--password', 's3cret-pass', '--inbound-cidrs', '127.0.0.0/8');
+    expect(conn.code).toBe(0);
+    expect(conn.json.id).toMatch(/^pcon_/);
+    expect(conn.stdout).not.toContain('s3cret-pass');
+    const num = await cli('admin', 'number', 'add', '--org', org.id, '--number', '+14155550100', '--connection', conn.json.id);
+    expect(num.code).toBe(0);
+    expect(num.json).toMatchObject({ number: '+14155550100' });
+    const upd = await cli('admin', 'org', 'update', org.id, '--sip-enabled', 'true', '--default-connection', conn.json.id);
+    expect(upd.json).toMatchObject({ sip_enabled: true, default_connection_id: conn.json.id });
+    expectFailure(await cli('admin', 'number', 'add', '--org', org.id, '--number', '4155550100'), /E\.164/i);
+
+    const key = (await cli('admin', 'key', 'create', '--org', org.id)).json.key;
+    const gw: TestGateway = await startTestGateway({ databaseSchema: config.databaseSchema, redisKeyPrefix: config.redisKeyPrefix });
+    try {
+      const byNumber = await gw.api(key, 'POST', '/v1/sessions', { mode: 'help_chat_voice', routing: { phone_number: '+14155550100' } });
+      expect(byNumber.status).toBe(201);
+      expect(byNumber.body.provider).toBe('carrier_a');
+      const byDefault = await gw.api(key, 'POST', '/v1/sessions', { mode: 'help_chat_voice' });
+      expect(byDefault.body.provider).toBe('carrier_a');
+      expect((await cli('admin', 'connection', 'disable', conn.json.id)).code).toBe(0);
+      const disabled = await gw.api(key, 'POST', '/v1/sessions', { mode: 'help_chat_voice', routing: { connection_id: conn.json.id } });
+      expect(disabled.body.error.code).toBe('connection_not_found');
+    } finally {
+      await gw.close();
+    }
+  }, SLOW);
+});
