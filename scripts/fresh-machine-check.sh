@@ -140,6 +140,8 @@ if [ -f /etc/ssl/certs/ca-certificates.crt ] && [ -d /usr/share/ca-certificates/
     /^[A-Za-z0-9+\/=]+$/ && first == "" { first = $0 }
     /END CERTIFICATE/ { if (!(first in known)) { f = sprintf("%s/host-extra-%03d.crt", dir, n); printf "%s", pem > f; close(f) } }
   ' /etc/ssl/certs/ca-certificates.crt
+  # Bases that already ship ca-certificates (Ubuntu's) need the bundle rebuilt now.
+  [ -x "$ROOT/usr/sbin/update-ca-certificates" ] && chroot "$ROOT" update-ca-certificates >/dev/null 2>&1
 fi
 # As in any chroot or container: package scripts must not start daemons (nothing would supervise
 # them, and in phase 1 they would collide with the host's). Phase 2 checks setup.sh starts them.
