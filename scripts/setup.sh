@@ -31,14 +31,16 @@ PACKAGES=(
 )
 missing=()
 for p in "${PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
   log "installing Debian packages: ${missing[*]}"
   $SUDO apt-get update -qq
   unavailable=()
   for p in "${missing[@]}"; do
-    apt-cache policy "$p" 2>/dev/null | grep -q 'Candidate: [^(]' || unavailable+=("$p")
+    # Captured first: grep -q closing the pipe early would fail the pipeline under pipefail.
+    policy=$(apt-cache policy "$p" 2>/dev/null)
+    grep -q 'Candidate: [^(]' <<<"$policy" || unavailable+=("$p")
   done
   # Ubuntu 22.04 has neither rtpengine-daemon nor apertium-eng-spa; Ubuntu needs universe enabled.
   [ ${#unavailable[@]} -eq 0 ] || die "not available from this machine's apt sources: ${unavailable[*]} (voxbridge needs Debian 12 or newer, or Ubuntu 24.04 or newer with universe)"
