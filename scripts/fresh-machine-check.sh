@@ -158,7 +158,7 @@ summary() {
   printf '%s\n' "${SUMMARY[@]}"
   [ -n "${failed:-}" ] && { echo "failing test files:"; printf '%s\n' "$failed" | sed 's/^/  /'; }
   echo "logs: $LOGS"
-  if printf '%s\n' "${SUMMARY[@]}" | grep -q ' FAIL '; then exit 1; fi
+  case "${SUMMARY[*]}" in *" FAIL "*) exit 1 ;; esac
   exit 0
 }
 
