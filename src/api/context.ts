@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config/index.js';
-import type { Db } from '../store/index.js';
+import type { Db, OrgRecord } from '../store/index.js';
 
 /** What an authenticated request carries after the auth plugin ran. */
 export interface AuthContext {
@@ -11,20 +11,8 @@ export interface AuthContext {
   org: OrgRow;
 }
 
-export interface OrgRow {
-  id: string;
-  name: string;
-  status: 'active' | 'inactive';
-  credits: number;
-  credits_used: number;
-  max_concurrent_sessions: number;
-  rate_limit: number;
-  rate_window_seconds: number;
-  features: string[];
-  allowed_overrides: string[];
-  sip_enabled: boolean;
-  default_connection_id: string | null;
-}
+/** The organization as the gates see it (the store's record without its timestamps). */
+export type OrgRow = Omit<OrgRecord, 'created_at' | 'updated_at'>;
 
 export type Scope = 'sessions:read' | 'sessions:write' | 'recordings:read' | 'analysis:read' | 'analysis:write' | 'webhooks:manage' | 'agents:read' | 'agents:write';
 

@@ -1,10 +1,10 @@
 // Embedded translation with Apertium (rule-based, offline). Installed pairs are discovered from
 // the mode files (/usr/share/apertium/modes/eng-spa.mode -> en->es); each call runs
 // `apertium -u <mode>` as a child process, so the event loop never waits on it.
-import { spawn } from 'node:child_process';
 import { readdir } from 'node:fs/promises';
 import { SpeechEngineError, type Translator } from '../types.js';
 import { toIso1 } from '../languages.js';
+import { runProcess } from '../run-process.js';
 
 export interface ApertiumOptions {
   timeoutMs: number;
@@ -69,48 +69,14 @@ export class ApertiumTranslator implements Translator {
     // through stdin, never on a command line. The `apertium` wrapper opens /dev/stdin by name,
     // which fails on the socket Node gives a child as stdin, so `cat` turns it into a real pipe;
     // the binary and mode (from our own discovery) are positional parameters, not interpolated.
-    const out = await runFilter('sh', ['-c', 'cat | "$0" -u -f txt "$1"', this.opts.binary ?? 'apertium', mode], text, this.opts.timeoutMs);
+    const out = (await runProcess({
+      binary: 'sh', args: ['-c', 'cat | "$0" -u -f txt "$1"', this.opts.binary ?? 'apertium', mode],
+      input: text.replace(/\s+/g, ' ') + '\n', timeoutMs: this.opts.timeoutMs,
+      failedCode: 'translate_failed', timeoutCode: 'translate_timeout', label: `apertium ${mode}`,
+    })).toString('utf8');
     return out.replace(/[ \t]+/g, ' ').trim(); // blanks left by dropped words
   }
 
   async close(): Promise<void> {}
 }
 
-/** Runs a text filter process with a deadline; resolves with its stdout. */
-export function runFilter(binary: string, args: string[], input: string, timeoutMs: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    // Own process group, so a timeout kills the whole pipeline, not just its shell.
-    const child = spawn(binary, args, { stdio: ['pipe', 'pipe', 'pipe'], detached: true });
-    const out: Buffer[] = [];
-    let err = '';
-    let settled = false;
-    const finish = (fn: () => void) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      fn();
-    };
-    const timer = setTimeout(() => {
-      try {
-        if (child.pid) process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        child.kill('SIGKILL');
-      }
-      finish(() => reject(new SpeechEngineError('translate_timeout', `${args.at(-2) ?? binary} took longer than ${timeoutMs} ms`)));
-    }, timeoutMs);
-    child.stdout.on('data', (d: Buffer) => out.push(d));
-    child.stderr.on('data', (d: Buffer) => {
-      err = (err + d.toString()).slice(-500);
-    });
-    child.on('error', (e) => finish(() => reject(new SpeechEngineError('translate_failed', `${binary}: ${e.message}`))));
-    child.on('close', (code) =>
-      finish(() =>
-        code === 0
-          ? resolve(Buffer.concat(out).toString('utf8'))
-          : reject(new SpeechEngineError('translate_failed', `${binary} exited with ${code}: ${err.trim()}`)),
-      ),
-    );
-    child.stdin.on('error', () => {});
-    child.stdin.end(input.replace(/\s+/g, ' ') + '\n');
-  });
-}

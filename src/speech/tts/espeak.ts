@@ -1,9 +1,10 @@
 // Embedded TTS with espeak-ng: WAV on stdout (22050 Hz), resampled to the pipeline's 8 kHz.
 // Text goes in on stdin, never through a shell or argv (so "-..." text is not read as an option).
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { parseWav, resample, SAMPLE_RATE } from '../../media/index.js';
 import { SpeechEngineError, type TtsEngine, type VoiceSettings } from '../types.js';
+import { runProcess } from '../run-process.js';
 
 const run = promisify(execFile);
 
@@ -65,37 +66,9 @@ export class EspeakTts implements TtsEngine {
   async close(): Promise<void> {}
 
   private render(text: string, voiceName: string, wpm: number): Promise<Buffer> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(this.opts.binary ?? 'espeak-ng', ['-v', voiceName, '-s', String(wpm), '--stdout', '--stdin'], {
-        stdio: ['pipe', 'pipe', 'pipe'],
-      });
-      const chunks: Buffer[] = [];
-      let err = '';
-      let settled = false;
-      const finish = (fn: () => void) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        fn();
-      };
-      const timer = setTimeout(() => {
-        child.kill('SIGKILL');
-        finish(() => reject(new SpeechEngineError('tts_timeout', `espeak-ng took longer than ${this.opts.timeoutMs} ms`)));
-      }, this.opts.timeoutMs);
-      child.stdout.on('data', (d: Buffer) => chunks.push(d));
-      child.stderr.on('data', (d: Buffer) => {
-        err = (err + d.toString()).slice(-500);
-      });
-      child.on('error', (e) => finish(() => reject(new SpeechEngineError('tts_failed', `espeak-ng: ${e.message}`))));
-      child.on('close', (code) =>
-        finish(() =>
-          code === 0
-            ? resolve(Buffer.concat(chunks))
-            : reject(new SpeechEngineError('tts_failed', `espeak-ng exited with ${code}: ${err.trim()}`)),
-        ),
-      );
-      child.stdin.on('error', () => {});
-      child.stdin.end(text);
+    return runProcess({
+      binary: this.opts.binary ?? 'espeak-ng', args: ['-v', voiceName, '-s', String(wpm), '--stdout', '--stdin'],
+      input: text, timeoutMs: this.opts.timeoutMs, failedCode: 'tts_failed', timeoutCode: 'tts_timeout', label: 'espeak-ng',
     });
   }
 }
