@@ -1,5 +1,5 @@
-// A test gateway with the stream server and session registry attached (as server.ts will once the
-// lead wires them), plus a small WebSocket client that records every message it receives.
+// A test gateway with the media role (server.ts starts the session registry and the stream server),
+// plus a small WebSocket client that records every message it receives.
 import { WebSocket } from 'ws';
 import { testConfig, dropTestState, type TestOrg } from './gateway.js';
 import { startGateway, type Gateway } from '../../src/server.js';
@@ -7,14 +7,12 @@ import { createApiKey, createOrg } from '../../src/store/index.js';
 import { newId } from '../../src/ids.js';
 import { issueStreamToken } from '../../src/coord/stream-tokens.js';
 import { createEngines, buildEngines, type Engines } from '../../src/speech/index.js';
-import { SessionRegistry } from '../../src/sessions/index.js';
-import { attachStreamServer, type StreamServer } from '../../src/stream/index.js';
+import type { SessionRegistry } from '../../src/sessions/index.js';
+import type { StreamServer } from '../../src/stream/index.js';
 import { toMulaw } from './speech-audio.js';
 
 export type EngineChoice = 'embedded' | 'none' | Engines;
 
-/** The gateway as server.ts builds it; stream and registry are there once server.ts wires them. */
-type WiredGateway = Gateway & { registry?: SessionRegistry; stream?: StreamServer };
 
 export interface StreamTestGateway {
   gw: Gateway;
@@ -49,16 +47,9 @@ export async function startStreamGateway(opts: { engines?: EngineChoice; overrid
   const config = testConfig({ roles: ['api', 'media', 'worker'], sip: { enabled: false }, ...opts.overrides });
   const choice = opts.engines ?? 'none';
   const engines = choice === 'embedded' ? await createEngines(config.engines) : choice === 'none' ? buildEngines(null, null, null) : choice;
-  const gw = (await startGateway(config, { engines } as Parameters<typeof startGateway>[1])) as WiredGateway;
-  // Until server.ts wires the media role, the registry and stream server are attached here.
-  let registry = gw.registry;
-  let stream = gw.stream;
-  const ownsStream = !stream || !registry;
-  if (ownsStream) {
-    registry = new SessionRegistry({ config, logger: gw.logger, db: gw.db, redis: gw.redis, engines });
-    await registry.start();
-    stream = attachStreamServer(gw.app.server, { config, logger: gw.logger, db: gw.db, redis: gw.redis, registry });
-  }
+  const gw = await startGateway(config, { engines });
+  const { registry, stream } = gw;
+  if (!registry || !stream) throw new Error('the media role did not start the session registry and stream server');
   const orgRow = await createOrg(gw.db, {
     name: `stream_${Date.now().toString(36)}`, credits: 1000, maxConcurrentSessions: 1000, rateLimit: 100_000, rateWindowSeconds: 60, features: ['ai_agent', 'sip'],
   });
@@ -99,15 +90,11 @@ export async function startStreamGateway(opts: { engines?: EngineChoice; overrid
     return { status: res.status, body: text ? JSON.parse(text) : null };
   };
   const stop = async () => {
-    if (ownsStream) {
-      await stream!.close();
-      await registry!.close();
-    }
     await gw.close();
     await engines.close();
     await dropTestState(config);
   };
-  return { gw, org, registry: registry!, stream: stream!, engines, wsUrl, createSession, issueToken, api, connect, stop };
+  return { gw, org, registry, stream, engines, wsUrl, createSession, issueToken, api, connect, stop };
 }
 
 export interface ReceivedMessage {
