@@ -182,7 +182,7 @@ export async function startTelephonyFixture(o: { rtpengineNg?: string | null; ma
     },
     rtpengine: { ng: o.rtpengineNg ?? null, timeoutMs: 2000 },
   });
-  await migrateRetrying(config);
+  await migrate(config.databaseUrl, config.databaseSchema);
   const db = createPool(config.databaseUrl, config.databaseSchema, undefined, 10);
   const org = await createOrg(db, { name: uniqueName('org'), maxConcurrentSessions: 1000, rateLimit: 1000, rateWindowSeconds: 60, features: ['sip'] });
   await updateOrg(db, org.id, { sipEnabled: true });
@@ -223,22 +223,6 @@ export async function startTelephonyFixture(o: { rtpengineNg?: string | null; ma
       await dropTestState(config);
     },
   };
-}
-
-/**
- * node-pg-migrate takes one advisory lock per database and fails (not waits) when another test
- * file migrates at the same moment: retry until it is our turn.
- */
-export async function migrateRetrying(config: Config): Promise<void> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await migrate(config.databaseUrl, config.databaseSchema);
-      return;
-    } catch (err) {
-      if (!/Another migration is already running/.test(String(err)) || attempt > 100) throw err;
-      await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
-    }
-  }
 }
 
 /** Polls until `fn` returns a value (events we cannot subscribe to, e.g. DB rows); generous timeout. */

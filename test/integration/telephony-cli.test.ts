@@ -3,8 +3,7 @@
 import { describe, it, expect, beforeAll, afterAll, vi } from 'vitest';
 import { Command } from 'commander';
 import { testConfig, dropTestState, uniqueName } from '../helpers/gateway.js';
-import { createPool, createOrg, type Db } from '../../src/store/index.js';
-import { migrateRetrying } from '../helpers/sip-harness.js';
+import { createPool, createOrg, migrate, type Db } from '../../src/store/index.js';
 import { register as registerConnection } from '../../src/cli/admin/connection.js';
 import { register as registerNumber } from '../../src/cli/admin/number.js';
 import { decryptSecret } from '../../src/telephony/secrets.js';
@@ -17,7 +16,7 @@ let orgId: string;
 
 beforeAll(async () => {
   config = testConfig();
-  await migrateRetrying(config);
+  await migrate(config.databaseUrl, config.databaseSchema);
   db = createPool(config.databaseUrl, config.databaseSchema, undefined, 2);
   orgId = (await createOrg(db, { name: uniqueName('org'), maxConcurrentSessions: 5, rateLimit: 10, rateWindowSeconds: 60 })).id;
 });
