@@ -2,7 +2,9 @@
 // PostgreSQL and Redis with the other nodes (DESIGN.md "Scale-out").
 //   api    → the /v1 REST routes
 //   media  → speech engines, live-session registry, the stream socket, the SIP/RTP front
-//   worker → sweepers (inactivity)
+//   worker → sweepers (inactivity, sessions of lost nodes)
+// A live session is claimed by the node that opened it (coord/ownership.ts); REST dial/hangup
+// received elsewhere are forwarded to the owner over the session bus (coord/session-rpc.ts).
 // Every role shares the one HTTP listener (health, readiness, metrics, and the socket upgrade).
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
@@ -12,13 +14,15 @@ import { createLogger } from './logger.js';
 import { createPool, migrate, type Db } from './store/index.js';
 import { createRedis } from './coord/redis.js';
 import { buildApp, type ExtraRoutes } from './api/app.js';
-import callRoutes from './api/routes/calls.js';
+import callRoutes, { callCommandExecutor } from './api/routes/calls.js';
 import { createEngines, type Engines } from './speech/index.js';
-import { SessionRegistry } from './sessions/index.js';
+import { SessionOwnership, SessionRegistry, ownerOf } from './sessions/index.js';
+import { SessionRpc } from './coord/session-rpc.js';
 import { attachStreamServer, type StreamServer } from './stream/index.js';
 import { registerTelephonyMetrics, startTelephony, type Telephony } from './telephony/index.js';
 import { metricsRegistry } from './api/plugins/metrics.js';
 import { startInactivitySweeper, type InactivitySweeper } from './jobs/inactivity-sweeper.js';
+import { startNodeLostSweeper, type NodeLostSweeper } from './jobs/node-lost-sweeper.js';
 
 export interface Gateway {
   config: Config;
@@ -33,6 +37,12 @@ export interface Gateway {
   /** Present with the media role when SIP is enabled. */
   telephony?: Telephony;
   sweeper?: InactivitySweeper;
+  /** Present with the worker role: ends sessions whose owner node died (`node_lost`). */
+  nodeLostSweeper?: NodeLostSweeper;
+  /** Present with the media role: this node's claims on its live sessions. */
+  ownership?: SessionOwnership;
+  /** Present with the media role when SIP is enabled: dial/hangup forwarding between nodes. */
+  rpc?: SessionRpc;
   /** The HTTP address actually bound (port 0 in tests picks a free one). */
   httpUrl: string;
   close(): Promise<void>;
@@ -53,7 +63,7 @@ export interface StartOptions {
  * phone legs, end live sessions (sockets hear `session.ended` with reason `node_shutdown`), close the
  * sockets, stop HTTP, stop engines, then the stores. Each step runs once, even when another fails.
  */
-const SHUTDOWN_ORDER = ['sweeper', 'telephony', 'registry', 'stream', 'http', 'engines', 'redis', 'postgres'] as const;
+const SHUTDOWN_ORDER = ['sweeper', 'rpc', 'telephony', 'registry', 'stream', 'http', 'engines', 'redis', 'postgres'] as const;
 type ShutdownStep = (typeof SHUTDOWN_ORDER)[number];
 
 class Shutdown {
@@ -90,37 +100,55 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     let engines: Engines | undefined;
     let registry: SessionRegistry | undefined;
     let telephony: Telephony | undefined;
+    let ownership: SessionOwnership | undefined;
+    let rpc: SessionRpc | undefined;
     if (has('media')) {
       engines = opts.engines ?? (await createEngines(config.engines, { onListenerError: (err) => logger.error({ err }, 'speech engine listener failed') }));
       const ownedEngines = engines;
       shutdown.add('engines', () => ownedEngines.close());
-      registry = new SessionRegistry({ config, logger, db, redis, engines });
+      ownership = new SessionOwnership(redis, { node: config.nodeId, url: config.publicUrl }, config.limits.ownerClaimTtlSeconds * 1000);
+      registry = new SessionRegistry({ config, logger, db, redis, engines, ownership });
       await registry.start();
       const ownedRegistry = registry;
       shutdown.add('registry', () => ownedRegistry.close());
       if (config.sip.enabled) {
-        telephony = await startTelephony({ config, logger, db, redis, registry });
+        const ownerElsewhere = async (sessionId: string) => {
+          const owner = await ownerOf(redis, sessionId);
+          return owner && owner.node !== config.nodeId ? owner : null;
+        };
+        telephony = await startTelephony({ config, logger, db, redis, registry, ownerElsewhere });
         registerTelephonyMetrics(metricsRegistry, telephony);
         const ownedTelephony = telephony;
         shutdown.add('telephony', () => ownedTelephony.close());
+        ownership.setSip({ address: config.sip.advertisedAddress, port: telephony.sipPort });
+        rpc = await SessionRpc.start({ redis, prefix: config.redisKeyPrefix, nodeId: config.nodeId, logger, execute: callCommandExecutor(telephony) });
+        const ownedRpc = rpc;
+        shutdown.add('rpc', () => ownedRpc.close());
       }
     }
 
-    const extra: ExtraRoutes[] = telephony ? [{ plugin: callRoutes, opts: { telephony } }] : [];
+    const extra: ExtraRoutes[] = telephony ? [{ plugin: callRoutes, opts: { telephony, forwarder: rpc } }] : [];
     const app = await buildApp({ config, logger, db, redis, engines, authCacheTtlMs: config.limits.authCacheTtlMs }, extra, { resources: has('api') });
     shutdown.add('http', () => app.close());
     const stream = registry ? attachStreamServer(app.server, { config, logger, db, redis, registry }) : undefined;
     if (stream) shutdown.add('stream', () => stream.close());
 
     let sweeper: InactivitySweeper | undefined;
+    let nodeLostSweeper: NodeLostSweeper | undefined;
     if (has('worker')) {
       sweeper = startInactivitySweeper({
         db, redis, redisKeyPrefix: config.redisKeyPrefix, logger,
         inactivitySeconds: config.limits.inactivitySeconds,
         intervalMs: opts.sweepIntervalMs ?? 30_000,
       });
-      const ownedSweeper = sweeper;
-      shutdown.add('sweeper', () => ownedSweeper.stop());
+      const claimTtlMs = config.limits.ownerClaimTtlSeconds * 1000;
+      nodeLostSweeper = startNodeLostSweeper({
+        db, redis, redisKeyPrefix: config.redisKeyPrefix, logger,
+        claimTtlMs, graceMs: config.limits.reconnectGraceSeconds * 1000,
+        intervalMs: Math.min(30_000, Math.max(500, claimTtlMs / 2)),
+      });
+      const ownedSweepers = [sweeper, nodeLostSweeper];
+      shutdown.add('sweeper', () => Promise.all(ownedSweepers.map((s) => s.stop())));
     }
 
     const address = await app.listen({ host: config.httpHost, port: config.httpPort });
@@ -129,7 +157,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
 
     let closed: Promise<void> | undefined;
     const close = (): Promise<void> => (closed ??= shutdown.run());
-    return { config, logger, db, redis, app, engines, registry, stream, telephony, sweeper, httpUrl, close };
+    return { config, logger, db, redis, app, engines, registry, stream, telephony, sweeper, nodeLostSweeper, ownership, rpc, httpUrl, close };
   } catch (err) {
     await shutdown.run();
     throw err;

@@ -38,6 +38,8 @@ export const ConfigSchema = Type.Object({
     inactivitySeconds: PositiveInt,
     idempotencyTtlSeconds: PositiveInt,
     socketConnectsPerMinute: PositiveInt,
+    /** A node's claim on a live session (`owner:<id>` in Redis) lives this long unless refreshed (every third of it). */
+    ownerClaimTtlSeconds: PositiveInt,
     /** In-process reuse of a verified API key; revocation and org changes apply within it. 0 = off. */
     authCacheTtlMs: Type.Integer({ minimum: 0, maximum: 60_000 }),
   }),

@@ -4,10 +4,30 @@ import type { Redis } from 'ioredis';
 
 export type SessionCommand =
   | { kind: 'end'; sessionId: string; reason: string }
-  | { kind: 'dial'; sessionId: string; requestId: string; payload: unknown }
-  | { kind: 'hangup'; sessionId: string; requestId: string; payload: unknown };
+  | ForwardedCommand;
+
+/**
+ * A REST command received by a node that does not own the live session, for the owner (`to`) to
+ * carry out; the owner publishes a SessionReply with `requestId` on `replyChannel(prefix, replyTo)`.
+ */
+export interface ForwardedCommand {
+  kind: 'dial' | 'hangup';
+  sessionId: string;
+  requestId: string;
+  /** The owner node that should act. */
+  to: string;
+  /** The node waiting for the reply. */
+  replyTo: string;
+  orgId: string;
+  payload: unknown;
+}
+
+export type SessionReply =
+  | { requestId: string; ok: true; value: unknown }
+  | { requestId: string; ok: false; error: { code: string; message: string; sipStatus?: number } };
 
 export const sessionChannel = (prefix: string): string => `${prefix}session-commands`;
+export const replyChannel = (prefix: string, node: string): string => `${prefix}session-replies:${node}`;
 
 export async function publishSessionCommand(redis: Redis, prefix: string, cmd: SessionCommand): Promise<void> {
   await redis.publish(sessionChannel(prefix), JSON.stringify(cmd));

@@ -15,6 +15,7 @@ import { activateSession, endSession, getSessionRow, type SessionRow } from './l
 import { LiveSession } from './live-session.js';
 import { sharedMediaClock, type TickSource } from './media-clock.js';
 import { SessionEndedError, SessionNotFoundError } from './errors.js';
+import { SessionOwnedElsewhereError, type SessionOwnership } from './ownership.js';
 
 export interface SessionRegistryDeps {
   config: Config;
@@ -28,6 +29,11 @@ export interface SessionRegistryDeps {
   /** last_activity_at is written at most this often per session (default 5000 ms). */
   touchIntervalMs?: number;
   vad?: VadOptions;
+  /**
+   * Claims on live sessions across nodes (coord/ownership.ts): open() claims the session or throws
+   * SessionOwnedElsewhereError; claims are refreshed while live and released on close.
+   */
+  ownership?: SessionOwnership;
 }
 
 interface Entry {
@@ -58,6 +64,9 @@ export class SessionRegistry {
   private unsubscribe: (() => Promise<void>) | null = null;
   private sweepTimer: NodeJS.Timeout | null = null;
   private touchTimer: NodeJS.Timeout | null = null;
+  private claimTimer: NodeJS.Timeout | null = null;
+  /** Claim releases in flight (awaited on close, before Redis goes). */
+  private readonly releases = new Set<Promise<void>>();
   /** Sessions with activity since the last last_activity_at write. */
   private readonly touched = new Set<string>();
   private closing: Promise<void> | null = null;
@@ -78,6 +87,24 @@ export class SessionRegistry {
     this.sweepTimer.unref();
     this.touchTimer = setInterval(() => void this.flushTouches(), this.touchIntervalMs);
     this.touchTimer.unref();
+    const ownership = this.deps.ownership;
+    if (ownership) {
+      this.claimTimer = setInterval(() => void this.refreshClaims(ownership), Math.max(100, ownership.ttlMs / 3));
+      this.claimTimer.unref();
+    }
+  }
+
+  /** Keeps this node's claims alive; a session another node has taken meanwhile is closed here. */
+  private async refreshClaims(ownership: SessionOwnership): Promise<void> {
+    if (this.live.size === 0) return;
+    try {
+      for (const id of await ownership.refresh([...this.live.keys()])) {
+        this.log.warn({ session_id: id }, 'another node took the session over; closing it here');
+        this.live.get(id)?.session.close('session_moved');
+      }
+    } catch (err) {
+      this.log.warn({ err }, 'refreshing session claims failed');
+    }
   }
 
   get size(): number {
@@ -112,8 +139,16 @@ export class SessionRegistry {
     const row = await getSessionRow(db, id);
     if (!row) throw new SessionNotFoundError(id);
     if (row.status === 'ended') throw new SessionEndedError(id);
-    const lastSequence = await lastTranscriptSequence(db, id);
-    await db.query('UPDATE sessions SET owner_node = $2 WHERE id = $1', [id, config.nodeId]);
+    const owner = await this.deps.ownership?.take(id);
+    if (owner) throw new SessionOwnedElsewhereError(id, owner);
+    let lastSequence: number;
+    try {
+      lastSequence = await lastTranscriptSequence(db, id);
+      await db.query('UPDATE sessions SET owner_node = $2 WHERE id = $1', [id, config.nodeId]);
+    } catch (err) {
+      this.releaseClaim(id);
+      throw err;
+    }
     const log = this.log.child({ session_id: id });
     const session: LiveSession = new LiveSession({
       id, orgId: row.org_id, mode: row.mode,
@@ -247,6 +282,16 @@ export class SessionRegistry {
     const e = this.live.get(id);
     if (e?.graceTimer) clearTimeout(e.graceTimer);
     this.live.delete(id);
+    this.releaseClaim(id);
+  }
+
+  private releaseClaim(id: string): void {
+    const ownership = this.deps.ownership;
+    if (!ownership) return;
+    const p = ownership.release(id)
+      .catch((err) => this.log.warn({ err, session_id: id }, 'releasing session claim failed'))
+      .finally(() => this.releases.delete(p));
+    this.releases.add(p);
   }
 
   /** Ends every live session (`node_shutdown`) and leaves the bus; idempotent. */
@@ -254,9 +299,11 @@ export class SessionRegistry {
     return (this.closing ??= (async () => {
       if (this.sweepTimer) clearInterval(this.sweepTimer);
       if (this.touchTimer) clearInterval(this.touchTimer);
+      if (this.claimTimer) clearInterval(this.claimTimer);
       await Promise.allSettled([...this.opening.values()]);
       await Promise.allSettled([...this.live.keys()].map((id) => this.end(id, 'node_shutdown')));
       for (const e of this.live.values()) e.session.close('node_shutdown');
+      await Promise.allSettled([...this.releases]);
       try {
         await this.unsubscribe?.();
       } catch {

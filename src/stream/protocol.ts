@@ -5,6 +5,8 @@ import type { Party } from '../sessions/index.js';
 export const CLOSE = {
   normal: 1000,
   goingAway: 1001,
+  /** RFC 6455 §7.4.1 / IANA registry: "Try Again Later"; here: the session is live on another node. */
+  tryAgainLater: 1013,
   tokenInvalid: 4001,
   sessionNotFound: 4004,
   streamAlreadyActive: 4009,

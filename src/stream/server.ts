@@ -4,7 +4,8 @@
 // Connect failures are reported with close codes after the upgrade, never with an HTTP error on the
 // upgrade: a browser sees neither the status nor the body of a refused upgrade, only a close code.
 // Order of checks: token (4001) → connect flood (4029) → session exists (4004) → not ended (4010)
-// → no other stream anywhere (4009) → open the live session (4500 if that fails).
+// → no other stream anywhere (4009) → open the live session (4500 if that fails; 1013 naming the
+// owner's stream URL when another live node owns the session, see README "Scale-out").
 // Only the stream token is accepted; an API key in a header or the query is ignored.
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -15,7 +16,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../config/index.js';
 import type { Db } from '../store/index.js';
 import { resolveStreamToken } from '../coord/stream-tokens.js';
-import { getSessionRow, SessionEndedError, SessionNotFoundError, type SessionRegistry } from '../sessions/index.js';
+import { getSessionRow, SessionEndedError, SessionNotFoundError, SessionOwnedElsewhereError, type SessionRegistry } from '../sessions/index.js';
 import { CLOSE } from './protocol.js';
 import { allowConnect, claimStream, CLAIM_TTL_MS, refreshStreamClaims, releaseStream } from './stream-claims.js';
 import { StreamConnection } from './stream-connection.js';
@@ -41,6 +42,16 @@ const CONNECT_PATH = /^\/v1\/sessions\/([^/?#]+)\/connect$/;
 
 /** How much above the documented ceiling `ws` still reads a frame, so we can answer `message_too_large`. */
 export const MAX_PAYLOAD_FACTOR = 4;
+
+/**
+ * `session_moved <owner's stream URL>` (the same token works there), or just `session_moved` when
+ * the URL does not fit the 123 bytes a close reason may carry (RFC 6455 §5.5).
+ */
+export function movedReason(ownerPublicUrl: string, sessionId: string): string {
+  const u = new URL(ownerPublicUrl);
+  const reason = `session_moved ${u.protocol === 'https:' ? 'wss' : 'ws'}://${u.host}/v1/sessions/${encodeURIComponent(sessionId)}/connect`;
+  return Buffer.byteLength(reason) <= 123 ? reason : 'session_moved';
+}
 
 export function attachStreamServer(httpServer: Server, deps: StreamServerDeps): StreamServer {
   const log = deps.logger.child({ component: 'stream' });
@@ -106,6 +117,7 @@ export function attachStreamServer(httpServer: Server, deps: StreamServerDeps): 
       await releaseStream(deps.redis, sessionId, holder).catch(() => undefined);
       if (err instanceof SessionNotFoundError) return reject(CLOSE.sessionNotFound, 'session_not_found');
       if (err instanceof SessionEndedError) return reject(CLOSE.sessionEnded, 'session_already_ended');
+      if (err instanceof SessionOwnedElsewhereError) return reject(CLOSE.tryAgainLater, movedReason(err.owner.url, sessionId));
       throw err;
     }
     if (ws.readyState !== ws.OPEN || closing) {

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import type { Db } from '../store/index.js';
 import type { Party } from '../sessions/contracts.js';
-import { TelephonyService, type CallView } from './service.js';
+import { TelephonyService, type CallView, type TelephonyOptions } from './service.js';
 import type { TelephonySessionPort } from './session-port.js';
 import type { DialRequest } from './dial-target.js';
 import { MediaAnchor } from './media-anchor.js';
@@ -28,6 +28,8 @@ export interface TelephonyDeps {
   /** The session layer seen through the one method telephony needs (see session-port.ts). */
   sessions?: TelephonySessionPort;
   redis?: unknown;
+  /** Scale-out: where to redirect an INVITE for a session another node owns (service.ts). */
+  ownerElsewhere?: TelephonyOptions['ownerElsewhere'];
 }
 
 export interface Telephony {
@@ -59,7 +61,7 @@ export async function startTelephony(deps: TelephonyDeps): Promise<Telephony> {
   }
   const sessions = deps.sessions ?? (deps.registry ? sessionPortFromRegistry(deps.registry) : null);
   if (!sessions) throw new Error('startTelephony needs the session registry');
-  const svc = await TelephonyService.start({ config: deps.config, logger: deps.logger, db: deps.db, sessions });
+  const svc = await TelephonyService.start({ config: deps.config, logger: deps.logger, db: deps.db, sessions, ownerElsewhere: deps.ownerElsewhere });
   return {
     dial: (sessionId, orgId, req) => svc.dial(sessionId, orgId, req),
     hangup: (sessionId, orgId, req) => svc.hangup(sessionId, orgId, req),

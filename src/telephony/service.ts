@@ -33,6 +33,11 @@ export interface TelephonyOptions {
    * bench/sip: fewer ticks than wall time under load, so RTP keeps its own until that is understood.)
    */
   clock?: TickSource;
+  /**
+   * Scale-out (DESIGN.md): the SIP contact of the node that owns a session live, when that is
+   * another node (null: no other node owns it, the call is taken here). `sip` null: the owner runs no SIP.
+   */
+  ownerElsewhere?: (sessionId: string) => Promise<{ node: string; sip: { address: string; port: number } | null } | null>;
 }
 
 /** The `call` view returned by dial/hangup and shown on the session. */
@@ -173,6 +178,7 @@ export class TelephonyService {
     const sessionId = candidates.find((id) => !this.legsOf(id).some((l) => l.party === 'customer'))
       ?? (number.default_session_id && (await repo.isSessionOpen(this.o.db, number.default_session_id)) ? number.default_session_id : null);
     if (!sessionId) throw new SipError(480, 'Temporarily Unavailable');
+    if (await this.redirectToOwner(inv, sessionId, dialed!)) return;
     if (inv.isCancelled) return;
     inv.progress(180);
 
@@ -243,6 +249,25 @@ export class TelephonyService {
       if (err instanceof SdpError) throw new SipError(488, 'Not Acceptable Here');
       throw err;
     }
+  }
+
+  /**
+   * A session lives on one node: an INVITE for a session another node owns is answered 302 Moved
+   * Temporarily with that node's contact (RFC 3261 §8.3.3, §21.3.3), so the carrier retries there.
+   * Only after the source check, so an unauthenticated caller learns nothing about other nodes.
+   */
+  private async redirectToOwner(inv: IncomingInvite, sessionId: string, dialed: string): Promise<boolean> {
+    const owner = await this.o.ownerElsewhere?.(sessionId);
+    if (!owner) return false;
+    if (!owner.sip) throw new SipError(480, 'Temporarily Unavailable');
+    if (inv.isCancelled) return true;
+    // The carrier retries over the transport it used (Via, RFC 3261 §18.2.2).
+    const transport = /tcp/i.test(String(inv.req.headers.via?.[0]?.protocol ?? '')) ? ';transport=tcp' : '';
+    const contact = { uri: `sip:${dialed}@${owner.sip.address}:${owner.sip.port}${transport}`, params: {} };
+    this.countCall('inbound', 'redirected_302');
+    this.log.info({ callId: inv.callId, sessionId, owner: owner.node }, 'call redirected to the owning node');
+    inv.reject(302, 'Moved Temporarily', { contact: [contact] });
+    return true;
   }
 
   private async findNumber(dialed: string): Promise<repo.PhoneNumberRecord | null> {

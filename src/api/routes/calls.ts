@@ -1,11 +1,15 @@
 // POST /v1/sessions/{id}/dial and /hangup (SPEC leaves the payloads open; designed here and
 // documented in the OpenAPI document). Dial waits for the callee's final answer (up to the ring
 // timeout) so a refusal comes back as 502 dial_failed naming the SIP status.
+// Scale-out: a node that does not own the live session forwards the command over the session bus to
+// the owner and returns the owner's answer unchanged (503 service_unavailable when it does not answer).
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { ApiError } from '../errors.js';
 import { ErrorBody, IdParams, withAuthErrors } from '../schemas/common.js';
-import { TelephonyError, type Telephony } from '../../telephony/index.js';
+import { TelephonyError, type DialRequest, type Telephony, type TelephonyErrorCode } from '../../telephony/index.js';
+import { RemoteCommandError, RemoteCommandTimeout, type CommandExecutor } from '../../coord/session-rpc.js';
+import type { ForwardedCommand } from '../../coord/session-bus.js';
 
 const Party = Type.Union([Type.Literal('agent'), Type.Literal('customer')], { description: 'Which party of the session the phone leg carries.' });
 
@@ -49,12 +53,54 @@ function toApiError(err: unknown): unknown {
   return new ApiError(err.code, { message: err.message });
 }
 
+/** Forwarding to the owning node (coord/session-rpc.ts SessionRpc). */
+export interface CallForwarder {
+  /** The node owning the live session when that is another node; null when this node acts. */
+  remoteOwner(sessionId: string): Promise<string | null>;
+  request(to: string, cmd: Pick<ForwardedCommand, 'kind' | 'sessionId' | 'orgId' | 'payload'>, timeoutMs: number): Promise<unknown>;
+}
+
 export interface CallRoutesOptions {
   telephony: Telephony;
+  forwarder?: CallForwarder;
+}
+
+type HangupRequest = { call_id?: string; party?: 'agent' | 'customer' };
+/** Hangup waits for the BYE exchange; dial for the ring timeout, plus this margin for setup. */
+const FORWARD_MARGIN_MS = 10_000;
+
+/** Carries out a command another node forwarded here (the owner side of CallForwarder.request). */
+export function callCommandExecutor(telephony: Telephony): CommandExecutor {
+  return (cmd) => cmd.kind === 'dial'
+    ? telephony.dial(cmd.sessionId, cmd.orgId, cmd.payload as DialRequest)
+    : telephony.hangup(cmd.sessionId, cmd.orgId, cmd.payload as HangupRequest);
+}
+
+/** The owner's answer as this node would have given it: its catalog error, or 503 when it is silent. */
+function fromRemote(err: unknown): unknown {
+  if (err instanceof RemoteCommandTimeout) {
+    return new ApiError('service_unavailable', { message: 'The node that holds this session did not answer; retry with backoff.' });
+  }
+  if (err instanceof RemoteCommandError) {
+    if (err.code === 'internal_error') return new ApiError('internal_error');
+    return new TelephonyError(err.code as TelephonyErrorCode, err.message, err.sipStatus);
+  }
+  return err;
+}
+
+/** Runs `local` here, or forwards to the node that owns the live session. */
+async function onOwner<T>(forwarder: CallForwarder | undefined, cmd: Pick<ForwardedCommand, 'kind' | 'sessionId' | 'orgId' | 'payload'>, timeoutMs: number, local: () => Promise<T>): Promise<T> {
+  const owner = await forwarder?.remoteOwner(cmd.sessionId);
+  if (!owner || !forwarder) return local();
+  try {
+    return (await forwarder.request(owner, cmd, timeoutMs)) as T;
+  } catch (err) {
+    throw fromRemote(err);
+  }
 }
 
 export default async function callRoutes(app: FastifyInstance, opts: CallRoutesOptions): Promise<void> {
-  const { telephony } = opts;
+  const { telephony, forwarder } = opts;
   // Registered beside (not inside) the resource routes: make the shared error schema visible here.
   if (!app.getSchema('ErrorBody')) app.addSchema(ErrorBody);
 
@@ -85,9 +131,10 @@ export default async function callRoutes(app: FastifyInstance, opts: CallRoutesO
       }
     }
     try {
-      const call = await telephony.dial(id, req.auth!.orgId, {
-        to: b.to, from: b.from, party: b.party, ringTimeoutSeconds: b.ring_timeout_seconds, headers: b.headers,
-      });
+      const dial: DialRequest = { to: b.to, from: b.from, party: b.party, ringTimeoutSeconds: b.ring_timeout_seconds, headers: b.headers };
+      const orgId = req.auth!.orgId;
+      const call = await onOwner(forwarder, { kind: 'dial', sessionId: id, orgId, payload: dial }, (b.ring_timeout_seconds ?? 30) * 1000 + FORWARD_MARGIN_MS,
+        () => telephony.dial(id, orgId, dial));
       return { ...call, session_id: id };
     } catch (err) {
       throw toApiError(err);
@@ -111,7 +158,10 @@ export default async function callRoutes(app: FastifyInstance, opts: CallRoutesO
     const { id } = req.params as Static<typeof IdParams>;
     const b = (req.body ?? {}) as Static<typeof HangupBody>;
     try {
-      const calls = await telephony.hangup(id, req.auth!.orgId, { call_id: b.call_id, party: b.party });
+      const hangup: HangupRequest = { call_id: b.call_id, party: b.party };
+      const orgId = req.auth!.orgId;
+      const calls = await onOwner(forwarder, { kind: 'hangup', sessionId: id, orgId, payload: hangup }, FORWARD_MARGIN_MS,
+        () => telephony.hangup(id, orgId, hangup));
       return { object: 'list' as const, data: calls.map((c) => ({ ...c, session_id: id })) };
     } catch (err) {
       throw toApiError(err);

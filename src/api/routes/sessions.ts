@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { type Static } from '@sinclair/typebox';
 import { issueStreamToken } from '../../coord/stream-tokens.js';
+import { ownerOf } from '../../coord/ownership.js';
 import { endSession } from '../../sessions/lifecycle.js';
 import { getSessionWithCall, listSessionRecordings, listTranscriptTurns } from '../../store/index.js';
 import { ApiError } from '../errors.js';
@@ -69,7 +70,9 @@ export default async function sessionRoutes(app: FastifyInstance, deps: ApiDeps)
     let stream = null;
     if (s.status === 'active') {
       const t = await issueStreamToken(deps.redis, s.id, deps.config.limits.streamTokenTtlSeconds);
-      stream = { url: streamUrl(deps.config.publicUrl, s.id), token: t.token, expires_at: t.expiresAt.toISOString() };
+      // Scale-out: the socket goes to the node that owns the live session (this one when none does).
+      const owner = await ownerOf(deps.redis, s.id);
+      stream = { url: streamUrl(owner?.url ?? deps.config.publicUrl, s.id), token: t.token, expires_at: t.expiresAt.toISOString() };
     }
     return presentSession(s, s.call, stream);
   });

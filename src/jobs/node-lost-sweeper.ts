@@ -1,0 +1,78 @@
+// Ends the sessions of a node that died (DESIGN.md "Scale-out"). A live session's owner refreshes
+// its claim (`owner:<id>`, coord/ownership.ts) every third of the claim TTL; a node that stops
+// without closing stops refreshing. Once a claim has gone unrefreshed for the TTL plus the reconnect
+// grace and nobody holds it (a socket or leg that reconnected to a surviving node took it over),
+// the session is ended with end_reason `node_lost`. Sessions never opened live were never claimed
+// and are left to the inactivity sweeper. Every worker may run it: endSession is idempotent.
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { endSession, getSessionRow } from '../sessions/lifecycle.js';
+import { claimsNotRefreshedSince, forgetClaimHistory, ownerOf } from '../coord/ownership.js';
+import type { Db } from '../store/index.js';
+
+export interface NodeLostSweeperOptions {
+  db: Db;
+  redis: Redis;
+  redisKeyPrefix: string;
+  logger: Logger;
+  /** Owner claim TTL (config.limits.ownerClaimTtlSeconds). */
+  claimTtlMs: number;
+  /** Time a surviving node is given to take the session over (config.limits.reconnectGraceSeconds). */
+  graceMs: number;
+  intervalMs: number;
+  batchSize?: number;
+}
+
+export interface NodeLostSweeper {
+  /** Runs one pass now; resolves with the ids it ended. */
+  sweep(): Promise<string[]>;
+  /** Stops the timer and waits for a pass in progress; idempotent. */
+  stop(): Promise<void>;
+}
+
+export function startNodeLostSweeper(opts: NodeLostSweeperOptions): NodeLostSweeper {
+  const batch = opts.batchSize ?? 100;
+  const log = opts.logger.child({ component: 'node-lost-sweeper' });
+  let running: Promise<string[]> | null = null;
+  let stopped = false;
+
+  const pass = async (): Promise<string[]> => {
+    const ended: string[] = [];
+    const done: string[] = [];
+    const ids = await claimsNotRefreshedSince(opts.redis, Date.now() - opts.claimTtlMs - opts.graceMs, batch);
+    for (const id of ids) {
+      if (stopped) break;
+      if (await ownerOf(opts.redis, id)) continue; // taken over; its owner refreshes the history
+      const row = await getSessionRow(opts.db, id);
+      if (row && row.status !== 'ended') {
+        const r = await endSession({ db: opts.db, redis: opts.redis, redisKeyPrefix: opts.redisKeyPrefix }, id, 'node_lost');
+        if (r?.endedNow) ended.push(id);
+      }
+      done.push(id);
+    }
+    await forgetClaimHistory(opts.redis, done);
+    if (ended.length) log.warn({ count: ended.length, session_ids: ended }, 'ended sessions of a lost node');
+    return ended;
+  };
+
+  const sweep = (): Promise<string[]> => {
+    running ??= pass().finally(() => {
+      running = null;
+    });
+    return running;
+  };
+
+  const timer = setInterval(() => {
+    sweep().catch((err) => log.warn({ err }, 'node-lost sweep failed'));
+  }, opts.intervalMs);
+  timer.unref();
+
+  return {
+    sweep,
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await running?.catch(() => undefined);
+    },
+  };
+}
