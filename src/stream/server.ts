@@ -18,7 +18,8 @@ import type { Db } from '../store/index.js';
 import { resolveStreamToken } from '../coord/stream-tokens.js';
 import { getSessionRow, SessionEndedError, SessionNotFoundError, SessionOwnedElsewhereError, type SessionRegistry } from '../sessions/index.js';
 import { CLOSE } from './protocol.js';
-import { allowConnect, claimStream, CLAIM_TTL_MS, refreshStreamClaims, releaseStream } from './stream-claims.js';
+import { allowConnect, claimStream, CLAIM_TTL_MS, refreshStreamClaims, releaseStream, replaceStream, streamHolder } from './stream-claims.js';
+import { ownerOf } from '../coord/ownership.js';
 import { StreamConnection } from './stream-connection.js';
 
 export interface StreamServerDeps {
@@ -108,7 +109,9 @@ export function attachStreamServer(httpServer: Server, deps: StreamServerDeps): 
     if (!row) return reject(CLOSE.sessionNotFound, 'session_not_found');
     if (row.status === 'ended') return reject(CLOSE.sessionEnded, 'session_already_ended');
     const holder = `${deps.config.nodeId}:${randomUUID()}`;
-    if (!(await claimStream(deps.redis, sessionId, holder))) return reject(CLOSE.streamAlreadyActive, 'stream_already_connected');
+    if (!(await claimStream(deps.redis, sessionId, holder)) && !(await takeStaleStream(sessionId, holder))) {
+      return reject(CLOSE.streamAlreadyActive, 'stream_already_connected');
+    }
 
     let session;
     try {
@@ -147,6 +150,21 @@ export function attachStreamServer(httpServer: Server, deps: StreamServerDeps): 
     });
     log.info({ session_id: sessionId }, 'stream connected');
     ws.resume();
+  }
+
+  /**
+   * A stream claim outlives a node that died by up to its TTL. Its holder names the node; when that
+   * node no longer owns the session (its owner claim expired: README "Scale-out"), the socket is
+   * gone with it and a reconnect here may take the stream over at once.
+   */
+  async function takeStaleStream(sessionId: string, holder: string): Promise<boolean> {
+    const current = await streamHolder(deps.redis, sessionId);
+    if (current === null) return claimStream(deps.redis, sessionId, holder);
+    const holderNode = current.slice(0, current.lastIndexOf(':'));
+    if (holderNode === deps.config.nodeId) return false; // our own socket, or our own claim being set up
+    const owner = await ownerOf(deps.redis, sessionId);
+    if (owner && owner.node === holderNode) return false;
+    return replaceStream(deps.redis, sessionId, current, holder);
   }
 
   httpServer.on('upgrade', onUpgrade);

@@ -33,6 +33,19 @@ export async function refreshStreamClaims(redis: Redis, claims: Array<[sessionId
   return held;
 }
 
+// Replace the claim only if `stale` still holds it (compare-and-set).
+const REPLACE = `if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]); return 1 else return 0 end`;
+
+/** The current holder of the session's stream claim (`<node id>:<uuid>`), or null. */
+export async function streamHolder(redis: Redis, sessionId: string): Promise<string | null> {
+  return redis.get(claimKey(sessionId));
+}
+
+/** Takes the claim over from `stale` (a holder on a node that lost the session); true on success. */
+export async function replaceStream(redis: Redis, sessionId: string, stale: string, holder: string): Promise<boolean> {
+  return (await redis.eval(REPLACE, 1, claimKey(sessionId), stale, holder, CLAIM_TTL_MS)) === 1;
+}
+
 export async function releaseStream(redis: Redis, sessionId: string, holder: string): Promise<void> {
   await redis.eval(RELEASE, 1, claimKey(sessionId), holder);
 }
