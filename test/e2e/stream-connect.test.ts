@@ -73,11 +73,12 @@ describe('stream connect', () => {
     await first.waitForType('pong');
     await first.close();
 
-    // A stream claimed by another node (its claim in Redis) is refused the same way.
+    // A stream claimed by another node (its claims in Redis: the stream, and the session it owns) is refused the same way.
     const b = await t.createSession();
     await t.gw.redis.set(`stream:${b.id}`, 'node-2:other', 'PX', 30_000);
+    await t.gw.redis.set(`owner:${b.id}`, JSON.stringify({ node: 'node-2', url: 'http://node-2.invalid', sip: null }), 'PX', 30_000);
     expect((await refused(b.id, b.token)).code).toBe(4009);
-    await t.gw.redis.del(`stream:${b.id}`);
+    await t.gw.redis.del(`stream:${b.id}`, `owner:${b.id}`);
     const ok = await t.connect(b.id, await t.issueToken(b.id));
     await ok.waitForType('session.ready');
     await ok.close();
