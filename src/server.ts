@@ -59,9 +59,10 @@ export interface StartOptions {
 }
 
 /**
- * Graceful shutdown in a fixed order, whatever order things were started in: stop sweeping, hang up
- * phone legs, end live sessions (sockets hear `session.ended` with reason `node_shutdown`), close the
- * sockets, stop HTTP, stop engines, then the stores. Each step runs once, even when another fails.
+ * Graceful shutdown in a fixed order, whatever order things were started in: stop sweeping, stop
+ * taking forwarded commands, hang up phone legs, end live sessions (sockets hear `session.ended` with
+ * reason `node_shutdown`; their owner claims are released), close the sockets, stop HTTP, stop
+ * engines, then the stores. Each step runs once, even when another fails.
  */
 const SHUTDOWN_ORDER = ['sweeper', 'rpc', 'telephony', 'registry', 'stream', 'http', 'engines', 'redis', 'postgres'] as const;
 type ShutdownStep = (typeof SHUTDOWN_ORDER)[number];
