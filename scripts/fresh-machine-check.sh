@@ -292,7 +292,7 @@ if [ -f "$LOGS/phase2-test.log" ]; then
   tests=$(grep -E '^ +Tests ' "$LOGS/phase2-test.plain.log" | tail -1 | sed 's/^ *//')
   dur=$(grep -E '^ +Duration ' "$LOGS/phase2-test.plain.log" | tail -1 | awk '{ print $2 }')
   [ -n "$files" ] && note "  vitest" "" "$files / $tests / $dur"
-  failed=$(grep -E '^ FAIL ' "$LOGS/phase2-test.plain.log" | sed 's/^ FAIL *//' | sort -u | head -40)
+  failed=$(grep -E '^ FAIL ' "$LOGS/phase2-test.plain.log" | sed 's/^ FAIL *//; s/ > .*//; s/ \[.*//' | sort | uniq -c | awk '{ print $2 " (" $1 " failed)" }')
 fi
 
 summary
