@@ -21,7 +21,10 @@ export async function measureSetupRate(opts: { rates?: number[]; secondsPerStep?
   const steps: RateStep[] = [];
   let best = 0;
   try {
-    await fx.createSession({ phoneNumber: fx.openNumber });
+    // An inbound call takes a waiting session with no live customer leg (sip/README.md "session choice"),
+    // so overlapping calls need one session each: enough for the calls in flight at the highest rate.
+    const sessions = Math.max(...rates) * 2;
+    for (let i = 0; i < sessions; i++) await fx.createSession({ phoneNumber: fx.openNumber });
     for (const rate of rates) {
       const calls = rate * seconds;
       const cpu0 = process.cpuUsage();
