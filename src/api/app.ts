@@ -1,6 +1,6 @@
 // Builds the Fastify app for /v1: plugins in gate order (errors, request id, metrics, auth, rate
 // limit, idempotency), then the resource routes. The OpenAPI document is generated from the route schemas.
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv } from 'ajv';
@@ -36,9 +36,12 @@ export async function buildApp(deps: ApiDeps, extra: ExtraRoutes[] = [], opts: B
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     genReqId: () => newId('req'),
-    requestIdLogLabel: 'request_id',
+    logController: new LogController({
+      requestIdLogLabel: 'request_id',
+      // Per-request lines only when debugging; errors are logged by the error handler.
+      disableRequestLogging: deps.config.logLevel !== 'debug' && deps.config.logLevel !== 'trace',
+    }),
     bodyLimit: deps.config.limits.bodyLimitBytes,
-    disableRequestLogging: deps.config.logLevel !== 'debug' && deps.config.logLevel !== 'trace',
     return503OnClosing: true,
     forceCloseConnections: true,
   }).withTypeProvider<TypeBoxTypeProvider>();
