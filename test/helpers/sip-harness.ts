@@ -1,6 +1,6 @@
 // SIP test harness: free ports, SIPp runs, a telephony service on an isolated schema with a
 // fake session layer that records what the legs hear and say.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import dgram from 'node:dgram';
 import net from 'node:net';
 import { mkdtempSync, readFileSync, existsSync, readdirSync } from 'node:fs';
@@ -70,6 +70,18 @@ export interface SippOptions {
   extra?: string[];
 }
 
+let sippMediaPortFlags: ((port: number) => string[]) | undefined;
+
+/** SIPp 3.6 (Debian 12) takes `-mp`; 3.7 (Ubuntu 24.04) dropped it for `-min_rtp_port`/`-max_rtp_port`. */
+function mediaPortArgs(port: number): string[] {
+  if (!sippMediaPortFlags) {
+    const version = /v(\d+)\.(\d+)/.exec(spawnSync('sipp', ['-v'], { encoding: 'utf8' }).stdout ?? '');
+    const modern = version !== null && (Number(version[1]) > 3 || (Number(version[1]) === 3 && Number(version[2]) >= 7));
+    sippMediaPortFlags = modern ? (p) => ['-min_rtp_port', String(p), '-max_rtp_port', String(p)] : (p) => ['-mp', String(p)];
+  }
+  return sippMediaPortFlags(port);
+}
+
 /** Spawns sipp; `done` resolves when it exits (never rejects) with its exit code and counters. */
 export async function startSipp(o: SippOptions): Promise<{ port: number; mediaPort: number; done: Promise<SippResult>; kill(): void }> {
   const port = o.port ?? (await freePort());
@@ -78,7 +90,7 @@ export async function startSipp(o: SippOptions): Promise<{ port: number; mediaPo
   const args = [
     ...(o.target ? [o.target] : []),
     '-sf', path.join(SCENARIOS, o.scenario),
-    '-i', '127.0.0.1', '-p', String(port), '-mp', String(mediaPort),
+    '-i', '127.0.0.1', '-p', String(port), ...mediaPortArgs(mediaPort),
     '-m', String(o.calls ?? 1),
     '-r', String(o.rate ?? 10),
     '-l', String(o.rateLimit ?? o.calls ?? 1),
