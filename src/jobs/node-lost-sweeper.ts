@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import { endSession, getSessionRow } from '../sessions/lifecycle.js';
 import { claimsNotRefreshedSince, forgetClaimHistory, ownerOf } from '../coord/ownership.js';
 import type { Db } from '../store/index.js';
+import { startPeriodicSweep, type Sweeper } from './periodic-sweep.js';
 
 export interface NodeLostSweeperOptions {
   db: Db;
@@ -23,25 +24,17 @@ export interface NodeLostSweeperOptions {
   batchSize?: number;
 }
 
-export interface NodeLostSweeper {
-  /** Runs one pass now; resolves with the ids it ended. */
-  sweep(): Promise<string[]>;
-  /** Stops the timer and waits for a pass in progress; idempotent. */
-  stop(): Promise<void>;
-}
+export type NodeLostSweeper = Sweeper;
 
 export function startNodeLostSweeper(opts: NodeLostSweeperOptions): NodeLostSweeper {
   const batch = opts.batchSize ?? 100;
   const log = opts.logger.child({ component: 'node-lost-sweeper' });
-  let running: Promise<string[]> | null = null;
-  let stopped = false;
-
-  const pass = async (): Promise<string[]> => {
+  return startPeriodicSweep(opts.intervalMs, async (stopped) => {
     const ended: string[] = [];
     const done: string[] = [];
     const ids = await claimsNotRefreshedSince(opts.redis, Date.now() - opts.claimTtlMs - opts.graceMs, batch);
     for (const id of ids) {
-      if (stopped) break;
+      if (stopped()) break;
       if (await ownerOf(opts.redis, id)) continue; // taken over; its owner refreshes the history
       const row = await getSessionRow(opts.db, id);
       if (row && row.status !== 'ended') {
@@ -53,26 +46,5 @@ export function startNodeLostSweeper(opts: NodeLostSweeperOptions): NodeLostSwee
     await forgetClaimHistory(opts.redis, done);
     if (ended.length) log.warn({ count: ended.length, session_ids: ended }, 'ended sessions of a lost node');
     return ended;
-  };
-
-  const sweep = (): Promise<string[]> => {
-    running ??= pass().finally(() => {
-      running = null;
-    });
-    return running;
-  };
-
-  const timer = setInterval(() => {
-    sweep().catch((err) => log.warn({ err }, 'node-lost sweep failed'));
-  }, opts.intervalMs);
-  timer.unref();
-
-  return {
-    sweep,
-    async stop() {
-      stopped = true;
-      clearInterval(timer);
-      await running?.catch(() => undefined);
-    },
-  };
+  }, (err) => log.warn({ err }, 'node-lost sweep failed'));
 }
