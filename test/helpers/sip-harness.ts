@@ -120,7 +120,34 @@ export async function startSipp(o: SippOptions): Promise<{ port: number; mediaPo
       resolve({ code: code ?? -1, stdout, stderr, errors, successful, failed });
     });
   });
+  // A callee (no target) must be listening before anyone dials it: over TCP a dial to a port
+  // nobody listens on fails at once instead of being retransmitted as UDP would be.
+  if (!o.target) await waitUntilListening(port, (o.transport ?? 'u1').startsWith('t') ? 'tcp' : 'udp', done);
   return { port, mediaPort, done, kill: () => child.kill('SIGINT') };
+}
+
+/** True when the kernel lists a socket bound to `port` (TCP: listening), read from /proc without touching the port. */
+function isListening(port: number, proto: 'tcp' | 'udp'): boolean {
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  return ['', '6'].some((v) => {
+    const file = `/proc/net/${proto}${v}`;
+    if (!existsSync(file)) return false;
+    return readFileSync(file, 'utf8').split('\n').slice(1).some((line) => {
+      const cols = line.trim().split(/\s+/);
+      return cols[1]?.endsWith(`:${hexPort}`) && (proto === 'udp' || cols[3] === '0A');
+    });
+  });
+}
+
+async function waitUntilListening(port: number, proto: 'tcp' | 'udp', exited: Promise<unknown>): Promise<void> {
+  let gone = false;
+  void exited.then(() => (gone = true));
+  const deadline = Date.now() + 20_000;
+  while (!isListening(port, proto)) {
+    if (gone) return; // sipp failed to start; its result says why
+    if (Date.now() > deadline) throw new Error(`sipp did not listen on ${proto} ${port} within 20 s`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
 }
 
 function readStats(dir: string): { successful: number; failed: number } {
