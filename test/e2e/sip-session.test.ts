@@ -11,26 +11,44 @@ import { updateOrg } from '../../src/store/index.js';
 import { parseRtp, serializeRtp } from '../../src/telephony/rtp/packet.js';
 import { alawEncode, alawDecode } from '../../src/media/g711.js';
 import type { Telephony } from '../../src/telephony/index.js';
+import { startRtpengine, type RtpengineHandle } from '../helpers/rtpengine.js';
+
+interface PhoneGateway {
+  t: StreamTestGateway;
+  telephony: Telephony;
+  number: string;
+}
+
+/** A gateway with every role, embedded engines, SIP on a free port and a managed number; media through rtpengine when `rtpengineNg` is set. */
+async function startPhoneGateway(rtpengineNg: string | null): Promise<PhoneGateway> {
+  const rtpBase = 30000 + Math.floor(Math.random() * 300) * 100;
+  const gw = await startStreamGateway({
+    engines: 'embedded',
+    overrides: {
+      roles: ['api', 'media', 'worker'],
+      sip: { enabled: true, host: '127.0.0.1', port: 0, transports: ['udp'], advertisedAddress: '127.0.0.1', rtpPortMin: rtpBase, rtpPortMax: rtpBase + 98, rtpTimeoutSeconds: 30, maxConcurrentCalls: 50, realm: 'voxbridge.test' },
+      rtpengine: { ng: rtpengineNg, timeoutMs: 3000 },
+    },
+  });
+  const tel = gw.gw.telephony;
+  if (!tel) throw new Error('the media role did not start telephony');
+  await updateOrg(gw.gw.db, gw.org.orgId, { sipEnabled: true });
+  const conn = await repo.createConnection(gw.gw.db, { orgId: gw.org.orgId, provider: 'carrier_a', host: '127.0.0.1', port: 5060, transport: 'udp', inboundCidrs: ['127.0.0.1/32'] });
+  const num = `+1415${String(Date.now()).slice(-7)}`;
+  await repo.createPhoneNumber(gw.gw.db, { orgId: gw.org.orgId, number: num, connectionId: conn.id });
+  return { t: gw, telephony: tel, number: num };
+}
 
 let t: StreamTestGateway;
 let telephony: Telephony;
-let number: string;
+let plain: PhoneGateway;
 
 beforeAll(async () => {
-  const rtpBase = 30000 + Math.floor(Math.random() * 300) * 100;
-  t = await startStreamGateway({
-    engines: 'embedded',
-    overrides: { roles: ['api', 'media', 'worker'], sip: { enabled: true, host: '127.0.0.1', port: 0, transports: ['udp'], advertisedAddress: '127.0.0.1', rtpPortMin: rtpBase, rtpPortMax: rtpBase + 98, rtpTimeoutSeconds: 30, maxConcurrentCalls: 50, realm: 'voxbridge.test' } },
-  });
-  telephony = (t.gw as unknown as { telephony: Telephony }).telephony;
-  expect(telephony).toBeDefined();
-  await updateOrg(t.gw.db, t.org.orgId, { sipEnabled: true });
-  const conn = await repo.createConnection(t.gw.db, { orgId: t.org.orgId, provider: 'carrier_a', host: '127.0.0.1', port: 5060, transport: 'udp', inboundCidrs: ['127.0.0.1/32'] });
-  number = `+1415${String(Date.now()).slice(-7)}`;
-  await repo.createPhoneNumber(t.gw.db, { orgId: t.org.orgId, number, connectionId: conn.id });
+  plain = await startPhoneGateway(null);
+  ({ t, telephony } = plain);
 }, 60_000);
 afterAll(async () => {
-  await t?.stop();
+  await plain?.t.stop();
 });
 
 const ok = (r: SippResult) => expect(r.code, `${r.errors}\n${r.stderr}`).toBe(0);
@@ -122,8 +140,10 @@ describe('POST /v1/sessions/{id}/dial and /hangup', () => {
   });
 });
 
-describe('phone legs in the session pipeline', () => {
+/** `callerCodecs`: payload types the SIPp caller offers (scenarios check that PCMA is answered). */
+function phoneLegTests(phone: () => PhoneGateway, callerCodecs = '8 0 101'): void {
   it('transcribes a caller speaking over RTP and delivers the transcript to the socket', async () => {
+    const { t, telephony, number } = phone();
     // Customer speaks English (target_language), agent Spanish (source_language).
     const { id, token } = await t.createSession({ source_language: 'es', target_language: 'en', routing: { phone_number: number } });
     await t.gw.db.query('UPDATE sessions SET phone_number = $2 WHERE id = $1', [id, number]);
@@ -133,7 +153,7 @@ describe('phone legs in the session pipeline', () => {
     peer.once('message', (_m, rinfo) => {
       gatewayPort = rinfo.port; // symmetric RTP: the gateway sends from the port it listens on
     });
-    const sipp = await startSipp({ scenario: 'uac-call-remote-bye.xml', target: `127.0.0.1:${telephony.sipPort}`, service: number, keys: { rtp_port: String(peer.address().port) } });
+    const sipp = await startSipp({ scenario: 'uac-call-remote-bye.xml', target: `127.0.0.1:${telephony.sipPort}`, service: number, keys: { rtp_port: String(peer.address().port), codecs: callerCodecs } });
     await socket.waitForType('session.ready', 20_000);
     await eventually(() => gatewayPort > 0);
     const speech = concatPcm(silence(300), await synthesizeSpeech('i would like to check my account balance'), silence(1200));
@@ -153,6 +173,7 @@ describe('phone legs in the session pipeline', () => {
   }, 120_000);
 
   it("plays the socket client's translated speech to the phone as RTP", async () => {
+    const { t, telephony, number } = phone();
     // Agent (socket) speaks English; the customer on the phone hears Spanish TTS.
     const { id, token } = await t.createSession({ source_language: 'en', target_language: 'es', routing: { phone_number: number } });
     await t.gw.db.query('UPDATE sessions SET phone_number = $2 WHERE id = $1', [id, number]);
@@ -163,7 +184,7 @@ describe('phone legs in the session pipeline', () => {
       const p = parseRtp(m);
       if (p?.payloadType === 8) heard.push(rms(alawDecode(p.payload)));
     });
-    const sipp = await startSipp({ scenario: 'uac-call-remote-bye.xml', target: `127.0.0.1:${telephony.sipPort}`, service: number, keys: { rtp_port: String(peer.address().port) } });
+    const sipp = await startSipp({ scenario: 'uac-call-remote-bye.xml', target: `127.0.0.1:${telephony.sipPort}`, service: number, keys: { rtp_port: String(peer.address().port), codecs: callerCodecs } });
     await socket.waitForType('session.ready', 20_000);
     await socket.sendAudio(concatPcm(silence(300), await synthesizeSpeech('thank you very much'), silence(900)), { speaker: 'agent', chunkMs: 100, pace: 1 });
     await socket.waitFor((m) => m.type === 'transcript.final' && m.speaker === 'agent', 40_000, 'agent transcript');
@@ -173,4 +194,23 @@ describe('phone legs in the session pipeline', () => {
     ok(await sipp.done);
     peer.close();
   }, 120_000);
+}
+
+describe('phone legs in the session pipeline', () => {
+  phoneLegTests(() => plain);
+});
+
+describe('phone legs in the session pipeline, media anchored by rtpengine', () => {
+  let rtpengine: RtpengineHandle | undefined;
+  let anchored: PhoneGateway | undefined;
+  beforeAll(async () => {
+    rtpengine = await startRtpengine();
+    anchored = await startPhoneGateway(rtpengine.ng);
+  }, 60_000);
+  afterAll(async () => {
+    await anchored?.t.stop();
+    await rtpengine?.stop();
+  });
+  // A PCMA-only caller: rtpengine transcodes, so the gateway's own endpoint speaks PCMU.
+  phoneLegTests(() => anchored!, '8 101');
 });
