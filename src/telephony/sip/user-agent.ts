@@ -311,24 +311,9 @@ export class UserAgent implements DialogTransport {
 
   sendRequest(dialog: Dialog, method: string, extra?: { headers?: Record<string, unknown>; content?: string }): Promise<SipResponse> {
     const seq = ++dialog.localSeq;
-    const uri = sip.parseUri(dialog.remoteTarget) ?? dialog.remoteTarget;
-    if (typeof uri === 'object' && dialog.transport === 'tcp') uri.params.transport = 'tcp';
-    const rq: SipRequest = {
-      method,
-      uri,
-      headers: {
-        via: [],
-        to: dialog.remote,
-        from: dialog.local,
-        'call-id': dialog.callId,
-        cseq: { seq, method },
-        contact: [this.contactFor(dialog.transport)],
-        'max-forwards': 70,
-        ...(dialog.routeSet.length ? { route: dialog.routeSet.map((r) => ({ ...r })) } : {}),
-        ...(extra?.headers ?? {}),
-      },
-      content: extra?.content,
-    };
+    const rq = this.inDialogRequest(dialog, method, seq);
+    rq.headers = { ...rq.headers, contact: [this.contactFor(dialog.transport)], ...(extra?.headers ?? {}) };
+    rq.content = extra?.content;
     return new Promise((resolve) => {
       this.stack.send(rq, (rs) => {
         if (rs.status < 200) return;
@@ -339,21 +324,26 @@ export class UserAgent implements DialogTransport {
   }
 
   private sendAck(dialog: Dialog, seq: number): void {
+    this.stack.send(this.inDialogRequest(dialog, 'ACK', seq));
+  }
+
+  /** A request inside the dialog (RFC 3261 §12.2.1.1): remote target as Request-URI, route set, tags, Call-ID. */
+  private inDialogRequest(dialog: Dialog, method: string, seq: number): SipRequest {
     const uri = sip.parseUri(dialog.remoteTarget) ?? dialog.remoteTarget;
     if (typeof uri === 'object' && dialog.transport === 'tcp') uri.params.transport = 'tcp';
-    this.stack.send({
-      method: 'ACK',
+    return {
+      method,
       uri,
       headers: {
         via: [],
         to: dialog.remote,
         from: dialog.local,
         'call-id': dialog.callId,
-        cseq: { seq, method: 'ACK' },
+        cseq: { seq, method },
         'max-forwards': 70,
         ...(dialog.routeSet.length ? { route: dialog.routeSet.map((r) => ({ ...r })) } : {}),
       },
-    });
+    };
   }
 
   /**
