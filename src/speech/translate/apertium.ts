@@ -71,7 +71,7 @@ export class ApertiumTranslator implements Translator {
     // the binary and mode (from our own discovery) are positional parameters, not interpolated.
     const out = (await runProcess({
       binary: 'sh', args: ['-c', 'cat | "$0" -u -f txt "$1"', this.opts.binary ?? 'apertium', mode],
-      input: text.replace(/\s+/g, ' ') + '\n', timeoutMs: this.opts.timeoutMs,
+      input: caseForRules(text, from).replace(/\s+/g, ' ') + '\n', timeoutMs: this.opts.timeoutMs,
       failedCode: 'translate_failed', timeoutCode: 'translate_timeout', label: `apertium ${mode}`,
     })).toString('utf8');
     return out.replace(/[ \t]+/g, ' ').trim(); // blanks left by dropped words
@@ -80,3 +80,10 @@ export class ApertiumTranslator implements Translator {
   async close(): Promise<void> {}
 }
 
+/**
+ * Recognizers return lower-case text; Apertium's rules read case. English "i" is only the pronoun
+ * when capitalized ("i would like" → "i Gustaría", "I would like" → "Me gustaría").
+ */
+export function caseForRules(text: string, from: string): string {
+  return from === 'en' ? text.replace(/\bi\b(?=$|[\s'’,.!?])/g, 'I') : text;
+}

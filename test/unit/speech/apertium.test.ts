@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ApertiumTranslator, SpeechEngineError, discoverApertiumModes } from '../../../src/speech/index.js';
+import { caseForRules } from '../../../src/speech/translate/apertium.js';
 
 describe('ApertiumTranslator (embedded)', () => {
   it('discovers the installed pairs as ISO 639-1 codes', async () => {
@@ -43,6 +44,13 @@ describe('ApertiumTranslator (embedded)', () => {
     expect(await t.translate('hello Zyxwvutian', 'en', 'es')).not.toContain('*');
     expect(await t.translate('   ', 'en', 'es')).toBe('   ');
     console.log(`[measure] apertium en->es one call: ${ms.toFixed(0)} ms`);
+  }, 30_000);
+
+  it('reads recognizer output (lower case, no punctuation) with the English pronoun capitalized', async () => {
+    expect(caseForRules("i think i'm sure but is it in italy i said", 'en')).toBe("I think I'm sure but is it in italy I said");
+    expect(caseForRules('i', 'es')).toBe('i');
+    const t = await ApertiumTranslator.create({ timeoutMs: 10_000 });
+    expect(await t.translate('i would like to check my account balance', 'en', 'es')).toMatch(/^Me gustaría comprobar mi saldo/);
   }, 30_000);
 
   it('refuses a pair it does not have, and times out', async () => {
