@@ -128,7 +128,15 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       }
     }
 
-    const extra: ExtraRoutes[] = telephony ? [{ plugin: callRoutes, opts: { telephony, forwarder: rpc } }] : [];
+    if (!rpc && has('api')) {
+      // The api role alone: call commands go to the owning node, or to any node that can place calls.
+      rpc = await SessionRpc.start({ redis, prefix: config.redisKeyPrefix, nodeId: config.nodeId, logger });
+      const ownedRpc = rpc;
+      shutdown.add('rpc', () => ownedRpc.close());
+    }
+    const extra: ExtraRoutes[] = telephony
+      ? [{ plugin: callRoutes, opts: { telephony, forwarder: rpc } }]
+      : rpc ? [{ plugin: callRoutes, opts: { forwarder: rpc } }] : [];
     const app = await buildApp({ config, logger, db, redis, engines, authCacheTtlMs: config.limits.authCacheTtlMs }, extra, { resources: has('api') });
     shutdown.add('http', () => app.close());
     const stream = registry ? attachStreamServer(app.server, { config, logger, db, redis, registry }) : undefined;

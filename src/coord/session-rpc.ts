@@ -35,6 +35,10 @@ export interface SessionRpcOptions {
   execute?: CommandExecutor;
 }
 
+/** Nodes that carry out calls refresh their entry this often; entries older than 3 periods are stale. */
+const ANNOUNCE_MS = 5_000;
+const CALL_NODES_KEY = 'call-nodes';
+
 interface Pending {
   resolve(v: unknown): void;
   reject(err: Error): void;
@@ -46,6 +50,7 @@ export class SessionRpc {
   private readonly subscriber: Redis;
   private readonly log: Logger;
   private closed = false;
+  private announceTimer: NodeJS.Timeout | null = null;
 
   private constructor(private readonly o: SessionRpcOptions) {
     this.subscriber = o.redis.duplicate();
@@ -56,7 +61,20 @@ export class SessionRpc {
     const rpc = new SessionRpc(o);
     rpc.subscriber.on('message', rpc.onMessage);
     await rpc.subscriber.subscribe(sessionChannel(o.prefix), replyChannel(o.prefix, o.nodeId));
+    if (o.execute) {
+      // Announce this node as one that can place calls, for nodes without telephony (api role alone).
+      const announce = () => o.redis.zadd(CALL_NODES_KEY, Date.now(), o.nodeId).catch((err) => rpc.log.warn({ err }, 'announcing call node failed'));
+      await announce();
+      rpc.announceTimer = setInterval(announce, ANNOUNCE_MS);
+      rpc.announceTimer.unref();
+    }
     return rpc;
+  }
+
+  /** A node that can place calls and announced itself recently (random among them), or null. */
+  async anyCallNode(): Promise<string | null> {
+    const nodes = await this.o.redis.zrangebyscore(CALL_NODES_KEY, Date.now() - 3 * ANNOUNCE_MS, '+inf');
+    return nodes.length ? nodes[Math.floor(Math.random() * nodes.length)] : null;
   }
 
   get nodeId(): string {
@@ -132,6 +150,10 @@ export class SessionRpc {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    if (this.announceTimer) {
+      clearInterval(this.announceTimer);
+      await this.o.redis.zrem(CALL_NODES_KEY, this.o.nodeId).catch(() => undefined);
+    }
     for (const [id, p] of this.pending) {
       clearTimeout(p.timer);
       p.reject(new RemoteCommandTimeout('(shutting down)'));

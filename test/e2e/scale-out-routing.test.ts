@@ -159,3 +159,49 @@ describe('a session lives on one node', () => {
     await s.socket.closed;
   });
 });
+
+describe('a node with the api role alone', () => {
+  it('sends dial to a node that can place calls (which then owns the session) and hangup to the owner', async () => {
+    const apiOnly = await startTestGateway({
+      nodeId: 'node-api', roles: ['api'], databaseSchema: a.config.databaseSchema, redisKeyPrefix: a.config.redisKeyPrefix,
+    });
+    try {
+      const callee = await startSipp({ scenario: 'uas-answer.xml' });
+      const created = await apiOnly.api(sipOrg.key, 'POST', '/v1/sessions', {
+        mode: 'help_chat_voice', routing: { type: 'sip', sip: { to_uri: `sip:callee@127.0.0.1:${callee.port}` } },
+      });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      const id = created.body.id as string;
+      const dial = await apiOnly.api(sipOrg.key, 'POST', `/v1/sessions/${id}/dial`, { headers: { 'X-Voxbridge-Test': 'api-only' } });
+      expect(dial.status, JSON.stringify(dial.body)).toBe(200);
+      expect(dial.body).toMatchObject({ object: 'call', session_id: id, direction: 'outbound', status: 'in-progress' });
+      const owner = await ownerOf(a.redis, id);
+      expect(['node-a', 'node-b']).toContain(owner?.node);
+      const media = owner?.node === 'node-a' ? a : b;
+      expect(media.telephony!.calls(id)).toHaveLength(1);
+
+      const hangup = await apiOnly.api(sipOrg.key, 'POST', `/v1/sessions/${id}/hangup`);
+      expect(hangup.status, JSON.stringify(hangup.body)).toBe(200);
+      expect(hangup.body.data[0]).toMatchObject({ id: dial.body.id, status: 'completed' });
+      ok(await callee.done);
+      await apiOnly.api(sipOrg.key, 'POST', `/v1/sessions/${id}/end`);
+    } finally {
+      await apiOnly.close();
+    }
+  });
+
+  it('answers 503 media_server_unavailable when no node can place calls', async () => {
+    const lonely = await startTestGateway({ nodeId: 'node-lonely', roles: ['api'] });
+    try {
+      const o = await lonely.createOrg();
+      await updateOrg(lonely.db, o.orgId, { sipEnabled: true });
+      const created = await lonely.api(o.key, 'POST', '/v1/sessions', { mode: 'help_chat_voice', routing: { type: 'sip', sip: { to_uri: 'sip:callee@127.0.0.1:9' } } });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      const dial = await lonely.api(o.key, 'POST', `/v1/sessions/${created.body.id}/dial`, {});
+      expect(dial.status).toBe(503);
+      expect(dial.body.error).toMatchObject({ type: 'api_error', code: 'media_server_unavailable' });
+    } finally {
+      await lonely.stop();
+    }
+  });
+});

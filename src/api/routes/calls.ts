@@ -58,12 +58,17 @@ export interface CallForwarder {
   /** The node owning the live session when that is another node; null when this node acts. */
   remoteOwner(sessionId: string): Promise<string | null>;
   request(to: string, cmd: Pick<ForwardedCommand, 'kind' | 'sessionId' | 'orgId' | 'payload'>, timeoutMs: number): Promise<unknown>;
+  /** A node that can place calls, for nodes without telephony of their own. */
+  anyCallNode(): Promise<string | null>;
 }
 
-export interface CallRoutesOptions {
-  telephony: Telephony;
-  forwarder?: CallForwarder;
-}
+/**
+ * A node with telephony passes it (and a forwarder when it shares the store with other nodes); a
+ * node with the api role alone passes only the forwarder and sends every call command elsewhere.
+ */
+export type CallRoutesOptions =
+  | { telephony: Telephony; forwarder?: CallForwarder }
+  | { telephony?: undefined; forwarder: CallForwarder };
 
 type HangupRequest = { call_id?: string; party?: 'agent' | 'customer' };
 /** Hangup waits for the BYE exchange; dial for the ring timeout, plus this margin for setup. */
@@ -88,12 +93,19 @@ function fromRemote(err: unknown): unknown {
   return err;
 }
 
-/** Runs `local` here, or forwards to the node that owns the live session. */
-async function onOwner<T>(forwarder: CallForwarder | undefined, cmd: Pick<ForwardedCommand, 'kind' | 'sessionId' | 'orgId' | 'payload'>, timeoutMs: number, local: () => Promise<T>): Promise<T> {
-  const owner = await forwarder?.remoteOwner(cmd.sessionId);
-  if (!owner || !forwarder) return local();
+/**
+ * Runs `local` here, or forwards to the node that owns the live session. Without local telephony
+ * (api role alone) a session nobody owns goes to any node that can place calls.
+ */
+async function onOwner<T>(forwarder: CallForwarder | undefined, cmd: Pick<ForwardedCommand, 'kind' | 'sessionId' | 'orgId' | 'payload'>, timeoutMs: number, local: (() => Promise<T>) | null): Promise<T> {
+  let target = await forwarder?.remoteOwner(cmd.sessionId);
+  if (!target && local) return local();
+  target ??= await forwarder?.anyCallNode();
+  if (!target || !forwarder) {
+    throw new ApiError('media_server_unavailable', { message: 'No node that can place calls is running.' });
+  }
   try {
-    return (await forwarder.request(owner, cmd, timeoutMs)) as T;
+    return (await forwarder.request(target, cmd, timeoutMs)) as T;
   } catch (err) {
     throw fromRemote(err);
   }
@@ -134,7 +146,7 @@ export default async function callRoutes(app: FastifyInstance, opts: CallRoutesO
       const dial: DialRequest = { to: b.to, from: b.from, party: b.party, ringTimeoutSeconds: b.ring_timeout_seconds, headers: b.headers };
       const orgId = req.auth!.orgId;
       const call = await onOwner(forwarder, { kind: 'dial', sessionId: id, orgId, payload: dial }, (b.ring_timeout_seconds ?? 30) * 1000 + FORWARD_MARGIN_MS,
-        () => telephony.dial(id, orgId, dial));
+        telephony ? () => telephony.dial(id, orgId, dial) : null);
       return { ...call, session_id: id };
     } catch (err) {
       throw toApiError(err);
@@ -161,7 +173,7 @@ export default async function callRoutes(app: FastifyInstance, opts: CallRoutesO
       const hangup: HangupRequest = { call_id: b.call_id, party: b.party };
       const orgId = req.auth!.orgId;
       const calls = await onOwner(forwarder, { kind: 'hangup', sessionId: id, orgId, payload: hangup }, FORWARD_MARGIN_MS,
-        () => telephony.hangup(id, orgId, hangup));
+        telephony ? () => telephony.hangup(id, orgId, hangup) : null);
       return { object: 'list' as const, data: calls.map((c) => ({ ...c, session_id: id })) };
     } catch (err) {
       throw toApiError(err);
