@@ -9,7 +9,6 @@ import { AuthCache } from './auth-cache.js';
 
 const KEY_PATTERN = /^sk_(live|test)_[0-9a-z]{16,64}$/;
 
-
 function presentedKey(req: FastifyRequest): string | undefined {
   const auth = req.headers.authorization;
   if (typeof auth === 'string') {
