@@ -11,7 +11,8 @@ import { UserAgent, newCallId, newTag } from './sip/user-agent.js';
 import type { IncomingInvite } from './sip/incoming-invite.js';
 import { SipError } from './sip/errors.js';
 import { RtpEndpoint } from './rtp/endpoint.js';
-import { sharedMediaClock, type TickSource } from './rtp/media-clock.js';
+import type { TickSource } from '../media/index.js';
+import { rtpMediaClock } from './rtp/endpoint.js';
 import { answerOffer, buildSdp, DEFAULT_CODECS, DEFAULT_DTMF_PT, negotiate, parseSdp, SdpError, type NegotiatedMedia } from './sdp/sdp.js';
 import type { Dialog } from './sip/dialog.js';
 import type { SipRequest } from 'sip';
@@ -69,7 +70,7 @@ export class TelephonyService {
 
   constructor(private readonly o: TelephonyOptions) {
     this.log = o.logger.child({ component: 'telephony' });
-    this.clock = o.clock ?? sharedMediaClock;
+    this.clock = o.clock ?? rtpMediaClock;
     this.anchor = o.config.rtpengine.ng ? new MediaAnchor({ ng: o.config.rtpengine.ng, timeoutMs: o.config.rtpengine.timeoutMs }) : null;
   }
 

@@ -1,0 +1,89 @@
+// A 20 ms clock shared by many listeners (every live session's output pacer, every RTP endpoint), so
+// pacing costs one timer per process, not one per session, call or frame. It corrects its own drift
+// against performance.now(), catches up the ticks of a short event-loop stall, and stops when nobody
+// listens.
+import { performance } from 'node:perf_hooks';
+import { FRAME_MS } from './constants.js';
+
+export type TickListener = (tick: number) => void;
+
+/** What a pacer needs from a clock (tests drive a manual one). */
+export interface TickSource {
+  subscribe(fn: TickListener): () => void;
+}
+
+export class MediaClock implements TickSource {
+  private readonly listeners = new Set<TickListener>();
+  private timer: NodeJS.Timeout | null = null;
+  private nextAt = 0;
+  private tickNo = 0;
+  /** Stalls longer than the catch-up allowance (their ticks were skipped); a health figure. */
+  lateTicks = 0;
+
+  /**
+   * @param maxCatchUpTicks ticks fired back to back after a stall (default 25 = 500 ms), so a short
+   *   stall delays output once instead of adding to every queue's latency for good; a longer one is skipped.
+   */
+  constructor(readonly periodMs: number = FRAME_MS, private readonly maxCatchUpTicks = 25) {}
+
+  /** Ticks fired so far (monotonic across stops and starts). */
+  get tick(): number {
+    return this.tickNo;
+  }
+
+  get listenerCount(): number {
+    return this.listeners.size;
+  }
+
+  /** Calls `fn` on every tick until the returned function is called. */
+  subscribe(fn: TickListener): () => void {
+    this.listeners.add(fn);
+    if (!this.timer) {
+      this.nextAt = performance.now() + this.periodMs;
+      this.schedule();
+    }
+    return () => {
+      this.listeners.delete(fn);
+    };
+  }
+
+  private schedule(): void {
+    const delay = Math.max(0, this.nextAt - performance.now());
+    this.timer = setTimeout(this.run, delay);
+    this.timer.unref();
+  }
+
+  private readonly run = (): void => {
+    this.timer = null;
+    const now = performance.now();
+    let fired = 0;
+    while (now >= this.nextAt && fired < this.maxCatchUpTicks) {
+      this.tickNo++;
+      fired++;
+      this.nextAt += this.periodMs;
+      for (const fn of this.listeners) {
+        try {
+          fn(this.tickNo);
+        } catch {
+          /* one session's fault must not stop the others' audio */
+        }
+      }
+    }
+    if (now >= this.nextAt) {
+      // Stalled too long: skip the rest rather than burst. The tick count still advances with real
+      // time, so media timestamps keep matching the wall clock (the skip shows as a gap, like RTP).
+      const skipped = Math.floor((now - this.nextAt) / this.periodMs) + 1;
+      this.lateTicks++;
+      this.tickNo += skipped;
+      this.nextAt += skipped * this.periodMs;
+    }
+    if (this.listeners.size > 0) this.schedule();
+  };
+
+  /** Stops the timer (tests, shutdown). */
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.listeners.clear();
+  }
+}
