@@ -1,23 +1,10 @@
 // LiveSession with scripted engines and a manual clock: events, stored turns, legs, ready, close.
 import { describe, expect, it, vi } from 'vitest';
-import { LiveSession, type LiveSessionHooks, type PartyLeg, type SessionOutput, type StoredTurn, type TickListener, type TickSource, type TranscriptFinal } from '../../src/sessions/index.js';
+import { LiveSession, type LiveSessionHooks, type PartyLeg, type SessionOutput, type StoredTurn, type TranscriptFinal } from '../../src/sessions/index.js';
 import type { Engines } from '../../src/speech/index.js';
 import { fakeEngines, loudFrame, quietFrame } from '../helpers/fake-engines.js';
+import { ManualClock } from '../helpers/manual-clock.js';
 
-class ManualClock implements TickSource {
-  listeners = new Set<TickListener>();
-  n = 0;
-  subscribe(fn: TickListener) {
-    this.listeners.add(fn);
-    return () => this.listeners.delete(fn);
-  }
-  tick(times = 1) {
-    for (let i = 0; i < times; i++) {
-      this.n++;
-      for (const fn of [...this.listeners]) fn(this.n);
-    }
-  }
-}
 
 function makeSession(engines: Engines, opts: { awaitsLeg?: boolean; mode?: string } = {}) {
   const clock = new ManualClock();

@@ -2,10 +2,11 @@
 import { describe, expect, it, vi } from 'vitest';
 import {
   VadProcessor, SttProcessor, TranslateProcessor, TtsProcessor, OutputPacer, BridgeProcessor, InterruptionProcessor,
-  planPipeline, MAX_LIVE_BACKLOG_FRAMES, type Frame, type TickListener, type TickSource,
+  planPipeline, MAX_LIVE_BACKLOG_FRAMES, type Frame,
 } from '../../src/sessions/index.js';
 import { buildEngines } from '../../src/speech/index.js';
 import { fakeEngines, FakeStt, FakeTranslator, FakeTts, loudFrame, quietFrame } from '../helpers/fake-engines.js';
+import { ManualClock } from '../helpers/manual-clock.js';
 
 function collect(): { frames: Frame[]; sink: (f: Frame) => void; kinds: () => string[] } {
   const frames: Frame[] = [];
@@ -14,20 +15,6 @@ function collect(): { frames: Frame[]; sink: (f: Frame) => void; kinds: () => st
 
 const settle = () => new Promise((r) => setTimeout(r, 0));
 
-class ManualClock implements TickSource {
-  listeners = new Set<TickListener>();
-  n = 0;
-  subscribe(fn: TickListener) {
-    this.listeners.add(fn);
-    return () => this.listeners.delete(fn);
-  }
-  tick(times = 1) {
-    for (let i = 0; i < times; i++) {
-      this.n++;
-      for (const fn of [...this.listeners]) fn(this.n);
-    }
-  }
-}
 
 const audio = (party: 'agent' | 'customer', pcm: Int16Array, mediaMs: number): Frame => ({ kind: 'audio', party, pcm, mediaMs });
 
