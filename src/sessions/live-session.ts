@@ -11,7 +11,7 @@ import {
 import type { Frame } from './frames.js';
 import type { TickSource } from './media-clock.js';
 import { buildPipeline, planPipeline, type Pipeline, type PipelinePlan } from './pipeline.js';
-import { SafeEmitter } from './safe-emitter.js';
+import { SafeEmitter } from '../events/index.js';
 
 /** An `output` event as emitted: the contract's OutputFrame plus its media-clock time. */
 export type SessionOutput = OutputFrame & { timestampMs: number };

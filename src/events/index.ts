@@ -1,0 +1,1 @@
+export { SafeEmitter, type ListenerErrorHook } from './safe-emitter.js';
