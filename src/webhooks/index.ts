@@ -1,0 +1,1 @@
+export { SIGNATURE_HEADER, signatureHeader } from './signature.js';
