@@ -61,11 +61,20 @@ export const ConfigSchema = Type.Object({
   }),
   engines: Type.Object({
     stt: Type.Object({
-      provider: Type.Union([Type.Literal('pocketsphinx'), Type.Literal('vosk'), Type.Literal('none')]),
+      provider: Type.Union([Type.Literal('pocketsphinx'), Type.Literal('vosk'), Type.Literal('openai'), Type.Literal('none')]),
       url: Type.Optional(Type.String()),
       defaultLanguage: Type.String({ minLength: 2, maxLength: 2 }),
       poolSize: PositiveInt,
       timeoutMs: PositiveInt,
+      /** openai: the `model` field (whisper-1, Systran/faster-whisper-small …). */
+      model: Type.String({ minLength: 1 }),
+      /** openai: bearer key, given in clear (prefer apiKeySecret). */
+      apiKey: Type.Optional(Type.String()),
+      /** openai: name of a node-wide secret (`voxbridge admin secret set`) holding the key. */
+      apiKeySecret: Type.Optional(Type.String()),
+      /** openai: re-transcribe the growing utterance for a partial after this much new audio (0: no partials). */
+      partialIntervalMs: Type.Integer({ minimum: 0 }),
+      retries: Type.Integer({ minimum: 0, maximum: 10 }),
     }),
     translate: Type.Object({
       provider: Type.Union([Type.Literal('apertium'), Type.Literal('libretranslate'), Type.Literal('none')]),
@@ -73,8 +82,15 @@ export const ConfigSchema = Type.Object({
       timeoutMs: PositiveInt,
     }),
     tts: Type.Object({
-      provider: Type.Union([Type.Literal('espeak-ng'), Type.Literal('none')]),
+      provider: Type.Union([Type.Literal('espeak-ng'), Type.Literal('openai'), Type.Literal('none')]),
       timeoutMs: PositiveInt,
+      url: Type.Optional(Type.String()),
+      model: Type.String({ minLength: 1 }),
+      /** openai: voice used when the session's voice.voice_id names none. */
+      voice: Type.String({ minLength: 1 }),
+      apiKey: Type.Optional(Type.String()),
+      apiKeySecret: Type.Optional(Type.String()),
+      retries: Type.Integer({ minimum: 0, maximum: 10 }),
     }),
     pocketsphinx: Type.Object({ hmm: Type.String(), lm: Type.String(), dict: Type.String() }),
   }),
@@ -113,6 +129,19 @@ const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' 
   TRANSLATE_PROVIDER: { path: ['engines', 'translate', 'provider'], kind: 'string' },
   TRANSLATE_URL: { path: ['engines', 'translate', 'url'], kind: 'string' },
   TTS_PROVIDER: { path: ['engines', 'tts', 'provider'], kind: 'string' },
+  STT_MODEL: { path: ['engines', 'stt', 'model'], kind: 'string' },
+  STT_API_KEY: { path: ['engines', 'stt', 'apiKey'], kind: 'string' },
+  STT_API_KEY_SECRET: { path: ['engines', 'stt', 'apiKeySecret'], kind: 'string' },
+  STT_PARTIAL_INTERVAL_MS: { path: ['engines', 'stt', 'partialIntervalMs'], kind: 'int' },
+  STT_TIMEOUT_MS: { path: ['engines', 'stt', 'timeoutMs'], kind: 'int' },
+  STT_RETRIES: { path: ['engines', 'stt', 'retries'], kind: 'int' },
+  TTS_URL: { path: ['engines', 'tts', 'url'], kind: 'string' },
+  TTS_MODEL: { path: ['engines', 'tts', 'model'], kind: 'string' },
+  TTS_VOICE: { path: ['engines', 'tts', 'voice'], kind: 'string' },
+  TTS_API_KEY: { path: ['engines', 'tts', 'apiKey'], kind: 'string' },
+  TTS_API_KEY_SECRET: { path: ['engines', 'tts', 'apiKeySecret'], kind: 'string' },
+  TTS_TIMEOUT_MS: { path: ['engines', 'tts', 'timeoutMs'], kind: 'int' },
+  TTS_RETRIES: { path: ['engines', 'tts', 'retries'], kind: 'int' },
   POCKETSPHINX_HMM: { path: ['engines', 'pocketsphinx', 'hmm'], kind: 'string' },
 };
 
