@@ -32,6 +32,8 @@ export interface LiveSessionHooks {
   storeTurn(turn: StoredTurn): Promise<void>;
   /** A leg was attached or detached (the registry's reconnect grace counts carriers). */
   legsChanged?(): void;
+  /** A null language was detected by the STT engine (the session object shows it from then on). */
+  languageDetected?(party: Party, language: string): void;
 }
 
 export interface LiveSessionOptions {
@@ -86,7 +88,10 @@ export class LiveSession extends SafeEmitter<LiveSessionEvents> {
       opts.engines, opts.defaultLanguage,
     );
     this.pipeline = buildPipeline(
-      { plan: this.plan, engines: opts.engines, voice: opts.voice, clock: opts.clock, vad: opts.vad, bargeIn: opts.bargeIn },
+      {
+        plan: this.plan, engines: opts.engines, voice: opts.voice, clock: opts.clock, vad: opts.vad, bargeIn: opts.bargeIn,
+        defaultLanguage: opts.defaultLanguage, onLanguageDetected: (party, language) => this.hooks.languageDetected?.(party, language),
+      },
       this.onFrame,
     );
   }

@@ -161,6 +161,13 @@ export class SessionRegistry {
         },
         activity: () => this.onActivity(id),
         legsChanged: () => this.checkCarriers(id),
+        languageDetected: (party, language) => {
+          // Only a still-null language is filled in: a language the client set is never overwritten.
+          const column = party === 'agent' ? 'source_language' : 'target_language';
+          db.query(`UPDATE sessions SET ${column} = $2 WHERE id = $1 AND ${column} IS NULL`, [id, language])
+            .then(() => log.info({ party, language }, 'language detected'))
+            .catch((err) => log.error({ err }, 'storing the detected language failed'));
+        },
         storeTurn: (t) => insertTranscriptTurn(db, {
           sessionId: id, orgId: row.org_id, sequence: t.sequence, speaker: t.speaker, language: t.language,
           text: t.text, translation: t.translation ?? null, confidence: t.confidence ?? null,

@@ -131,6 +131,7 @@ export function buildEngines(stt: SttEngine | null, translator: Translator | nul
     canTranscribe: (language) => stt?.languages().includes(language) ?? false,
     canTranslate: (from, to) => from === to || (translator?.supports(from, to) ?? false),
     canSpeak: (language) => tts?.languages().includes(language) ?? false,
+    detectsLanguage: () => stt?.detectsLanguage ?? false,
     close(): Promise<void> {
       closing ??= Promise.allSettled([stt?.close(), translator?.close(), tts?.close()]).then(() => undefined);
       return closing;

@@ -100,6 +100,8 @@ export interface Engines {
   canTranscribe(language: string): boolean;
   canTranslate(from: string, to: string): boolean;
   canSpeak(language: string): boolean;
+  /** Whether the STT engine reports the language it heard (null session languages are then detected). */
+  detectsLanguage(): boolean;
   /** Stops every engine (decoder processes included); idempotent. */
   close(): Promise<void>;
 }

@@ -79,7 +79,7 @@ export async function startOpenAiAudioServer(opts: { apiKey?: string } = {}): Pr
     let form: FormData;
     try {
       // undici's multipart parser (the one behind fetch's Response.formData()), not a hand-rolled one.
-      form = await new Response(body, { headers: { 'content-type': req.headers['content-type'] ?? '' } }).formData();
+      form = await new Response(new Uint8Array(body), { headers: { 'content-type': req.headers['content-type'] ?? '' } }).formData();
     } catch (err) {
       return sendError(res, 400, `Could not parse multipart form: ${(err as Error).message}`, 'invalid_request_error', null);
     }
