@@ -35,7 +35,8 @@ export class TtsProcessor extends FrameProcessor {
     }));
   }
 
-  private async *bufferStream(frame: TranslationFrame): AsyncGenerator<Int16Array> {
+  /** Starts synthesis at once (a generator body would wait for its first next()) and returns the reader. */
+  private bufferStream(frame: TranslationFrame): AsyncIterable<Int16Array> {
     const queue: Int16Array[] = [];
     let done = false;
     let wake: (() => void) | null = null;
@@ -53,14 +54,16 @@ export class TtsProcessor extends FrameProcessor {
         notify();
       }
     })();
-    for (;;) {
-      if (queue.length) {
-        yield queue.shift()!;
-        continue;
+    return (async function* drain(): AsyncGenerator<Int16Array> {
+      for (;;) {
+        if (queue.length) {
+          yield queue.shift()!;
+          continue;
+        }
+        if (done) return;
+        await new Promise<void>((r) => { wake = r; });
       }
-      if (done) return;
-      await new Promise<void>((r) => { wake = r; });
-    }
+    })();
   }
 
   private reportFailure(frame: TranslationFrame, err: unknown): void {
