@@ -61,7 +61,7 @@ export const ConfigSchema = Type.Object({
   }),
   engines: Type.Object({
     stt: Type.Object({
-      provider: Type.Union([Type.Literal('pocketsphinx'), Type.Literal('vosk'), Type.Literal('openai'), Type.Literal('none')]),
+      provider: Type.Union([Type.Literal('pocketsphinx'), Type.Literal('vosk'), Type.Literal('openai'), Type.Literal('deepgram'), Type.Literal('none')]),
       url: Type.Optional(Type.String()),
       defaultLanguage: Type.String({ minLength: 2, maxLength: 2 }),
       poolSize: PositiveInt,
@@ -75,6 +75,8 @@ export const ConfigSchema = Type.Object({
       /** openai: re-transcribe the growing utterance for a partial after this much new audio (0: no partials). */
       partialIntervalMs: Type.Integer({ minimum: 0 }),
       retries: Type.Integer({ minimum: 0, maximum: 10 }),
+      /** deepgram: languages offered to planning (default: defaultLanguage); openai: default Whisper's list. */
+      languages: Type.Optional(Type.Array(Type.String({ minLength: 2, maxLength: 2 }))),
     }),
     translate: Type.Object({
       provider: Type.Union([Type.Literal('apertium'), Type.Literal('libretranslate'), Type.Literal('none')]),
@@ -130,6 +132,7 @@ const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' 
   TRANSLATE_URL: { path: ['engines', 'translate', 'url'], kind: 'string' },
   TTS_PROVIDER: { path: ['engines', 'tts', 'provider'], kind: 'string' },
   STT_MODEL: { path: ['engines', 'stt', 'model'], kind: 'string' },
+  STT_LANGUAGES: { path: ['engines', 'stt', 'languages'], kind: 'list' },
   STT_API_KEY: { path: ['engines', 'stt', 'apiKey'], kind: 'string' },
   STT_API_KEY_SECRET: { path: ['engines', 'stt', 'apiKeySecret'], kind: 'string' },
   STT_PARTIAL_INTERVAL_MS: { path: ['engines', 'stt', 'partialIntervalMs'], kind: 'int' },

@@ -8,6 +8,7 @@ import { ensureDecoderBinary } from './stt/pocketsphinx/decoder-binary.js';
 import { PocketsphinxEngine } from './stt/pocketsphinx/pocketsphinx-engine.js';
 import { VoskStt } from './stt/vosk/vosk-engine.js';
 import { OpenAiStt } from './stt/openai/openai-stt.js';
+import { DeepgramStt } from './stt/deepgram/deepgram-stt.js';
 import { OpenAiTts } from './tts/openai-tts.js';
 import { DEFAULT_POLICY } from './http/engine-endpoint.js';
 import type { EngineCapabilities, Engines, SttEngine, Translator, TtsEngine } from './types.js';
@@ -21,6 +22,7 @@ export { ApertiumTranslator, discoverApertiumModes, type ApertiumOptions } from 
 export { LibreTranslateTranslator, type LibreTranslateOptions } from './translate/libretranslate.js';
 export { EspeakTts, BASE_WPM, type EspeakOptions } from './tts/espeak.js';
 export { OpenAiStt, type OpenAiSttOptions } from './stt/openai/openai-stt.js';
+export { DeepgramStt, type DeepgramOptions } from './stt/deepgram/deepgram-stt.js';
 export { OpenAiTts, OPENAI_PCM_RATE, type OpenAiTtsOptions } from './tts/openai-tts.js';
 export { EngineEndpoint, EngineHttpError, DEFAULT_POLICY, type EndpointPolicy } from './http/engine-endpoint.js';
 export { WHISPER_LANGUAGES, whisperLanguageToIso1 } from './whisper-languages.js';
@@ -68,6 +70,12 @@ async function createStt(cfg: Config['engines'], opts: CreateEnginesOptions): Pr
         url: stt.url, model: stt.model, apiKey: apiKeyOf(stt, opts, 'STT_API_KEY_SECRET'),
         policy: { ...DEFAULT_POLICY, timeoutMs: stt.timeoutMs, retries: stt.retries },
         partialIntervalMs: stt.partialIntervalMs, onListenerError: opts.onListenerError,
+      });
+    case 'deepgram':
+      if (!stt.url) throw new Error('engines.stt.url (STT_URL) is required for the deepgram provider');
+      return new DeepgramStt({
+        url: stt.url, model: stt.model === 'whisper-1' ? undefined : stt.model, apiKey: apiKeyOf(stt, opts, 'STT_API_KEY_SECRET'),
+        languages: stt.languages ?? [stt.defaultLanguage], timeoutMs: stt.timeoutMs, reconnects: stt.retries, onListenerError: opts.onListenerError,
       });
   }
 }
