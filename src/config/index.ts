@@ -84,7 +84,7 @@ export const ConfigSchema = Type.Object({
       timeoutMs: PositiveInt,
     }),
     tts: Type.Object({
-      provider: Type.Union([Type.Literal('espeak-ng'), Type.Literal('openai'), Type.Literal('none')]),
+      provider: Type.Union([Type.Literal('espeak-ng'), Type.Literal('openai'), Type.Literal('elevenlabs'), Type.Literal('none')]),
       timeoutMs: PositiveInt,
       url: Type.Optional(Type.String()),
       model: Type.String({ minLength: 1 }),
@@ -93,6 +93,8 @@ export const ConfigSchema = Type.Object({
       apiKey: Type.Optional(Type.String()),
       apiKeySecret: Type.Optional(Type.String()),
       retries: Type.Integer({ minimum: 0, maximum: 10 }),
+      /** openai/elevenlabs: languages offered to planning (openai default: Whisper's list; elevenlabs: the STT default language). */
+      languages: Type.Optional(Type.Array(Type.String({ minLength: 2, maxLength: 2 }))),
     }),
     pocketsphinx: Type.Object({ hmm: Type.String(), lm: Type.String(), dict: Type.String() }),
   }),
@@ -141,6 +143,7 @@ const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' 
   TTS_URL: { path: ['engines', 'tts', 'url'], kind: 'string' },
   TTS_MODEL: { path: ['engines', 'tts', 'model'], kind: 'string' },
   TTS_VOICE: { path: ['engines', 'tts', 'voice'], kind: 'string' },
+  TTS_LANGUAGES: { path: ['engines', 'tts', 'languages'], kind: 'list' },
   TTS_API_KEY: { path: ['engines', 'tts', 'apiKey'], kind: 'string' },
   TTS_API_KEY_SECRET: { path: ['engines', 'tts', 'apiKeySecret'], kind: 'string' },
   TTS_TIMEOUT_MS: { path: ['engines', 'tts', 'timeoutMs'], kind: 'int' },

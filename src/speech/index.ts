@@ -10,6 +10,7 @@ import { VoskStt } from './stt/vosk/vosk-engine.js';
 import { OpenAiStt } from './stt/openai/openai-stt.js';
 import { DeepgramStt } from './stt/deepgram/deepgram-stt.js';
 import { OpenAiTts } from './tts/openai-tts.js';
+import { ElevenLabsTts } from './tts/elevenlabs-tts.js';
 import { DEFAULT_POLICY } from './http/engine-endpoint.js';
 import type { EngineCapabilities, Engines, SttEngine, Translator, TtsEngine } from './types.js';
 
@@ -24,6 +25,7 @@ export { EspeakTts, BASE_WPM, type EspeakOptions } from './tts/espeak.js';
 export { OpenAiStt, type OpenAiSttOptions } from './stt/openai/openai-stt.js';
 export { DeepgramStt, type DeepgramOptions } from './stt/deepgram/deepgram-stt.js';
 export { OpenAiTts, OPENAI_PCM_RATE, type OpenAiTtsOptions } from './tts/openai-tts.js';
+export { ElevenLabsTts, type ElevenLabsOptions } from './tts/elevenlabs-tts.js';
 export { EngineEndpoint, EngineHttpError, DEFAULT_POLICY, type EndpointPolicy } from './http/engine-endpoint.js';
 export { WHISPER_LANGUAGES, whisperLanguageToIso1 } from './whisper-languages.js';
 
@@ -69,7 +71,7 @@ async function createStt(cfg: Config['engines'], opts: CreateEnginesOptions): Pr
       return new OpenAiStt({
         url: stt.url, model: stt.model, apiKey: apiKeyOf(stt, opts, 'STT_API_KEY_SECRET'),
         policy: { ...DEFAULT_POLICY, timeoutMs: stt.timeoutMs, retries: stt.retries },
-        partialIntervalMs: stt.partialIntervalMs, onListenerError: opts.onListenerError,
+        partialIntervalMs: stt.partialIntervalMs, languages: stt.languages, onListenerError: opts.onListenerError,
       });
     case 'deepgram':
       if (!stt.url) throw new Error('engines.stt.url (STT_URL) is required for the deepgram provider');
@@ -104,7 +106,12 @@ async function createTts(cfg: Config['engines'], opts: CreateEnginesOptions): Pr
       if (!tts.url) throw new Error('engines.tts.url (TTS_URL) is required for the openai provider');
       return new OpenAiTts({
         url: tts.url, model: tts.model, voice: tts.voice, apiKey: apiKeyOf(tts, opts, 'TTS_API_KEY_SECRET'),
-        policy: { ...DEFAULT_POLICY, timeoutMs: tts.timeoutMs, retries: tts.retries },
+        policy: { ...DEFAULT_POLICY, timeoutMs: tts.timeoutMs, retries: tts.retries }, languages: tts.languages,
+      });
+    case 'elevenlabs':
+      return new ElevenLabsTts({
+        url: tts.url ?? 'https://api.elevenlabs.io', model: tts.model, voice: tts.voice, apiKey: apiKeyOf(tts, opts, 'TTS_API_KEY_SECRET'),
+        policy: { ...DEFAULT_POLICY, timeoutMs: tts.timeoutMs, retries: tts.retries }, languages: tts.languages ?? [cfg.stt.defaultLanguage],
       });
   }
 }

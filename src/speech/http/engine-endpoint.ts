@@ -41,10 +41,13 @@ const RETRYABLE = new Set([408, 409, 429, 500, 502, 503, 504]);
 async function describeError(res: Response): Promise<string> {
   const text = await res.text().catch(() => '');
   try {
-    const body = JSON.parse(text) as { error?: { message?: string; code?: string } | string; detail?: unknown; message?: string };
+    const body = JSON.parse(text) as { error?: { message?: string; code?: string } | string; detail?: { message?: string } | unknown; message?: string };
     if (typeof body.error === 'object' && body.error?.message) return body.error.message;
     if (typeof body.error === 'string') return body.error;
     if (body.message) return body.message;
+    // ElevenLabs: {"detail":{"status":"invalid_api_key","message":"…"}} (or a FastAPI list for 422).
+    const detail = body.detail as { message?: string } | undefined;
+    if (detail && typeof detail === 'object' && !Array.isArray(detail) && detail.message) return detail.message;
     if (body.detail) return JSON.stringify(body.detail);
   } catch {
     // not JSON: fall through
