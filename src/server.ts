@@ -113,7 +113,8 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       const ownedEngines = engines;
       shutdown.add('engines', () => ownedEngines.close());
       ownership = new SessionOwnership(redis, { node: config.nodeId, url: config.publicUrl }, config.limits.ownerClaimTtlSeconds * 1000);
-      registry = new SessionRegistry({ config, logger, db, redis, engines, ownership });
+      const vad = { engine: config.vad.engine, sileroModel: config.vad.sileroModel };
+      registry = new SessionRegistry({ config, logger, db, redis, engines, ownership, vad });
       await registry.start();
       const ownedRegistry = registry;
       shutdown.add('registry', () => ownedRegistry.close());

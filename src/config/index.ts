@@ -59,6 +59,11 @@ export const ConfigSchema = Type.Object({
     ng: Type.Union([Type.String({ pattern: '^[^:]+:\\d+$' }), Type.Null()]),
     timeoutMs: PositiveInt,
   }),
+  /** Voice activity detection: `silero` (neural, bench/speech/vad.ts) or `energy`. */
+  vad: Type.Object({
+    engine: Type.Union([Type.Literal('energy'), Type.Literal('silero')]),
+    sileroModel: Type.String(),
+  }),
   engines: Type.Object({
     stt: Type.Object({
       provider: Type.Union([Type.Literal('pocketsphinx'), Type.Literal('vosk'), Type.Literal('openai'), Type.Literal('deepgram'), Type.Literal('none')]),
@@ -148,6 +153,8 @@ const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' 
   TTS_API_KEY_SECRET: { path: ['engines', 'tts', 'apiKeySecret'], kind: 'string' },
   TTS_TIMEOUT_MS: { path: ['engines', 'tts', 'timeoutMs'], kind: 'int' },
   TTS_RETRIES: { path: ['engines', 'tts', 'retries'], kind: 'int' },
+  VAD_ENGINE: { path: ['vad', 'engine'], kind: 'string' },
+  VAD_SILERO_MODEL: { path: ['vad', 'sileroModel'], kind: 'string' },
   POCKETSPHINX_HMM: { path: ['engines', 'pocketsphinx', 'hmm'], kind: 'string' },
 };
 
@@ -233,6 +240,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Json
     throw new ConfigError('invalid configuration: secretKey (SECRET_KEY) must be set to a private random value when API_ENVIRONMENT=live');
   }
   cfg.engines.pocketsphinx.hmm = path.resolve(packageRoot, cfg.engines.pocketsphinx.hmm);
+  cfg.vad.sileroModel = path.resolve(packageRoot, cfg.vad.sileroModel);
+  if (cfg.vad.engine === 'silero' && !existsSync(cfg.vad.sileroModel)) {
+    throw new ConfigError(`invalid configuration: vad.sileroModel (VAD_SILERO_MODEL): ${cfg.vad.sileroModel} does not exist (scripts/fetch-model.sh fetches it)`);
+  }
   cfg.dataDir = path.resolve(packageRoot, cfg.dataDir);
   return cfg;
 }

@@ -3,7 +3,7 @@
 // children: legs, then pipeline stages (and with them the STT streams).
 import type { Logger } from 'pino';
 import type { Engines, VoiceSettings } from '../speech/index.js';
-import type { VadOptions } from '../media/index.js';
+import type { VadChoice } from './processors/vad.js';
 import {
   FRAME_MS,
   type LiveSessionEvents, type OutputFrame, type Party, type PartyLeg, type PcmFrame, type TranscriptFinal,
@@ -51,7 +51,7 @@ export interface LiveSessionOptions {
   awaitsLeg: boolean;
   /** Sequence of the last stored turn (a session reopened on this node continues from it). */
   lastSequence?: number;
-  vad?: VadOptions;
+  vad?: VadChoice;
   bargeIn?: boolean;
   /** Bound to the session already (session_id); the session does not add it again. */
   logger?: Logger;

@@ -6,7 +6,7 @@
 // default and the routes are planned again (replanWithDetected). Engines that cannot detect keep
 // the default (documented in the README).
 import type { Engines, VoiceSettings } from '../speech/index.js';
-import type { VadOptions } from '../media/index.js';
+import type { VadChoice } from './processors/vad.js';
 import { otherParty, PARTIES, type Party } from './contracts.js';
 import type { TickSource } from './media-clock.js';
 import { chain, FrameProcessor, type FrameSink } from './processors/processor.js';
@@ -101,7 +101,7 @@ export interface PipelineOptions {
   engines: Engines;
   voice: VoiceSettings;
   clock: TickSource;
-  vad?: VadOptions;
+  vad?: VadChoice;
   /** Drop queued output for a party who starts speaking (off for interpreters: they finish the sentence). */
   bargeIn?: boolean;
   /** Language resolution for parties whose language is null (see replanWithDetected). */

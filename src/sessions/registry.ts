@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import type { Db } from '../store/index.js';
 import type { Engines } from '../speech/index.js';
-import type { VadOptions } from '../media/index.js';
+import type { VadChoice } from './processors/vad.js';
 import { subscribeSessionCommands, type SessionCommand } from '../coord/session-bus.js';
 import { insertTranscriptTurn, lastTranscriptSequence } from '../store/index.js';
 import { activateSession, endSession, getSessionRow, type SessionRow } from './lifecycle.js';
@@ -28,7 +28,7 @@ export interface SessionRegistryDeps {
   clock?: TickSource;
   /** last_activity_at is written at most this often per session (default 5000 ms). */
   touchIntervalMs?: number;
-  vad?: VadOptions;
+  vad?: VadChoice;
   /**
    * Claims on live sessions across nodes (coord/ownership.ts): open() claims the session or throws
    * SessionOwnedElsewhereError; claims are refreshed while live and released on close.
