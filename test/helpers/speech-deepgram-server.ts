@@ -19,6 +19,8 @@ export interface ListenRequest {
   audioBytes: number;
   keepAlives: number;
   closeStream: boolean;
+  /** CloseStream -> the decoder's final (engine time, reported apart in bench/speech). */
+  engineMs?: number;
 }
 
 export interface DeepgramServer {
@@ -95,8 +97,10 @@ export async function startDeepgramServer(opts: { apiKey?: string } = {}): Promi
       if (msg.type === 'KeepAlive') r.keepAlives++;
       if (msg.type === 'CloseStream') {
         r.closeStream = true;
+        const t0 = performance.now();
         stream.endUtterance();
         void finished.then((f) => {
+          r.engineMs = performance.now() - t0;
           ws.send(results(f.text, f.confidence ?? 0.8, true));
           ws.send(JSON.stringify({
             type: 'Metadata', transaction_key: 'deprecated', request_id: randomUUID(), sha256: '', created: new Date().toISOString(),

@@ -24,6 +24,8 @@ export interface TranscriptionRequest {
   responseFormat: string;
   fileBytes: number;
   authorization: string | undefined;
+  /** Time the embedded decoder took (engine time, reported apart in bench/speech). */
+  engineMs?: number;
 }
 
 export interface SpeechRequest {
@@ -98,7 +100,9 @@ export async function startOpenAiAudioServer(opts: { apiKey?: string } = {}): Pr
       return sendError(res, 400, 'Invalid file format. Supported formats: [wav]', 'invalid_request_error', null);
     }
     const pcm = wav.sampleRate === 8000 ? wav.samples : resample(wav.samples, wav.sampleRate, 8000);
+    const t0 = performance.now();
     const final = await transcribe(pcm);
+    state.transcriptions[state.transcriptions.length - 1].engineMs = performance.now() - t0;
     const duration = pcm.length / 8000;
     if (responseFormat === 'text') {
       res.writeHead(200, { 'content-type': 'text/plain' });
