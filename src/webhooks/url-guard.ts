@@ -89,6 +89,7 @@ const systemResolver: Resolver = (host) => lookup(host, { all: true, verbatim: t
  */
 export async function resolveEndpointUrl(raw: string, policy: UrlPolicy, resolve: Resolver = systemResolver): Promise<ResolvedTarget> {
   const url = parseEndpointUrl(raw);
+  if (url.protocol === 'http:' && !policy.allowLoopback) throw new UrlRefused('url must use https');
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   let addresses: { address: string; family: number }[];
   if (isIP(host)) {
