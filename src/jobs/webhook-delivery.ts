@@ -44,6 +44,8 @@ export class WebhookDeliveryWorker {
   private flushing: Promise<void> | null = null;
   private loop: Promise<void> | null = null;
   private wakeRequested = false;
+  /** Set by NOTIFY and the poll: look at the outbox too, not only at due deliveries. */
+  private fanOutRequested = true;
   private stopped = false;
   private poll?: NodeJS.Timeout;
   private retryTimer?: NodeJS.Timeout;
@@ -63,16 +65,16 @@ export class WebhookDeliveryWorker {
 
   async start(): Promise<void> {
     await this.listen();
-    this.poll = setInterval(() => this.wake(), this.settings.pollIntervalMs);
+    this.poll = setInterval(() => this.wake(true), this.settings.pollIntervalMs);
     this.poll.unref();
-    this.wake();
+    this.wake(true);
   }
 
   /** Subscribes to the schema's notification channel; on a lost connection, retries every second (the poll covers the gap). */
   private async listen(): Promise<void> {
     if (this.stopped) return;
     const client = new pg.Client({ connectionString: this.o.config.databaseUrl, options: `-c search_path=${this.o.config.databaseSchema}` });
-    client.on('notification', () => this.wake());
+    client.on('notification', () => this.wake(true));
     client.on('error', (err) => {
       this.o.logger.warn({ err }, 'webhook listener connection lost');
       client.end().catch(() => undefined);
@@ -90,9 +92,10 @@ export class WebhookDeliveryWorker {
     }
   }
 
-  /** Asks for a fan-out and claim pass; passes never overlap, requests during one cause another. */
-  wake(): void {
+  /** Asks for a claim pass (and a fan-out first with `outbox`); passes never overlap, requests during one cause another. */
+  wake(outbox = false): void {
     this.wakeRequested = true;
+    if (outbox) this.fanOutRequested = true;
     if (this.loop || this.stopped) return;
     this.loop = this.run()
       .catch((err) => this.o.logger.warn({ err }, 'webhook delivery pass failed'))
@@ -104,8 +107,11 @@ export class WebhookDeliveryWorker {
   private async run(): Promise<void> {
     while (this.wakeRequested && !this.stopped) {
       this.wakeRequested = false;
-      const fanned = await fanOutEvents(this.o.db, this.fanOutBatch);
-      if (fanned === this.fanOutBatch) this.wakeRequested = true;
+      if (this.fanOutRequested) {
+        this.fanOutRequested = false;
+        const fanned = await fanOutEvents(this.o.db, this.fanOutBatch);
+        if (fanned === this.fanOutBatch) this.wakeRequested = this.fanOutRequested = true;
+      }
       const room = this.maxInFlight - this.sends.size;
       if (room <= 0) continue; // a finishing send wakes the loop again
       const limit = Math.min(room, 200);
@@ -169,7 +175,8 @@ export class WebhookDeliveryWorker {
     this.metrics.attempt(outcome);
     if (ok) {
       this.metrics.delivered((Date.now() - d.event_created_at.getTime()) / 1000);
-      this.health.ok.add(endpoint.id);
+      // Only an endpoint whose failure clock runs needs it stopped (saves a write per batch when healthy).
+      if (endpoint.failing_since) this.health.ok.add(endpoint.id);
     } else {
       this.health.failed.add(endpoint.id);
       if (nextRetryAt) this.wakeAt(nextRetryAt.getTime());

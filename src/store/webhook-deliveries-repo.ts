@@ -2,7 +2,7 @@
 // nodes at once: fan-out and claims take row locks with SKIP LOCKED, so one event is fanned out once
 // and one attempt is sent by one node; a claim is a lease that expires if its node dies mid-attempt.
 import { newId } from '../ids.js';
-import type { Db } from './db.js';
+import { withTransaction, type Db, type DbClient } from './db.js';
 
 /** A claimed delivery with what sending it needs. */
 export interface ClaimedDelivery {
@@ -18,33 +18,45 @@ export interface ClaimedDelivery {
 
 /**
  * Turns up to `limit` undispatched outbox events into one delivery row per subscribed, enabled
- * endpoint of the event's organization, and marks them dispatched, in one statement. Returns how
- * many events were taken (a full batch means more may be waiting).
+ * endpoint of the event's organization, and marks them dispatched. One node fans out at a time (a
+ * transaction-scoped advisory lock; the others skip), which keeps each session's order decided once.
+ * Returns how many events were taken, or -1 when another node holds the fan-out.
  */
 export async function fanOutEvents(db: Db, limit: number): Promise<number> {
-  const { rows } = await db.query<{ n: number }>(
-    `WITH picked AS (
-       SELECT id, org_id, type, data, created_at FROM webhook_events
-        WHERE dispatched_at IS NULL ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED
-     ), fanned AS (
-       INSERT INTO webhook_deliveries (event_id, endpoint_id, org_id, event_type, ordering_key, event_created_at)
-       SELECT e.id, w.id, e.org_id, e.type,
-              COALESCE(e.data->>'session_id', CASE WHEN e.type LIKE 'session.%' THEN e.data->>'id' END),
-              e.created_at
-         FROM picked e
-         JOIN webhook_endpoints w ON w.org_id = e.org_id AND w.enabled
-          AND CASE WHEN e.type = 'transcript.segment' THEN w.realtime
-                   ELSE '*' = ANY(w.event_types) OR e.type = ANY(w.event_types) END
-        ORDER BY e.created_at, e.id, w.id
-       ON CONFLICT (event_id, endpoint_id) DO NOTHING
-       RETURNING 1
-     ), marked AS (
-       UPDATE webhook_events SET dispatched_at = now() WHERE id IN (SELECT id FROM picked) RETURNING 1
-     )
-     SELECT (SELECT count(*) FROM marked)::int AS n, (SELECT count(*) FROM fanned)::int AS d`,
-    [limit],
-  );
-  return rows[0].n;
+  return withTransaction(db, async (c) => {
+    const lock = await c.query<{ ok: boolean }>(`SELECT pg_try_advisory_xact_lock(hashtext('voxbridge-webhook-fanout:' || current_schema())) AS ok`);
+    if (!lock.rows[0].ok) return -1;
+    const { rows } = await c.query<{ n: number }>(
+      `WITH picked AS (
+         SELECT id, org_id, type, data, created_at,
+                COALESCE(data->>'session_id', CASE WHEN type LIKE 'session.%' THEN data->>'id' END) AS ordering_key
+           FROM webhook_events WHERE dispatched_at IS NULL ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED
+       ), matched AS (
+         SELECT e.id AS event_id, w.id AS endpoint_id, e.org_id, e.type, e.ordering_key, e.created_at,
+                row_number() OVER (PARTITION BY w.id, e.ordering_key ORDER BY e.created_at, e.id) AS nth
+           FROM picked e
+           JOIN webhook_endpoints w ON w.org_id = e.org_id AND w.enabled
+            AND CASE WHEN e.type = 'transcript.segment' THEN w.realtime
+                     ELSE '*' = ANY(w.event_types) OR e.type = ANY(w.event_types) END
+       ), fanned AS (
+         INSERT INTO webhook_deliveries (event_id, endpoint_id, org_id, event_type, ordering_key, event_created_at, ready)
+         SELECT m.event_id, m.endpoint_id, m.org_id, m.type, m.ordering_key, m.created_at,
+                -- Ready unless an earlier delivery of the session to this endpoint awaits its first attempt or is being sent.
+                m.ordering_key IS NULL OR (m.nth = 1 AND NOT EXISTS (
+                  SELECT 1 FROM webhook_deliveries p
+                   WHERE p.endpoint_id = m.endpoint_id AND p.ordering_key = m.ordering_key AND p.status = 'pending'
+                     AND (p.attempts = 0 OR p.locked_until > now())))
+           FROM matched m ORDER BY m.created_at, m.event_id, m.endpoint_id
+         ON CONFLICT (event_id, endpoint_id) DO NOTHING
+         RETURNING 1
+       ), marked AS (
+         UPDATE webhook_events SET dispatched_at = now() WHERE id IN (SELECT id FROM picked) RETURNING 1
+       )
+       SELECT (SELECT count(*) FROM marked)::int AS n, (SELECT count(*) FROM fanned)::int AS d`,
+      [limit],
+    );
+    return rows[0].n;
+  });
 }
 
 export interface ClaimOptions {
@@ -55,26 +67,18 @@ export interface ClaimOptions {
   leaseMs: number;
 }
 
-/**
- * Claims due deliveries of enabled endpoints. A delivery waits while an earlier delivery of the same
- * session to the same endpoint has not finished its first attempt, or is being sent: that keeps one
- * session's order while the endpoint is healthy, without holding it back behind retries.
- */
+/** Claims due, ready deliveries of enabled endpoints, at most `perEndpoint` in flight per endpoint. */
 export async function claimDueDeliveries(db: Db, o: ClaimOptions): Promise<ClaimedDelivery[]> {
   const { rows } = await db.query<ClaimedDelivery>(
     `WITH busy AS (
        SELECT endpoint_id, count(*) AS n FROM webhook_deliveries
-        WHERE status = 'pending' AND locked_until > now() GROUP BY endpoint_id
+        WHERE status = 'pending' AND locked_until IS NOT NULL AND locked_until > now() GROUP BY endpoint_id
      ), candidates AS (
        SELECT d.id, d.endpoint_id, d.next_attempt_at FROM webhook_deliveries d
-        WHERE d.status = 'pending' AND d.next_attempt_at <= now()
+        WHERE d.status = 'pending' AND d.ready AND d.next_attempt_at <= now()
           AND (d.locked_until IS NULL OR d.locked_until <= now())
-          AND EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.id = d.endpoint_id AND w.enabled)
           AND NOT EXISTS (SELECT 1 FROM busy b WHERE b.endpoint_id = d.endpoint_id AND b.n >= $2)
-          AND (d.ordering_key IS NULL OR NOT EXISTS (
-                SELECT 1 FROM webhook_deliveries p
-                 WHERE p.endpoint_id = d.endpoint_id AND p.ordering_key = d.ordering_key AND p.status = 'pending'
-                   AND p.id < d.id AND (p.attempts = 0 OR p.locked_until > now())))
+          AND EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.id = d.endpoint_id AND w.enabled)
         ORDER BY d.next_attempt_at, d.id
         LIMIT $1
         FOR UPDATE OF d SKIP LOCKED
@@ -107,6 +111,15 @@ export interface AttemptResult {
 /** Records a batch of finished attempts: the delivery's new state and one attempt-log row each. */
 export async function recordAttempts(db: Db, results: AttemptResult[]): Promise<void> {
   if (results.length === 0) return;
+  await withTransaction(db, async (c) => {
+    // Serialized with fan-out (same lock): a delivery fanned out as "not ready" behind one whose attempt
+    // finishes now is always seen here and unblocked, never left waiting.
+    await c.query(`SELECT pg_advisory_xact_lock(hashtext('voxbridge-webhook-fanout:' || current_schema()))`);
+    await recordAttemptsIn(c, results);
+  });
+}
+
+async function recordAttemptsIn(db: DbClient, results: AttemptResult[]): Promise<void> {
   const payload = results.map((r) => ({
     id: Number(r.deliveryId), outcome: r.outcome, status_code: r.statusCode, error: r.error?.slice(0, 500) ?? null,
     duration_ms: r.durationMs, attempted_at: r.attemptedAt.toISOString(), next_at: r.nextRetryAt?.toISOString() ?? null,
@@ -125,7 +138,15 @@ export async function recordAttempts(db: Db, results: AttemptResult[]): Promise<
            last_error = r.error,
            finished_at = CASE WHEN r.outcome = 'retry' THEN NULL ELSE now() END
          FROM r WHERE d.id = r.id AND d.status = 'pending'
-       RETURNING d.id, d.endpoint_id, d.event_id, d.event_type, d.attempts
+       RETURNING d.id, d.endpoint_id, d.event_id, d.event_type, d.attempts, d.ordering_key
+     ), unblocked AS (
+       -- The next delivery of each session becomes ready once this attempt is over.
+       UPDATE webhook_deliveries n SET ready = true
+        WHERE n.id IN (
+          SELECT (SELECT min(s.id) FROM webhook_deliveries s
+                   WHERE s.endpoint_id = u.endpoint_id AND s.ordering_key = u.ordering_key AND s.status = 'pending' AND NOT s.ready AND s.id > u.id)
+            FROM updated u WHERE u.ordering_key IS NOT NULL)
+       RETURNING 1
      )
      INSERT INTO webhook_delivery_attempts (delivery_id, endpoint_id, event_id, event_type, attempt, outcome, status_code, error, duration_ms, attempted_at, next_retry_at)
      SELECT u.id, u.endpoint_id, u.event_id, u.event_type, u.attempts, r.outcome, r.status_code, r.error, r.duration_ms, r.attempted_at, r.next_at

@@ -22,7 +22,8 @@ ALTER TABLE webhook_endpoints
 CREATE INDEX webhook_endpoints_org ON webhook_endpoints(org_id, id);
 
 -- One row per (event, endpoint): the delivery state. `ordering_key` (the session id) keeps one
--- session's events in order per endpoint while the endpoint is healthy.
+-- session's events in order per endpoint while the endpoint is healthy: a delivery is `ready` to be
+-- claimed only once the previous one of its session has had its first attempt.
 CREATE TABLE webhook_deliveries (
   id bigserial PRIMARY KEY,
   event_id text NOT NULL REFERENCES webhook_events(id) ON DELETE CASCADE,
@@ -30,6 +31,7 @@ CREATE TABLE webhook_deliveries (
   org_id text NOT NULL,
   event_type text NOT NULL,
   ordering_key text,
+  ready boolean NOT NULL DEFAULT true,
   status text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'delivered', 'failed')),
   attempts integer NOT NULL DEFAULT 0,
   next_attempt_at timestamptz NOT NULL DEFAULT now(),
@@ -42,8 +44,9 @@ CREATE TABLE webhook_deliveries (
   finished_at timestamptz,
   UNIQUE (event_id, endpoint_id)
 );
-CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at, id) WHERE status = 'pending';
+CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at, id) WHERE status = 'pending' AND ready;
 CREATE INDEX webhook_deliveries_order ON webhook_deliveries(endpoint_id, ordering_key, id) WHERE status = 'pending';
+CREATE INDEX webhook_deliveries_in_flight ON webhook_deliveries(endpoint_id) WHERE status = 'pending' AND locked_until IS NOT NULL;
 CREATE INDEX webhook_deliveries_finished ON webhook_deliveries(finished_at) WHERE status <> 'pending';
 
 -- The attempt log shown by GET /v1/webhook_endpoints/{id}/deliveries.
