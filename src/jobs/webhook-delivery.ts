@@ -101,6 +101,8 @@ export class WebhookDeliveryWorker {
       .catch((err) => this.o.logger.warn({ err }, 'webhook delivery pass failed'))
       .finally(() => {
         this.loop = null;
+        // A wake-up that arrived after the last check, while the pass was finishing, is not lost.
+        if (this.wakeRequested && !this.stopped) this.wake();
       });
   }
 
