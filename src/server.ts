@@ -23,6 +23,10 @@ import { registerTelephonyMetrics, startTelephony, type Telephony } from './tele
 import { metricsRegistry } from './api/plugins/metrics.js';
 import { startInactivitySweeper, type InactivitySweeper } from './jobs/inactivity-sweeper.js';
 import { startNodeLostSweeper, type NodeLostSweeper } from './jobs/node-lost-sweeper.js';
+import { startRecordingEncoder, type RecordingEncoder } from './jobs/recording-encoder.js';
+import { startRecordingRetention } from './jobs/recording-retention.js';
+import { attachRecorder, createRecordingStorage, recordingsDir } from './recordings/index.js';
+import type { Sweeper } from './jobs/periodic-sweep.js';
 
 export interface Gateway {
   config: Config;
@@ -39,6 +43,10 @@ export interface Gateway {
   sweeper?: InactivitySweeper;
   /** Present with the worker role: ends sessions whose owner node died (`node_lost`). */
   nodeLostSweeper?: NodeLostSweeper;
+  /** Present with the worker role: WAV → MP3 for ended sessions' recordings. */
+  recordingEncoder?: RecordingEncoder;
+  /** Present with the worker role: deletes expired recordings' audio. */
+  recordingRetention?: Sweeper;
   /** Present with the media role: this node's claims on its live sessions. */
   ownership?: SessionOwnership;
   /** Present with the media role when SIP is enabled: dial/hangup forwarding between nodes. */
@@ -98,6 +106,8 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     const redis = createRedis(config.redisUrl, config.redisKeyPrefix, logger);
     shutdown.add('redis', () => redis.disconnect());
 
+    let recordingEncoder: RecordingEncoder | undefined;
+    let recordingRetention: Sweeper | undefined;
     let engines: Engines | undefined;
     let registry: SessionRegistry | undefined;
     let telephony: Telephony | undefined;
@@ -108,7 +118,12 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       const ownedEngines = engines;
       shutdown.add('engines', () => ownedEngines.close());
       ownership = new SessionOwnership(redis, { node: config.nodeId, url: config.publicUrl }, config.limits.ownerClaimTtlSeconds * 1000);
-      registry = new SessionRegistry({ config, logger, db, redis, engines, ownership });
+      const wavDir = recordingsDir(config.dataDir);
+      registry = new SessionRegistry({
+        config, logger, db, redis, engines, ownership,
+        // Recorder taps (src/recordings): a session that ends hands its WAVs to the encoder job.
+        onOpened: (session, row) => attachRecorder(session, row, { db, logger, wavDir, captured: () => recordingEncoder?.kick() }),
+      });
       await registry.start();
       const ownedRegistry = registry;
       shutdown.add('registry', () => ownedRegistry.close());
@@ -156,7 +171,15 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
         claimTtlMs, graceMs: config.limits.reconnectGraceSeconds * 1000,
         intervalMs: Math.min(30_000, Math.max(500, claimTtlMs / 2)),
       });
-      const ownedSweepers = [sweeper, nodeLostSweeper];
+      const storage = createRecordingStorage(config.dataDir);
+      const pc = config.postCall;
+      recordingEncoder = startRecordingEncoder({
+        db, logger, storage, intervalMs: pc.jobIntervalMs, leaseSeconds: pc.leaseSeconds,
+        captureGraceSeconds: pc.captureGraceSeconds, bitrateKbps: pc.mp3BitrateKbps,
+      });
+      recordingEncoder.kick(); // resumes what a previous run left `processing`
+      recordingRetention = startRecordingRetention({ db, logger, storage, intervalMs: pc.retentionIntervalMs });
+      const ownedSweepers: Sweeper[] = [sweeper, nodeLostSweeper, recordingEncoder, recordingRetention];
       shutdown.add('sweeper', () => Promise.all(ownedSweepers.map((s) => s.stop())));
     }
 
@@ -166,7 +189,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
 
     let closed: Promise<void> | undefined;
     const close = (): Promise<void> => (closed ??= shutdown.run());
-    return { config, logger, db, redis, app, engines, registry, stream, telephony, sweeper, nodeLostSweeper, ownership, rpc, httpUrl, close };
+    return { config, logger, db, redis, app, engines, registry, stream, telephony, sweeper, nodeLostSweeper, recordingEncoder, recordingRetention, ownership, rpc, httpUrl, close };
   } catch (err) {
     await shutdown.run();
     throw err;
