@@ -25,6 +25,7 @@ import { startInactivitySweeper, type InactivitySweeper } from './jobs/inactivit
 import { startNodeLostSweeper, type NodeLostSweeper } from './jobs/node-lost-sweeper.js';
 import { startRecordingEncoder, type RecordingEncoder } from './jobs/recording-encoder.js';
 import { startRecordingRetention } from './jobs/recording-retention.js';
+import { startAnalysisWorker } from './jobs/analysis-worker.js';
 import { attachRecorder, createRecordingStorage, recordingsDir } from './recordings/index.js';
 import type { Sweeper } from './jobs/periodic-sweep.js';
 
@@ -47,6 +48,8 @@ export interface Gateway {
   recordingEncoder?: RecordingEncoder;
   /** Present with the worker role: deletes expired recordings' audio. */
   recordingRetention?: Sweeper;
+  /** Present with the worker role: runs requested analyses. */
+  analysisWorker?: Sweeper;
   /** Present with the media role: this node's claims on its live sessions. */
   ownership?: SessionOwnership;
   /** Present with the media role when SIP is enabled: dial/hangup forwarding between nodes. */
@@ -108,6 +111,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
 
     let recordingEncoder: RecordingEncoder | undefined;
     let recordingRetention: Sweeper | undefined;
+    let analysisWorker: Sweeper | undefined;
     let engines: Engines | undefined;
     let registry: SessionRegistry | undefined;
     let telephony: Telephony | undefined;
@@ -179,7 +183,8 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       });
       recordingEncoder.kick(); // resumes what a previous run left `processing`
       recordingRetention = startRecordingRetention({ db, logger, storage, intervalMs: pc.retentionIntervalMs });
-      const ownedSweepers: Sweeper[] = [sweeper, nodeLostSweeper, recordingEncoder, recordingRetention];
+      analysisWorker = startAnalysisWorker({ db, logger, intervalMs: pc.jobIntervalMs, leaseSeconds: pc.leaseSeconds });
+      const ownedSweepers: Sweeper[] = [sweeper, nodeLostSweeper, recordingEncoder, recordingRetention, analysisWorker];
       shutdown.add('sweeper', () => Promise.all(ownedSweepers.map((s) => s.stop())));
     }
 
@@ -189,7 +194,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
 
     let closed: Promise<void> | undefined;
     const close = (): Promise<void> => (closed ??= shutdown.run());
-    return { config, logger, db, redis, app, engines, registry, stream, telephony, sweeper, nodeLostSweeper, recordingEncoder, recordingRetention, ownership, rpc, httpUrl, close };
+    return { config, logger, db, redis, app, engines, registry, stream, telephony, sweeper, nodeLostSweeper, recordingEncoder, recordingRetention, analysisWorker, ownership, rpc, httpUrl, close };
   } catch (err) {
     await shutdown.run();
     throw err;

@@ -8,3 +8,4 @@ export * from './recordings-repo.js';
 export * from './transcripts-repo.js';
 export * from './page.js';
 export * from './transcripts-writer.js';
+export * from './analyses-repo.js';
