@@ -136,7 +136,10 @@ describe('POST /v1/sessions/{id}/analysis and GET /v1/analyses/{id}', () => {
     for (const body of [{ profile: 'bogus' }, { include: ['summary', 'mood'] }, { extra: 1 }]) {
       const bad = await gw.api(org.key, 'POST', `/v1/sessions/${sid}/analysis`, body);
       expect(bad.status, JSON.stringify(body)).toBe(400);
+      expect(bad.body.error.type).toBe('validation_error');
     }
+    const profile = await gw.api(org.key, 'POST', `/v1/sessions/${sid}/analysis`, { profile: 'bogus' });
+    expect(profile.body.error).toMatchObject({ param: 'profile', message: expect.stringContaining('default, support, sales, compliance') });
     const readOnly = await gw.createOrg({ scopes: ['sessions:read', 'analysis:read'] });
     const scope = await gw.api(readOnly.key, 'POST', `/v1/sessions/${sid}/analysis`, {});
     expect(scope.status).toBe(403);

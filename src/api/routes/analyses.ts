@@ -12,8 +12,9 @@ import { setCreditHeaders } from '../plugins/auth.js';
 import { IdParams, Iso8601, NullableIso8601, withAuthErrors } from '../schemas/common.js';
 
 const AnalysisBody = Type.Object({
-  profile: Type.Optional(Type.Union(PROFILE_NAMES.map((p) => Type.Literal(p)), { description: `One of ${PROFILE_NAMES.join(', ')}; default 'default'. See README "Analysis".` })),
-  include: Type.Optional(Type.Array(Type.Union(ANALYSIS_PARTS.map((p) => Type.Literal(p))), {
+  // Plain enums, so a refused value is reported with every allowed one.
+  profile: Type.Optional(Type.Unsafe<string>({ type: 'string', enum: PROFILE_NAMES, description: `One of ${PROFILE_NAMES.join(', ')}; default 'default'. See README "Analysis".` })),
+  include: Type.Optional(Type.Array(Type.Unsafe<string>({ type: 'string', enum: [...ANALYSIS_PARTS] }), {
     uniqueItems: true, minItems: 1, description: `Parts to compute, any of ${ANALYSIS_PARTS.join(', ')}; default all.`,
   })),
 }, { additionalProperties: false });
