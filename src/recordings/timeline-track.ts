@@ -45,6 +45,11 @@ export class TimelineTrack {
     if (at + src.length > this.high) this.high = at + src.length;
   }
 
+  /** Samples handed to the file writer so far (everything before the window). */
+  get flushedSamples(): number {
+    return this.base;
+  }
+
   /** Timeline length so far, ms. */
   get durationMs(): number {
     return (this.high * 1000) / SAMPLE_RATE;
