@@ -8,6 +8,7 @@ import { register as registerOrg } from './admin/org.js';
 import { register as registerKey } from './admin/key.js';
 import { register as registerConnection } from './admin/connection.js';
 import { register as registerNumber } from './admin/number.js';
+import { register as registerPostCall } from './admin/post-call.js';
 
 const ctx = new CliContext();
 const program = new Command('voxbridge').description('voxbridge telephony media gateway').exitOverride();
@@ -39,6 +40,7 @@ registerOrg(admin, ctx);
 registerKey(admin, ctx);
 registerConnection(admin, ctx);
 registerNumber(admin, ctx);
+registerPostCall(admin, ctx);
 
 async function main(): Promise<void> {
   try {

@@ -1,7 +1,7 @@
 // Where encoded recordings live, behind a small interface so a deployment can swap the directory
 // for an object store. The directory store is the default and the only one implemented and tested;
-// an S3-compatible store would implement the same four calls (put, stat, read with a byte range,
-// remove) — see src/recordings/README.md.
+// an S3-compatible store would implement the same four calls (put, size, read with a byte range,
+// remove). None is built: no S3-compatible server installs from Debian here to test one against.
 import { createReadStream } from 'node:fs';
 import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
