@@ -99,6 +99,19 @@ export const ConfigSchema = Type.Object({
     }),
     pocketsphinx: Type.Object({ hmm: Type.String(), lm: Type.String(), dict: Type.String() }),
   }),
+  /** Post-call work (src/recordings, src/analysis, their jobs in src/jobs). */
+  postCall: Type.Object({
+    /** How often the worker looks for recordings and analyses to process (ms); new work also kicks it at once. */
+    jobIntervalMs: PositiveInt,
+    /** An encoder or analyser holds a row this long; a crashed worker's rows are resumed after it. */
+    leaseSeconds: PositiveInt,
+    /** A recording whose node died mid-call is encoded from the WAV on disk this long after its session ended. */
+    captureGraceSeconds: PositiveInt,
+    /** How often expired recordings are deleted (ms). */
+    retentionIntervalMs: PositiveInt,
+    /** MP3 bitrate for lame (kbps; 8 kHz mono MPEG-2.5 allows 8–64). */
+    mp3BitrateKbps: Type.Integer({ minimum: 8, maximum: 64 }),
+  }),
 });
 
 export type Config = Static<typeof ConfigSchema>;
@@ -142,6 +155,11 @@ const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' 
   WEBHOOKS_POLL_INTERVAL_MS: { path: ['webhooks', 'pollIntervalMs'], kind: 'int' },
   WEBHOOKS_RETENTION_DAYS: { path: ['webhooks', 'retentionDays'], kind: 'int' },
   POCKETSPHINX_HMM: { path: ['engines', 'pocketsphinx', 'hmm'], kind: 'string' },
+  POSTCALL_JOB_INTERVAL_MS: { path: ['postCall', 'jobIntervalMs'], kind: 'int' },
+  POSTCALL_LEASE_SECONDS: { path: ['postCall', 'leaseSeconds'], kind: 'int' },
+  RECORDING_CAPTURE_GRACE_SECONDS: { path: ['postCall', 'captureGraceSeconds'], kind: 'int' },
+  RECORDING_RETENTION_INTERVAL_MS: { path: ['postCall', 'retentionIntervalMs'], kind: 'int' },
+  RECORDING_MP3_BITRATE_KBPS: { path: ['postCall', 'mp3BitrateKbps'], kind: 'int' },
 };
 
 export class ConfigError extends Error {}
