@@ -20,6 +20,7 @@ import { SessionOwnership, SessionRegistry, ownerOf } from './sessions/index.js'
 import { SessionRpc } from './coord/session-rpc.js';
 import { attachStreamServer, type StreamServer } from './stream/index.js';
 import { registerTelephonyMetrics, startTelephony, type Telephony } from './telephony/index.js';
+import { AgentServices, configSecretResolver, type SecretResolver } from './agents/index.js';
 import { metricsRegistry } from './api/plugins/metrics.js';
 import { startInactivitySweeper, type InactivitySweeper } from './jobs/inactivity-sweeper.js';
 import { startNodeLostSweeper, type NodeLostSweeper } from './jobs/node-lost-sweeper.js';
@@ -54,6 +55,8 @@ export interface StartOptions {
   logger?: Logger;
   /** Engines built by the caller (tests, embedding); default: built from config.engines. */
   engines?: Engines;
+  /** Resolves organizations' named secrets for the AI agents; default: config.agents.secrets. */
+  agentSecrets?: SecretResolver;
   /** How often the inactivity sweeper looks for idle sessions (default 30 s). */
   sweepIntervalMs?: number;
 }
@@ -108,7 +111,9 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       const ownedEngines = engines;
       shutdown.add('engines', () => ownedEngines.close());
       ownership = new SessionOwnership(redis, { node: config.nodeId, url: config.publicUrl }, config.limits.ownerClaimTtlSeconds * 1000);
-      registry = new SessionRegistry({ config, logger, db, redis, engines, ownership });
+      // Named secrets come from configuration until a per-organization secrets store is wired in.
+      const agents = new AgentServices({ ...config.agents, secrets: opts.agentSecrets ?? configSecretResolver(config.agents.secrets) });
+      registry = new SessionRegistry({ config, logger, db, redis, engines, ownership, agents });
       await registry.start();
       const ownedRegistry = registry;
       shutdown.add('registry', () => ownedRegistry.close());
@@ -118,6 +123,8 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
           return owner && owner.node !== config.nodeId ? owner : null;
         };
         telephony = await startTelephony({ config, logger, db, redis, registry, ownerElsewhere });
+        const dialer = telephony;
+        registry.setPartyDialer(async (sessionId, orgId, req) => void (await dialer.dial(sessionId, orgId, { to: req.to, party: req.party })));
         registerTelephonyMetrics(metricsRegistry, telephony);
         const ownedTelephony = telephony;
         shutdown.add('telephony', () => ownedTelephony.close());
