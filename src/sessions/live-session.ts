@@ -92,6 +92,7 @@ export class LiveSession extends SafeEmitter<LiveSessionEvents> {
   private readonly partyFrames: Record<Party, number> = { agent: 0, customer: 0 };
   /** The agent runtime in the agent modes (null in translation modes or without an agent). */
   readonly agentRuntime: AgentRuntime | null = null;
+  private bargeInAt = -1;
 
   constructor(opts: LiveSessionOptions) {
     super(opts.logger);
@@ -112,7 +113,10 @@ export class LiveSession extends SafeEmitter<LiveSessionEvents> {
         agent: agent && {
           language: agent.language,
           bargeInMinSpeechMs: agent.bargeInMinSpeechMs,
-          onBargeIn: agent.onBargeIn,
+          onBargeIn: () => {
+            this.bargeInAt = performance.now();
+            agent.onBargeIn?.();
+          },
           timelineMs: () => (this.t0 < 0 ? 0 : Date.now() - this.t0),
           onCustomerFinal: (text) => this.agentRuntime?.customerSaid(text),
         },
@@ -149,6 +153,11 @@ export class LiveSession extends SafeEmitter<LiveSessionEvents> {
         else this.close(reason);
       },
     };
+  }
+
+  /** performance.now() of the last barge-in (the customer cut the agent off), -1 if none (tests, benchmarks). */
+  get lastBargeInAt(): number {
+    return this.bargeInAt;
   }
 
   /** A carrier (socket or leg) is attached: in the agent modes a ready session starts its greeting. */
