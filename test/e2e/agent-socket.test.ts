@@ -7,18 +7,22 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStreamGateway, type StreamTestGateway, type TestSocket } from '../helpers/stream.js';
 import { concatPcm, silence, synthesizeSpeech } from '../helpers/speech-audio.js';
 import { createAgentSession, ToolWebhookServer } from '../helpers/agents.js';
+import { OpenAiChatServer } from '../helpers/openai-chat-server.js';
 
 const SIGNING_SECRET = 'whsec_agent_tools_test';
 let t: StreamTestGateway;
 let tools: ToolWebhookServer;
+let llm: OpenAiChatServer;
 
 beforeAll(async () => {
   tools = await ToolWebhookServer.start((r) => ({ body: { status: 'shipped', order_id: r.body?.arguments?.order_id ?? null } }));
-  t = await startStreamGateway({ engines: 'embedded', overrides: { agents: { secrets: { tool_signing: SIGNING_SECRET } } } });
+  llm = await OpenAiChatServer.start();
+  t = await startStreamGateway({ engines: 'embedded', overrides: { agents: { secrets: { tool_signing: SIGNING_SECRET, llm_key: 'sk-local-test' } } } });
 });
 afterAll(async () => {
   await t?.stop();
   await tools?.close();
+  await llm?.close();
 });
 
 const say = async (text: string, tail = 700) => concatPcm(silence(300), await synthesizeSpeech(text, { voice: 'flite' }), silence(tail));
@@ -136,5 +140,34 @@ describe('help_chat_voice over the socket', () => {
     expect(s.of('audio.output').filter((m) => m.speaker === 'agent').length).toBeGreaterThan(20);
     await s.close();
     expect(agentFinals(s)).toHaveLength(1);
+  }, 120_000);
+});
+
+describe('ai_agent with an openai_compatible brain (local chat-completions server)', () => {
+  it('streams a tool call, runs the tool webhook, feeds the result back and speaks the answer', async () => {
+    llm.replies.push(
+      { toolCalls: [{ id: 'call_e2e_1', name: 'lookup_order', arguments: '{"order_id":"1234"}' }], chunkSize: 4 },
+      { text: 'Your order 1234 has shipped. Is there anything else?', chunkSize: 5 },
+    );
+    const { id, token } = await createAgentSession(t, {
+      ...orderAgent(), greeting: null, intents: [],
+      brain: { provider: 'openai_compatible', model: 'local-test', base_url: llm.baseUrl, api_key_secret: 'llm_key' },
+      instructions: 'You are the order desk. Use lookup_order for order questions.',
+    });
+    const s = await t.connect(id, token);
+    await s.waitForType('session.ready');
+    await s.sendAudio(await say('where is my order number one two three four'), { pace: 2 });
+    await s.waitFor((m) => m.type === 'transcript.final' && m.speaker === 'agent' && /anything else/.test(m.text), 40_000, 'llm answer');
+    const said = agentFinals(s).map((m) => m.text);
+    expect(said).toEqual(['Your order 1234 has shipped.', 'Is there anything else?']);
+
+    const [first, second] = llm.requests.slice(-2);
+    expect(first.headers.authorization).toBe('Bearer sk-local-test');
+    expect(first.body.messages[0]).toEqual({ role: 'system', content: 'You are the order desk. Use lookup_order for order questions.' });
+    expect(first.body.messages[1].content).toMatch(/order/);
+    const toolMessage = second.body.messages.find((m) => m.role === 'tool');
+    expect(toolMessage).toEqual({ role: 'tool', tool_call_id: 'call_e2e_1', content: JSON.stringify({ status: 'shipped', order_id: '1234' }) });
+    expect(await events(id, 'ai_agent.tool_called')).toEqual([{ session_id: id, tool: { name: 'lookup_order', arguments: { order_id: '1234' }, call_id: 'call_e2e_1' } }]);
+    await s.close();
   }, 120_000);
 });

@@ -30,7 +30,7 @@ export class LlmError extends Error {
 
 /** The escalation offered to the model as a function, when the agent has an escalation policy. */
 const ESCALATE_FUNCTION = 'escalate_to_human';
-const SENTENCE_END = /[.!?](?:["')\]]*)(?:\s|$)/;
+const SENTENCE_END = /[.!?]["')\]]*\s/; // the end of the stream flushes the last one
 
 export class OpenAiCompatibleBrain implements Brain {
   private readonly messages: ChatMessage[] = [];
