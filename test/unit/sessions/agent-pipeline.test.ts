@@ -1,8 +1,8 @@
 // Stage tests of the agent pipeline on a hand-driven clock: replies played sentence by sentence,
 // the agent turn stored once heard, barge-in only after the minimum speech, queued agent audio
 // dropped at once, and the interrupted turn keeping only what was played.
-import { describe, expect, it } from 'vitest';
-import { buildPipeline, planPipeline, type Frame } from '../../../src/sessions/index.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { AgentListener, buildPipeline, EARLY_PARTIAL_STABLE_MS, planPipeline, type Frame } from '../../../src/sessions/index.js';
 import { splitSentences } from '../../../src/agents/index.js';
 import { fakeEngines, loudFrame, quietFrame } from '../../helpers/fake-engines.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
@@ -80,5 +80,32 @@ describe('agent pipeline', () => {
     t.feed(quietFrame(), 20);
     await settle();
     expect(t.finals).toContain('what are your hours');
+  });
+});
+
+describe('AgentListener (end of turn from partials)', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it('answers a settled partial at the end of speech and skips its final; waits for the final otherwise', () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const heard: string[] = [];
+    const l = new AgentListener((t) => heard.push(t)).link(() => undefined);
+    const ev = (f: Frame) => l.process(f);
+    ev({ kind: 'vad_start', party: 'customer', mediaMs: 0, preroll: [] });
+    ev({ kind: 'transcript_partial', party: 'customer', language: 'en', text: 'what are your opening hours' });
+    vi.advanceTimersByTime(EARLY_PARTIAL_STABLE_MS);
+    ev({ kind: 'vad_end', party: 'customer', mediaMs: 1000 });
+    expect(heard).toEqual(['what are your opening hours']);
+    ev({ kind: 'transcript_final', party: 'customer', language: 'en', text: 'what are your opening hours', startMs: 0, endMs: 1000 });
+    expect(heard).toHaveLength(1);
+
+    // A partial still changing at the end of speech (recognizer behind): the final is used.
+    ev({ kind: 'vad_start', party: 'customer', mediaMs: 2000, preroll: [] });
+    ev({ kind: 'transcript_partial', party: 'customer', language: 'en', text: 'where is my order one' });
+    vi.advanceTimersByTime(50);
+    ev({ kind: 'vad_end', party: 'customer', mediaMs: 3000 });
+    expect(heard).toHaveLength(1);
+    ev({ kind: 'transcript_final', party: 'customer', language: 'en', text: 'where is my order one two', startMs: 2000, endMs: 3000 });
+    expect(heard).toEqual(['what are your opening hours', 'where is my order one two']);
   });
 });
