@@ -2,6 +2,7 @@
 // once a human has taken the call over, bridges the two parties' audio both ways (the agent steps out;
 // the transcript keeps recording both).
 import { otherParty } from '../contracts.js';
+import { ORIGINAL_SPEAKER_LABEL } from './bridge.js';
 import type { Frame } from '../frames.js';
 import { FrameProcessor } from './processor.js';
 
@@ -62,7 +63,7 @@ export class HandoffBridge extends FrameProcessor {
 
   process(frame: Frame): void {
     if (this.bridged && frame.kind === 'audio') {
-      this.push({ kind: 'output_audio', to: otherParty(frame.party), speaker: `${frame.party}_original`, pcm: frame.pcm });
+      this.push({ kind: 'output_audio', to: otherParty(frame.party), speaker: ORIGINAL_SPEAKER_LABEL(frame.party), pcm: frame.pcm });
     }
     this.push(frame);
   }
