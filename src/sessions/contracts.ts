@@ -67,6 +67,8 @@ export interface PartyLeg {
   readonly kind: 'sip';
   /** Play one 20 ms frame to the far end. */
   playFrame(frame: PcmFrame): void;
+  /** Drops audio queued for the far end and not yet sent (barge-in); optional. */
+  clearOutput?(): void;
   /** Hang the leg up (BYE); idempotent. */
   close(reason: string): void;
 }

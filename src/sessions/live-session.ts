@@ -301,6 +301,10 @@ export class LiveSession extends SafeEmitter<LiveSessionEvents> {
         this.safeEmit('final', final);
         return;
       }
+      case 'interruption':
+        // Barge-in: what the leg's RTP sender still holds goes too (the pacer's queue is already dropped).
+        this.legs.get(frame.party)?.clearOutput?.();
+        return;
       case 'error':
         this.log?.error({ code: frame.code, party: frame.party }, frame.message);
         this.safeEmit('error', { code: frame.code, message: frame.message });

@@ -16,14 +16,18 @@ const agent: AgentDefinition = {
 class RecordingLeg implements PartyLeg {
   readonly kind = 'sip' as const;
   frames: Int16Array[] = [];
+  cleared = 0;
   constructor(readonly party: 'agent' | 'customer') {}
   playFrame(f: Int16Array) {
     this.frames.push(f);
   }
+  clearOutput() {
+    this.cleared++;
+  }
   close() {}
 }
 
-function setup(dial: (s: LiveSession, req: { party: 'agent' | 'customer'; to: string }) => Promise<void>) {
+function setup(dial: (s: LiveSession, req: { party: 'agent' | 'customer'; to: string }) => Promise<void>, greeting: string | null = null) {
   const { engines } = fakeEngines(['i want to talk to a person', 'hello is anyone there', 'hi this is the human']);
   const clock = new ManualClock();
   const stored: StoredTurn[] = [];
@@ -39,7 +43,8 @@ function setup(dial: (s: LiveSession, req: { party: 'agent' | 'customer'; to: st
     },
     agent: {
       language: 'en',
-      createRuntime: (host) => new AgentRuntime({ agent, brain: new ScriptedBrain(agent), host, tools: new ToolRunner({ timeoutMs: 100, signingSecrets: async () => [] }) }),
+      bargeInMinSpeechMs: 200,
+      createRuntime: (host) => new AgentRuntime({ agent: { ...agent, greeting }, brain: new ScriptedBrain(agent), host, tools: new ToolRunner({ timeoutMs: 100, signingSecrets: async () => [] }) }),
     },
   });
   const customer = new RecordingLeg('customer');
@@ -63,6 +68,24 @@ function setup(dial: (s: LiveSession, req: { party: 'agent' | 'customer'; to: st
   };
   return { session, clock, stored, events, customer, finals, speak, untilSaid };
 }
+
+describe('barge-in on a phone leg', () => {
+  it('stops the RTP output at once and drops what the leg still holds', async () => {
+    const t = setup(async () => undefined, 'Welcome to the order desk. I can help with orders, returns, opening hours and prices. What can I do for you?');
+    await vi.waitFor(() => expect(t.session.queuedOutput('customer')).toBeGreaterThan(100));
+    t.clock.tick(30);
+    expect(t.customer.frames).toHaveLength(30);
+    t.speak('customer', true); // 400 ms of speech, ticking live: cut off after the minimum speech
+    expect(t.customer.cleared).toBe(1);
+    expect(t.session.queuedOutput('customer')).toBe(0);
+    const played = t.customer.frames.length;
+    expect(played).toBeLessThan(30 + 55);
+    t.clock.tick(50);
+    expect(t.customer.frames.length).toBe(played);
+    await vi.waitFor(() => expect(t.finals.find((f) => f.speaker === 'agent')).toMatchObject({ interrupted: true, text: expect.stringMatching(/^Welcome to the order desk\./) }));
+    t.session.close('test');
+  });
+});
 
 describe('agent escalation with transfer', () => {
   it('dials the human as the agent party and bridges both parties, still transcribing both', async () => {
