@@ -137,8 +137,14 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       shutdown.add('engines', () => ownedEngines.close());
       ownership = new SessionOwnership(redis, { node: config.nodeId, url: config.publicUrl }, config.limits.ownerClaimTtlSeconds * 1000);
       const wavDir = recordingsDir(config.dataDir);
-      // Named secrets come from configuration until a per-organization secrets store is wired in.
-      const agents = new AgentServices({ ...config.agents, secrets: opts.agentSecrets ?? configSecretResolver(config.agents.secrets) });
+      // LLM keys: the organization's named secret (voxbridge admin secret set --org), then the
+      // node-wide one, then the configured agents.secrets.
+      const stored = secretResolver(db, config.secretKey);
+      const configured = configSecretResolver(config.agents.secrets);
+      const agents = new AgentServices({
+        ...config.agents,
+        secrets: opts.agentSecrets ?? (async (orgId, name) => (await stored(orgId, name)) ?? configured(orgId, name)),
+      });
       registry = new SessionRegistry({
         config, logger, db, redis, engines, ownership, agents, vad: { engine: config.vad.engine, sileroModel: config.vad.sileroModel },
         // Recorder taps (src/recordings): a session that ends hands its WAVs to the encoder job.
