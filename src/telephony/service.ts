@@ -19,7 +19,7 @@ import type { SipRequest } from 'sip';
 import { MediaAnchor, MediaServerUnavailable } from './media-anchor.js';
 import { SipLeg } from './call-leg.js';
 import { cidrContains } from './cidr.js';
-import { decryptSecret } from './secrets.js';
+import { decryptSecret } from '../secrets/index.js';
 import { TelephonyError } from './errors.js';
 import { resolveDialTarget, type DialRequest } from './dial-target.js';
 import type { SessionAttachment, TelephonySessionPort } from './session-port.js';
