@@ -47,6 +47,7 @@ export class JitterBuffer {
   private readonly capacity: number;
   private readonly store: Int16Array;
   private readonly slotIndex: Float64Array;
+  private readonly slotArrival: Float64Array;
   private readonly last = new Int16Array(SAMPLES);
   private readonly adaptive: boolean;
   private readonly minFrames: number;
@@ -77,6 +78,7 @@ export class JitterBuffer {
     this.target = Math.min(Math.max(o.targetFrames ?? 3, 1), this.capacity / 2);
     this.store = new Int16Array(this.capacity * SAMPLES);
     this.slotIndex = new Float64Array(this.capacity).fill(NaN);
+    this.slotArrival = new Float64Array(this.capacity);
     this.s = {
       received: 0, duplicates: 0, late: 0, concealed: 0, dropped: 0, underruns: 0, resyncs: 0, played: 0,
       targetFrames: this.target, jitterMs: 0,
@@ -87,6 +89,17 @@ export class JitterBuffer {
     this.s.targetFrames = this.target;
     this.s.jitterMs = this.jitter;
     return this.s;
+  }
+
+  /**
+   * How long the frame returned by the last pop() waited here (arrival → pop), in ms; NaN when that
+   * pop concealed or returned nothing, or no `nowMs` was given. Feeds the jitter_buffer stage histogram.
+   */
+  lastWaitMs = NaN;
+
+  /** Current playout target in frames (adapts to measured jitter when adaptive). */
+  get targetFrames(): number {
+    return this.target;
   }
 
   /** Frames buffered ahead of playout, holes included. */
@@ -150,6 +163,7 @@ export class JitterBuffer {
         continue;
       }
       this.slotIndex[slot] = idx;
+      this.slotArrival[slot] = arrivalMs;
       this.store.set(samples.subarray(f * SAMPLES, (f + 1) * SAMPLES), slot * SAMPLES);
       if (idx > this.maxIdx) this.maxIdx = idx;
     }
@@ -159,7 +173,8 @@ export class JitterBuffer {
    * Called once per 20 ms tick. Returns the frame to play (written into `out`, or a new array),
    * or null while nothing has ever been buffered (the leg has not started talking yet).
    */
-  pop(out: Int16Array = new Int16Array(SAMPLES)): Int16Array | null {
+  pop(out: Int16Array = new Int16Array(SAMPLES), nowMs = NaN): Int16Array | null {
+    this.lastWaitMs = NaN;
     if (this.state === 'idle') return null;
     if (this.state === 'priming') {
       // Play once the target is buffered, or after waiting that long anyway (a short burst).
@@ -196,6 +211,7 @@ export class JitterBuffer {
     this.next++;
     if (this.slotIndex[slot] === this.next - 1) {
       this.slotIndex[slot] = NaN;
+      this.lastWaitMs = nowMs - this.slotArrival[slot];
       out.set(this.store.subarray(slot * SAMPLES, (slot + 1) * SAMPLES));
       this.last.set(out);
       this.concealRun = 0;

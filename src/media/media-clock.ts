@@ -6,6 +6,8 @@ import { performance } from 'node:perf_hooks';
 import { FRAME_MS } from './constants.js';
 
 export type TickListener = (tick: number) => void;
+/** What happens to an error thrown by a tick listener (the owner logs it; the clock carries on). */
+export type TickErrorHook = (err: unknown, tick: number) => void;
 
 /** What a pacer needs from a clock (tests drive a manual one). */
 export interface TickSource {
@@ -19,6 +21,9 @@ export class MediaClock implements TickSource {
   private tickNo = 0;
   /** Stalls longer than the catch-up allowance (their ticks were skipped); a health figure. */
   lateTicks = 0;
+  /** Errors thrown by listeners so far (each also went to the hook). */
+  listenerErrors = 0;
+  private errorHook: TickErrorHook = () => {};
 
   /**
    * @param maxCatchUpTicks ticks fired back to back after a stall (default 25 = 500 ms), so a short
@@ -33,6 +38,12 @@ export class MediaClock implements TickSource {
 
   get listenerCount(): number {
     return this.listeners.size;
+  }
+
+  /** Routes listener errors somewhere visible (the composition root passes a logger's). */
+  onListenerError(hook: TickErrorHook): this {
+    this.errorHook = hook;
+    return this;
   }
 
   /** Calls `fn` on every tick until the returned function is called. */
@@ -64,8 +75,14 @@ export class MediaClock implements TickSource {
       for (const fn of this.listeners) {
         try {
           fn(this.tickNo);
-        } catch {
-          /* one session's fault must not stop the others' audio */
+        } catch (err) {
+          // One session's fault must not stop the others' audio: count it, hand it on, carry on.
+          this.listenerErrors++;
+          try {
+            this.errorHook(err, this.tickNo);
+          } catch {
+            // a failing hook must not stop the clock either
+          }
         }
       }
     }

@@ -1,13 +1,16 @@
 // One RTP endpoint per call leg: G.711 in and out, a jitter buffer on the way in, 20 ms paced
-// packets on the way out, RFC 4733 DTMF both ways, symmetric RTP latching and a media timeout.
+// packets on the way out, RFC 4733 DTMF both ways, source validation (rtp/source-latch.ts) and a
+// media timeout.
 import type dgram from 'node:dgram';
-import { EventEmitter } from 'node:events';
 import { randomInt } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { SafeEmitter } from '../../events/index.js';
+import { SourceLatch, type LatchingMode } from './source-latch.js';
 import { parseRtp, writeRtpHeader, RTP_HEADER_BYTES } from './packet.js';
 import { DtmfDecoder, digitPackets, type DigitDetected } from './dtmf.js';
 import { bindRtpSocket, type PortRange } from './port-allocator.js';
 import {
-  FRAME_MS, FRAME_SAMPLES, JitterBuffer, MediaClock, alawDecodeInto, alawEncodeInto, mulawDecodeInto, mulawEncodeInto,
+  FRAME_MS, FRAME_SAMPLES, JitterBuffer, LiveQueue, MediaClock, frameEnergy, observeStage, alawDecodeInto, alawEncodeInto, mulawDecodeInto, mulawEncodeInto,
   type JitterBufferOptions, type TickSource,
 } from '../../media/index.js';
 
@@ -18,13 +21,16 @@ import {
 export const rtpMediaClock = new MediaClock(FRAME_MS, 10);
 
 const SAMPLES = FRAME_SAMPLES;
-const OUT_QUEUE_MAX = 250; // 5 s of audio; the pipeline paces in real time, this only absorbs bursts
+// Outbound frames come from the session's pacer, already in real time but on another clock: the
+// queue converges to one frame of standing backlog and never holds more than 300 ms (LiveQueue).
+const OUT_QUEUE_TARGET = 1;
+const OUT_QUEUE_MAX = 15;
 
 export interface RtpEndpointEvents {
   /** One decoded 20 ms frame per tick once the far end has started sending (ownership passes). */
   frame: [Int16Array];
   dtmf: [DigitDetected];
-  /** First valid packet: the source we latched to. */
+  /** The source we latched to (first valid packet, or a later move to the signalled source). */
   latched: [{ address: string; port: number }];
   /** No RTP for the configured time while the far end should be sending. */
   timeout: [];
@@ -36,6 +42,13 @@ export interface RtpEndpointOptions extends PortRange {
   /** Tick source for playout and pacing; share the pipeline's so RTP and pacers tick together. */
   clock?: TickSource;
   jitter?: JitterBufferOptions;
+  /**
+   * Which sources may send us media (issue 11, "RTP source validation"): 'signalled' accepts only
+   * the address:port of the peer's SDP; 'nat' (default) also latches to another source within the
+   * first packets, of the same address family and, unless the SDP address is private, the same
+   * address. Either way the signalled source wins when it shows up. Strays are counted and ignored.
+   */
+  latching?: LatchingMode;
 }
 
 export interface RemoteMedia {
@@ -53,18 +66,18 @@ export interface RemoteMedia {
 export interface RtpEndpointStats {
   packetsIn: number;
   packetsOut: number;
+  /** Packets from a source that is neither the latched nor an acceptable one (strays, hijack attempts). */
   ignoredSource: number;
   malformed: number;
   dtmfIn: number;
 }
 
-export class RtpEndpoint extends EventEmitter<RtpEndpointEvents> {
+export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
   readonly port: number;
   readonly stats: RtpEndpointStats = { packetsIn: 0, packetsOut: 0, ignoredSource: 0, malformed: 0, dtmfIn: 0 };
   readonly jitter: JitterBuffer;
   private remote: RemoteMedia | null = null;
-  private latchedAddress: string | null = null;
-  private latchedPort = 0;
+  private readonly latch: SourceLatch;
   private readonly ssrc = randomInt(0, 0xffffffff);
   private seq = randomInt(0, 0xffff);
   private ts = randomInt(0, 0xffffffff);
@@ -73,7 +86,7 @@ export class RtpEndpoint extends EventEmitter<RtpEndpointEvents> {
   private lastPacketAt = 0;
   private timedOut = false;
   private closed = false;
-  private readonly outQueue: Int16Array[] = [];
+  private readonly outQueue = new LiveQueue<Int16Array>(frameEnergy, { targetFrames: OUT_QUEUE_TARGET, maxFrames: OUT_QUEUE_MAX });
   private dtmfQueue: { marker: boolean; payload: Uint8Array }[] = [];
   private dtmfTs = 0;
   private readonly dtmf = new DtmfDecoder();
@@ -90,6 +103,7 @@ export class RtpEndpoint extends EventEmitter<RtpEndpointEvents> {
     this.port = socket.address().port;
 
     this.jitter = new JitterBuffer(o.jitter);
+    this.latch = new SourceLatch(o.latching ?? 'nat');
     socket.on('message', (msg, rinfo) => this.receive(msg, rinfo.address, rinfo.port));
     socket.on('error', () => {
       // ICMP unreachable and the like: RTP is best effort, the timeout notices a dead peer.
@@ -106,16 +120,15 @@ export class RtpEndpoint extends EventEmitter<RtpEndpointEvents> {
   configure(remote: RemoteMedia): void {
     const moved = !this.remote || this.remote.address !== remote.address || this.remote.port !== remote.port;
     this.remote = remote;
-    if (moved && remote.address !== '0.0.0.0') {
-      // A new remote description may legitimately move the stream: latch again.
-      this.latchedAddress = null;
-    }
+    // A new remote description may legitimately move the stream: validate sources against it afresh.
+    if (moved && remote.address !== '0.0.0.0') this.latch.signal(remote.address, remote.port);
     this.lastPacketAt = performance.now();
     this.timedOut = false;
   }
 
   get remoteAddress(): { address: string; port: number } | null {
-    if (this.latchedAddress) return { address: this.latchedAddress, port: this.latchedPort };
+    const latched = this.latch.latched;
+    if (latched) return latched;
     if (!this.remote || this.remote.address === '0.0.0.0' || this.remote.port === 0) return null;
     return { address: this.remote.address, port: this.remote.port };
   }
@@ -123,13 +136,12 @@ export class RtpEndpoint extends EventEmitter<RtpEndpointEvents> {
   /** Queues one 20 ms frame to send. */
   playFrame(frame: Int16Array): void {
     if (this.closed) return;
-    if (this.outQueue.length >= OUT_QUEUE_MAX) this.outQueue.shift();
-    this.outQueue.push(frame);
+    this.outQueue.push(frame, performance.now());
   }
 
   /** Drops queued outbound audio (barge-in). */
   clearOutput(): void {
-    this.outQueue.length = 0;
+    this.outQueue.clear();
   }
 
   sendDigit(digit: string, durationMs = 100): void {
@@ -140,7 +152,7 @@ export class RtpEndpoint extends EventEmitter<RtpEndpointEvents> {
     if (this.closed) return;
     this.closed = true;
     this.unsubscribe();
-    this.outQueue.length = 0;
+    this.outQueue.clear();
     try {
       this.socket.close();
     } catch {
@@ -160,14 +172,12 @@ export class RtpEndpoint extends EventEmitter<RtpEndpointEvents> {
     const isAudio = p.payloadType === 0 || p.payloadType === 8;
     const isDtmf = remote !== null && p.payloadType === remote.dtmfPayloadType;
     if (!isAudio && !isDtmf) return; // comfort noise, unknown codecs
-    if (this.latchedAddress === null) {
-      this.latchedAddress = address;
-      this.latchedPort = port;
-      this.emit('latched', { address, port });
-    } else if (address !== this.latchedAddress || port !== this.latchedPort) {
+    const verdict = this.latch.accept(address, port);
+    if (verdict === 'ignore') {
       this.stats.ignoredSource++;
       return;
     }
+    if (verdict === 'latched') this.safeEmit('latched', { address, port });
     this.stats.packetsIn++;
     this.lastPacketAt = performance.now();
     if (p.ssrc !== this.lastSsrcIn) {
@@ -179,7 +189,7 @@ export class RtpEndpoint extends EventEmitter<RtpEndpointEvents> {
       const d = this.dtmf.push(p.timestamp, p.payload);
       if (d) {
         this.stats.dtmfIn++;
-        this.emit('dtmf', d);
+        this.safeEmit('dtmf', d);
       }
       return;
     }
@@ -221,8 +231,14 @@ export class RtpEndpoint extends EventEmitter<RtpEndpointEvents> {
 
   private tick(): void {
     if (this.closed) return;
-    const frame = this.jitter.pop();
-    if (frame) this.emit('frame', frame);
+    const t0 = performance.now();
+    const frame = this.jitter.pop(undefined, t0);
+    if (frame) {
+      if (!Number.isNaN(this.jitter.lastWaitMs)) observeStage('jitter_buffer', this.jitter.lastWaitMs);
+      this.safeEmit('frame', frame);
+      // Everything downstream of a leg's frame (bridge, VAD, STT feed, pacer enqueue) runs synchronously.
+      observeStage('pipeline', performance.now() - t0);
+    }
     this.sendTick();
     if (++this.ticks % 25 === 0) this.checkTimeout();
   }
@@ -231,6 +247,8 @@ export class RtpEndpoint extends EventEmitter<RtpEndpointEvents> {
     const remote = this.remote;
     const to = this.remoteAddress;
     const next = this.outQueue.shift();
+    const queuedAt = this.outQueue.lastEnqueuedAt;
+    this.outQueue.endTick();
     if (!remote || !to || !remote.send) return;
     if (this.dtmfQueue.length > 0 && remote.dtmfPayloadType !== null) {
       const d = this.dtmfQueue.shift()!;
@@ -251,7 +269,18 @@ export class RtpEndpoint extends EventEmitter<RtpEndpointEvents> {
     else mulawEncodeInto(pcm, body);
     this.marker = false;
     this.transmit(buf, to);
+    if (next) observeStage('rtp_send', performance.now() - queuedAt);
     this.ts = (this.ts + SAMPLES) >>> 0;
+  }
+
+  /** Outbound frames waiting for their tick (converges to about one). */
+  get outQueueDepth(): number {
+    return this.outQueue.length;
+  }
+
+  /** Strays count (`stats.ignoredSource`); this tells which latching rule applies. */
+  get latchingMode(): LatchingMode {
+    return this.latch.mode;
   }
 
   private transmit(buf: Buffer, to: { address: string; port: number }): void {
@@ -267,7 +296,7 @@ export class RtpEndpoint extends EventEmitter<RtpEndpointEvents> {
     }
     if (performance.now() - this.lastPacketAt > this.o.timeoutMs) {
       this.timedOut = true;
-      this.emit('timeout');
+      this.safeEmit('timeout');
     }
   }
 }
