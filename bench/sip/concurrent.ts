@@ -74,6 +74,7 @@ function percentile(xs: number[], p: number): number {
 }
 
 interface Usage {
+  stages?: Record<string, { count: number; meanMs: number; p50Ms: number; p99Ms: number }>;
   media?: Record<string, number>;
   cpu: NodeJS.CpuUsage;
   rss: number;
@@ -173,6 +174,8 @@ async function runOnce(child: ChildProcess, sipPort: number, ua: UserAgent, call
   const rss = usage1.rss;
   const rss0 = usage0.rss;
   console.log('gateway media counters at end of sending:', JSON.stringify(usage1.media));
+  // Cumulative since the gateway started (all steps so far): where a frame's time goes, per stage.
+  console.log('gateway per-stage time (ms, histogram bucket bounds):', JSON.stringify(usage1.stages));
   // Counters are read at the end of sending: the gateway keeps emitting (concealment, silence)
   // afterwards, and the window start and end both lag by the same path latency.
   const framesToSocket = live.reduce((a, s) => a + s.framesToSocket, 0);
