@@ -45,6 +45,7 @@ export function endpointConfig(m: NegotiatedMedia): Parameters<RtpEndpoint['conf
     dtmfPayloadType: m.dtmfPayloadType,
     send: !zero && (m.remoteDirection === 'sendrecv' || m.remoteDirection === 'recvonly'),
     expectReceive: !zero && (m.remoteDirection === 'sendrecv' || m.remoteDirection === 'sendonly'),
+    rtcpMux: m.rtcpMux,
   };
 }
 

@@ -8,7 +8,10 @@ import { SafeEmitter } from '../../events/index.js';
 import { SourceLatch, type LatchingMode } from './source-latch.js';
 import { parseRtp, writeRtpHeader, RTP_HEADER_BYTES } from './packet.js';
 import { DtmfDecoder, digitPackets, type DigitDetected } from './dtmf.js';
-import { bindRtpSocket, type PortRange } from './port-allocator.js';
+import { bindRtcpSocket, bindRtpSocket, type PortRange } from './port-allocator.js';
+import { looksLikeRtcp } from './rtcp.js';
+import { RtcpSession } from './rtcp-session.js';
+import { LegQuality, type CallQuality } from './call-quality.js';
 import {
   FRAME_MS, FRAME_SAMPLES, JitterBuffer, LiveQueue, MediaClock, frameEnergy, observeStage, alawDecodeInto, alawEncodeInto, mulawDecodeInto, mulawEncodeInto,
   type JitterBufferOptions, type TickSource,
@@ -49,6 +52,8 @@ export interface RtpEndpointOptions extends PortRange {
    * address. Either way the signalled source wins when it shows up. Strays are counted and ignored.
    */
   latching?: LatchingMode;
+  /** RTCP report interval (RFC 3550 §6.2 recommends 5 s minimum). Default 5000. */
+  rtcpIntervalMs?: number;
 }
 
 export interface RemoteMedia {
@@ -61,6 +66,8 @@ export interface RemoteMedia {
   send: boolean;
   /** The peer is expected to send (drives the RTP timeout). */
   expectReceive: boolean;
+  /** RTCP shares the RTP port (RFC 5761), negotiated in SDP. */
+  rtcpMux?: boolean;
 }
 
 export interface RtpEndpointStats {
@@ -98,9 +105,18 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
   private readonly unsubscribe: () => void;
   private ticks = 0;
 
-  private constructor(private readonly socket: dgram.Socket, private readonly o: RtpEndpointOptions) {
+  private readonly quality = new LegQuality();
+  private readonly rtcp: RtcpSession;
+  private octetsOut = 0;
+  private readonly rtcpEveryTicks: number;
+
+  private constructor(private readonly socket: dgram.Socket, private readonly rtcpSocket: dgram.Socket | null, private readonly o: RtpEndpointOptions) {
     super();
     this.port = socket.address().port;
+    this.rtcp = new RtcpSession(this.quality, `voxbridge-${this.ssrc.toString(16)}@${o.bindAddress}`, rtcpSocket, socket);
+    this.rtcpEveryTicks = Math.max(1, Math.round((o.rtcpIntervalMs ?? 5000) / FRAME_MS));
+    rtcpSocket?.on('message', (msg, rinfo) => this.receiveRtcp(msg, rinfo.address, rinfo.port, false));
+    rtcpSocket?.on('error', () => {});
 
     this.jitter = new JitterBuffer(o.jitter);
     this.latch = new SourceLatch(o.latching ?? 'nat');
@@ -113,7 +129,8 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
 
   static async open(o: RtpEndpointOptions): Promise<RtpEndpoint> {
     const socket = await bindRtpSocket(o, o.bindAddress);
-    return new RtpEndpoint(socket, o);
+    const rtcpSocket = await bindRtcpSocket(socket.address().port, o.bindAddress);
+    return new RtpEndpoint(socket, rtcpSocket, o);
   }
 
   /** Applies (or re-applies, on re-INVITE) the negotiated remote media. */
@@ -148,10 +165,22 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
     this.dtmfQueue.push(...digitPackets(digit, durationMs));
   }
 
+  /** Packets, loss, jitter, round trip and MOS of this leg so far (RTP and RTCP). */
+  get callQuality(): CallQuality {
+    return this.quality.snapshot(this.stats.packetsOut, this.jitter.targetFrames * FRAME_MS);
+  }
+
   close(): void {
     if (this.closed) return;
+    const to = this.remoteAddress;
+    if (to && this.remote?.send !== false) this.rtcp.sendBye(this.ssrc, to, this.remote?.rtcpMux === true);
     this.closed = true;
     this.unsubscribe();
+    try {
+      this.rtcpSocket?.close();
+    } catch {
+      // already closed
+    }
     this.outQueue.clear();
     try {
       this.socket.close();
@@ -163,6 +192,10 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
 
   private receive(msg: Buffer, address: string, port: number): void {
     if (this.closed) return;
+    if (looksLikeRtcp(msg)) {
+      this.receiveRtcp(msg, address, port, true);
+      return;
+    }
     const p = parseRtp(msg);
     if (!p) {
       this.stats.malformed++;
@@ -180,6 +213,7 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
     if (verdict === 'latched') this.safeEmit('latched', { address, port });
     this.stats.packetsIn++;
     this.lastPacketAt = performance.now();
+    this.quality.onRtp(p.ssrc, p.sequence, p.timestamp, this.lastPacketAt);
     if (p.ssrc !== this.lastSsrcIn) {
       if (this.lastSsrcIn !== -1) this.jitter.reset();
       this.asmFill = 0;
@@ -241,6 +275,24 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
     }
     this.sendTick();
     if (++this.ticks % 25 === 0) this.checkTimeout();
+    if (this.ticks % this.rtcpEveryTicks === 0) this.sendRtcp();
+  }
+
+  private sendRtcp(): void {
+    const to = this.remoteAddress;
+    if (!to || !this.remote) return;
+    this.rtcp.sendReport({ ssrc: this.ssrc, packetsSent: this.stats.packetsOut, octetsSent: this.octetsOut, rtpTimestamp: this.ts }, to, this.remote.rtcpMux === true);
+  }
+
+  /** RTCP is taken only from the address media comes from (or is signalled from): strays are counted. */
+  private receiveRtcp(msg: Buffer, address: string, port: number, viaMux: boolean): void {
+    if (this.closed) return;
+    const expected = this.remoteAddress;
+    if (!expected || expected.address !== address) {
+      this.stats.ignoredSource++;
+      return;
+    }
+    if (!this.rtcp.receive(msg, address, port, viaMux, this.ssrc)) this.stats.malformed++;
   }
 
   private sendTick(): void {
@@ -286,6 +338,7 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
   private transmit(buf: Buffer, to: { address: string; port: number }): void {
     this.seq = (this.seq + 1) & 0xffff;
     this.stats.packetsOut++;
+    this.octetsOut += buf.length - RTP_HEADER_BYTES;
     this.socket.send(buf, to.port, to.address);
   }
 
