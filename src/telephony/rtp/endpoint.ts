@@ -173,21 +173,22 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
   close(): void {
     if (this.closed) return;
     const to = this.remoteAddress;
-    if (to && this.remote?.send !== false) this.rtcp.sendBye(this.ssrc, to, this.remote?.rtcpMux === true);
     this.closed = true;
     this.unsubscribe();
-    try {
-      this.rtcpSocket?.close();
-    } catch {
-      // already closed
-    }
     this.outQueue.clear();
-    try {
-      this.socket.close();
-    } catch {
-      // already closed
-    }
     this.removeAllListeners();
+    const closeSockets = () => {
+      for (const s of [this.rtcpSocket, this.socket]) {
+        try {
+          s?.close();
+        } catch {
+          // already closed
+        }
+      }
+    };
+    // RFC 3550 §6.6: say goodbye, then close once the BYE has left.
+    if (to && this.remote?.send !== false) this.rtcp.sendBye(this.ssrc, to, this.remote?.rtcpMux === true, closeSockets);
+    else closeSockets();
   }
 
   private receive(msg: Buffer, address: string, port: number): void {

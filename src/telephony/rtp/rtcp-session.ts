@@ -51,24 +51,27 @@ export class RtcpSession {
     this.transmit(buf, rtp, mux);
   }
 
-  sendBye(ssrc: number, rtp: { address: string; port: number }, mux: boolean): void {
-    this.transmit(buildBye(ssrc), rtp, mux);
+  /** Sends a BYE; `sent` runs once it left (or could not be sent), so the caller closes sockets after. */
+  sendBye(ssrc: number, rtp: { address: string; port: number }, mux: boolean, sent: () => void): void {
+    if (!this.transmit(buildBye(ssrc), rtp, mux, sent)) sent();
   }
 
-  private transmit(buf: Buffer, rtp: { address: string; port: number }, mux: boolean): void {
+  private transmit(buf: Buffer, rtp: { address: string; port: number }, mux: boolean, sent?: () => void): boolean {
     this.quality.mux = mux;
     try {
       if (mux) {
-        this.rtpSocket.send(buf, rtp.port, rtp.address);
+        this.rtpSocket.send(buf, rtp.port, rtp.address, sent);
       } else if (this.rtcpSocket) {
         const to = this.peerRtcp ?? { address: rtp.address, port: rtp.port + 1 };
-        this.rtcpSocket.send(buf, to.port, to.address);
+        this.rtcpSocket.send(buf, to.port, to.address, sent);
       } else {
-        return;
+        return false;
       }
       this.quality.rtcpSent++;
+      return true;
     } catch {
       // a socket closing under us: RTCP is best effort
+      return false;
     }
   }
 }
