@@ -33,6 +33,8 @@ export interface JitterBufferStats {
   resyncs: number;
   played: number;
   targetFrames: number;
+  /** Frames buffered ahead of playout right now (the buffer's depth). */
+  depthFrames: number;
   jitterMs: number;
 }
 
@@ -81,12 +83,13 @@ export class JitterBuffer {
     this.slotArrival = new Float64Array(this.capacity);
     this.s = {
       received: 0, duplicates: 0, late: 0, concealed: 0, dropped: 0, underruns: 0, resyncs: 0, played: 0,
-      targetFrames: this.target, jitterMs: 0,
+      targetFrames: this.target, depthFrames: 0, jitterMs: 0,
     };
   }
 
   get stats(): Readonly<JitterBufferStats> {
     this.s.targetFrames = this.target;
+    this.s.depthFrames = this.level;
     this.s.jitterMs = this.jitter;
     return this.s;
   }

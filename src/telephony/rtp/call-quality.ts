@@ -184,3 +184,32 @@ export class LegQuality {
     };
   }
 }
+
+/**
+ * Adds one live leg to a media summary (telephony mediaStats → /metrics): sums that
+ * finishQualitySummary turns into averages over live legs (mosAvg, lossPercentAvg, jitterMsAvg,
+ * rttMsAvg, jitterDepthFramesAvg, jitterTargetFramesAvg) plus RTCP packet totals.
+ */
+export function addLegQuality(sum: Record<string, number>, q: CallQuality, jitter: { targetFrames: number; depthFrames: number }): void {
+  sum.qualityLegs = (sum.qualityLegs ?? 0) + 1;
+  sum.mosAvg = (sum.mosAvg ?? 0) + q.mos;
+  sum.lossPercentAvg = (sum.lossPercentAvg ?? 0) + q.loss_percent;
+  sum.jitterMsAvg = (sum.jitterMsAvg ?? 0) + q.jitter_ms;
+  if (q.rtt_ms !== null) {
+    sum.rttLegs = (sum.rttLegs ?? 0) + 1;
+    sum.rttMsAvg = (sum.rttMsAvg ?? 0) + q.rtt_ms;
+  }
+  sum.jitterTargetFramesAvg = (sum.jitterTargetFramesAvg ?? 0) + jitter.targetFrames;
+  sum.jitterDepthFramesAvg = (sum.jitterDepthFramesAvg ?? 0) + jitter.depthFrames;
+  sum.rtcpIn = (sum.rtcpIn ?? 0) + q.rtcp.received;
+  sum.rtcpOut = (sum.rtcpOut ?? 0) + q.rtcp.sent;
+}
+
+export function finishQualitySummary(sum: Record<string, number>): Record<string, number> {
+  const n = sum.qualityLegs ?? 0;
+  for (const k of ['mosAvg', 'lossPercentAvg', 'jitterMsAvg', 'jitterTargetFramesAvg', 'jitterDepthFramesAvg']) {
+    if (k in sum) sum[k] = n > 0 ? Math.round((sum[k] / n) * 100) / 100 : 0;
+  }
+  if ('rttMsAvg' in sum) sum.rttMsAvg = Math.round((sum.rttMsAvg / Math.max(1, sum.rttLegs ?? 0)) * 10) / 10;
+  return sum;
+}
