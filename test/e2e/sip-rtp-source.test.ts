@@ -27,7 +27,7 @@ async function udp(): Promise<dgram.Socket> {
 
 describe('RTP source validation', () => {
   it('keeps the caller\'s audio when a third party sends to the RTP port first', async () => {
-    await fx.createSession({ phoneNumber: fx.openNumber });
+    const sessionId = await fx.createSession({ phoneNumber: fx.openNumber });
     const caller = await udp();
     const intruder = await udp();
     const attached = fx.sessions.nextLeg();
@@ -59,5 +59,14 @@ describe('RTP source validation', () => {
     await sipp.done;
     caller.close();
     intruder.close();
+
+    // The leg's quality travels with session.provider.disconnected (additive fields).
+    const ended = await eventually(async () => (await fx.db.query(`SELECT data FROM webhook_events WHERE type = 'session.provider.disconnected' AND data->>'session_id' = $1`, [sessionId])).rows[0]);
+    const q = ended.data.provider.quality;
+    expect(q.packets_received).toBeGreaterThanOrEqual(30);
+    expect(q.packets_lost).toBe(0);
+    expect(q.packets_sent).toBeGreaterThan(0);
+    expect(q.mos).toBeGreaterThan(4);
+    expect(q.rtcp).toMatchObject({ mux: false });
   });
 });
