@@ -20,7 +20,7 @@ import { SessionOwnership, SessionRegistry, ownerOf, sharedMediaClock } from './
 import { registerMediaStageMetrics } from './media/index.js';
 import { SessionRpc } from './coord/session-rpc.js';
 import { attachStreamServer, type StreamServer } from './stream/index.js';
-import { registerTelephonyMetrics, rtpMediaClock, startTelephony, type Telephony } from './telephony/index.js';
+import { registerTelephonyMetrics, startTelephony, type Telephony } from './telephony/index.js';
 import { metricsRegistry } from './api/plugins/metrics.js';
 import { startInactivitySweeper, type InactivitySweeper } from './jobs/inactivity-sweeper.js';
 import { startNodeLostSweeper, type NodeLostSweeper } from './jobs/node-lost-sweeper.js';
@@ -109,7 +109,8 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       const ownedEngines = engines;
       shutdown.add('engines', () => ownedEngines.close());
       registerMediaStageMetrics(metricsRegistry);
-      sharedMediaClock.onListenerError((err) => logger.error({ err }, 'media clock listener failed (session pacing)'));
+      // One clock for session pacers and RTP endpoints (media/processMediaClock).
+      sharedMediaClock.onListenerError((err) => logger.error({ err }, 'media clock listener failed'));
       ownership = new SessionOwnership(redis, { node: config.nodeId, url: config.publicUrl }, config.limits.ownerClaimTtlSeconds * 1000);
       registry = new SessionRegistry({ config, logger, db, redis, engines, ownership });
       await registry.start();
@@ -122,7 +123,6 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
         };
         telephony = await startTelephony({ config, logger, db, redis, registry, ownerElsewhere });
         registerTelephonyMetrics(metricsRegistry, telephony);
-        rtpMediaClock.onListenerError((err) => logger.error({ err }, 'media clock listener failed (RTP)'));
         const ownedTelephony = telephony;
         shutdown.add('telephony', () => ownedTelephony.close());
         ownership.setSip({ address: config.sip.advertisedAddress, port: telephony.sipPort });

@@ -233,8 +233,8 @@ export async function measureConcurrent(o: { callCounts?: number[]; seconds: num
         if (u.activeCalls === 0) break;
         await new Promise((res) => setTimeout(res, 50));
       }
-      // Stop past the point where the gateway no longer carries the load cleanly (well beyond 0.1 % loss).
-      if (r.connected < calls || r.burstsDelivered < r.burstsSent * 0.95 || r.gatewayDiscardPercent + r.gatewayConcealPercent > 5) break;
+      // Every step runs (the flat line is the point); stop only when calls no longer connect.
+      if (r.connected < calls) break;
     }
   } finally {
     ua.close();

@@ -18,7 +18,6 @@ export { encryptSecret, decryptSecret } from './secrets.js';
 export { isValidCidr } from './cidr.js';
 export { sessionPortFromRegistry } from './registry-port.js';
 export { registerTelephonyMetrics } from './metrics.js';
-export { rtpMediaClock } from './rtp/endpoint.js';
 
 export interface TelephonyDeps {
   config: Config;

@@ -13,15 +13,12 @@ import { looksLikeRtcp } from './rtcp.js';
 import { RtcpSession } from './rtcp-session.js';
 import { LegQuality, type CallQuality } from './call-quality.js';
 import {
-  FRAME_MS, FRAME_SAMPLES, JitterBuffer, LiveQueue, MediaClock, frameEnergy, observeStage, alawDecodeInto, alawEncodeInto, mulawDecodeInto, mulawEncodeInto,
+  FRAME_MS, FRAME_SAMPLES, JitterBuffer, LiveQueue, processMediaClock, frameEnergy, observeStage, alawDecodeInto, alawEncodeInto, mulawDecodeInto, mulawEncodeInto,
   type JitterBufferOptions, type TickSource,
 } from '../../media/index.js';
 
-/**
- * The process-wide clock RTP endpoints send on. Kept apart from the sessions' pacing clock, with a
- * shorter catch-up (10 ticks): under load bench/sip measured fewer ticks than wall time with one clock for both.
- */
-export const rtpMediaClock = new MediaClock(FRAME_MS, 10);
+/** The clock RTP endpoints play out and send on: the process's one media clock, shared with the session pacers. */
+export const rtpMediaClock = processMediaClock;
 
 const SAMPLES = FRAME_SAMPLES;
 // Outbound frames come from the session's pacer, already in real time but on another clock: the
