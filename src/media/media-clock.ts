@@ -2,7 +2,6 @@
 // pacing costs one timer per process, not one per session, call or frame. It corrects its own drift
 // against performance.now(), catches up the ticks of a short event-loop stall, and stops when nobody
 // listens.
-import { performance } from 'node:perf_hooks';
 import { FRAME_MS } from './constants.js';
 
 export type TickListener = (tick: number) => void;
@@ -17,6 +16,8 @@ export interface TickSource {
 export class MediaClock implements TickSource {
   private readonly listeners = new Set<TickListener>();
   private timer: NodeJS.Timeout | null = null;
+  /** Inside run(): a listener that subscribes then must not restart the timer (it would reset the tick grid). */
+  private running = false;
   private nextAt = 0;
   private tickNo = 0;
   /** Stalls longer than the catch-up allowance (their ticks were skipped); a health figure. */
@@ -49,7 +50,7 @@ export class MediaClock implements TickSource {
   /** Calls `fn` on every tick until the returned function is called. */
   subscribe(fn: TickListener): () => void {
     this.listeners.add(fn);
-    if (!this.timer) {
+    if (!this.timer && !this.running) {
       this.nextAt = performance.now() + this.periodMs;
       this.schedule();
     }
@@ -66,6 +67,7 @@ export class MediaClock implements TickSource {
 
   private readonly run = (): void => {
     this.timer = null;
+    this.running = true;
     const now = performance.now();
     let fired = 0;
     while (now >= this.nextAt && fired < this.maxCatchUpTicks) {
@@ -94,6 +96,7 @@ export class MediaClock implements TickSource {
       this.tickNo += skipped;
       this.nextAt += skipped * this.periodMs;
     }
+    this.running = false;
     if (this.listeners.size > 0) this.schedule();
   };
 
