@@ -194,7 +194,10 @@ export class JitterBuffer {
       // Underrun: stretch (do not advance playout) and re-prime.
       this.s.underruns++;
       this.state = 'priming';
-      if (this.adaptive && this.target < this.maxFrames) this.target++;
+      // Grow on an underrun, but only up to two frames above what the measured jitter asks for: an
+      // underrun caused by our own event loop stalling (not by the network) is not cured by depth,
+      // and growing without bound there is what kept the added latency high on a busy host.
+      if (this.adaptive && this.target < Math.min(this.maxFrames, this.jitterTarget() + 2)) this.target++;
       this.lastUnderrunAt = this.s.received;
       return this.conceal(out);
     }
@@ -271,6 +274,12 @@ export class JitterBuffer {
     return this.tsCycles + raw;
   }
 
+  /** The target the measured jitter asks for: one frame plus three times the jitter, within bounds. */
+  private jitterTarget(): number {
+    const wanted = 1 + Math.ceil((3 * this.jitter) / FRAME_MS);
+    return Math.min(Math.max(wanted, this.minFrames), this.maxFrames);
+  }
+
   private updateJitter(ts: number, arrivalMs: number): void {
     // RFC 3550 §A.8: J += (|D| - J) / 16, with D the change in transit time.
     const transit = arrivalMs - ts / 8;
@@ -280,8 +289,7 @@ export class JitterBuffer {
     }
     this.prevTransit = transit;
     if (this.adaptive) {
-      const wanted = 1 + Math.ceil((3 * this.jitter) / FRAME_MS);
-      const clamped = Math.min(Math.max(wanted, this.minFrames), this.maxFrames);
+      const clamped = this.jitterTarget();
       // Grow at once, shrink slowly (the drift logic drains the surplus one frame at a time).
       if (clamped > this.target) this.target = clamped;
       // Shrink only after 10 s (500 packets) without an underrun: a target that just grew stays.

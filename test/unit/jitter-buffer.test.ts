@@ -117,6 +117,18 @@ describe('JitterBuffer', () => {
     expect(Math.max(...depths.slice(-200))).toBeLessThanOrEqual(3 + 1);
   });
 
+  it('does not grow without bound on underruns the measured jitter does not explain (own stalls)', () => {
+    const jb = new JitterBuffer({ targetFrames: 3, adaptive: true, minFrames: 3, maxFrames: 12 });
+    let n = 0;
+    // A steady sender (no network jitter), but the playout clock regularly pops more than arrives.
+    for (let round = 0; round < 30; round++) {
+      for (let k = 0; k < 10; k++, n++) jb.push(n * 160, frame(1), n * 20);
+      for (let k = 0; k < 14; k++) jb.pop();
+    }
+    expect(jb.stats.underruns).toBeGreaterThan(10);
+    expect(jb.stats.targetFrames).toBeLessThanOrEqual(5);
+  });
+
   it('accepts packets carrying two frames (ptime 40)', () => {
     const jb = new JitterBuffer({ targetFrames: 2, adaptive: false });
     const two = new Int16Array(320);
