@@ -17,7 +17,8 @@ import { buildApp, type ExtraRoutes } from './api/app.js';
 import callRoutes, { callCommandExecutor } from './api/routes/calls.js';
 import { createEngines, type Engines } from './speech/index.js';
 import { secretResolver } from './secrets/index.js';
-import { SessionOwnership, SessionRegistry, ownerOf } from './sessions/index.js';
+import { SessionOwnership, SessionRegistry, ownerOf, sharedMediaClock } from './sessions/index.js';
+import { registerMediaStageMetrics } from './media/index.js';
 import { SessionRpc } from './coord/session-rpc.js';
 import { attachStreamServer, type StreamServer } from './stream/index.js';
 import { registerTelephonyMetrics, startTelephony, type Telephony } from './telephony/index.js';
@@ -135,6 +136,9 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       }));
       const ownedEngines = engines;
       shutdown.add('engines', () => ownedEngines.close());
+      registerMediaStageMetrics(metricsRegistry);
+      // One clock for session pacers and RTP endpoints (media/processMediaClock).
+      sharedMediaClock.onListenerError((err) => logger.error({ err }, 'media clock listener failed'));
       ownership = new SessionOwnership(redis, { node: config.nodeId, url: config.publicUrl }, config.limits.ownerClaimTtlSeconds * 1000);
       const wavDir = recordingsDir(config.dataDir);
       // Named secrets come from configuration until a per-organization secrets store is wired in.
