@@ -2,13 +2,16 @@
 // small promise API: inbound INVITEs arrive as IncomingInvite objects, `answer()` gives a Dialog,
 // `call()` places an outbound INVITE (with digest auth retry) and resolves with a Dialog.
 import { randomBytes } from 'node:crypto';
-import sip, { type CreateOptions, type NameAddr, type Remote, type SipRequest, type SipResponse, type SipStack } from 'sip';
+import sip, { type NameAddr, type Remote, type SipRequest, type SipResponse, type SipStack } from 'sip';
 import digest from 'sip/digest.js';
 import { Dialog, type DialogTransport } from './dialog.js';
 import { IncomingInvite } from './incoming-invite.js';
 import { ALLOW_HEADER, SipError } from './errors.js';
 import { validateRequest } from './validate.js';
 import { reserveSipPort } from './bind-check.js';
+import { createSipStack } from './stack.js';
+import type { SipLimits } from './framing.js';
+import type { StreamLimits } from './transports.js';
 
 export interface SipLogger {
   debug(obj: object, msg?: string): void;
@@ -24,6 +27,10 @@ export interface UserAgentOptions {
   advertisedAddress: string;
   userAgent?: string;
   logger?: SipLogger;
+  limits?: Partial<SipLimits>;
+  stream?: Partial<StreamLimits>;
+  /** Input the front refused before parsing (hostile or malformed), for counters and logs. */
+  onRefused?(fault: string, remote: { address: string; port: number; protocol: string }, detail?: string): void;
 }
 
 export interface UserAgentHandlers {
@@ -75,24 +82,21 @@ export class UserAgent implements DialogTransport {
 
   private constructor(readonly o: UserAgentOptions, private readonly handlers: UserAgentHandlers) {
     this.log = o.logger ?? noopLogger;
-    const stackOptions: CreateOptions = {
-      port: o.port,
-      address: o.host,
-      udp: o.transports.includes('udp'),
-      tcp: o.transports.includes('tcp'),
-      // The package treats any request URI whose host equals its "hostname" as one of its own flow
-      // tokens (and fails to route it), which breaks calls to peers on our own address. Its
-      // hostname is fixed at create() while Via reads publicAddress at send time, so create with a
-      // name no peer can have, then put the advertised address in place for Via.
-      publicAddress: 'voxbridge.invalid',
-      logger: {
-        error: (e) => this.log.warn({ err: String(e) }, 'sip stack error'),
-        send: (m, target) => this.log.debug({ target, msg: sip.stringify(m) }, 'sip send'),
-        recv: (m, remote) => this.log.debug({ remote, msg: sip.stringify(m) }, 'sip recv'),
+    this.stack = createSipStack(
+      {
+        host: o.host,
+        port: o.port,
+        transports: o.transports,
+        publicAddress: o.advertisedAddress,
+        limits: o.limits,
+        stream: o.stream,
+        onError: (e) => this.log.warn({ err: String(e) }, 'sip stack error'),
+        onSend: (m, target) => this.log.debug({ target, msg: sip.stringify(m) }, 'sip send'),
+        onReceive: (m, remote) => this.log.debug({ remote, msg: sip.stringify(m) }, 'sip recv'),
+        onRefused: o.onRefused,
       },
-    };
-    this.stack = sip.create(stackOptions, (rq, remote) => this.onRequest(rq, remote));
-    stackOptions.publicAddress = o.advertisedAddress;
+      (rq, remote) => this.onRequest(rq, remote),
+    );
   }
 
   /** Starts the stack on o.port (0: any free port; read `port` afterwards). Rejects when the port is taken. */
