@@ -44,6 +44,8 @@ export interface Telephony {
   mediaStats(): Record<string, number>;
   /** Call outcomes since start, keyed "direction:result". */
   callCounts(): Record<string, number>;
+  /** Input the SIP front refused since start, by fault. */
+  refusedCounts(): Record<string, number>;
   /** The SIP port bound (config.sip.port, or the one chosen when it is 0). */
   readonly sipPort: number;
   close(): Promise<void>;
@@ -78,6 +80,7 @@ export async function startTelephony(deps: TelephonyDeps): Promise<Telephony> {
     sipPort: svc.sipPort,
     mediaStats: () => svc.mediaStats(),
     callCounts: () => ({ ...svc.callCounts }),
+    refusedCounts: () => ({ ...svc.refusals.counts }),
     close: () => svc.close(),
   };
 }

@@ -8,6 +8,7 @@ import type { Db } from '../store/index.js';
 import * as repo from '../store/telephony-repo.js';
 import type { Party } from '../sessions/contracts.js';
 import { UserAgent, newCallId, newTag } from './sip/user-agent.js';
+import { RefusalCounter } from './sip/refusals.js';
 import type { IncomingInvite } from './sip/incoming-invite.js';
 import { SipError } from './sip/errors.js';
 import { RtpEndpoint } from './rtp/endpoint.js';
@@ -66,10 +67,13 @@ export class TelephonyService {
   private readonly authChallenges = new Map<string, { ctx: Record<string, unknown>; expires: number }>();
   private readonly clock: TickSource;
   private readonly log: Logger;
+  /** Input the SIP front refused, by fault (metrics). */
+  readonly refusals: RefusalCounter;
   private closed = false;
 
   constructor(private readonly o: TelephonyOptions) {
     this.log = o.logger.child({ component: 'telephony' });
+    this.refusals = new RefusalCounter(this.log);
     this.clock = o.clock ?? rtpMediaClock;
     this.anchor = o.config.rtpengine.ng ? new MediaAnchor({ ng: o.config.rtpengine.ng, timeoutMs: o.config.rtpengine.timeoutMs }) : null;
   }
@@ -79,7 +83,8 @@ export class TelephonyService {
     const svc = new TelephonyService(o);
     const sip = o.config.sip;
     svc.ua = await UserAgent.start(
-      { host: sip.host, port: sip.port, transports: sip.transports, advertisedAddress: sip.advertisedAddress, userAgent: 'voxbridge', logger: svc.log },
+      { host: sip.host, port: sip.port, transports: sip.transports, advertisedAddress: sip.advertisedAddress, userAgent: 'voxbridge', logger: svc.log,
+        limits: sip.limits, stream: sip.stream, onRefused: (fault, remote, detail) => svc.refusals.record(fault, remote, detail) },
       { onInvite: (inv) => void svc.onInvite(inv) },
     );
     return svc;

@@ -155,7 +155,7 @@ export class UserAgent implements DialogTransport {
   private dispatch(rq: SipRequest, remote: Remote): void {
     const problem = validateRequest(rq);
     if (problem) {
-      if (rq.method !== 'ACK') this.respond(rq, problem.status, problem.reason);
+      if (rq.method !== 'ACK') this.respond(rq, problem.status, problem.reason, problem.headers ? { headers: problem.headers } : undefined);
       return;
     }
     const callId = rq.headers['call-id'];
@@ -229,7 +229,11 @@ export class UserAgent implements DialogTransport {
   respondTagged(rq: SipRequest, status: number, reason: string, tag: string, extra?: { headers?: Record<string, unknown>; content?: string }): void {
     const rs = sip.makeResponse(rq, status, reason, extra);
     rs.headers.to = { ...rq.headers.to, params: { ...rq.headers.to.params, tag } };
-    if (status > 100 && status < 300) rs.headers.contact = [this.contactFor(this.dialogTransport(rq))];
+    if (status > 100 && status < 300) {
+      rs.headers.contact = [this.contactFor(this.dialogTransport(rq))];
+      // §12.1.1: every response that creates a (early) dialog copies the Record-Route.
+      if (rq.headers['record-route']) rs.headers['record-route'] = rq.headers['record-route'];
+    }
     if (this.o.userAgent) rs.headers.server = this.o.userAgent;
     this.stack.send(rs);
   }
@@ -417,8 +421,11 @@ export class UserAgent implements DialogTransport {
       const cancel = (status: number, reason: string): void => {
         if (done || cancelWanted) return;
         cancelWanted = { status, reason };
-        // RFC 3261 §9.1: CANCEL only after a provisional response; otherwise wait for one.
+        // RFC 3261 §9.1: CANCEL only after a provisional response. Without one the caller still
+        // gets its answer now (ring timeout honoured); a late provisional gets the CANCEL, a late
+        // 2xx an ACK and a BYE (onResponse below).
         if (provisional) sendCancel();
+        else finish(new SipError(status, reason));
       };
       const onAbort = (): void => cancel(487, 'Request Terminated');
       o.signal?.addEventListener('abort', onAbort);
