@@ -12,6 +12,14 @@ export interface RequestProblem {
 /** Option tags we implement (none beyond the base spec): anything in Require is refused 420 (§8.2.2.3). */
 const SUPPORTED_EXTENSIONS = new Set<string>();
 
+/** A From/To URI: a SIP URI the parser reads, or another absolute URI (tel:, RFC 3966) by its scheme. */
+function isAddress(uri: unknown): boolean {
+  if (typeof uri !== 'string') return typeof uri === 'object' && uri !== null;
+  if (/^sips?:/i.test(uri)) return !!sip.parseUri(uri);
+  const colon = uri.indexOf(':');
+  return colon > 0 && /^[a-z][a-z0-9+.-]*$/i.test(uri.slice(0, colon)) && !/[\s"<>]/.test(uri);
+}
+
 export function validateRequest(rq: SipRequest): RequestProblem | null {
   const h = rq.headers;
   if (!h.cseq || typeof h.cseq.seq !== 'number' || !Number.isFinite(h.cseq.seq) || !h.cseq.method) {
@@ -25,6 +33,8 @@ export function validateRequest(rq: SipRequest): RequestProblem | null {
     return { status: 400, reason: 'Bad Request' };
   }
   if (typeof rq.uri === 'string' && !sip.parseUri(rq.uri)) return { status: 400, reason: 'Bad Request-URI' };
+  if (!isAddress(h.from.uri)) return { status: 400, reason: 'Bad From Header' };
+  if (!isAddress(h.to.uri)) return { status: 400, reason: 'Bad To Header' };
   if (!h.via[0]?.params || !h.via[0].host) return { status: 400, reason: 'Bad Via' };
   const mf = h['max-forwards'];
   if (mf !== undefined && Number(mf) <= 0 && rq.method !== 'OPTIONS') return { status: 483, reason: 'Too Many Hops' };
