@@ -62,6 +62,17 @@ export const ConfigSchema = Type.Object({
       maxHeaderCount: Type.Integer({ minimum: 16, maximum: 1024 }),
       maxBodyBytes: Type.Integer({ minimum: 1024, maximum: 1_048_576 }),
     }),
+    /** Per-source flood and scanner defences (src/telephony/sip/source-guard.ts). */
+    guard: Type.Object({
+      requestsPerSecond: PositiveInt,
+      burst: PositiveInt,
+      strikesBeforeBan: PositiveInt,
+      strikeWindowSeconds: PositiveInt,
+      banSeconds: PositiveInt,
+      allowCidrs: Type.Array(Type.String()),
+      scannerUserAgents: Type.Array(Type.String({ minLength: 1 })),
+      authFailuresBeforeLockout: PositiveInt,
+    }),
     /** TCP connection defences of the SIP front (src/telephony/sip/transports.ts). */
     stream: Type.Object({
       tcpIdleTimeoutMs: PositiveInt,
@@ -126,6 +137,10 @@ const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' 
   SIP_TCP_IDLE_TIMEOUT_MS: { path: ['sip', 'stream', 'tcpIdleTimeoutMs'], kind: 'int' },
   SIP_TCP_MESSAGE_TIMEOUT_MS: { path: ['sip', 'stream', 'tcpMessageTimeoutMs'], kind: 'int' },
   SIP_MAX_CONNECTIONS_PER_SOURCE: { path: ['sip', 'stream', 'maxConnectionsPerSource'], kind: 'int' },
+  SIP_RATE_PER_SECOND: { path: ['sip', 'guard', 'requestsPerSecond'], kind: 'int' },
+  SIP_RATE_BURST: { path: ['sip', 'guard', 'burst'], kind: 'int' },
+  SIP_BAN_SECONDS: { path: ['sip', 'guard', 'banSeconds'], kind: 'int' },
+  SIP_ALLOW_CIDRS: { path: ['sip', 'guard', 'allowCidrs'], kind: 'list' },
   RTPENGINE_NG: { path: ['rtpengine', 'ng'], kind: 'nullable' },
   STT_PROVIDER: { path: ['engines', 'stt', 'provider'], kind: 'string' },
   STT_URL: { path: ['engines', 'stt', 'url'], kind: 'string' },

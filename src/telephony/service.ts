@@ -9,6 +9,7 @@ import * as repo from '../store/telephony-repo.js';
 import type { Party } from '../sessions/contracts.js';
 import { UserAgent, newCallId, newTag } from './sip/user-agent.js';
 import { RefusalCounter } from './sip/refusals.js';
+import { SourceGuard } from './sip/source-guard.js';
 import type { IncomingInvite } from './sip/incoming-invite.js';
 import { SipError } from './sip/errors.js';
 import { RtpEndpoint } from './rtp/endpoint.js';
@@ -69,11 +70,16 @@ export class TelephonyService {
   private readonly log: Logger;
   /** Input the SIP front refused, by fault (metrics). */
   readonly refusals: RefusalCounter;
+  readonly guard: SourceGuard;
   private closed = false;
 
   constructor(private readonly o: TelephonyOptions) {
     this.log = o.logger.child({ component: 'telephony' });
     this.refusals = new RefusalCounter(this.log);
+    this.guard = new SourceGuard(o.config.sip.guard, (source, reason, seconds) => {
+      this.refusals.counts.bans = (this.refusals.counts.bans ?? 0) + 1;
+      this.log.warn({ source, reason, seconds }, 'sip source banned');
+    });
     this.clock = o.clock ?? rtpMediaClock;
     this.anchor = o.config.rtpengine.ng ? new MediaAnchor({ ng: o.config.rtpengine.ng, timeoutMs: o.config.rtpengine.timeoutMs }) : null;
   }
@@ -84,7 +90,7 @@ export class TelephonyService {
     const sip = o.config.sip;
     svc.ua = await UserAgent.start(
       { host: sip.host, port: sip.port, transports: sip.transports, advertisedAddress: sip.advertisedAddress, userAgent: 'voxbridge', logger: svc.log,
-        limits: sip.limits, stream: sip.stream, onRefused: (fault, remote, detail) => svc.refusals.record(fault, remote, detail) },
+        limits: sip.limits, stream: sip.stream, guard: svc.guard, onRefused: (fault, remote, detail) => svc.refusals.record(fault, remote, detail) },
       { onInvite: (inv) => void svc.onInvite(inv) },
     );
     return svc;
@@ -301,6 +307,12 @@ export class TelephonyService {
     this.pruneChallenges();
     const pending = this.authChallenges.get(inv.callId);
     if (pending && inv.req.headers.authorization) {
+      const username = digestUsername(inv.req);
+      // A locked-out username is refused without trying its password (guessing gains nothing).
+      if (this.guard.isUserLocked(username)) {
+        this.authChallenges.delete(inv.callId);
+        throw new SipError(403, 'Forbidden');
+      }
       for (const c of withAuth) {
         const ctx = { ...pending.ctx };
         let password: string;
@@ -311,10 +323,12 @@ export class TelephonyService {
         }
         if (digest.authenticateRequest(ctx, inv.req, { user: c.username!, password })) {
           this.authChallenges.delete(inv.callId);
+          this.guard.authSucceeded(username);
           return c;
         }
       }
       this.authChallenges.delete(inv.callId);
+      this.guard.authFailed(inv.remote.address, username);
       throw new SipError(403, 'Forbidden');
     }
     // RFC 3261 §22.2: challenge with 401 and WWW-Authenticate.
@@ -532,4 +546,11 @@ function dialedNumber(inv: IncomingInvite): string | null {
     return /^\+?\d{3,15}$/.test(user) ? user : null;
   };
   return pick(inv.req.uri) ?? pick(inv.to.uri);
+}
+
+/** The username of a digest Authorization header (quoted or not), '' when absent. */
+function digestUsername(rq: SipRequest): string {
+  const auth = rq.headers.authorization;
+  const first = Array.isArray(auth) ? (auth[0] as Record<string, unknown> | undefined) : undefined;
+  return String(first?.username ?? '').replace(/^"|"$/g, '');
 }

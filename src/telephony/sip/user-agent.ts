@@ -10,6 +10,7 @@ import { ALLOW_HEADER, SipError } from './errors.js';
 import { validateRequest } from './validate.js';
 import { reserveSipPort } from './bind-check.js';
 import { createSipStack } from './stack.js';
+import type { SourceGuard } from './source-guard.js';
 import type { SipLimits } from './framing.js';
 import type { StreamLimits } from './transports.js';
 
@@ -29,6 +30,8 @@ export interface UserAgentOptions {
   logger?: SipLogger;
   limits?: Partial<SipLimits>;
   stream?: Partial<StreamLimits>;
+  /** Per-source flood and scanner defences, checked before anything else looks at a request. */
+  guard?: SourceGuard;
   /** Input the front refused before parsing (hostile or malformed), for counters and logs. */
   onRefused?(fault: string, remote: { address: string; port: number; protocol: string }, detail?: string): void;
 }
@@ -93,7 +96,11 @@ export class UserAgent implements DialogTransport {
         onError: (e) => this.log.warn({ err: String(e) }, 'sip stack error'),
         onSend: (m, target) => this.log.debug({ target, msg: sip.stringify(m) }, 'sip send'),
         onReceive: (m, remote) => this.log.debug({ remote, msg: sip.stringify(m) }, 'sip recv'),
-        onRefused: o.onRefused,
+        onRefused: (fault, remote, detail) => {
+          o.onRefused?.(fault, remote, detail);
+          // Hostile input counts against its source; an idle connection closing is no fault.
+          if (fault !== 'idle_timeout' && fault !== 'socket_error') o.guard?.strike(remote.address, `refused input (${fault})`);
+        },
       },
       (rq, remote) => this.onRequest(rq, remote),
     );
@@ -144,6 +151,19 @@ export class UserAgent implements DialogTransport {
 
   private onRequest(rq: SipRequest, remote: Remote): void {
     if (this.closed) return;
+    const ua = rq.headers['user-agent'];
+    const verdict = this.o.guard?.check(remote.address, typeof ua === 'string' ? ua : undefined);
+    if (verdict && verdict.kind !== 'pass') {
+      const source = { address: remote.address, port: remote.port, protocol: remote.protocol };
+      if (verdict.kind === 'drop') {
+        // Banned sources and scanners get no answer at all (nothing to learn, nothing reflected).
+        this.o.onRefused?.(verdict.why, source);
+        return;
+      }
+      this.o.onRefused?.('rate_limited', source);
+      if (rq.method !== 'ACK') this.respond(rq, 503, 'Service Unavailable', { headers: { 'retry-after': String(verdict.retryAfterSeconds) } });
+      return;
+    }
     try {
       this.dispatch(rq, remote);
     } catch (err) {
