@@ -180,10 +180,17 @@ export class TelephonyService {
         throw /no common codec|no audio/.test(err.message) ? new SipError(488, 'Not Acceptable Here') : new SipError(400, 'Bad SDP');
       }
     }
+    // Only an allow-listed source (carrier, SBC) may learn which numbers exist: anyone else gets the
+    // same digest challenge, then the same 403, for an unknown number as for one not open to it.
+    const trusted = this.guard.isAllowListed(inv.remote.address);
     const dialed = dialedNumber(inv);
     const number = dialed ? await this.findNumber(dialed) : null;
-    if (!number) throw new SipError(404, 'Not Found');
-    const connection = await this.checkSource(inv, number);
+    if (!number) {
+      if (trusted) throw new SipError(404, 'Not Found');
+      this.challengeOrRefuse(inv); // challenges, or throws 403 on the answer
+      return;
+    }
+    const connection = await this.checkSource(inv, number, trusted);
     if (connection === 'challenged') return;
     // A session whose customer already talks on a live leg here is not waiting for this call.
     const candidates = await repo.findSessionsWaitingForNumber(this.o.db, number.org_id, number.number);
@@ -296,14 +303,17 @@ export class TelephonyService {
    * must list the source address in its inbound CIDRs, or the caller must pass digest auth
    * with the connection's username/password (a PBX). Returns the matched connection.
    */
-  private async checkSource(inv: IncomingInvite, number: repo.PhoneNumberRecord): Promise<repo.ConnectionRecord | null | 'challenged'> {
+  private async checkSource(inv: IncomingInvite, number: repo.PhoneNumberRecord, trusted: boolean): Promise<repo.ConnectionRecord | null | 'challenged'> {
     const connections = number.connection_id
       ? [await repo.getConnection(this.o.db, number.connection_id)].filter((c): c is repo.ConnectionRecord => c !== null && c.status === 'active')
       : await repo.listActiveConnections(this.o.db, number.org_id);
     const byCidr = connections.find((c) => c.inbound_cidrs.some((cidr) => cidrContains(cidr, inv.remote.address)));
     if (byCidr) return byCidr;
     const withAuth = connections.filter((c) => c.username && c.password_enc);
-    if (withAuth.length === 0) throw new SipError(403, 'Forbidden');
+    if (withAuth.length === 0) {
+      if (trusted) throw new SipError(403, 'Forbidden');
+      return this.challengeOrRefuse(inv);
+    }
     this.pruneChallenges();
     const pending = this.authChallenges.get(inv.callId);
     if (pending && inv.req.headers.authorization) {
@@ -331,6 +341,22 @@ export class TelephonyService {
       this.guard.authFailed(inv.remote.address, username);
       throw new SipError(403, 'Forbidden');
     }
+    return this.challenge(inv);
+  }
+
+  /** For an untrusted source and nothing it may reach: challenge first, refuse the answer (same as a wrong password). */
+  private challengeOrRefuse(inv: IncomingInvite): 'challenged' {
+    const pending = this.authChallenges.get(inv.callId);
+    if (pending && inv.req.headers.authorization) {
+      this.authChallenges.delete(inv.callId);
+      this.guard.authFailed(inv.remote.address, digestUsername(inv.req));
+      throw new SipError(403, 'Forbidden');
+    }
+    return this.challenge(inv);
+  }
+
+  private challenge(inv: IncomingInvite): 'challenged' {
+    this.pruneChallenges();
     // RFC 3261 §22.2: challenge with 401 and WWW-Authenticate.
     const ctx: Record<string, unknown> = { realm: this.o.config.sip.realm };
     const holder = { status: 401, reason: 'Unauthorized', headers: {} as Record<string, unknown> };

@@ -77,4 +77,18 @@ describe('SIP flood and scanner defences', () => {
     expect(r.code, r.errors).toBe(0);
     expect(fx.svc.guard.isUserLocked('pbx')).toBe(true);
   }, 90_000);
+
+  it('gives an untrusted source the same answer for an unknown number as for one it may not call', async () => {
+    fx = await startTelephonyFixture({ sip: guard({ requestsPerSecond: 1000, burst: 1000, strikesBeforeBan: 1000 }) });
+    const sdp = 'v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio 40004 RTP/AVP 0\r\n';
+    const invite = (number: string) => rawMessage([
+      `INVITE sip:${number}@127.0.0.1 SIP/2.0`, `Via: SIP/2.0/UDP 127.0.0.1:9;branch=z9hG4bKenum${number}`,
+      'From: <sip:scan@127.0.0.1>;tag=e1', `To: <sip:${number}@127.0.0.1>`, `Call-ID: enum-${number}-${Date.now()}`, 'CSeq: 1 INVITE',
+      'Max-Forwards: 70', 'Contact: <sip:scan@127.0.0.1:9>', 'Content-Type: application/sdp', `Content-Length: ${sdp.length}`,
+    ], {}, sdp);
+    const unknown = await udpExchange(fx.sipPort, invite('+19995550000'));
+    const closed = await udpExchange(fx.sipPort, invite(fx.closedNumber));
+    expect(unknown?.status).toBe(401);
+    expect([closed?.status, closed?.reason]).toEqual([unknown?.status, unknown?.reason]);
+  }, 60_000);
 });
