@@ -54,6 +54,8 @@ export const ConfigSchema = Type.Object({
     rtpTimeoutSeconds: PositiveInt,
     maxConcurrentCalls: PositiveInt,
     realm: Type.String({ minLength: 1 }),
+    /** On shutdown (SIGTERM), live calls may run this long while new INVITEs get 503 + Retry-After. */
+    drainSeconds: Type.Integer({ minimum: 0, maximum: 86_400 }),
     /** Input caps of the SIP front, checked before any parsing (src/telephony/sip/framing.ts). */
     limits: Type.Object({
       maxDatagramBytes: Type.Integer({ minimum: 1500, maximum: 65_535 }),
@@ -137,6 +139,7 @@ const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' 
   SIP_TCP_IDLE_TIMEOUT_MS: { path: ['sip', 'stream', 'tcpIdleTimeoutMs'], kind: 'int' },
   SIP_TCP_MESSAGE_TIMEOUT_MS: { path: ['sip', 'stream', 'tcpMessageTimeoutMs'], kind: 'int' },
   SIP_MAX_CONNECTIONS_PER_SOURCE: { path: ['sip', 'stream', 'maxConnectionsPerSource'], kind: 'int' },
+  SIP_DRAIN_SECONDS: { path: ['sip', 'drainSeconds'], kind: 'int' },
   SIP_RATE_PER_SECOND: { path: ['sip', 'guard', 'requestsPerSecond'], kind: 'int' },
   SIP_RATE_BURST: { path: ['sip', 'guard', 'burst'], kind: 'int' },
   SIP_BAN_SECONDS: { path: ['sip', 'guard', 'banSeconds'], kind: 'int' },

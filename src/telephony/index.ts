@@ -81,6 +81,10 @@ export async function startTelephony(deps: TelephonyDeps): Promise<Telephony> {
     mediaStats: () => svc.mediaStats(),
     callCounts: () => ({ ...svc.callCounts }),
     refusedCounts: () => ({ ...svc.refusals.counts }),
-    close: () => svc.close(),
+    // Shutdown drains first (config.sip.drainSeconds; 0 ends calls at once), then ends what is left.
+    close: async () => {
+      await svc.drain(deps.config.sip.drainSeconds * 1000);
+      await svc.close();
+    },
   };
 }

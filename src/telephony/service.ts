@@ -139,6 +139,23 @@ export class TelephonyService {
     return [...this.legs.values()].map((l) => l.leg).filter((l) => l.sessionId === sessionId);
   }
 
+  /** True once drain() began: new INVITEs get 503 + Retry-After while live calls finish. */
+  draining = false;
+
+  /**
+   * Graceful drain (rolling upgrades): stop taking INVITEs, let live calls end on their own for up
+   * to `maxMs`, then return (close() ends what is left with BYE). Resolves at once with no calls.
+   */
+  async drain(maxMs: number): Promise<void> {
+    this.draining = true;
+    const deadline = Date.now() + maxMs;
+    if (this.legs.size > 0) this.log.info({ calls: this.legs.size, maxMs }, 'draining SIP calls');
+    while (this.legs.size > 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, Math.min(250, Math.max(1, deadline - Date.now()))));
+    }
+    if (this.legs.size > 0) this.log.warn({ calls: this.legs.size }, 'drain time over: ending the remaining calls');
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -166,7 +183,7 @@ export class TelephonyService {
 
   private async admitAndAnswer(inv: IncomingInvite): Promise<void> {
     const sipCfg = this.o.config.sip;
-    if (this.closed) throw new SipError(503, 'Service Unavailable');
+    if (this.closed || this.draining) throw new SipError(503, 'Service Unavailable');
     // Capacity counts live legs and INVITEs being set up (this one included).
     if (this.legs.size + this.ua.pendingInviteCount > sipCfg.maxConcurrentCalls) throw new SipError(503, 'Service Unavailable');
     // No offer in the INVITE (late offer): we offer in the 200 OK and take the answer from the ACK.
