@@ -194,7 +194,7 @@ export class TelephonyService {
       } catch (err) {
         if (!(err instanceof SdpError)) throw err;
         // A body that is not SDP at all is a bad request; SDP without a codec we speak is not acceptable.
-        throw /no common codec|no audio/.test(err.message) ? new SipError(488, 'Not Acceptable Here') : new SipError(400, 'Bad SDP');
+        throw err.code === 'malformed' ? new SipError(400, 'Bad SDP') : new SipError(488, 'Not Acceptable Here');
       }
     }
     // Only an allow-listed source (carrier, SBC) may learn which numbers exist: anyone else gets the
@@ -259,7 +259,7 @@ export class TelephonyService {
       dialog = inv.answer(toCaller);
       if (!media) {
         const ack = await ackOf(dialog);
-        if (!ack?.content) throw new SdpError('no answer in the ACK');
+        if (!ack?.content) throw new SdpError('no answer in the ACK', 'missing');
         const answer = this.anchor ? await this.anchor.answerFromPeer(inv.callId, inv.localTag, fromTag, ack.content) : ack.content;
         media = negotiate(parseSdp(answer));
         dialog.remoteSdp = ack.content;
