@@ -34,6 +34,8 @@ export interface SessionRegistryDeps {
    * SessionOwnedElsewhereError; claims are refreshed while live and released on close.
    */
   ownership?: SessionOwnership;
+  /** Called once per live session opened here (the composition root attaches the recorder). */
+  onOpened?: (session: LiveSession, row: SessionRow) => void;
 }
 
 interface Entry {
@@ -172,6 +174,11 @@ export class SessionRegistry {
     this.live.set(id, { session, streams: 0, graceTimer: null, lastActivity: now, lastTouch: 0, lastCarrier: null });
     session.once('ended', () => this.forget(id));
     log.info({ mode: row.mode, languages: session.plan.languages }, 'live session opened');
+    try {
+      this.deps.onOpened?.(session, row);
+    } catch (err) {
+      log.error({ err }, 'onOpened hook failed');
+    }
     const endedMeanwhile = this.endedWhileOpening.get(id);
     if (endedMeanwhile) {
       session.close(endedMeanwhile);
