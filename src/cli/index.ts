@@ -8,6 +8,8 @@ import { register as registerOrg } from './admin/org.js';
 import { register as registerKey } from './admin/key.js';
 import { register as registerConnection } from './admin/connection.js';
 import { register as registerNumber } from './admin/number.js';
+import { register as registerUser } from './admin/user.js';
+import { register as registerOperator } from './admin/operator.js';
 
 const ctx = new CliContext();
 const program = new Command('voxbridge').description('voxbridge telephony media gateway').exitOverride();
@@ -39,6 +41,8 @@ registerOrg(admin, ctx);
 registerKey(admin, ctx);
 registerConnection(admin, ctx);
 registerNumber(admin, ctx);
+registerUser(admin, ctx);
+registerOperator(admin, ctx);
 
 async function main(): Promise<void> {
   try {
