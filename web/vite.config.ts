@@ -11,5 +11,5 @@ export default defineConfig({
   plugins: [preact()],
   build: { outDir: fileURLToPath(new URL('../dist/web', import.meta.url)), emptyOutDir: true, sourcemap: true },
   // `npm run web:dev`: the gateway on :8080 answers the API calls.
-  server: { proxy: { '/v1': 'http://127.0.0.1:8080', '/console/auth': 'http://127.0.0.1:8080', '/console/keys': 'http://127.0.0.1:8080', '/console/users': 'http://127.0.0.1:8080', '/console/operator': 'http://127.0.0.1:8080' } },
+  server: { proxy: { '/v1': 'http://127.0.0.1:8080', '/console/api': 'http://127.0.0.1:8080' } },
 });

@@ -26,7 +26,7 @@ export default async function consoleKeyRoutes(app: FastifyInstance, deps: Conso
     return signIn.orgId;
   }
 
-  app.get('/console/keys', { schema: { tags } }, async (req) => {
+  app.get('/console/api/keys', { schema: { tags } }, async (req) => {
     const orgId = await orgMember(req, false);
     // "Last used" is the last session the key created: the gateway records no per-request use.
     const { rows } = await db.query(
@@ -38,7 +38,7 @@ export default async function consoleKeyRoutes(app: FastifyInstance, deps: Conso
     return { object: 'list', data: rows.map((r) => ({ object: 'api_key', ...r })) };
   });
 
-  app.post<{ Body: Static<typeof CreateKeyBody> }>('/console/keys', { schema: { tags, body: CreateKeyBody } }, async (req, reply) => {
+  app.post<{ Body: Static<typeof CreateKeyBody> }>('/console/api/keys', { schema: { tags, body: CreateKeyBody } }, async (req, reply) => {
     const orgId = await orgMember(req, true);
     const expiresAt = req.body.expires_at ? new Date(req.body.expires_at) : null;
     if (expiresAt && expiresAt.getTime() <= Date.now()) throw new ApiError('invalid_request', { param: 'expires_at', message: 'expires_at must be in the future.' });
@@ -46,7 +46,7 @@ export default async function consoleKeyRoutes(app: FastifyInstance, deps: Conso
     return createApiKey(db, { orgId, environment: req.body.environment, scopes: req.body.scopes, expiresAt });
   });
 
-  app.post<{ Params: { id: string } }>('/console/keys/:id/revoke', { schema: { tags } }, async (req) => {
+  app.post<{ Params: { id: string } }>('/console/api/keys/:id/revoke', { schema: { tags } }, async (req) => {
     const orgId = await orgMember(req, true);
     // Same 404 rule as the API: a key of another organization does not exist for this user.
     const { rowCount } = await db.query('SELECT 1 FROM api_keys WHERE id = $1 AND org_id = $2', [req.params.id, orgId]);

@@ -28,7 +28,7 @@ export default async function operatorRoutes(app: FastifyInstance, deps: Console
     if (signIn.role !== 'operator') throw new ApiError('operator_only');
   }
 
-  app.get('/console/operator/nodes', { schema: { tags } }, async (req) => {
+  app.get('/console/api/operator/nodes', { schema: { tags } }, async (req) => {
     await operator(req);
     const { rows } = await db.query<{ live: string }>(`SELECT count(*) AS live FROM sessions WHERE status <> 'ended'`);
     const node = {
@@ -45,7 +45,7 @@ export default async function operatorRoutes(app: FastifyInstance, deps: Console
     return { object: 'list', data: [node], live_sessions_gateway: Number(rows[0].live) };
   });
 
-  app.get<{ Querystring: Static<typeof CallSearch> }>('/console/operator/calls', { schema: { tags, querystring: CallSearch } }, async (req) => {
+  app.get<{ Querystring: Static<typeof CallSearch> }>('/console/api/operator/calls', { schema: { tags, querystring: CallSearch } }, async (req) => {
     await operator(req);
     const q = req.query.q?.trim();
     // to_jsonb(c.*) carries whatever the calls table holds (per-leg RTCP quality where stored).
@@ -60,7 +60,7 @@ export default async function operatorRoutes(app: FastifyInstance, deps: Console
     return { object: 'list', data: rows.map((r) => ({ ...r.call, session_mode: r.mode, session_status: r.session_status })) };
   });
 
-  app.get('/console/operator/organizations', { schema: { tags } }, async (req) => {
+  app.get('/console/api/operator/organizations', { schema: { tags } }, async (req) => {
     await operator(req);
     const { rows } = await db.query(
       `SELECT o.id, o.name, o.status, o.credits, o.credits_used, o.max_concurrent_sessions, o.rate_limit, o.features,
@@ -70,7 +70,7 @@ export default async function operatorRoutes(app: FastifyInstance, deps: Console
     return { object: 'list', data: rows };
   });
 
-  app.post<{ Params: { id: string }; Body: Static<typeof OrgChangeBody> }>('/console/operator/organizations/:id', { schema: { tags, body: OrgChangeBody } }, async (req) => {
+  app.post<{ Params: { id: string }; Body: Static<typeof OrgChangeBody> }>('/console/api/operator/organizations/:id', { schema: { tags, body: OrgChangeBody } }, async (req) => {
     await operator(req);
     const org = await updateOrg(db, req.params.id, req.body);
     if (!org) throw new ApiError('organization_not_found');

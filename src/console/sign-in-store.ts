@@ -67,11 +67,14 @@ export class SignInStore {
     return keys.length;
   }
 
-  /** Seconds left on a lockout of this identity (email or client address); 0 when not locked. */
-  async lockedFor(who: string): Promise<number> {
+  /**
+   * Seconds left on a lockout of this identity (email or client address); 0 when not locked.
+   * `factor` scales the failure budget: an address (many users behind one NAT) gets more than an account.
+   */
+  async lockedFor(who: string, factor = 1): Promise<number> {
     const key = failKey(who);
     const count = Number((await this.redis.get(key)) ?? 0);
-    if (count < this.limits.maxFailures) return 0;
+    if (count < this.limits.maxFailures * factor) return 0;
     return Math.max(1, await this.redis.ttl(key));
   }
 

@@ -26,7 +26,7 @@ function App() {
   const [error, setError] = useState<unknown>();
 
   const loadMe = () => {
-    api.GET('/console/auth/me').then(({ data, response }) => {
+    api.GET('/console/api/auth/me').then(({ data, response }) => {
       if (response.status === 401) return setMe(null);
       if (!response.ok) return setError(new CallError(response.status, null));
       const m = data as unknown as Me;
@@ -37,7 +37,7 @@ function App() {
   useEffect(loadMe, []);
 
   const signOut = async (everywhere: boolean) => {
-    await api.POST(everywhere ? '/console/auth/sign_out_everywhere' : '/console/auth/sign_out');
+    await api.POST(everywhere ? '/console/api/auth/sign_out_everywhere' : '/console/api/auth/sign_out');
     setMe(null);
   };
 

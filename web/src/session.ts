@@ -1,4 +1,4 @@
-// Who is signed in (GET /console/auth/me), shared by the pages.
+// Who is signed in (GET /console/api/auth/me), shared by the pages.
 import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
 

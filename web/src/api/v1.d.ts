@@ -2277,7 +2277,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/console/auth/sign_in": {
+    "/console/api/auth/sign_in": {
         parameters: {
             query?: never;
             header?: never;
@@ -2317,7 +2317,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/console/auth/me": {
+    "/console/api/auth/me": {
         parameters: {
             query?: never;
             header?: never;
@@ -2350,7 +2350,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/console/auth/sign_out": {
+    "/console/api/auth/sign_out": {
         parameters: {
             query?: never;
             header?: never;
@@ -2383,7 +2383,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/console/auth/sign_out_everywhere": {
+    "/console/api/auth/sign_out_everywhere": {
         parameters: {
             query?: never;
             header?: never;
@@ -2416,7 +2416,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/console/auth/set_password": {
+    "/console/api/auth/set_password": {
         parameters: {
             query?: never;
             header?: never;
@@ -2456,7 +2456,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/console/users": {
+    "/console/api/users": {
         parameters: {
             query?: never;
             header?: never;
@@ -2514,7 +2514,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/console/keys": {
+    "/console/api/keys": {
         parameters: {
             query?: never;
             header?: never;
@@ -2573,7 +2573,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/console/keys/{id}/revoke": {
+    "/console/api/keys/{id}/revoke": {
         parameters: {
             query?: never;
             header?: never;
@@ -2608,7 +2608,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/console/operator/nodes": {
+    "/console/api/operator/nodes": {
         parameters: {
             query?: never;
             header?: never;
@@ -2641,7 +2641,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/console/operator/calls": {
+    "/console/api/operator/calls": {
         parameters: {
             query?: never;
             header?: never;
@@ -2676,7 +2676,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/console/operator/organizations": {
+    "/console/api/operator/organizations": {
         parameters: {
             query?: never;
             header?: never;
@@ -2709,7 +2709,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/console/operator/organizations/{id}": {
+    "/console/api/operator/organizations/{id}": {
         parameters: {
             query?: never;
             header?: never;

@@ -6,7 +6,7 @@ interface Call { id: string; session_id: string; party: string; direction: strin
 
 export function LiveCalls() {
   const [q, setQ] = useState('');
-  const calls = useLoad(async () => (await unwrap(api.GET('/console/operator/calls', { params: { query: q ? { q } : {} } }))) as unknown as { data: Call[] }, [q]);
+  const calls = useLoad(async () => (await unwrap(api.GET('/console/api/operator/calls', { params: { query: q ? { q } : {} } }))) as unknown as { data: Call[] }, [q]);
   return (
     <section>
       <h1>{q ? `Calls matching “${q}”` : 'Live calls'}</h1>

@@ -7,7 +7,7 @@ interface Node { id: string; roles: string[]; health: string; uptime_seconds: nu
 const hms = (s: number) => `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m ${s % 60}s`;
 
 export function Nodes() {
-  const nodes = useLoad(async () => (await unwrap(api.GET('/console/operator/nodes'))) as unknown as { data: Node[]; live_sessions_gateway: number });
+  const nodes = useLoad(async () => (await unwrap(api.GET('/console/api/operator/nodes'))) as unknown as { data: Node[]; live_sessions_gateway: number });
   useEffect(() => {
     const timer = setInterval(nodes.reload, 5000);
     return () => clearInterval(timer);

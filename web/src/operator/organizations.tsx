@@ -5,11 +5,11 @@ import { Loaded, Empty, ErrorBox, useLoad } from '../components/states';
 interface Org { id: string; name: string; status: 'active' | 'inactive'; credits: number; credits_used: number; max_concurrent_sessions: number; rate_limit: number; features: string[]; live_sessions: number }
 
 export function Organizations() {
-  const orgs = useLoad(async () => (await unwrap(api.GET('/console/operator/organizations'))) as unknown as { data: Org[] });
+  const orgs = useLoad(async () => (await unwrap(api.GET('/console/api/operator/organizations'))) as unknown as { data: Org[] });
   const [error, setError] = useState<unknown>();
   const change = async (id: string, body: { status?: 'active' | 'inactive'; credits?: number }) => {
     try {
-      await unwrap(api.POST('/console/operator/organizations/{id}', { params: { path: { id } }, body }));
+      await unwrap(api.POST('/console/api/operator/organizations/{id}', { params: { path: { id } }, body }));
       setError(undefined);
       orgs.reload();
     } catch (err) {

@@ -10,7 +10,7 @@ interface KeyRow { id: string; environment: string; key_hint: string; scopes: st
 
 export function Keys() {
   const { me } = useMe();
-  const keys = useLoad(async () => (await unwrap(api.GET('/console/keys'))) as unknown as { data: KeyRow[] });
+  const keys = useLoad(async () => (await unwrap(api.GET('/console/api/keys'))) as unknown as { data: KeyRow[] });
   const [created, setCreated] = useState<{ id: string; key: string }>();
   const [error, setError] = useState<unknown>();
 
@@ -20,7 +20,7 @@ export function Keys() {
     const scopes = SCOPES.filter((s) => form.get(`scope-${s}`));
     const expires = String(form.get('expires') ?? '');
     try {
-      const key = (await unwrap(api.POST('/console/keys', {
+      const key = (await unwrap(api.POST('/console/api/keys', {
         body: { environment: form.get('environment') as 'live' | 'test', scopes: scopes as Scope[], expires_at: expires ? new Date(expires).toISOString() : null },
       }))) as unknown as { id: string; key: string };
       setCreated(key);
@@ -34,7 +34,7 @@ export function Keys() {
   const revoke = async (id: string) => {
     if (!confirm(`Revoke ${id}? Clients using it stop working at once.`)) return;
     try {
-      await unwrap(api.POST('/console/keys/{id}/revoke', { params: { path: { id } } }));
+      await unwrap(api.POST('/console/api/keys/{id}/revoke', { params: { path: { id } } }));
       keys.reload();
     } catch (err) {
       setError(err);

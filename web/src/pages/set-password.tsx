@@ -13,7 +13,7 @@ export function SetPassword() {
     const password = String(form.get('password'));
     if (password !== String(form.get('confirm'))) return setError('The two passwords differ.');
     try {
-      await unwrap(api.POST('/console/auth/set_password', { body: { token, password } }));
+      await unwrap(api.POST('/console/api/auth/set_password', { body: { token, password } }));
       setState('done');
     } catch (err) {
       setError(err instanceof Error ? err.message : String(err));

@@ -11,7 +11,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
     setBusy(true);
     setError(undefined);
     try {
-      const res = await unwrap(api.POST('/console/auth/sign_in', { body: { email: String(form.get('email')), password: String(form.get('password')) } }));
+      const res = await unwrap(api.POST('/console/api/auth/sign_in', { body: { email: String(form.get('email')), password: String(form.get('password')) } }));
       setCsrfToken((res as unknown as { csrf_token: string }).csrf_token);
       onSignedIn();
     } catch (err) {

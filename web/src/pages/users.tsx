@@ -7,7 +7,7 @@ interface User { id: string; email: string; role: string; has_password: boolean;
 
 export function Users() {
   const { me } = useMe();
-  const list = useLoad(async () => (await unwrap(api.GET('/console/users'))) as unknown as { data: User[] });
+  const list = useLoad(async () => (await unwrap(api.GET('/console/api/users'))) as unknown as { data: User[] });
   const [link, setLink] = useState<string>();
   const [error, setError] = useState<unknown>();
 
@@ -15,7 +15,7 @@ export function Users() {
     e.preventDefault();
     const form = new FormData(e.currentTarget as HTMLFormElement);
     try {
-      const res = (await unwrap(api.POST('/console/users', { body: { email: String(form.get('email')), role: form.get('role') as 'developer' } }))) as unknown as { set_password_url: string };
+      const res = (await unwrap(api.POST('/console/api/users', { body: { email: String(form.get('email')), role: form.get('role') as 'developer' } }))) as unknown as { set_password_url: string };
       setLink(res.set_password_url);
       setError(undefined);
       list.reload();
