@@ -27,7 +27,7 @@ export class BrowserPhone {
     const base = import.meta.env.BASE_URL;
     await this.ctx.audioWorklet.addModule(`${base}worklets/capture.js`);
     await this.ctx.audioWorklet.addModule(`${base}worklets/playback.js`);
-    this.mic = await navigator.mediaDevices.getUserMedia({ audio: { channelCount: 1, echoCancellation: true, noiseSuppression: true } });
+    this.mic = await navigator.mediaDevices.getUserMedia({ audio: { channelCount: 1, echoCancellation: true, noiseSuppression: false, autoGainControl: false } });
     const source = this.ctx.createMediaStreamSource(this.mic);
     const capture = new AudioWorkletNode(this.ctx, 'vb-capture');
     source.connect(capture);
