@@ -57,7 +57,7 @@ describe('softphone', () => {
     await page.getByRole('button', { name: 'Start talking' }).click();
 
     const translation = page.getByTestId('translation').first();
-    await translation.waitFor({ timeout: 90_000 });
+    await translation.waitFor({ timeout: 150_000 });
     expect(await translation.textContent()).toMatch(/^es: .*(saldo|cuenta)/i);
     const said = await page.getByTestId('live-transcript').textContent();
     expect(said).toMatch(/account/);
@@ -69,7 +69,7 @@ describe('softphone', () => {
     await page.getByRole('button', { name: 'Hang up' }).click();
     await page.getByTestId('phone-state').getByText(/ended|closed/).waitFor({ timeout: 30_000 });
     await context.close();
-  });
+  }, 240_000);
 
   it('shows the ended session with its transcript and translations, and plays its recording in the page', async () => {
     // A ready recording of the session (written here as the recordings job would: a file in the
@@ -107,5 +107,5 @@ describe('softphone', () => {
     expect(played.currentTime).toBeGreaterThan(0.5);
     if (shots) await page.screenshot({ path: path.join(shots, 'console-session.png'), fullPage: false });
     await context.close();
-  });
+  }, 120_000);
 });
