@@ -2,7 +2,7 @@
 // PostgreSQL and Redis with the other nodes (DESIGN.md "Scale-out").
 //   api    → the /v1 REST routes
 //   media  → speech engines, live-session registry, the stream socket, the SIP/RTP front
-//   worker → sweepers (inactivity, sessions of lost nodes)
+//   worker → sweepers (inactivity, sessions of lost nodes), webhook delivery and its retention
 // A live session is claimed by the node that opened it (coord/ownership.ts); REST dial/hangup
 // received elsewhere are forwarded to the owner over the session bus (coord/session-rpc.ts).
 // Every role shares the one HTTP listener (health, readiness, metrics, and the socket upgrade).
@@ -24,6 +24,10 @@ import { metricsRegistry } from './api/plugins/metrics.js';
 import { startInactivitySweeper, type InactivitySweeper } from './jobs/inactivity-sweeper.js';
 import { startNodeLostSweeper, type NodeLostSweeper } from './jobs/node-lost-sweeper.js';
 import { ConsoleCookieAuthenticator, SignInStore, consoleRoutes } from './console/index.js';
+import { startWebhookDelivery, type WebhookDeliveryWorker } from './jobs/webhook-delivery.js';
+import { startWebhookRetention } from './jobs/webhook-retention.js';
+import { registerWebhookMetrics } from './webhooks/index.js';
+import { deliveryQueueStats } from './store/index.js';
 
 export interface Gateway {
   config: Config;
@@ -40,6 +44,8 @@ export interface Gateway {
   sweeper?: InactivitySweeper;
   /** Present with the worker role: ends sessions whose owner node died (`node_lost`). */
   nodeLostSweeper?: NodeLostSweeper;
+  /** Present with the worker role: sends the outbox's events to webhook endpoints. */
+  webhooks?: WebhookDeliveryWorker;
   /** Present with the media role: this node's claims on its live sessions. */
   ownership?: SessionOwnership;
   /** Present with the media role when SIP is enabled: dial/hangup forwarding between nodes. */
@@ -65,7 +71,7 @@ export interface StartOptions {
  * reason `node_shutdown`; their owner claims are released), close the sockets, stop HTTP, stop
  * engines, then the stores. Each step runs once, even when another fails.
  */
-const SHUTDOWN_ORDER = ['sweeper', 'rpc', 'telephony', 'registry', 'stream', 'http', 'engines', 'redis', 'postgres'] as const;
+const SHUTDOWN_ORDER = ['sweeper', 'webhooks', 'rpc', 'telephony', 'registry', 'stream', 'http', 'engines', 'redis', 'postgres'] as const;
 type ShutdownStep = (typeof SHUTDOWN_ORDER)[number];
 
 class Shutdown {
@@ -154,6 +160,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
 
     let sweeper: InactivitySweeper | undefined;
     let nodeLostSweeper: NodeLostSweeper | undefined;
+    let webhooks: WebhookDeliveryWorker | undefined;
     if (has('worker')) {
       sweeper = startInactivitySweeper({
         db, redis, redisKeyPrefix: config.redisKeyPrefix, logger,
@@ -166,8 +173,13 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
         claimTtlMs, graceMs: config.limits.reconnectGraceSeconds * 1000,
         intervalMs: Math.min(30_000, Math.max(500, claimTtlMs / 2)),
       });
-      const ownedSweepers = [sweeper, nodeLostSweeper];
+      const retention = startWebhookRetention({ db, logger, retentionDays: config.webhooks.retentionDays });
+      const ownedSweepers = [sweeper, nodeLostSweeper, retention];
       shutdown.add('sweeper', () => Promise.all(ownedSweepers.map((s) => s.stop())));
+      const metrics = registerWebhookMetrics(metricsRegistry, () => deliveryQueueStats(db));
+      webhooks = await startWebhookDelivery({ db, config, logger, metrics });
+      const ownedWebhooks = webhooks;
+      shutdown.add('webhooks', () => ownedWebhooks.stop());
     }
 
     const address = await app.listen({ host: config.httpHost, port: config.httpPort });
@@ -176,7 +188,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
 
     let closed: Promise<void> | undefined;
     const close = (): Promise<void> => (closed ??= shutdown.run());
-    return { config, logger, db, redis, app, engines, registry, stream, telephony, sweeper, nodeLostSweeper, ownership, rpc, httpUrl, close };
+    return { config, logger, db, redis, app, engines, registry, stream, telephony, sweeper, nodeLostSweeper, webhooks, ownership, rpc, httpUrl, close };
   } catch (err) {
     await shutdown.run();
     throw err;

@@ -1988,6 +1988,1077 @@ export interface paths {
         };
         trace?: never;
     };
+    "/v1/webhook_endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description Scope webhooks:manage. Ascending creation (id) order.
+         */
+        get: {
+            parameters: {
+                query: {
+                    /** @description Page size, 1 to 100 (default 20). */
+                    limit: number;
+                    /** @description Cursor (an object id): return the items after it, in ascending id (creation) order. */
+                    starting_after?: string;
+                    /** @description Cursor (an object id): return the items just before it. Exclusive with starting_after. */
+                    ending_before?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Webhook endpoints of the organization. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            object: "list";
+                            data: {
+                                /** @description wh_… */
+                                id: string;
+                                /** @enum {string} */
+                                object: "webhook_endpoint";
+                                url: string;
+                                description: string | null;
+                                /** @description The subscription as given (aliases resolved). */
+                                events: string[];
+                                realtime: boolean;
+                                enabled: boolean;
+                                status: "enabled" | "disabled";
+                                /** @description Why the endpoint is disabled, e.g. after failing every delivery for 3 days. */
+                                disabled_reason: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When it was disabled.
+                                 */
+                                disabled_at: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description First failed attempt since the last success; null while healthy.
+                                 */
+                                failing_since: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description During a rotation: until when the previous secret also signs.
+                                 */
+                                previous_secret_expires_at: string | null;
+                                metadata: {
+                                    [key: string]: string | number | boolean | (never | null);
+                                } | null;
+                                /**
+                                 * Format: date-time
+                                 * @description Creation time.
+                                 */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description Last change.
+                                 */
+                                updated_at: string;
+                                /** @description whsec_… signing secret; returned only by create and rotate_secret. */
+                                secret?: string;
+                            }[];
+                            /** @description More items exist beyond this page in the direction of travel. */
+                            has_more: boolean;
+                            /** @description When has_more: pass it as the same cursor parameter (starting_after or ending_before) to continue; otherwise null. */
+                            next_cursor: string | null;
+                            /** @description The list path. */
+                            url: string;
+                        };
+                    };
+                };
+                /** @description invalid_request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description api_key_invalid, api_key_expired, api_key_revoked, api_key_wrong_environment */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description organization_inactive, insufficient_permissions */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description rate_limit_exceeded */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description internal_error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description service_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create a webhook endpoint
+         * @description Scope webhooks:manage. Honours Idempotency-Key. The response carries the signing secret, shown only here and on rotate_secret. The URL is refused when it is not https or its host resolves to a private, loopback, link-local or metadata address (unless configured).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description HTTPS URL receiving the POSTs. Plain http only to loopback when WEBHOOKS_ALLOW_LOOPBACK_HTTP=true (development). */
+                        url: string;
+                        /** @description Event types (e.g. session.ended), category names (sessions, provider, transcripts, recordings, analysis, ai_agent) or '*' for all. transcript.segment is sent only when realtime is true. */
+                        events: string[];
+                        /** @description Also receive transcript.segment (high volume). */
+                        realtime?: boolean;
+                        description?: string | null;
+                        /** @description Custom key-value pairs: at most 50 keys, keys 1 to 40 characters, values string, number, boolean or null, 16384 bytes of JSON in all. */
+                        metadata?: {
+                            [key: string]: string | number | boolean | (never | null);
+                        } | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description wh_… */
+                            id: string;
+                            /** @enum {string} */
+                            object: "webhook_endpoint";
+                            url: string;
+                            description: string | null;
+                            /** @description The subscription as given (aliases resolved). */
+                            events: string[];
+                            realtime: boolean;
+                            enabled: boolean;
+                            status: "enabled" | "disabled";
+                            /** @description Why the endpoint is disabled, e.g. after failing every delivery for 3 days. */
+                            disabled_reason: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When it was disabled.
+                             */
+                            disabled_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description First failed attempt since the last success; null while healthy.
+                             */
+                            failing_since: string | null;
+                            /**
+                             * Format: date-time
+                             * @description During a rotation: until when the previous secret also signs.
+                             */
+                            previous_secret_expires_at: string | null;
+                            metadata: {
+                                [key: string]: string | number | boolean | (never | null);
+                            } | null;
+                            /**
+                             * Format: date-time
+                             * @description Creation time.
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description Last change.
+                             */
+                            updated_at: string;
+                            /** @description whsec_… signing secret; returned only by create and rotate_secret. */
+                            secret?: string;
+                        };
+                    };
+                };
+                /** @description invalid_request, validation_error */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description api_key_invalid, api_key_expired, api_key_revoked, api_key_wrong_environment */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description organization_inactive, insufficient_permissions */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description idempotency_conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description rate_limit_exceeded */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description internal_error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description service_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook_endpoints/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve a webhook endpoint
+         * @description Scope webhooks:manage.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description wh_… */
+                            id: string;
+                            /** @enum {string} */
+                            object: "webhook_endpoint";
+                            url: string;
+                            description: string | null;
+                            /** @description The subscription as given (aliases resolved). */
+                            events: string[];
+                            realtime: boolean;
+                            enabled: boolean;
+                            status: "enabled" | "disabled";
+                            /** @description Why the endpoint is disabled, e.g. after failing every delivery for 3 days. */
+                            disabled_reason: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When it was disabled.
+                             */
+                            disabled_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description First failed attempt since the last success; null while healthy.
+                             */
+                            failing_since: string | null;
+                            /**
+                             * Format: date-time
+                             * @description During a rotation: until when the previous secret also signs.
+                             */
+                            previous_secret_expires_at: string | null;
+                            metadata: {
+                                [key: string]: string | number | boolean | (never | null);
+                            } | null;
+                            /**
+                             * Format: date-time
+                             * @description Creation time.
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description Last change.
+                             */
+                            updated_at: string;
+                            /** @description whsec_… signing secret; returned only by create and rotate_secret. */
+                            secret?: string;
+                        };
+                    };
+                };
+                /** @description api_key_invalid, api_key_expired, api_key_revoked, api_key_wrong_environment */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description organization_inactive, insufficient_permissions */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description webhook_endpoint_not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description rate_limit_exceeded */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description internal_error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description service_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description Scope webhooks:manage. Pending deliveries to it are dropped.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            /** @enum {string} */
+                            object: "webhook_endpoint";
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+                /** @description api_key_invalid, api_key_expired, api_key_revoked, api_key_wrong_environment */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description organization_inactive, insufficient_permissions */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description webhook_endpoint_not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description rate_limit_exceeded */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description internal_error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description service_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Update a webhook endpoint
+         * @description Scope webhooks:manage. Only the given fields change. enabled: true re-enables an endpoint (also one disabled after 3 days of failures) and resumes its pending deliveries.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description HTTPS URL receiving the POSTs. Plain http only to loopback when WEBHOOKS_ALLOW_LOOPBACK_HTTP=true (development). */
+                        url?: string;
+                        /** @description Event types (e.g. session.ended), category names (sessions, provider, transcripts, recordings, analysis, ai_agent) or '*' for all. transcript.segment is sent only when realtime is true. */
+                        events?: string[];
+                        /** @description Also receive transcript.segment (high volume). */
+                        realtime?: boolean;
+                        /** @description false disables; true re-enables (also after an automatic disable) and resumes delivery. */
+                        enabled?: boolean;
+                        description?: string | null;
+                        /** @description Custom key-value pairs: at most 50 keys, keys 1 to 40 characters, values string, number, boolean or null, 16384 bytes of JSON in all. */
+                        metadata?: {
+                            [key: string]: string | number | boolean | (never | null);
+                        } | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description wh_… */
+                            id: string;
+                            /** @enum {string} */
+                            object: "webhook_endpoint";
+                            url: string;
+                            description: string | null;
+                            /** @description The subscription as given (aliases resolved). */
+                            events: string[];
+                            realtime: boolean;
+                            enabled: boolean;
+                            status: "enabled" | "disabled";
+                            /** @description Why the endpoint is disabled, e.g. after failing every delivery for 3 days. */
+                            disabled_reason: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When it was disabled.
+                             */
+                            disabled_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description First failed attempt since the last success; null while healthy.
+                             */
+                            failing_since: string | null;
+                            /**
+                             * Format: date-time
+                             * @description During a rotation: until when the previous secret also signs.
+                             */
+                            previous_secret_expires_at: string | null;
+                            metadata: {
+                                [key: string]: string | number | boolean | (never | null);
+                            } | null;
+                            /**
+                             * Format: date-time
+                             * @description Creation time.
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description Last change.
+                             */
+                            updated_at: string;
+                            /** @description whsec_… signing secret; returned only by create and rotate_secret. */
+                            secret?: string;
+                        };
+                    };
+                };
+                /** @description invalid_request, validation_error */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description api_key_invalid, api_key_expired, api_key_revoked, api_key_wrong_environment */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description organization_inactive, insufficient_permissions */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description webhook_endpoint_not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description rate_limit_exceeded */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description internal_error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description service_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/v1/webhook_endpoints/{id}/rotate_secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the signing secret
+         * @description Scope webhooks:manage. Returns the endpoint with its new secret (shown once). The previous secret keeps signing alongside it for 24 hours: deliveries carry two v1 signatures meanwhile.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description wh_… */
+                            id: string;
+                            /** @enum {string} */
+                            object: "webhook_endpoint";
+                            url: string;
+                            description: string | null;
+                            /** @description The subscription as given (aliases resolved). */
+                            events: string[];
+                            realtime: boolean;
+                            enabled: boolean;
+                            status: "enabled" | "disabled";
+                            /** @description Why the endpoint is disabled, e.g. after failing every delivery for 3 days. */
+                            disabled_reason: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When it was disabled.
+                             */
+                            disabled_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description First failed attempt since the last success; null while healthy.
+                             */
+                            failing_since: string | null;
+                            /**
+                             * Format: date-time
+                             * @description During a rotation: until when the previous secret also signs.
+                             */
+                            previous_secret_expires_at: string | null;
+                            metadata: {
+                                [key: string]: string | number | boolean | (never | null);
+                            } | null;
+                            /**
+                             * Format: date-time
+                             * @description Creation time.
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description Last change.
+                             */
+                            updated_at: string;
+                            /** @description whsec_… signing secret; returned only by create and rotate_secret. */
+                            secret?: string;
+                        };
+                    };
+                };
+                /** @description api_key_invalid, api_key_expired, api_key_revoked, api_key_wrong_environment */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description organization_inactive, insufficient_permissions */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description webhook_endpoint_not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description rate_limit_exceeded */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description internal_error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description service_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook_endpoints/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event
+         * @description Scope webhooks:manage. Queues a webhook.test event for this endpoint only (signed and retried like any event; see its deliveries). An endpoint that is disabled receives it once re-enabled.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description evt_… */
+                            id: string;
+                            /** @enum {string} */
+                            object: "webhook_event";
+                            /** @enum {string} */
+                            type: "webhook.test";
+                            /** @enum {string} */
+                            api_version: "v1";
+                            /**
+                             * Format: date-time
+                             * @description Event time.
+                             */
+                            created_at: string;
+                            data: {
+                                endpoint_id: string;
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description api_key_invalid, api_key_expired, api_key_revoked, api_key_wrong_environment */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description organization_inactive, insufficient_permissions */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description webhook_endpoint_not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description rate_limit_exceeded */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description internal_error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description service_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook_endpoints/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List delivery attempts
+         * @description Scope webhooks:manage. The attempt log of this endpoint, newest first: event id and type, attempt number, time, status code or error, duration, next retry. Kept for the retention period (30 days by default).
+         */
+        get: {
+            parameters: {
+                query: {
+                    /** @description Page size, 1 to 100 (default 20). */
+                    limit: number;
+                    /** @description Cursor (an attempt id): the attempts after it in the list, i.e. older ones. Newest first. */
+                    starting_after?: string;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Delivery attempts, newest first. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            object: "list";
+                            data: {
+                                /** @description Attempt id (a cursor for ending_before/starting_after). */
+                                id: string;
+                                /** @enum {string} */
+                                object: "webhook_delivery_attempt";
+                                event_id: string;
+                                event_type: string;
+                                /** @description 1 for the first try. */
+                                attempt: number;
+                                /** @description retry: failed, tried again at next_retry_at; failed: the schedule is exhausted. */
+                                outcome: "delivered" | "retry" | "failed";
+                                /** @description HTTP status received, null on a network error or timeout. */
+                                status_code: number | null;
+                                /** @description Network, TLS, timeout or address-check error. */
+                                error: string | null;
+                                duration_ms: number;
+                                /**
+                                 * Format: date-time
+                                 * @description When the attempt started.
+                                 */
+                                attempted_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When the next attempt is due (outcome retry).
+                                 */
+                                next_retry_at: string | null;
+                            }[];
+                            /** @description More items exist beyond this page in the direction of travel. */
+                            has_more: boolean;
+                            /** @description When has_more: pass it as the same cursor parameter (starting_after or ending_before) to continue; otherwise null. */
+                            next_cursor: string | null;
+                            /** @description The list path. */
+                            url: string;
+                        };
+                    };
+                };
+                /** @description invalid_request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description api_key_invalid, api_key_expired, api_key_revoked, api_key_wrong_environment */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description organization_inactive, insufficient_permissions */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description webhook_endpoint_not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description rate_limit_exceeded */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description internal_error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description service_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sessions/{id}/dial": {
         parameters: {
             query?: never;

@@ -1,26 +1,26 @@
-// Webhook endpoints (issue 8's /v1/webhook_endpoints): create, edit, disable, rotate, test, and the
-// delivery log. On a gateway without those routes the page says so.
+// Webhook endpoints (/v1/webhook_endpoints): create, edit, disable, rotate, test, and the delivery
+// log. On a gateway without those routes the page says so.
 import { useState } from 'preact/hooks';
-import { call } from '../api/client';
+import { api, unwrap } from '../api/client';
 import { useMe, canWrite } from '../session';
 import { Loaded, Empty, ErrorBox, useLoad, when } from '../components/states';
 
-interface Endpoint { id: string; url: string; events: string[]; enabled: boolean; realtime?: boolean; description?: string | null; disabled_reason?: string | null; created_at: string }
-interface Delivery { id?: string; event_id: string; event_type: string; attempt: number; status_code?: number | null; error?: string | null; duration_ms?: number | null; created_at?: string; attempted_at?: string; next_retry_at?: string | null; request_body?: string; response_body?: string }
+type Endpoint = { id: string; url: string; events: string[]; enabled: boolean; realtime: boolean; description: string | null; disabled_reason: string | null; created_at: string; secret?: string };
+type Delivery = { id: string; event_id: string; event_type: string; attempt: number; outcome: string; status_code: number | null; error: string | null; duration_ms: number; attempted_at: string; next_retry_at: string | null };
 
 function Deliveries({ endpoint }: { endpoint: Endpoint }) {
-  const log = useLoad(() => call<{ data: Delivery[] }>('GET', `/v1/webhook_endpoints/${endpoint.id}/deliveries`), [endpoint.id]);
+  const log = useLoad(async () => (await unwrap(api.GET('/v1/webhook_endpoints/{id}/deliveries', { params: { path: { id: endpoint.id }, query: { limit: 100 } } }))) as { data: Delivery[] }, [endpoint.id]);
   return (
     <div class="card">
       <h3>Delivery log of {endpoint.url} <button type="button" class="secondary" onClick={log.reload}>Refresh</button></h3>
       <Loaded state={log} what="deliveries">
         {(d) => d.data.length === 0 ? <Empty>No deliveries yet.</Empty> : (
           <table data-testid="deliveries">
-            <thead><tr><th scope="col">Event</th><th scope="col">Type</th><th scope="col">Attempt</th><th scope="col">Result</th><th scope="col">Duration</th><th scope="col">Time</th><th scope="col">Next retry</th></tr></thead>
+            <thead><tr><th scope="col">Event</th><th scope="col">Type</th><th scope="col">Attempt</th><th scope="col">Outcome</th><th scope="col">Status</th><th scope="col">Duration</th><th scope="col">Time</th><th scope="col">Next retry</th></tr></thead>
             <tbody>{d.data.map((x, i) => (
               <tr key={x.id ?? i}>
-                <td><code>{x.event_id}</code></td><td>{x.event_type}</td><td>{x.attempt}</td>
-                <td>{x.status_code ?? x.error ?? '—'}</td><td>{x.duration_ms ?? '—'} ms</td><td>{when(x.attempted_at ?? x.created_at)}</td><td>{when(x.next_retry_at)}</td>
+                <td><code>{x.event_id}</code></td><td>{x.event_type}</td><td>{x.attempt}</td><td>{x.outcome}</td>
+                <td>{x.status_code ?? x.error ?? '—'}</td><td>{x.duration_ms} ms</td><td>{when(x.attempted_at)}</td><td>{when(x.next_retry_at)}</td>
               </tr>
             ))}</tbody>
           </table>
@@ -32,7 +32,7 @@ function Deliveries({ endpoint }: { endpoint: Endpoint }) {
 
 export function Webhooks() {
   const { me } = useMe();
-  const list = useLoad(() => call<{ data: Endpoint[] }>('GET', '/v1/webhook_endpoints?limit=100'));
+  const list = useLoad(async () => (await unwrap(api.GET('/v1/webhook_endpoints', { params: { query: { limit: 100 } } }))) as { data: Endpoint[] });
   const [secret, setSecret] = useState<string>();
   const [error, setError] = useState<unknown>();
   const [open, setOpen] = useState<Endpoint>();
@@ -52,9 +52,10 @@ export function Webhooks() {
     const form = new FormData(e.currentTarget as HTMLFormElement);
     const events = String(form.get('events') ?? '*').split(',').map((s) => s.trim()).filter(Boolean);
     return act(async () => {
-      const ep = await call<Endpoint & { secret: string }>('POST', '/v1/webhook_endpoints', {
-        url: String(form.get('url')), events, realtime: form.get('realtime') === 'on', description: String(form.get('description') ?? '') || undefined,
-      });
+      const description = String(form.get('description') ?? '');
+      const ep = (await unwrap(api.POST('/v1/webhook_endpoints', {
+        body: { url: String(form.get('url')), events, realtime: form.get('realtime') === 'on', ...(description ? { description } : {}) },
+      }))) as Endpoint;
       setSecret(ep.secret);
     });
   };
@@ -90,10 +91,10 @@ export function Webhooks() {
                 <td class="actions">
                   <button type="button" class="secondary" onClick={() => setOpen(ep)}>Deliveries</button>
                   {canWrite(me) ? <>
-                    <button type="button" class="secondary" onClick={() => act(async () => { await call('POST', `/v1/webhook_endpoints/${ep.id}/test`); setNotice(`Test event sent to ${ep.url}.`); setOpen(ep); })}>Send test</button>
-                    <button type="button" class="secondary" onClick={() => act(async () => setSecret((await call<{ secret: string }>('POST', `/v1/webhook_endpoints/${ep.id}/rotate_secret`)).secret))}>Rotate secret</button>
-                    <button type="button" class="secondary" onClick={() => act(() => call('PATCH', `/v1/webhook_endpoints/${ep.id}`, { enabled: !ep.enabled }))}>{ep.enabled ? 'Disable' : 'Enable'}</button>
-                    <button type="button" class="secondary" onClick={() => { const url = prompt('New URL', ep.url); if (url) void act(() => call('PATCH', `/v1/webhook_endpoints/${ep.id}`, { url })); }}>Edit URL</button>
+                    <button type="button" class="secondary" onClick={() => act(async () => { await unwrap(api.POST('/v1/webhook_endpoints/{id}/test', { params: { path: { id: ep.id } } })); setNotice(`Test event sent to ${ep.url}.`); setOpen(ep); })}>Send test</button>
+                    <button type="button" class="secondary" onClick={() => act(async () => setSecret(((await unwrap(api.POST('/v1/webhook_endpoints/{id}/rotate_secret', { params: { path: { id: ep.id } } }))) as Endpoint).secret))}>Rotate secret</button>
+                    <button type="button" class="secondary" onClick={() => act(() => unwrap(api.PATCH('/v1/webhook_endpoints/{id}', { params: { path: { id: ep.id } }, body: { enabled: !ep.enabled } })))}>{ep.enabled ? 'Disable' : 'Enable'}</button>
+                    <button type="button" class="secondary" onClick={() => { const url = prompt('New URL', ep.url); if (url) void act(() => unwrap(api.PATCH('/v1/webhook_endpoints/{id}', { params: { path: { id: ep.id } }, body: { url } }))); }}>Edit URL</button>
                   </> : null}
                 </td>
               </tr>
