@@ -36,6 +36,9 @@ function present(row: UserRow): ConsoleUser {
   return { id: row.id, org_id: row.org_id, email: row.email, role: row.role, created_at: row.created_at.toISOString(), has_password: row.password_hash !== null };
 }
 
+let decoy: Promise<string> | undefined;
+const timingDecoy = (): Promise<string> => (decoy ??= hash(randomBytes(16).toString('hex')));
+
 export class EmailTakenError extends Error {}
 
 export interface CreatedUser {
@@ -68,7 +71,11 @@ export async function createConsoleUser(
 export async function verifyConsoleUser(db: Db, email: string, password: string): Promise<ConsoleUser | null> {
   const { rows } = await db.query<UserRow>(`SELECT ${COLUMNS} FROM console_users WHERE lower(email) = lower($1)`, [email.trim()]);
   const row = rows[0];
-  if (!row?.password_hash) return null;
+  if (!row?.password_hash) {
+    // Same work as a real check, so response time does not tell which emails have accounts.
+    await verify(await timingDecoy(), password).catch(() => false);
+    return null;
+  }
   return (await verify(row.password_hash, password)) ? present(row) : null;
 }
 

@@ -120,7 +120,7 @@ describe('operator view', () => {
 });
 
 describe('portal pages', () => {
-  it('renders the overview, keys and webhooks pages, saying so where a route is not on this gateway, also at phone width', async () => {
+  it('renders the overview, keys, users and webhooks pages (an owner invites a user), also at phone width', async () => {
     const context = await browser.newContext({ viewport: { width: 1100, height: 700 } });
     const page = await context.newPage();
     await signIn(page, t.base, 'owner@example.com');
@@ -129,6 +129,23 @@ describe('portal pages', () => {
     await page.getByRole('link', { name: 'API keys' }).click();
     await page.locator('tbody tr').first().waitFor();
     if (shots) await page.screenshot({ path: path.join(shots, 'console-keys.png') });
+    // An owner invites a developer; the one-time link shown lets them choose a password and sign in.
+    await page.getByRole('link', { name: 'Users' }).click();
+    await page.getByLabel('Email').fill('invited@example.com');
+    await page.getByLabel('Role').selectOption('developer');
+    await page.getByRole('button', { name: 'Invite' }).click();
+    const link = (await page.locator('.shown-once code').textContent({ timeout: 15_000 }))!;
+    expect(link).toMatch(new RegExp(`^${t.base}/console/set-password#token=`));
+    await page.locator('tr', { hasText: 'invited@example.com' }).getByRole('cell', { name: 'invited', exact: true }).waitFor();
+    const invited = await browser.newPage();
+    await invited.goto(link);
+    await invited.getByLabel(/New password/).fill('invited password');
+    await invited.getByLabel('Repeat it').fill('invited password');
+    await invited.getByRole('button', { name: 'Set password' }).click();
+    await invited.getByRole('heading', { name: 'Password set' }).waitFor();
+    await signIn(invited, t.base, 'invited@example.com', 'invited password');
+    await invited.close();
+
     await page.getByRole('link', { name: 'Webhooks' }).click();
     const webhooksRoute = await fetch(`${t.base}/v1/webhook_endpoints`, { headers: { authorization: `Bearer ${org.key}` } });
     if (webhooksRoute.status === 404) await page.getByText('Not available on this gateway').waitFor();
