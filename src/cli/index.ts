@@ -11,6 +11,7 @@ import { register as registerNumber } from './admin/number.js';
 import { register as registerUser } from './admin/user.js';
 import { register as registerOperator } from './admin/operator.js';
 import { register as registerWebhook } from './admin/webhook.js';
+import { register as registerPostCall } from './admin/post-call.js';
 
 const ctx = new CliContext();
 const program = new Command('voxbridge').description('voxbridge telephony media gateway').exitOverride();
@@ -45,6 +46,7 @@ registerNumber(admin, ctx);
 registerUser(admin, ctx);
 registerOperator(admin, ctx);
 registerWebhook(admin, ctx);
+registerPostCall(admin, ctx);
 
 async function main(): Promise<void> {
   try {
