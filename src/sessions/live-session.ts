@@ -34,14 +34,14 @@ export interface LiveSessionHooks {
   storeTurn(turn: StoredTurn): Promise<void>;
   /** A leg was attached or detached (the registry's reconnect grace counts carriers). */
   legsChanged?(): void;
-  /** A null language was detected by the STT engine (the session object shows it from then on). */
-  languageDetected?(party: Party, language: string): void;
   /** Agent modes: writes an outbox event for the session. */
   recordEvent?(type: string, data: Record<string, unknown>): Promise<void>;
   /** Agent modes: dials a leg for a party (escalation transfer); absent without telephony. */
   dialParty?(req: { party: Party; to: string }): Promise<void>;
   /** Agent modes: the agent ends the session. */
   end?(reason: string): void;
+  /** A null language was detected by the STT engine (the session object shows it from then on). */
+  languageDetected?(party: Party, language: string): void;
 }
 
 /** The AI agent of an ai_agent / help_chat_voice session. */
@@ -113,7 +113,6 @@ export class LiveSession extends SafeEmitter<LiveSessionEvents> {
     this.pipeline = buildPipeline(
       {
         plan: this.plan, engines: opts.engines, voice: opts.voice, clock: opts.clock, vad: opts.vad, bargeIn: opts.bargeIn,
-        defaultLanguage: opts.defaultLanguage, onLanguageDetected: (party, language) => this.hooks.languageDetected?.(party, language),
         agent: agent && {
           language: agent.language,
           bargeInMinSpeechMs: agent.bargeInMinSpeechMs,
@@ -124,6 +123,7 @@ export class LiveSession extends SafeEmitter<LiveSessionEvents> {
           timelineMs: () => (this.t0 < 0 ? 0 : Date.now() - this.t0),
           onCustomerFinal: (text) => this.agentRuntime?.customerSaid(text),
         },
+        defaultLanguage: opts.defaultLanguage, onLanguageDetected: (party, language) => this.hooks.languageDetected?.(party, language),
       },
       this.onFrame,
     );

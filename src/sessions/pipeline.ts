@@ -115,12 +115,12 @@ export interface PipelineOptions {
   vad?: VadChoice;
   /** Drop queued output for a party who starts speaking (off for interpreters: they finish the sentence). */
   bargeIn?: boolean;
+  /** Agent modes with an agent: its stages are added (see buildAgentStages). */
+  agent?: AgentPipelineOptions;
   /** Language resolution for parties whose language is null (see replanWithDetected). */
   defaultLanguage?: string;
   /** Called after a detected language replanned the session (plan already updated in place). */
   onLanguageDetected?: (party: Party, language: string) => void;
-  /** Agent modes with an agent: its stages are added (see buildAgentStages). */
-  agent?: AgentPipelineOptions;
 }
 
 export interface AgentPipelineOptions {
