@@ -20,6 +20,7 @@ import { SessionOwnership, SessionRegistry, ownerOf } from './sessions/index.js'
 import { SessionRpc } from './coord/session-rpc.js';
 import { attachStreamServer, type StreamServer } from './stream/index.js';
 import { registerTelephonyMetrics, startTelephony, type Telephony } from './telephony/index.js';
+import { AgentServices, configSecretResolver, type SecretResolver } from './agents/index.js';
 import { metricsRegistry } from './api/plugins/metrics.js';
 import { startInactivitySweeper, type InactivitySweeper } from './jobs/inactivity-sweeper.js';
 import { startNodeLostSweeper, type NodeLostSweeper } from './jobs/node-lost-sweeper.js';
@@ -27,6 +28,11 @@ import { startWebhookDelivery, type WebhookDeliveryWorker } from './jobs/webhook
 import { startWebhookRetention } from './jobs/webhook-retention.js';
 import { registerWebhookMetrics } from './webhooks/index.js';
 import { deliveryQueueStats } from './store/index.js';
+import { startRecordingEncoder, type RecordingEncoder } from './jobs/recording-encoder.js';
+import { startRecordingRetention } from './jobs/recording-retention.js';
+import { startAnalysisWorker } from './jobs/analysis-worker.js';
+import { attachRecorder, createRecordingStorage, recordingsDir } from './recordings/index.js';
+import type { Sweeper } from './jobs/periodic-sweep.js';
 
 export interface Gateway {
   config: Config;
@@ -45,6 +51,12 @@ export interface Gateway {
   nodeLostSweeper?: NodeLostSweeper;
   /** Present with the worker role: sends the outbox's events to webhook endpoints. */
   webhooks?: WebhookDeliveryWorker;
+  /** Present with the worker role: WAV → MP3 for ended sessions' recordings. */
+  recordingEncoder?: RecordingEncoder;
+  /** Present with the worker role: deletes expired recordings' audio. */
+  recordingRetention?: Sweeper;
+  /** Present with the worker role: runs requested analyses. */
+  analysisWorker?: Sweeper;
   /** Present with the media role: this node's claims on its live sessions. */
   ownership?: SessionOwnership;
   /** Present with the media role when SIP is enabled: dial/hangup forwarding between nodes. */
@@ -60,6 +72,8 @@ export interface StartOptions {
   logger?: Logger;
   /** Engines built by the caller (tests, embedding); default: built from config.engines. */
   engines?: Engines;
+  /** Resolves organizations' named secrets for the AI agents; default: config.agents.secrets. */
+  agentSecrets?: SecretResolver;
   /** How often the inactivity sweeper looks for idle sessions (default 30 s). */
   sweepIntervalMs?: number;
 }
@@ -104,6 +118,9 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     const redis = createRedis(config.redisUrl, config.redisKeyPrefix, logger);
     shutdown.add('redis', () => redis.disconnect());
 
+    let recordingEncoder: RecordingEncoder | undefined;
+    let recordingRetention: Sweeper | undefined;
+    let analysisWorker: Sweeper | undefined;
     let engines: Engines | undefined;
     let registry: SessionRegistry | undefined;
     let telephony: Telephony | undefined;
@@ -114,7 +131,14 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       const ownedEngines = engines;
       shutdown.add('engines', () => ownedEngines.close());
       ownership = new SessionOwnership(redis, { node: config.nodeId, url: config.publicUrl }, config.limits.ownerClaimTtlSeconds * 1000);
-      registry = new SessionRegistry({ config, logger, db, redis, engines, ownership });
+      const wavDir = recordingsDir(config.dataDir);
+      // Named secrets come from configuration until a per-organization secrets store is wired in.
+      const agents = new AgentServices({ ...config.agents, secrets: opts.agentSecrets ?? configSecretResolver(config.agents.secrets) });
+      registry = new SessionRegistry({
+        config, logger, db, redis, engines, ownership, agents,
+        // Recorder taps (src/recordings): a session that ends hands its WAVs to the encoder job.
+        onOpened: (session, row) => attachRecorder(session, row, { db, logger, wavDir, captured: () => recordingEncoder?.kick() }),
+      });
       await registry.start();
       const ownedRegistry = registry;
       shutdown.add('registry', () => ownedRegistry.close());
@@ -124,6 +148,8 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
           return owner && owner.node !== config.nodeId ? owner : null;
         };
         telephony = await startTelephony({ config, logger, db, redis, registry, ownerElsewhere });
+        const dialer = telephony;
+        registry.setPartyDialer(async (sessionId, orgId, req) => void (await dialer.dial(sessionId, orgId, { to: req.to, party: req.party })));
         registerTelephonyMetrics(metricsRegistry, telephony);
         const ownedTelephony = telephony;
         shutdown.add('telephony', () => ownedTelephony.close());
@@ -164,7 +190,16 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
         intervalMs: Math.min(30_000, Math.max(500, claimTtlMs / 2)),
       });
       const retention = startWebhookRetention({ db, logger, retentionDays: config.webhooks.retentionDays });
-      const ownedSweepers = [sweeper, nodeLostSweeper, retention];
+      const storage = createRecordingStorage(config.dataDir);
+      const pc = config.postCall;
+      recordingEncoder = startRecordingEncoder({
+        db, logger, storage, intervalMs: pc.jobIntervalMs, leaseSeconds: pc.leaseSeconds,
+        captureGraceSeconds: pc.captureGraceSeconds, bitrateKbps: pc.mp3BitrateKbps,
+      });
+      recordingEncoder.kick(); // resumes what a previous run left `processing`
+      recordingRetention = startRecordingRetention({ db, logger, storage, intervalMs: pc.retentionIntervalMs });
+      analysisWorker = startAnalysisWorker({ db, logger, intervalMs: pc.jobIntervalMs, leaseSeconds: pc.leaseSeconds });
+      const ownedSweepers: Sweeper[] = [sweeper, nodeLostSweeper, retention, recordingEncoder, recordingRetention, analysisWorker];
       shutdown.add('sweeper', () => Promise.all(ownedSweepers.map((s) => s.stop())));
       const metrics = registerWebhookMetrics(metricsRegistry, () => deliveryQueueStats(db));
       webhooks = await startWebhookDelivery({ db, config, logger, metrics });
@@ -179,6 +214,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     let closed: Promise<void> | undefined;
     const close = (): Promise<void> => (closed ??= shutdown.run());
     return { config, logger, db, redis, app, engines, registry, stream, telephony, sweeper, nodeLostSweeper, webhooks, ownership, rpc, httpUrl, close };
+    return { config, logger, db, redis, app, engines, registry, stream, telephony, sweeper, nodeLostSweeper, recordingEncoder, recordingRetention, analysisWorker, ownership, rpc, httpUrl, close };
   } catch (err) {
     await shutdown.run();
     throw err;

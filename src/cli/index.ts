@@ -9,6 +9,7 @@ import { register as registerKey } from './admin/key.js';
 import { register as registerConnection } from './admin/connection.js';
 import { register as registerNumber } from './admin/number.js';
 import { register as registerWebhook } from './admin/webhook.js';
+import { register as registerPostCall } from './admin/post-call.js';
 
 const ctx = new CliContext();
 const program = new Command('voxbridge').description('voxbridge telephony media gateway').exitOverride();
@@ -41,6 +42,7 @@ registerKey(admin, ctx);
 registerConnection(admin, ctx);
 registerNumber(admin, ctx);
 registerWebhook(admin, ctx);
+registerPostCall(admin, ctx);
 
 async function main(): Promise<void> {
   try {

@@ -99,12 +99,40 @@ export const ConfigSchema = Type.Object({
     }),
     pocketsphinx: Type.Object({ hmm: Type.String(), lm: Type.String(), dict: Type.String() }),
   }),
+  /** Post-call work (src/recordings, src/analysis, their jobs in src/jobs). */
+  postCall: Type.Object({
+    /** How often the worker looks for recordings and analyses to process (ms); new work also kicks it at once. */
+    jobIntervalMs: PositiveInt,
+    /** An encoder or analyser holds a row this long; a crashed worker's rows are resumed after it. */
+    leaseSeconds: PositiveInt,
+    /** A recording whose node died mid-call is encoded from the WAV on disk this long after its session ended. */
+    captureGraceSeconds: PositiveInt,
+    /** How often expired recordings are deleted (ms). */
+    retentionIntervalMs: PositiveInt,
+    /** MP3 bitrate for lame (kbps; 8 kHz mono MPEG-2.5 allows 8–64). */
+    mp3BitrateKbps: Type.Integer({ minimum: 8, maximum: 64 }),
+  }),
+  agents: Type.Object({
+    /** A tool webhook that has not answered by then is reported to the brain as failed. */
+    toolTimeoutMs: PositiveInt,
+    /** The agent says a filler ("one moment") when a tool takes longer. */
+    fillerAfterMs: PositiveInt,
+    /** Customer speech needed, while the agent talks, before it is cut off (barge-in). */
+    bargeInMinSpeechMs: PositiveInt,
+    /** openai_compatible brains: no first byte / no progress for this long fails the turn. */
+    llmTimeoutMs: PositiveInt,
+    /**
+     * Named secrets (e.g. brain.api_key_secret, tool_signing), the same for every organization,
+     * until a per-organization secrets store is wired in (README "AI agents").
+     */
+    secrets: Type.Record(Type.String(), Type.String()),
+  }),
 });
 
 export type Config = Static<typeof ConfigSchema>;
 
 /** Environment variables and where they land in the config object. */
-const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' | 'list' | 'nullable' }> = {
+const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' | 'list' | 'nullable' | 'json' }> = {
   VOXBRIDGE_NODE_ID: { path: ['nodeId'], kind: 'string' },
   VOXBRIDGE_ROLES: { path: ['roles'], kind: 'list' },
   HTTP_HOST: { path: ['httpHost'], kind: 'string' },
@@ -142,6 +170,16 @@ const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' 
   WEBHOOKS_POLL_INTERVAL_MS: { path: ['webhooks', 'pollIntervalMs'], kind: 'int' },
   WEBHOOKS_RETENTION_DAYS: { path: ['webhooks', 'retentionDays'], kind: 'int' },
   POCKETSPHINX_HMM: { path: ['engines', 'pocketsphinx', 'hmm'], kind: 'string' },
+  POSTCALL_JOB_INTERVAL_MS: { path: ['postCall', 'jobIntervalMs'], kind: 'int' },
+  POSTCALL_LEASE_SECONDS: { path: ['postCall', 'leaseSeconds'], kind: 'int' },
+  RECORDING_CAPTURE_GRACE_SECONDS: { path: ['postCall', 'captureGraceSeconds'], kind: 'int' },
+  RECORDING_RETENTION_INTERVAL_MS: { path: ['postCall', 'retentionIntervalMs'], kind: 'int' },
+  RECORDING_MP3_BITRATE_KBPS: { path: ['postCall', 'mp3BitrateKbps'], kind: 'int' },
+  AGENT_TOOL_TIMEOUT_MS: { path: ['agents', 'toolTimeoutMs'], kind: 'int' },
+  AGENT_FILLER_AFTER_MS: { path: ['agents', 'fillerAfterMs'], kind: 'int' },
+  AGENT_BARGE_IN_MIN_SPEECH_MS: { path: ['agents', 'bargeInMinSpeechMs'], kind: 'int' },
+  AGENT_LLM_TIMEOUT_MS: { path: ['agents', 'llmTimeoutMs'], kind: 'int' },
+  AGENT_SECRETS: { path: ['agents', 'secrets'], kind: 'json' },
 };
 
 export class ConfigError extends Error {}
@@ -177,6 +215,12 @@ function fromEnv(env: NodeJS.ProcessEnv): Json {
       value = raw === 'true' || raw === '1' ? true : raw === 'false' || raw === '0' ? false : raw;
     } else if (kind === 'list') {
       value = raw.split(',').map((s) => s.trim()).filter(Boolean);
+    } else if (kind === 'json') {
+      try {
+        value = JSON.parse(raw);
+      } catch {
+        value = raw; // left as text so validation names it
+      }
     } else if (kind === 'nullable') {
       value = raw === 'none' || raw === 'off' ? null : raw;
     }

@@ -15,8 +15,19 @@ import { TranslateProcessor, type TranslationRoute } from './processors/translat
 import { TtsProcessor } from './processors/tts.js';
 import { InterruptionProcessor } from './processors/interruption.js';
 import { OutputPacer } from './processors/pacer.js';
+import { AgentPlayoutTracker, AgentSpeechLedger, AgentSpeechStage } from './processors/agent-speech.js';
+import { AgentBargeInProcessor } from './processors/barge-in.js';
+import { AgentListener, HandoffBridge } from './processors/agent-listener.js';
 
 export type SessionMode = 'bidirectional_translation' | 'assistive_translation' | 'ai_agent' | 'help_chat_voice';
+
+export const AGENT_MODES: ReadonlySet<string> = new Set(['ai_agent', 'help_chat_voice']);
+
+/**
+ * End-of-turn in the agent modes: 300 ms of silence ends the customer's utterance (the translation
+ * modes wait 560 ms so interpreters' pauses do not split sentences); the agent answers sooner.
+ */
+export const AGENT_VAD_HANGOVER_MS = 300;
 
 export interface PipelinePlan {
   mode: string;
@@ -59,7 +70,7 @@ export function planPipeline(s: PlanInput, engines: EngineCapabilities, defaultL
     wanted.push({ from: 'agent', speakTo: 'customer' }, { from: 'customer', speakTo: null });
     bridge = { from: 'customer', to: 'agent' };
   }
-  // ai_agent and help_chat_voice: transcribe and store only until the AI agent runtime lands (issue for src/agents/).
+  // ai_agent and help_chat_voice: the customer's speech goes to the agent runtime (agent stages in buildPipeline).
 
   for (const p of PARTIES) {
     if (!transcribe[p]) unavailable.push(`${p} speech (${languages[p]}) will not be transcribed: no speech-to-text engine for '${languages[p]}'`);
@@ -89,6 +100,24 @@ export interface PipelineOptions {
   vad?: VadOptions;
   /** Drop queued output for a party who starts speaking (off for interpreters: they finish the sentence). */
   bargeIn?: boolean;
+  /** Agent modes with an agent: its stages are added (see buildAgentStages). */
+  agent?: AgentPipelineOptions;
+}
+
+export interface AgentPipelineOptions {
+  onCustomerFinal(text: string): void;
+  /** Language the agent speaks. */
+  language: string;
+  timelineMs(): number;
+  bargeInMinSpeechMs?: number;
+  onBargeIn?(): void;
+}
+
+/** The agent stages of a pipeline, for the live session to drive. */
+export interface AgentStages {
+  speech: AgentSpeechStage;
+  ledger: AgentSpeechLedger;
+  handoff: HandoffBridge;
 }
 
 export interface Pipeline {
@@ -97,11 +126,17 @@ export interface Pipeline {
   vad: VadProcessor;
   pacer: OutputPacer;
   stages: FrameProcessor[];
+  agent: AgentStages | null;
 }
 
-/** Builds the chain: [bridge] → VAD → STT → translate → TTS → [barge-in] → pacer → sink. */
+/**
+ * Builds the chain: [bridge] → VAD → STT → translate → TTS → [barge-in] → pacer → sink; in the
+ * agent modes: handoff bridge → VAD → agent barge-in → STT → agent listener → agent speech → pacer
+ * → playout tracker → sink.
+ */
 export function buildPipeline(opts: PipelineOptions, sink: FrameSink): Pipeline {
   const { plan, engines } = opts;
+  if (opts.agent) return buildAgentPipeline(opts, opts.agent, sink);
   const stages: FrameProcessor[] = [];
   if (plan.bridge) stages.push(new BridgeProcessor(plan.bridge.from, plan.bridge.to));
   const vad = new VadProcessor(opts.vad);
@@ -114,5 +149,25 @@ export function buildPipeline(opts: PipelineOptions, sink: FrameSink): Pipeline 
   if (opts.bargeIn) stages.push(new InterruptionProcessor());
   const pacer = new OutputPacer(opts.clock);
   stages.push(pacer);
-  return { input: chain(stages, sink), vad, pacer, stages };
+  return { input: chain(stages, sink), vad, pacer, stages, agent: null };
+}
+
+function buildAgentPipeline(opts: PipelineOptions, agent: AgentPipelineOptions, sink: FrameSink): Pipeline {
+  const { plan, engines } = opts;
+  const ledger = new AgentSpeechLedger();
+  const handoff = new HandoffBridge();
+  const vad = new VadProcessor({ ...opts.vad, hangoverMs: Math.min(opts.vad?.hangoverMs ?? AGENT_VAD_HANGOVER_MS, AGENT_VAD_HANGOVER_MS) });
+  const speech = new AgentSpeechStage(ledger, { tts: engines.tts, voice: opts.voice, language: agent.language, timelineMs: agent.timelineMs });
+  const pacer = new OutputPacer(opts.clock);
+  const stages: FrameProcessor[] = [
+    handoff,
+    vad,
+    new AgentBargeInProcessor({ agentSpeaking: () => ledger.speaking && !handoff.bridged, minSpeechMs: agent.bargeInMinSpeechMs, onInterrupt: agent.onBargeIn }),
+    new SttProcessor({ engine: engines.stt, languages: plan.languages, enabled: plan.transcribe }),
+    new AgentListener(agent.onCustomerFinal),
+    speech,
+    pacer,
+    new AgentPlayoutTracker(ledger, speech),
+  ];
+  return { input: chain(stages, sink), vad, pacer, stages, agent: { speech, ledger, handoff } };
 }

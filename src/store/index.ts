@@ -10,3 +10,4 @@ export * from './page.js';
 export * from './transcripts-writer.js';
 export * from './webhook-endpoints-repo.js';
 export * from './webhook-deliveries-repo.js';
+export * from './analyses-repo.js';
