@@ -16,13 +16,17 @@ import { createRedis } from './coord/redis.js';
 import { buildApp, type ExtraRoutes } from './api/app.js';
 import callRoutes, { callCommandExecutor } from './api/routes/calls.js';
 import { createEngines, type Engines } from './speech/index.js';
-import { SessionOwnership, SessionRegistry, ownerOf } from './sessions/index.js';
+import { secretResolver } from './secrets/index.js';
+import { SessionOwnership, SessionRegistry, ownerOf, sharedMediaClock } from './sessions/index.js';
+import { registerMediaStageMetrics } from './media/index.js';
 import { SessionRpc } from './coord/session-rpc.js';
 import { attachStreamServer, type StreamServer } from './stream/index.js';
 import { registerTelephonyMetrics, startTelephony, type Telephony } from './telephony/index.js';
+import { AgentServices, configSecretResolver, type SecretResolver } from './agents/index.js';
 import { metricsRegistry } from './api/plugins/metrics.js';
 import { startInactivitySweeper, type InactivitySweeper } from './jobs/inactivity-sweeper.js';
 import { startNodeLostSweeper, type NodeLostSweeper } from './jobs/node-lost-sweeper.js';
+import { ConsoleCookieAuthenticator, SignInStore, consoleRoutes } from './console/index.js';
 import { startWebhookDelivery, type WebhookDeliveryWorker } from './jobs/webhook-delivery.js';
 import { startWebhookRetention } from './jobs/webhook-retention.js';
 import { registerWebhookMetrics } from './webhooks/index.js';
@@ -71,6 +75,8 @@ export interface StartOptions {
   logger?: Logger;
   /** Engines built by the caller (tests, embedding); default: built from config.engines. */
   engines?: Engines;
+  /** Resolves organizations' named secrets for the AI agents; default: config.agents.secrets. */
+  agentSecrets?: SecretResolver;
   /** How often the inactivity sweeper looks for idle sessions (default 30 s). */
   sweepIntervalMs?: number;
 }
@@ -124,13 +130,23 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     let ownership: SessionOwnership | undefined;
     let rpc: SessionRpc | undefined;
     if (has('media')) {
-      engines = opts.engines ?? (await createEngines(config.engines, { onListenerError: (err) => logger.error({ err }, 'speech engine listener failed') }));
+      engines = opts.engines ?? (await createEngines(config.engines, {
+        onListenerError: (err) => logger.error({ err }, 'speech engine listener failed'),
+        // Engine API keys named by STT_API_KEY_SECRET / TTS_API_KEY_SECRET are node-wide secrets.
+        resolveSecret: (name) => secretResolver(db, config.secretKey)(null, name),
+      }));
       const ownedEngines = engines;
       shutdown.add('engines', () => ownedEngines.close());
+      registerMediaStageMetrics(metricsRegistry);
+      // One clock for session pacers and RTP endpoints (media/processMediaClock).
+      sharedMediaClock.onListenerError((err) => logger.error({ err }, 'media clock listener failed'));
       ownership = new SessionOwnership(redis, { node: config.nodeId, url: config.publicUrl }, config.limits.ownerClaimTtlSeconds * 1000);
       const wavDir = recordingsDir(config.dataDir);
+      // Named secrets come from configuration until a per-organization secrets store is wired in.
+      const agents = new AgentServices({ ...config.agents, secrets: opts.agentSecrets ?? configSecretResolver(config.agents.secrets) });
       registry = new SessionRegistry({
-        config, logger, db, redis, engines, ownership,
+        config, logger, db, redis, engines, ownership, agents,
+        vad: { engine: config.vad.engine, sileroModel: config.vad.sileroModel },
         // Recorder taps (src/recordings): a session that ends hands its WAVs to the encoder job.
         onOpened: (session, row) => attachRecorder(session, row, { db, logger, wavDir, captured: () => recordingEncoder?.kick() }),
       });
@@ -143,6 +159,8 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
           return owner && owner.node !== config.nodeId ? owner : null;
         };
         telephony = await startTelephony({ config, logger, db, redis, registry, ownerElsewhere });
+        const dialer = telephony;
+        registry.setPartyDialer(async (sessionId, orgId, req) => void (await dialer.dial(sessionId, orgId, { to: req.to, party: req.party })));
         registerTelephonyMetrics(metricsRegistry, telephony);
         const ownedTelephony = telephony;
         shutdown.add('telephony', () => ownedTelephony.close());
@@ -162,7 +180,16 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     const extra: ExtraRoutes[] = telephony
       ? [{ plugin: callRoutes, opts: { telephony, forwarder: rpc } }]
       : rpc ? [{ plugin: callRoutes, opts: { forwarder: rpc } }] : [];
-    const app = await buildApp({ config, logger, db, redis, engines, authCacheTtlMs: config.limits.authCacheTtlMs }, extra, { resources: has('api') });
+    // The web console (api role): cookie sign-in stands in for an API key on the same /v1 routes.
+    const signIns = config.console.enabled && has('api')
+      ? new SignInStore(redis, { ttlSeconds: config.console.sessionTtlSeconds, maxFailures: config.console.loginMaxFailures, lockoutSeconds: config.console.lockoutSeconds })
+      : undefined;
+    if (signIns) {
+      const liveRegistry = registry;
+      extra.push({ plugin: consoleRoutes, opts: { config, db, store: signIns, liveSessionCount: liveRegistry ? () => liveRegistry.size : undefined } });
+    }
+    const cookieAuth = signIns ? new ConsoleCookieAuthenticator(db, signIns) : undefined;
+    const app = await buildApp({ config, logger, db, redis, engines, authCacheTtlMs: config.limits.authCacheTtlMs, cookieAuth }, extra, { resources: has('api') });
     shutdown.add('http', () => app.close());
     const stream = registry ? attachStreamServer(app.server, { config, logger, db, redis, registry }) : undefined;
     if (stream) shutdown.add('stream', () => stream.close());

@@ -7,7 +7,7 @@ import type { SipRequest } from 'sip';
 import type { Db } from '../store/index.js';
 import * as repo from '../store/telephony-repo.js';
 import { cidrContains } from './cidr.js';
-import { decryptSecret } from './secrets.js';
+import { decryptSecret } from '../secrets/index.js';
 import { SipError } from './sip/errors.js';
 import type { IncomingInvite } from './sip/incoming-invite.js';
 import type { SourceGuard } from './sip/source-guard.js';
