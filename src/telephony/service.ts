@@ -2,7 +2,6 @@
 // admission rules for inbound INVITEs, outbound dial/hangup, and the call rows and provider
 // events that record them.
 import type { Logger } from 'pino';
-import digest from 'sip/digest.js';
 import type { Config } from '../config/index.js';
 import type { Db } from '../store/index.js';
 import * as repo from '../store/telephony-repo.js';
@@ -10,6 +9,7 @@ import type { Party } from '../sessions/contracts.js';
 import { UserAgent, newCallId, newTag } from './sip/user-agent.js';
 import { RefusalCounter } from './sip/refusals.js';
 import { SourceGuard } from './sip/source-guard.js';
+import { SourceAuth } from './source-auth.js';
 import type { IncomingInvite } from './sip/incoming-invite.js';
 import { SipError } from './sip/errors.js';
 import { RtpEndpoint } from './rtp/endpoint.js';
@@ -21,7 +21,6 @@ import type { Dialog } from './sip/dialog.js';
 import type { SipRequest } from 'sip';
 import { MediaAnchor, MediaServerUnavailable } from './media-anchor.js';
 import { SipLeg } from './call-leg.js';
-import { cidrContains } from './cidr.js';
 import { decryptSecret } from '../secrets/index.js';
 import { TelephonyError } from './errors.js';
 import { resolveDialTarget, type DialRequest } from './dial-target.js';
@@ -61,14 +60,13 @@ export interface CallView {
   quality?: CallQuality;
 }
 
-const AUTH_TTL_MS = 60_000;
 const RETRY_AFTER_SECONDS = '5';
 
 export class TelephonyService {
   ua!: UserAgent;
   private readonly legs = new Map<string, { leg: SipLeg; attachment: SessionAttachment | null }>();
   private readonly anchor: MediaAnchor | null;
-  private readonly authChallenges = new Map<string, { ctx: Record<string, unknown>; expires: number }>();
+  private readonly sourceAuth: SourceAuth;
   private readonly clock: TickSource;
   private readonly log: Logger;
   /** Input the SIP front refused, by fault (metrics). */
@@ -83,6 +81,7 @@ export class TelephonyService {
       this.refusals.counts.bans = (this.refusals.counts.bans ?? 0) + 1;
       this.log.warn({ source, reason, seconds }, 'sip source banned');
     });
+    this.sourceAuth = new SourceAuth({ db: o.db, secretKey: o.config.secretKey, realm: o.config.sip.realm, guard: this.guard });
     this.clock = o.clock ?? rtpMediaClock;
     this.anchor = o.config.rtpengine.ng ? new MediaAnchor({ ng: o.config.rtpengine.ng, timeoutMs: o.config.rtpengine.timeoutMs }) : null;
   }
@@ -208,10 +207,10 @@ export class TelephonyService {
     const number = dialed ? await this.findNumber(dialed) : null;
     if (!number) {
       if (trusted) throw new SipError(404, 'Not Found');
-      this.challengeOrRefuse(inv); // challenges, or throws 403 on the answer
+      this.sourceAuth.challengeOrRefuse(inv); // challenges, or throws 403 on the answer
       return;
     }
-    const connection = await this.checkSource(inv, number, trusted);
+    const connection = await this.sourceAuth.check(inv, number, trusted);
     if (connection === 'challenged') return;
     // A session whose customer already talks on a live leg here is not waiting for this call.
     const candidates = await repo.findSessionsWaitingForNumber(this.o.db, number.org_id, number.number);
@@ -317,79 +316,6 @@ export class TelephonyService {
       if (n) return n;
     }
     return null;
-  }
-
-  /**
-   * Source check: the number's connection (or, without one, any active connection of the org)
-   * must list the source address in its inbound CIDRs, or the caller must pass digest auth
-   * with the connection's username/password (a PBX). Returns the matched connection.
-   */
-  private async checkSource(inv: IncomingInvite, number: repo.PhoneNumberRecord, trusted: boolean): Promise<repo.ConnectionRecord | null | 'challenged'> {
-    const connections = number.connection_id
-      ? [await repo.getConnection(this.o.db, number.connection_id)].filter((c): c is repo.ConnectionRecord => c !== null && c.status === 'active')
-      : await repo.listActiveConnections(this.o.db, number.org_id);
-    const byCidr = connections.find((c) => c.inbound_cidrs.some((cidr) => cidrContains(cidr, inv.remote.address)));
-    if (byCidr) return byCidr;
-    const withAuth = connections.filter((c) => c.username && c.password_enc);
-    if (withAuth.length === 0) {
-      if (trusted) throw new SipError(403, 'Forbidden');
-      return this.challengeOrRefuse(inv);
-    }
-    this.pruneChallenges();
-    const pending = this.authChallenges.get(inv.callId);
-    if (pending && inv.req.headers.authorization) {
-      const username = digestUsername(inv.req);
-      // A locked-out username is refused without trying its password (guessing gains nothing).
-      if (this.guard.isUserLocked(username)) {
-        this.authChallenges.delete(inv.callId);
-        throw new SipError(403, 'Forbidden');
-      }
-      for (const c of withAuth) {
-        const ctx = { ...pending.ctx };
-        let password: string;
-        try {
-          password = decryptSecret(this.o.config.secretKey, c.password_enc!);
-        } catch {
-          continue;
-        }
-        if (digest.authenticateRequest(ctx, inv.req, { user: c.username!, password })) {
-          this.authChallenges.delete(inv.callId);
-          this.guard.authSucceeded(username);
-          return c;
-        }
-      }
-      this.authChallenges.delete(inv.callId);
-      this.guard.authFailed(inv.remote.address, username);
-      throw new SipError(403, 'Forbidden');
-    }
-    return this.challenge(inv);
-  }
-
-  /** For an untrusted source and nothing it may reach: challenge first, refuse the answer (same as a wrong password). */
-  private challengeOrRefuse(inv: IncomingInvite): 'challenged' {
-    const pending = this.authChallenges.get(inv.callId);
-    if (pending && inv.req.headers.authorization) {
-      this.authChallenges.delete(inv.callId);
-      this.guard.authFailed(inv.remote.address, digestUsername(inv.req));
-      throw new SipError(403, 'Forbidden');
-    }
-    return this.challenge(inv);
-  }
-
-  private challenge(inv: IncomingInvite): 'challenged' {
-    this.pruneChallenges();
-    // RFC 3261 §22.2: challenge with 401 and WWW-Authenticate.
-    const ctx: Record<string, unknown> = { realm: this.o.config.sip.realm };
-    const holder = { status: 401, reason: 'Unauthorized', headers: {} as Record<string, unknown> };
-    digest.challenge(ctx, holder as never);
-    this.authChallenges.set(inv.callId, { ctx, expires: Date.now() + AUTH_TTL_MS });
-    inv.reject(401, 'Unauthorized', { 'www-authenticate': holder.headers['www-authenticate'] });
-    return 'challenged';
-  }
-
-  private pruneChallenges(): void {
-    const now = Date.now();
-    for (const [k, v] of this.authChallenges) if (v.expires < now) this.authChallenges.delete(k);
   }
 
   // ---- bridging and records -------------------------------------------------------------------
@@ -595,11 +521,4 @@ function dialedNumber(inv: IncomingInvite): string | null {
     return /^\+?\d{3,15}$/.test(user) ? user : null;
   };
   return pick(inv.req.uri) ?? pick(inv.to.uri);
-}
-
-/** The username of a digest Authorization header (quoted or not), '' when absent. */
-function digestUsername(rq: SipRequest): string {
-  const auth = rq.headers.authorization;
-  const first = Array.isArray(auth) ? (auth[0] as Record<string, unknown> | undefined) : undefined;
-  return String(first?.username ?? '').replace(/^"|"$/g, '');
 }
