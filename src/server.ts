@@ -26,7 +26,7 @@ import { startNodeLostSweeper, type NodeLostSweeper } from './jobs/node-lost-swe
 import { startRecordingEncoder, type RecordingEncoder } from './jobs/recording-encoder.js';
 import { startRecordingRetention } from './jobs/recording-retention.js';
 import { startAnalysisWorker } from './jobs/analysis-worker.js';
-import { attachRecorder, createRecordingStorage, recordingsDir } from './recordings/index.js';
+import { attachRecorder, createRecordingStorage, recordingsDir, type CallRecorder } from './recordings/index.js';
 import type { Sweeper } from './jobs/periodic-sweep.js';
 
 export interface Gateway {
@@ -123,14 +123,25 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       shutdown.add('engines', () => ownedEngines.close());
       ownership = new SessionOwnership(redis, { node: config.nodeId, url: config.publicUrl }, config.limits.ownerClaimTtlSeconds * 1000);
       const wavDir = recordingsDir(config.dataDir);
+      const recorders = new Set<CallRecorder>();
       registry = new SessionRegistry({
         config, logger, db, redis, engines, ownership,
         // Recorder taps (src/recordings): a session that ends hands its WAVs to the encoder job.
-        onOpened: (session, row) => attachRecorder(session, row, { db, logger, wavDir, captured: () => recordingEncoder?.kick() }),
+        onOpened: (session, row) => {
+          const recorder = attachRecorder(session, row, { db, logger, wavDir, captured: () => recordingEncoder?.kick() });
+          if (recorder) {
+            recorders.add(recorder);
+            session.once('ended', () => void recorder.finish().finally(() => recorders.delete(recorder)));
+          }
+        },
       });
       await registry.start();
       const ownedRegistry = registry;
-      shutdown.add('registry', () => ownedRegistry.close());
+      // Ending the sessions closes their recordings; wait for the WAVs to be closed and handed on.
+      shutdown.add('registry', async () => {
+        await ownedRegistry.close();
+        await Promise.allSettled([...recorders].map((r) => r.finish()));
+      });
       if (config.sip.enabled) {
         const ownerElsewhere = async (sessionId: string) => {
           const owner = await ownerOf(redis, sessionId);
