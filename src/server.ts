@@ -2,7 +2,7 @@
 // PostgreSQL and Redis with the other nodes (DESIGN.md "Scale-out").
 //   api    → the /v1 REST routes
 //   media  → speech engines, live-session registry, the stream socket, the SIP/RTP front
-//   worker → sweepers (inactivity, sessions of lost nodes)
+//   worker → sweepers (inactivity, sessions of lost nodes), webhook delivery and its retention
 // A live session is claimed by the node that opened it (coord/ownership.ts); REST dial/hangup
 // received elsewhere are forwarded to the owner over the session bus (coord/session-rpc.ts).
 // Every role shares the one HTTP listener (health, readiness, metrics, and the socket upgrade).
@@ -28,6 +28,10 @@ import { startRecordingRetention } from './jobs/recording-retention.js';
 import { startAnalysisWorker } from './jobs/analysis-worker.js';
 import { attachRecorder, createRecordingStorage, recordingsDir, type CallRecorder } from './recordings/index.js';
 import type { Sweeper } from './jobs/periodic-sweep.js';
+import { startWebhookDelivery, type WebhookDeliveryWorker } from './jobs/webhook-delivery.js';
+import { startWebhookRetention } from './jobs/webhook-retention.js';
+import { registerWebhookMetrics } from './webhooks/index.js';
+import { deliveryQueueStats } from './store/index.js';
 
 export interface Gateway {
   config: Config;
@@ -50,6 +54,8 @@ export interface Gateway {
   recordingRetention?: Sweeper;
   /** Present with the worker role: runs requested analyses. */
   analysisWorker?: Sweeper;
+  /** Present with the worker role: sends the outbox's events to webhook endpoints. */
+  webhooks?: WebhookDeliveryWorker;
   /** Present with the media role: this node's claims on its live sessions. */
   ownership?: SessionOwnership;
   /** Present with the media role when SIP is enabled: dial/hangup forwarding between nodes. */
@@ -75,7 +81,7 @@ export interface StartOptions {
  * reason `node_shutdown`; their owner claims are released), close the sockets, stop HTTP, stop
  * engines, then the stores. Each step runs once, even when another fails.
  */
-const SHUTDOWN_ORDER = ['sweeper', 'rpc', 'telephony', 'registry', 'stream', 'http', 'engines', 'redis', 'postgres'] as const;
+const SHUTDOWN_ORDER = ['sweeper', 'webhooks', 'rpc', 'telephony', 'registry', 'stream', 'http', 'engines', 'redis', 'postgres'] as const;
 type ShutdownStep = (typeof SHUTDOWN_ORDER)[number];
 
 class Shutdown {
@@ -174,6 +180,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
 
     let sweeper: InactivitySweeper | undefined;
     let nodeLostSweeper: NodeLostSweeper | undefined;
+    let webhooks: WebhookDeliveryWorker | undefined;
     if (has('worker')) {
       sweeper = startInactivitySweeper({
         db, redis, redisKeyPrefix: config.redisKeyPrefix, logger,
@@ -195,8 +202,13 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       recordingEncoder.kick(); // resumes what a previous run left `processing`
       recordingRetention = startRecordingRetention({ db, logger, storage, intervalMs: pc.retentionIntervalMs });
       analysisWorker = startAnalysisWorker({ db, logger, intervalMs: pc.jobIntervalMs, leaseSeconds: pc.leaseSeconds });
-      const ownedSweepers: Sweeper[] = [sweeper, nodeLostSweeper, recordingEncoder, recordingRetention, analysisWorker];
+      const retention = startWebhookRetention({ db, logger, retentionDays: config.webhooks.retentionDays });
+      const ownedSweepers: Sweeper[] = [sweeper, nodeLostSweeper, retention, recordingEncoder, recordingRetention, analysisWorker];
       shutdown.add('sweeper', () => Promise.all(ownedSweepers.map((s) => s.stop())));
+      const metrics = registerWebhookMetrics(metricsRegistry, () => deliveryQueueStats(db));
+      webhooks = await startWebhookDelivery({ db, config, logger, metrics });
+      const ownedWebhooks = webhooks;
+      shutdown.add('webhooks', () => ownedWebhooks.stop());
     }
 
     const address = await app.listen({ host: config.httpHost, port: config.httpPort });
@@ -205,7 +217,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
 
     let closed: Promise<void> | undefined;
     const close = (): Promise<void> => (closed ??= shutdown.run());
-    return { config, logger, db, redis, app, engines, registry, stream, telephony, sweeper, nodeLostSweeper, recordingEncoder, recordingRetention, analysisWorker, ownership, rpc, httpUrl, close };
+    return { config, logger, db, redis, app, engines, registry, stream, telephony, sweeper, nodeLostSweeper, webhooks, recordingEncoder, recordingRetention, analysisWorker, ownership, rpc, httpUrl, close };
   } catch (err) {
     await shutdown.run();
     throw err;

@@ -9,6 +9,7 @@ import { register as registerKey } from './admin/key.js';
 import { register as registerConnection } from './admin/connection.js';
 import { register as registerNumber } from './admin/number.js';
 import { register as registerPostCall } from './admin/post-call.js';
+import { register as registerWebhook } from './admin/webhook.js';
 
 const ctx = new CliContext();
 const program = new Command('voxbridge').description('voxbridge telephony media gateway').exitOverride();
@@ -35,12 +36,13 @@ program.command('serve')
     process.once('SIGTERM', () => stop('SIGTERM'));
   });
 
-const admin = program.command('admin').description('provisioning: organizations, API keys, connections, numbers');
+const admin = program.command('admin').description('provisioning: organizations, API keys, connections, numbers, webhook endpoints');
 registerOrg(admin, ctx);
 registerKey(admin, ctx);
 registerConnection(admin, ctx);
 registerNumber(admin, ctx);
 registerPostCall(admin, ctx);
+registerWebhook(admin, ctx);
 
 async function main(): Promise<void> {
   try {

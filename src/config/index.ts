@@ -59,6 +59,27 @@ export const ConfigSchema = Type.Object({
     ng: Type.Union([Type.String({ pattern: '^[^:]+:\\d+$' }), Type.Null()]),
     timeoutMs: PositiveInt,
   }),
+  /** Webhook delivery (issue 8; README "Webhooks"). */
+  webhooks: Type.Object({
+    /** Development only: endpoints on loopback addresses, plain http allowed to them. */
+    allowLoopbackHttp: Type.Boolean(),
+    /** Endpoints on private, link-local or shared (CGNAT) addresses; metadata addresses stay refused. */
+    allowPrivateNetworks: Type.Boolean(),
+    /** A 2xx must arrive within this (SPEC "Limits": 30 s). */
+    timeoutMs: PositiveInt,
+    /** Seconds before each retry; after the last one the delivery is failed (README "Retry schedule"). */
+    retryScheduleSeconds: Type.Array(Type.Number({ minimum: 0 }), { minItems: 1, maxItems: 50 }),
+    /** An endpoint failing every delivery this long is disabled. */
+    disableAfterSeconds: PositiveInt,
+    /** Deliveries of one endpoint in flight at once, across all nodes. */
+    endpointConcurrency: PositiveInt,
+    /** Safety-net poll; new events wake the workers at once through LISTEN/NOTIFY. */
+    pollIntervalMs: PositiveInt,
+    /** Delivered events and attempt logs are deleted after this many days. */
+    retentionDays: PositiveInt,
+    /** How long the previous secret keeps signing after a rotation. */
+    secretRotationGraceSeconds: PositiveInt,
+  }),
   engines: Type.Object({
     stt: Type.Object({
       provider: Type.Union([Type.Literal('pocketsphinx'), Type.Literal('vosk'), Type.Literal('none')]),
@@ -126,6 +147,13 @@ const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' 
   TRANSLATE_PROVIDER: { path: ['engines', 'translate', 'provider'], kind: 'string' },
   TRANSLATE_URL: { path: ['engines', 'translate', 'url'], kind: 'string' },
   TTS_PROVIDER: { path: ['engines', 'tts', 'provider'], kind: 'string' },
+  WEBHOOKS_ALLOW_LOOPBACK_HTTP: { path: ['webhooks', 'allowLoopbackHttp'], kind: 'bool' },
+  WEBHOOKS_ALLOW_PRIVATE_NETWORKS: { path: ['webhooks', 'allowPrivateNetworks'], kind: 'bool' },
+  WEBHOOKS_TIMEOUT_MS: { path: ['webhooks', 'timeoutMs'], kind: 'int' },
+  WEBHOOKS_DISABLE_AFTER_SECONDS: { path: ['webhooks', 'disableAfterSeconds'], kind: 'int' },
+  WEBHOOKS_ENDPOINT_CONCURRENCY: { path: ['webhooks', 'endpointConcurrency'], kind: 'int' },
+  WEBHOOKS_POLL_INTERVAL_MS: { path: ['webhooks', 'pollIntervalMs'], kind: 'int' },
+  WEBHOOKS_RETENTION_DAYS: { path: ['webhooks', 'retentionDays'], kind: 'int' },
   POCKETSPHINX_HMM: { path: ['engines', 'pocketsphinx', 'hmm'], kind: 'string' },
   POSTCALL_JOB_INTERVAL_MS: { path: ['postCall', 'jobIntervalMs'], kind: 'int' },
   POSTCALL_LEASE_SECONDS: { path: ['postCall', 'leaseSeconds'], kind: 'int' },
