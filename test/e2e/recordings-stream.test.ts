@@ -12,7 +12,7 @@ let t: StreamTestGateway;
 let key: string;
 
 beforeAll(async () => {
-  t = await startStreamGateway({ engines: 'embedded', overrides: { postCall: { jobIntervalMs: 500, leaseSeconds: 30, captureGraceSeconds: 5, retentionIntervalMs: 600_000, mp3BitrateKbps: 16 } } });
+  t = await startStreamGateway({ engines: 'embedded', overrides: { engines: { stt: { timeoutMs: 90_000 } }, postCall: { jobIntervalMs: 500, leaseSeconds: 30, captureGraceSeconds: 5, retentionIntervalMs: 600_000, mp3BitrateKbps: 16 } } });
   await updateOrg(t.gw.db, t.org.orgId, { features: ['recording'] });
   key = (await createApiKey(t.gw.db, { orgId: t.org.orgId, environment: t.gw.config.apiEnvironment, scopes: ['sessions:read', 'sessions:write', 'recordings:read'] })).key!;
 });
@@ -34,7 +34,7 @@ describe('a recorded bidirectional translation call', () => {
     const t0 = performance.now();
     await s.sendAudio(concatPcm(await synthesizeSpeech('i would like to check my account balance'), silence(900)), { speaker: 'agent', chunkMs: 100, pace: 1 });
     const agentEndMs = performance.now() - t0;
-    await s.waitForType('transcript.final', 30_000);
+    await s.waitForType('transcript.final', 60_000);
     // Let the Spanish translation be spoken to the customer (recorded on the agent's side) before the customer talks.
     await pollUntil(async () => s.of('audio.output').length > 10 && t.registry.get(id)!.queuedOutput('customer') === 0, 30_000, 'translated speech played');
     const customerStartMs = performance.now() - t0;
