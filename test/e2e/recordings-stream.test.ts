@@ -121,4 +121,36 @@ describe('a recorded bidirectional translation call', () => {
       expect(e.data).toEqual({ id: r.id, object: 'recording', session_id: id, channel: r.channel, duration: r.duration, format: 'mp3', size: r.size, download_url: r.download_url });
     }
   }, 180_000);
+
+  it("mode 'mixed' records one mixed channel; an organization without the 'recording' feature records nothing", async () => {
+    const speak = async (id: string, token: string) => {
+      const s = await t.connect(id, token);
+      await s.waitForType('session.ready');
+      await s.sendAudio(concatPcm(await synthesizeSpeech('good morning'), silence(500)), { speaker: 'customer', chunkMs: 100, pace: 2 });
+      s.send({ type: 'session.end' });
+      await s.waitForType('session.ended');
+    };
+    const mixedOnly = await t.createSession({ mode: 'bidirectional_translation', source_language: 'es', target_language: 'en' });
+    await enableRecording(t.gw.db, mixedOnly.id, { mode: 'mixed' });
+    await speak(mixedOnly.id, mixedOnly.token);
+    const recs = await pollUntil(async () => {
+      const list = await t.api(key, 'GET', `/v1/sessions/${mixedOnly.id}/recordings`);
+      return list.body.data.length > 0 && list.body.data.every((r: { status: string }) => r.status === 'ready') ? list.body.data : null;
+    }, 90_000, 'the mixed recording');
+    expect(recs).toHaveLength(1);
+    expect((await t.api(key, 'GET', `/v1/recordings/${recs[0].id}`)).body.channel).toBe('mixed');
+
+    await updateOrg(t.gw.db, t.org.orgId, { features: [] });
+    try {
+      const denied = await t.createSession({ mode: 'bidirectional_translation', source_language: 'es', target_language: 'en' });
+      await enableRecording(t.gw.db, denied.id);
+      await speak(denied.id, denied.token);
+      const { rows: ended } = await t.gw.db.query(`SELECT data FROM webhook_events WHERE type = 'session.ended' AND data->>'id' = $1`, [denied.id]);
+      expect(ended[0].data.recording).toBeNull();
+      const { rows } = await t.gw.db.query('SELECT id FROM recordings WHERE session_id = $1', [denied.id]);
+      expect(rows).toEqual([]);
+    } finally {
+      await updateOrg(t.gw.db, t.org.orgId, { features: ['recording'] });
+    }
+  }, 180_000);
 });
