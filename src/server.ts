@@ -16,22 +16,25 @@ import { createRedis } from './coord/redis.js';
 import { buildApp, type ExtraRoutes } from './api/app.js';
 import callRoutes, { callCommandExecutor } from './api/routes/calls.js';
 import { createEngines, type Engines } from './speech/index.js';
-import { SessionOwnership, SessionRegistry, ownerOf } from './sessions/index.js';
+import { secretResolver } from './secrets/index.js';
+import { SessionOwnership, SessionRegistry, ownerOf, sharedMediaClock } from './sessions/index.js';
+import { registerMediaStageMetrics } from './media/index.js';
 import { SessionRpc } from './coord/session-rpc.js';
 import { attachStreamServer, type StreamServer } from './stream/index.js';
 import { registerTelephonyMetrics, startTelephony, type Telephony } from './telephony/index.js';
+import { AgentServices, configSecretResolver, type SecretResolver } from './agents/index.js';
 import { metricsRegistry } from './api/plugins/metrics.js';
 import { startInactivitySweeper, type InactivitySweeper } from './jobs/inactivity-sweeper.js';
 import { startNodeLostSweeper, type NodeLostSweeper } from './jobs/node-lost-sweeper.js';
+import { startWebhookDelivery, type WebhookDeliveryWorker } from './jobs/webhook-delivery.js';
+import { startWebhookRetention } from './jobs/webhook-retention.js';
+import { registerWebhookMetrics } from './webhooks/index.js';
+import { deliveryQueueStats } from './store/index.js';
 import { startRecordingEncoder, type RecordingEncoder } from './jobs/recording-encoder.js';
 import { startRecordingRetention } from './jobs/recording-retention.js';
 import { startAnalysisWorker } from './jobs/analysis-worker.js';
 import { attachRecorder, createRecordingStorage, recordingsDir, type CallRecorder } from './recordings/index.js';
 import type { Sweeper } from './jobs/periodic-sweep.js';
-import { startWebhookDelivery, type WebhookDeliveryWorker } from './jobs/webhook-delivery.js';
-import { startWebhookRetention } from './jobs/webhook-retention.js';
-import { registerWebhookMetrics } from './webhooks/index.js';
-import { deliveryQueueStats } from './store/index.js';
 
 export interface Gateway {
   config: Config;
@@ -48,14 +51,14 @@ export interface Gateway {
   sweeper?: InactivitySweeper;
   /** Present with the worker role: ends sessions whose owner node died (`node_lost`). */
   nodeLostSweeper?: NodeLostSweeper;
+  /** Present with the worker role: sends the outbox's events to webhook endpoints. */
+  webhooks?: WebhookDeliveryWorker;
   /** Present with the worker role: WAV → MP3 for ended sessions' recordings. */
   recordingEncoder?: RecordingEncoder;
   /** Present with the worker role: deletes expired recordings' audio. */
   recordingRetention?: Sweeper;
   /** Present with the worker role: runs requested analyses. */
   analysisWorker?: Sweeper;
-  /** Present with the worker role: sends the outbox's events to webhook endpoints. */
-  webhooks?: WebhookDeliveryWorker;
   /** Present with the media role: this node's claims on its live sessions. */
   ownership?: SessionOwnership;
   /** Present with the media role when SIP is enabled: dial/hangup forwarding between nodes. */
@@ -71,6 +74,8 @@ export interface StartOptions {
   logger?: Logger;
   /** Engines built by the caller (tests, embedding); default: built from config.engines. */
   engines?: Engines;
+  /** Resolves organizations' named secrets for the AI agents; default: config.agents.secrets. */
+  agentSecrets?: SecretResolver;
   /** How often the inactivity sweeper looks for idle sessions (default 30 s). */
   sweepIntervalMs?: number;
 }
@@ -124,14 +129,24 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     let ownership: SessionOwnership | undefined;
     let rpc: SessionRpc | undefined;
     if (has('media')) {
-      engines = opts.engines ?? (await createEngines(config.engines, { onListenerError: (err) => logger.error({ err }, 'speech engine listener failed') }));
+      engines = opts.engines ?? (await createEngines(config.engines, {
+        onListenerError: (err) => logger.error({ err }, 'speech engine listener failed'),
+        // Engine API keys named by STT_API_KEY_SECRET / TTS_API_KEY_SECRET are node-wide secrets.
+        resolveSecret: (name) => secretResolver(db, config.secretKey)(null, name),
+      }));
       const ownedEngines = engines;
       shutdown.add('engines', () => ownedEngines.close());
+      registerMediaStageMetrics(metricsRegistry);
+      // One clock for session pacers and RTP endpoints (media/processMediaClock).
+      sharedMediaClock.onListenerError((err) => logger.error({ err }, 'media clock listener failed'));
       ownership = new SessionOwnership(redis, { node: config.nodeId, url: config.publicUrl }, config.limits.ownerClaimTtlSeconds * 1000);
       const wavDir = recordingsDir(config.dataDir);
       const recorders = new Set<CallRecorder>();
+      // Named secrets come from configuration until a per-organization secrets store is wired in.
+      const agents = new AgentServices({ ...config.agents, secrets: opts.agentSecrets ?? configSecretResolver(config.agents.secrets) });
       registry = new SessionRegistry({
-        config, logger, db, redis, engines, ownership,
+        config, logger, db, redis, engines, ownership, agents,
+        vad: { engine: config.vad.engine, sileroModel: config.vad.sileroModel },
         // Recorder taps (src/recordings): a session that ends hands its WAVs to the encoder job.
         onOpened: (session, row) => {
           const recorder = attachRecorder(session, row, { db, logger, wavDir, captured: () => recordingEncoder?.kick() });
@@ -154,6 +169,8 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
           return owner && owner.node !== config.nodeId ? owner : null;
         };
         telephony = await startTelephony({ config, logger, db, redis, registry, ownerElsewhere });
+        const dialer = telephony;
+        registry.setPartyDialer(async (sessionId, orgId, req) => void (await dialer.dial(sessionId, orgId, { to: req.to, party: req.party })));
         registerTelephonyMetrics(metricsRegistry, telephony);
         const ownedTelephony = telephony;
         shutdown.add('telephony', () => ownedTelephony.close());
@@ -193,6 +210,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
         claimTtlMs, graceMs: config.limits.reconnectGraceSeconds * 1000,
         intervalMs: Math.min(30_000, Math.max(500, claimTtlMs / 2)),
       });
+      const retention = startWebhookRetention({ db, logger, retentionDays: config.webhooks.retentionDays });
       const storage = createRecordingStorage(config.dataDir);
       const pc = config.postCall;
       recordingEncoder = startRecordingEncoder({
@@ -202,7 +220,6 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       recordingEncoder.kick(); // resumes what a previous run left `processing`
       recordingRetention = startRecordingRetention({ db, logger, storage, intervalMs: pc.retentionIntervalMs });
       analysisWorker = startAnalysisWorker({ db, logger, intervalMs: pc.jobIntervalMs, leaseSeconds: pc.leaseSeconds });
-      const retention = startWebhookRetention({ db, logger, retentionDays: config.webhooks.retentionDays });
       const ownedSweepers: Sweeper[] = [sweeper, nodeLostSweeper, retention, recordingEncoder, recordingRetention, analysisWorker];
       shutdown.add('sweeper', () => Promise.all(ownedSweepers.map((s) => s.stop())));
       const metrics = registerWebhookMetrics(metricsRegistry, () => deliveryQueueStats(db));

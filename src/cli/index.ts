@@ -8,8 +8,9 @@ import { register as registerOrg } from './admin/org.js';
 import { register as registerKey } from './admin/key.js';
 import { register as registerConnection } from './admin/connection.js';
 import { register as registerNumber } from './admin/number.js';
-import { register as registerPostCall } from './admin/post-call.js';
 import { register as registerWebhook } from './admin/webhook.js';
+import { register as registerPostCall } from './admin/post-call.js';
+import { register as registerSecret } from './admin/secret.js';
 
 const ctx = new CliContext();
 const program = new Command('voxbridge').description('voxbridge telephony media gateway').exitOverride();
@@ -41,8 +42,9 @@ registerOrg(admin, ctx);
 registerKey(admin, ctx);
 registerConnection(admin, ctx);
 registerNumber(admin, ctx);
-registerPostCall(admin, ctx);
 registerWebhook(admin, ctx);
+registerPostCall(admin, ctx);
+registerSecret(admin, ctx);
 
 async function main(): Promise<void> {
   try {

@@ -80,13 +80,29 @@ export const ConfigSchema = Type.Object({
     /** How long the previous secret keeps signing after a rotation. */
     secretRotationGraceSeconds: PositiveInt,
   }),
+  /** Voice activity detection: `silero` (neural, bench/speech/vad.ts) or `energy`. */
+  vad: Type.Object({
+    engine: Type.Union([Type.Literal('energy'), Type.Literal('silero')]),
+    sileroModel: Type.String(),
+  }),
   engines: Type.Object({
     stt: Type.Object({
-      provider: Type.Union([Type.Literal('pocketsphinx'), Type.Literal('vosk'), Type.Literal('none')]),
+      provider: Type.Union([Type.Literal('pocketsphinx'), Type.Literal('vosk'), Type.Literal('openai'), Type.Literal('deepgram'), Type.Literal('none')]),
       url: Type.Optional(Type.String()),
       defaultLanguage: Type.String({ minLength: 2, maxLength: 2 }),
       poolSize: PositiveInt,
       timeoutMs: PositiveInt,
+      /** openai: the `model` field (whisper-1, Systran/faster-whisper-small …). */
+      model: Type.String({ minLength: 1 }),
+      /** openai: bearer key, given in clear (prefer apiKeySecret). */
+      apiKey: Type.Optional(Type.String()),
+      /** openai: name of a node-wide secret (`voxbridge admin secret set`) holding the key. */
+      apiKeySecret: Type.Optional(Type.String()),
+      /** openai: re-transcribe the growing utterance for a partial after this much new audio (0: no partials). */
+      partialIntervalMs: Type.Integer({ minimum: 0 }),
+      retries: Type.Integer({ minimum: 0, maximum: 10 }),
+      /** deepgram: languages offered to planning (default: defaultLanguage); openai: default Whisper's list. */
+      languages: Type.Optional(Type.Array(Type.String({ minLength: 2, maxLength: 2 }))),
     }),
     translate: Type.Object({
       provider: Type.Union([Type.Literal('apertium'), Type.Literal('libretranslate'), Type.Literal('none')]),
@@ -94,8 +110,17 @@ export const ConfigSchema = Type.Object({
       timeoutMs: PositiveInt,
     }),
     tts: Type.Object({
-      provider: Type.Union([Type.Literal('espeak-ng'), Type.Literal('none')]),
+      provider: Type.Union([Type.Literal('espeak-ng'), Type.Literal('openai'), Type.Literal('elevenlabs'), Type.Literal('none')]),
       timeoutMs: PositiveInt,
+      url: Type.Optional(Type.String()),
+      model: Type.String({ minLength: 1 }),
+      /** openai: voice used when the session's voice.voice_id names none. */
+      voice: Type.String({ minLength: 1 }),
+      apiKey: Type.Optional(Type.String()),
+      apiKeySecret: Type.Optional(Type.String()),
+      retries: Type.Integer({ minimum: 0, maximum: 10 }),
+      /** openai/elevenlabs: languages offered to planning (openai default: Whisper's list; elevenlabs: the STT default language). */
+      languages: Type.Optional(Type.Array(Type.String({ minLength: 2, maxLength: 2 }))),
     }),
     pocketsphinx: Type.Object({ hmm: Type.String(), lm: Type.String(), dict: Type.String() }),
   }),
@@ -112,12 +137,27 @@ export const ConfigSchema = Type.Object({
     /** MP3 bitrate for lame (kbps; 8 kHz mono MPEG-2.5 allows 8–64). */
     mp3BitrateKbps: Type.Integer({ minimum: 8, maximum: 64 }),
   }),
+  agents: Type.Object({
+    /** A tool webhook that has not answered by then is reported to the brain as failed. */
+    toolTimeoutMs: PositiveInt,
+    /** The agent says a filler ("one moment") when a tool takes longer. */
+    fillerAfterMs: PositiveInt,
+    /** Customer speech needed, while the agent talks, before it is cut off (barge-in). */
+    bargeInMinSpeechMs: PositiveInt,
+    /** openai_compatible brains: no first byte / no progress for this long fails the turn. */
+    llmTimeoutMs: PositiveInt,
+    /**
+     * Named secrets (e.g. brain.api_key_secret, tool_signing), the same for every organization,
+     * until a per-organization secrets store is wired in (README "AI agents").
+     */
+    secrets: Type.Record(Type.String(), Type.String()),
+  }),
 });
 
 export type Config = Static<typeof ConfigSchema>;
 
 /** Environment variables and where they land in the config object. */
-const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' | 'list' | 'nullable' }> = {
+const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' | 'list' | 'nullable' | 'json' }> = {
   VOXBRIDGE_NODE_ID: { path: ['nodeId'], kind: 'string' },
   VOXBRIDGE_ROLES: { path: ['roles'], kind: 'list' },
   HTTP_HOST: { path: ['httpHost'], kind: 'string' },
@@ -154,12 +194,34 @@ const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' 
   WEBHOOKS_ENDPOINT_CONCURRENCY: { path: ['webhooks', 'endpointConcurrency'], kind: 'int' },
   WEBHOOKS_POLL_INTERVAL_MS: { path: ['webhooks', 'pollIntervalMs'], kind: 'int' },
   WEBHOOKS_RETENTION_DAYS: { path: ['webhooks', 'retentionDays'], kind: 'int' },
+  STT_MODEL: { path: ['engines', 'stt', 'model'], kind: 'string' },
+  STT_LANGUAGES: { path: ['engines', 'stt', 'languages'], kind: 'list' },
+  STT_API_KEY: { path: ['engines', 'stt', 'apiKey'], kind: 'string' },
+  STT_API_KEY_SECRET: { path: ['engines', 'stt', 'apiKeySecret'], kind: 'string' },
+  STT_PARTIAL_INTERVAL_MS: { path: ['engines', 'stt', 'partialIntervalMs'], kind: 'int' },
+  STT_TIMEOUT_MS: { path: ['engines', 'stt', 'timeoutMs'], kind: 'int' },
+  STT_RETRIES: { path: ['engines', 'stt', 'retries'], kind: 'int' },
+  TTS_URL: { path: ['engines', 'tts', 'url'], kind: 'string' },
+  TTS_MODEL: { path: ['engines', 'tts', 'model'], kind: 'string' },
+  TTS_VOICE: { path: ['engines', 'tts', 'voice'], kind: 'string' },
+  TTS_LANGUAGES: { path: ['engines', 'tts', 'languages'], kind: 'list' },
+  TTS_API_KEY: { path: ['engines', 'tts', 'apiKey'], kind: 'string' },
+  TTS_API_KEY_SECRET: { path: ['engines', 'tts', 'apiKeySecret'], kind: 'string' },
+  TTS_TIMEOUT_MS: { path: ['engines', 'tts', 'timeoutMs'], kind: 'int' },
+  TTS_RETRIES: { path: ['engines', 'tts', 'retries'], kind: 'int' },
+  VAD_ENGINE: { path: ['vad', 'engine'], kind: 'string' },
+  VAD_SILERO_MODEL: { path: ['vad', 'sileroModel'], kind: 'string' },
   POCKETSPHINX_HMM: { path: ['engines', 'pocketsphinx', 'hmm'], kind: 'string' },
   POSTCALL_JOB_INTERVAL_MS: { path: ['postCall', 'jobIntervalMs'], kind: 'int' },
   POSTCALL_LEASE_SECONDS: { path: ['postCall', 'leaseSeconds'], kind: 'int' },
   RECORDING_CAPTURE_GRACE_SECONDS: { path: ['postCall', 'captureGraceSeconds'], kind: 'int' },
   RECORDING_RETENTION_INTERVAL_MS: { path: ['postCall', 'retentionIntervalMs'], kind: 'int' },
   RECORDING_MP3_BITRATE_KBPS: { path: ['postCall', 'mp3BitrateKbps'], kind: 'int' },
+  AGENT_TOOL_TIMEOUT_MS: { path: ['agents', 'toolTimeoutMs'], kind: 'int' },
+  AGENT_FILLER_AFTER_MS: { path: ['agents', 'fillerAfterMs'], kind: 'int' },
+  AGENT_BARGE_IN_MIN_SPEECH_MS: { path: ['agents', 'bargeInMinSpeechMs'], kind: 'int' },
+  AGENT_LLM_TIMEOUT_MS: { path: ['agents', 'llmTimeoutMs'], kind: 'int' },
+  AGENT_SECRETS: { path: ['agents', 'secrets'], kind: 'json' },
 };
 
 export class ConfigError extends Error {}
@@ -195,6 +257,12 @@ function fromEnv(env: NodeJS.ProcessEnv): Json {
       value = raw === 'true' || raw === '1' ? true : raw === 'false' || raw === '0' ? false : raw;
     } else if (kind === 'list') {
       value = raw.split(',').map((s) => s.trim()).filter(Boolean);
+    } else if (kind === 'json') {
+      try {
+        value = JSON.parse(raw);
+      } catch {
+        value = raw; // left as text so validation names it
+      }
     } else if (kind === 'nullable') {
       value = raw === 'none' || raw === 'off' ? null : raw;
     }
@@ -244,6 +312,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Json
     throw new ConfigError('invalid configuration: secretKey (SECRET_KEY) must be set to a private random value when API_ENVIRONMENT=live');
   }
   cfg.engines.pocketsphinx.hmm = path.resolve(packageRoot, cfg.engines.pocketsphinx.hmm);
+  cfg.vad.sileroModel = path.resolve(packageRoot, cfg.vad.sileroModel);
+  if (cfg.vad.engine === 'silero' && !existsSync(cfg.vad.sileroModel)) {
+    throw new ConfigError(`invalid configuration: vad.sileroModel (VAD_SILERO_MODEL): ${cfg.vad.sileroModel} does not exist (scripts/fetch-model.sh fetches it)`);
+  }
   cfg.dataDir = path.resolve(packageRoot, cfg.dataDir);
   return cfg;
 }

@@ -27,7 +27,12 @@ export interface TranscriptFinal {
   confidence?: number;
   timestamp: string;
   translation?: { language: string; text: string };
+  /** Agent modes: the agent's reply was cut off by the customer; `text` is what was heard. */
+  interrupted?: boolean;
 }
+
+/** Dials a party's leg for a session (telephony's outbound dial, wired by the composition root). */
+export type PartyDialer = (sessionId: string, orgId: string, req: { party: Party; to: string }) => Promise<void>;
 
 /** Synthesized (or bridged) audio the pipeline wants a party to hear, one 20 ms frame at a time, paced in real time. */
 export interface OutputFrame {
@@ -76,6 +81,8 @@ export interface PartyLeg {
   readonly kind: 'sip';
   /** Play one 20 ms frame to the far end. */
   playFrame(frame: PcmFrame): void;
+  /** Drops audio queued for the far end and not yet sent (barge-in); optional. */
+  clearOutput?(): void;
   /** Hang the leg up (BYE); idempotent. */
   close(reason: string): void;
 }

@@ -5,6 +5,7 @@ import { EventEmitter } from 'node:events';
 import type { Party, PartyLeg, PcmFrame } from '../sessions/contracts.js';
 import type { Dialog, ModifyRequest } from './sip/dialog.js';
 import type { RtpEndpoint } from './rtp/endpoint.js';
+import type { CallQuality } from './rtp/call-quality.js';
 import type { MediaAnchor } from './media-anchor.js';
 import { answerOffer, type NegotiatedMedia } from './sdp/sdp.js';
 
@@ -45,6 +46,7 @@ export function endpointConfig(m: NegotiatedMedia): Parameters<RtpEndpoint['conf
     dtmfPayloadType: m.dtmfPayloadType,
     send: !zero && (m.remoteDirection === 'sendrecv' || m.remoteDirection === 'recvonly'),
     expectReceive: !zero && (m.remoteDirection === 'sendrecv' || m.remoteDirection === 'sendonly'),
+    rtcpMux: m.rtcpMux,
   };
 }
 
@@ -68,7 +70,7 @@ export class SipLeg extends EventEmitter<SipLegEvents> implements PartyLeg {
   private ended = false;
   private gotMedia = false;
   /** Media counters captured at hangup (logged with the call's end). */
-  finalStats: { rtp: RtpEndpoint['stats']; jitter: RtpEndpoint['jitter']['stats'] } | null = null;
+  finalStats: { rtp: RtpEndpoint['stats']; jitter: RtpEndpoint['jitter']['stats']; quality: CallQuality } | null = null;
 
   constructor(init: SipLegInit) {
     super();
@@ -128,6 +130,11 @@ export class SipLeg extends EventEmitter<SipLegEvents> implements PartyLeg {
 
   get rtpStats(): RtpEndpoint['stats'] {
     return this.endpoint.stats;
+  }
+
+  /** RTP/RTCP call quality of this leg (packets, loss, jitter, round trip, MOS; see rtp/call-quality.ts). */
+  get callQuality(): CallQuality {
+    return this.finalStats?.quality ?? this.endpoint.callQuality;
   }
 
   /** Receive-side quality: jitter buffer counters (concealed, dropped, late, underruns, target). */
@@ -197,7 +204,7 @@ export class SipLeg extends EventEmitter<SipLegEvents> implements PartyLeg {
     this.endpoint.close();
     if (this.anchor) void this.anchor.server.delete(this.anchor.callId, this.anchor.fromTag);
     const durationSeconds = Math.round((Date.now() - this.dialog.connectedAt.getTime()) / 100) / 10;
-    this.finalStats = { rtp: { ...this.endpoint.stats }, jitter: { ...this.endpoint.jitter.stats } };
+    this.finalStats = { rtp: { ...this.endpoint.stats }, jitter: { ...this.endpoint.jitter.stats }, quality: this.endpoint.callQuality };
     this.emit('ended', { reason, durationSeconds });
     this.removeAllListeners();
   }

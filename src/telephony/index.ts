@@ -14,7 +14,7 @@ export { TelephonyError, type TelephonyErrorCode } from './errors.js';
 export type { CallView } from './service.js';
 export type { DialRequest } from './dial-target.js';
 export type { TelephonySessionPort, SessionAttachment } from './session-port.js';
-export { encryptSecret, decryptSecret } from './secrets.js';
+export { encryptSecret, decryptSecret } from '../secrets/index.js';
 export { isValidCidr } from './cidr.js';
 export { sessionPortFromRegistry } from './registry-port.js';
 export { registerTelephonyMetrics } from './metrics.js';

@@ -11,6 +11,7 @@ import { UserAgent, newCallId, newTag } from './sip/user-agent.js';
 import type { IncomingInvite } from './sip/incoming-invite.js';
 import { SipError } from './sip/errors.js';
 import { RtpEndpoint } from './rtp/endpoint.js';
+import { addLegQuality, finishQualitySummary, type CallQuality } from './rtp/call-quality.js';
 import type { TickSource } from '../media/index.js';
 import { rtpMediaClock } from './rtp/endpoint.js';
 import { answerOffer, buildSdp, DEFAULT_CODECS, DEFAULT_DTMF_PT, negotiate, parseSdp, SdpError, type NegotiatedMedia } from './sdp/sdp.js';
@@ -19,7 +20,7 @@ import type { SipRequest } from 'sip';
 import { MediaAnchor, MediaServerUnavailable } from './media-anchor.js';
 import { SipLeg } from './call-leg.js';
 import { cidrContains } from './cidr.js';
-import { decryptSecret } from './secrets.js';
+import { decryptSecret } from '../secrets/index.js';
 import { TelephonyError } from './errors.js';
 import { resolveDialTarget, type DialRequest } from './dial-target.js';
 import type { SessionAttachment, TelephonySessionPort } from './session-port.js';
@@ -54,6 +55,8 @@ export interface CallView {
   to: string;
   disconnect_reason?: string | null;
   duration?: number;
+  /** RTP/RTCP quality of the leg so far (issue 12). */
+  quality?: CallQuality;
 }
 
 const AUTH_TTL_MS = 60_000;
@@ -120,8 +123,9 @@ export class TelephonyService {
       sum.played += j.played;
       sum.maxTargetFrames = Math.max(sum.maxTargetFrames, j.targetFrames);
       sum.maxJitterMs = Math.max(sum.maxJitterMs, Math.round(j.jitterMs * 10) / 10);
+      addLegQuality(sum, leg.callQuality, j);
     }
-    return sum;
+    return finishQualitySummary(sum);
   }
 
   legsOf(sessionId: string): SipLeg[] {
@@ -380,9 +384,10 @@ export class TelephonyService {
     }
     await repo.recordCallEnded(this.o.db, {
       callId: leg.id, orgId: leg.orgId, status: 'completed', reason,
-      data: { session_id: leg.sessionId, provider: { type: leg.provider, call_sid: leg.callSid, status: 'disconnected', disconnect_reason: reason, duration: durationSeconds } },
+      data: { session_id: leg.sessionId, provider: { type: leg.provider, call_sid: leg.callSid, status: 'disconnected', disconnect_reason: reason, duration: durationSeconds, quality: leg.callQuality } },
     }).catch((err) => this.log.error({ err, callSid: leg.callSid }, 'recording ended call failed'));
-    this.log.info({ callSid: leg.callSid, reason, durationSeconds, media: leg.finalStats }, 'call ended');
+    const q = leg.callQuality;
+    this.log.info({ callSid: leg.callSid, reason, durationSeconds, mos: q.mos, lossPercent: q.loss_percent, jitterMs: q.jitter_ms, rttMs: q.rtt_ms, media: leg.finalStats }, 'call ended');
   }
 
   // ---- outbound ----------------------------------------------------------------------------
@@ -488,6 +493,7 @@ export class TelephonyService {
       id: leg.id, object: 'call', provider: leg.provider, call_sid: leg.callSid, party: leg.party, direction: leg.direction,
       status: leg.isEnded ? 'completed' : 'in-progress', from: leg.from, to: leg.to,
       duration: Math.round((Date.now() - leg.connectedAt.getTime()) / 100) / 10,
+      quality: leg.callQuality,
     };
   }
 }

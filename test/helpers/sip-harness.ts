@@ -11,7 +11,7 @@ import { packageRoot, type Config } from '../../src/config/index.js';
 import { createPool, migrate, createOrg, updateOrg, type Db } from '../../src/store/index.js';
 import * as repo from '../../src/store/telephony-repo.js';
 import { TelephonyService } from '../../src/telephony/service.js';
-import { encryptSecret } from '../../src/telephony/secrets.js';
+import { encryptSecret } from '../../src/secrets/index.js';
 import type { SessionAttachment, TelephonySessionPort } from '../../src/telephony/session-port.js';
 import type { PartyLeg, PcmFrame } from '../../src/sessions/contracts.js';
 import { testConfig, dropTestState, uniqueName } from './gateway.js';

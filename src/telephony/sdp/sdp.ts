@@ -20,6 +20,8 @@ export interface SdpMedia {
   direction: Direction;
   ptime?: number;
   protocol: string;
+  /** a=rtcp-mux: the peer offers RTCP on the RTP port (RFC 5761 §5.1.1). */
+  rtcpMux?: boolean;
 }
 
 export interface ParsedSdp {
@@ -98,6 +100,8 @@ export function parseSdp(text: string): ParsedSdp {
       } else if (current && attr === 'rtpmap') {
         const m = /^(\d+)\s+([^/\s]+)\/(\d+)/.exec(rest);
         if (m) current.rtpmap.set(Number(m[1]), { name: m[2].toUpperCase(), clockRate: Number(m[3]) });
+      } else if (current && attr === 'rtcp-mux') {
+        current.rtcpMux = true;
       } else if (current && attr === 'ptime') {
         const p = Number(rest);
         if (p > 0) current.ptime = p;
@@ -124,6 +128,8 @@ export interface NegotiatedMedia {
   remoteDirection: Direction;
   /** True when the peer put us on hold (sendonly/inactive, or c=0.0.0.0 per RFC 3264 §8.4 legacy). */
   onHold: boolean;
+  /** RTCP multiplexed on the RTP port (offered, and accepted in our answer: RFC 5761 §5.1.1). */
+  rtcpMux: boolean;
 }
 
 /**
@@ -153,6 +159,7 @@ export function negotiate(remote: ParsedSdp): NegotiatedMedia {
     dtmfPayloadType: dtmf,
     remoteDirection: audio.direction,
     onHold: zeroAddress || audio.direction === 'sendonly' || audio.direction === 'inactive',
+    rtcpMux: audio.rtcpMux === true,
   };
 }
 
@@ -176,6 +183,8 @@ export interface LocalSdpOptions {
   dtmfPayloadType: number | null;
   direction: Direction;
   ptime?: number;
+  /** Adds a=rtcp-mux (in an answer only when the offer had it). */
+  rtcpMux?: boolean;
 }
 
 const CODEC_NAME: Record<string, string> = { PCMU: 'PCMU/8000', PCMA: 'PCMA/8000' };
@@ -196,6 +205,7 @@ export function buildSdp(o: LocalSdpOptions): string {
     lines.push(`a=rtpmap:${o.dtmfPayloadType} telephone-event/8000`, `a=fmtp:${o.dtmfPayloadType} 0-16`);
   }
   lines.push(`a=ptime:${o.ptime ?? 20}`, `a=${o.direction}`);
+  if (o.rtcpMux) lines.push('a=rtcp-mux');
   return lines.join('\r\n') + '\r\n';
 }
 
@@ -217,6 +227,7 @@ export function answerOffer(
     codecs: [media.codec],
     dtmfPayloadType: media.dtmfPayloadType,
     direction: answerDirection(offer.audio!.direction),
+    rtcpMux: media.rtcpMux,
   });
   return { sdp, media };
 }
