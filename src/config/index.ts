@@ -54,6 +54,34 @@ export const ConfigSchema = Type.Object({
     rtpTimeoutSeconds: PositiveInt,
     maxConcurrentCalls: PositiveInt,
     realm: Type.String({ minLength: 1 }),
+    /** On shutdown (SIGTERM), live calls may run this long while new INVITEs get 503 + Retry-After. */
+    drainSeconds: Type.Integer({ minimum: 0, maximum: 86_400 }),
+    /** Input caps of the SIP front, checked before any parsing (src/telephony/sip/framing.ts). */
+    limits: Type.Object({
+      maxDatagramBytes: Type.Integer({ minimum: 1500, maximum: 65_535 }),
+      maxHeaderBytes: Type.Integer({ minimum: 1024, maximum: 262_144 }),
+      maxLineBytes: Type.Integer({ minimum: 256, maximum: 262_144 }),
+      maxHeaderCount: Type.Integer({ minimum: 16, maximum: 1024 }),
+      maxBodyBytes: Type.Integer({ minimum: 1024, maximum: 1_048_576 }),
+    }),
+    /** Per-source flood and scanner defences (src/telephony/sip/source-guard.ts). */
+    guard: Type.Object({
+      requestsPerSecond: PositiveInt,
+      burst: PositiveInt,
+      strikesBeforeBan: PositiveInt,
+      strikeWindowSeconds: PositiveInt,
+      banSeconds: PositiveInt,
+      allowCidrs: Type.Array(Type.String()),
+      scannerUserAgents: Type.Array(Type.String({ minLength: 1 })),
+      authFailuresBeforeLockout: PositiveInt,
+    }),
+    /** TCP connection defences of the SIP front (src/telephony/sip/transports.ts). */
+    stream: Type.Object({
+      tcpIdleTimeoutMs: PositiveInt,
+      tcpMessageTimeoutMs: PositiveInt,
+      maxConnectionsPerSource: PositiveInt,
+      maxConnections: PositiveInt,
+    }),
   }),
   rtpengine: Type.Object({
     ng: Type.Union([Type.String({ pattern: '^[^:]+:\\d+$' }), Type.Null()]),
@@ -124,6 +152,17 @@ export const ConfigSchema = Type.Object({
     }),
     pocketsphinx: Type.Object({ hmm: Type.String(), lm: Type.String(), dict: Type.String() }),
   }),
+  /** The web console (web/, served at /console/) and its cookie sign-in (src/console/). */
+  console: Type.Object({
+    enabled: Type.Boolean(),
+    /** Signed-in browser sessions live this long without use (sliding). */
+    sessionTtlSeconds: PositiveInt,
+    /** Failed sign-ins for one email (or one address) before it is locked out. */
+    loginMaxFailures: PositiveInt,
+    lockoutSeconds: PositiveInt,
+    /** Mark cookies Secure; default: when publicUrl is https. */
+    secureCookies: Type.Union([Type.Boolean(), Type.Null()]),
+  }),
   /** Post-call work (src/recordings, src/analysis, their jobs in src/jobs). */
   postCall: Type.Object({
     /** How often the worker looks for recordings and analyses to process (ms); new work also kicks it at once. */
@@ -171,6 +210,10 @@ const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' 
   LOG_LEVEL: { path: ['logLevel'], kind: 'string' },
   DATA_DIR: { path: ['dataDir'], kind: 'string' },
   SECRET_KEY: { path: ['secretKey'], kind: 'string' },
+  CONSOLE_ENABLED: { path: ['console', 'enabled'], kind: 'bool' },
+  CONSOLE_SESSION_TTL_SECONDS: { path: ['console', 'sessionTtlSeconds'], kind: 'int' },
+  CONSOLE_LOGIN_MAX_FAILURES: { path: ['console', 'loginMaxFailures'], kind: 'int' },
+  CONSOLE_LOCKOUT_SECONDS: { path: ['console', 'lockoutSeconds'], kind: 'int' },
   SIP_ENABLED: { path: ['sip', 'enabled'], kind: 'bool' },
   SIP_HOST: { path: ['sip', 'host'], kind: 'string' },
   SIP_PORT: { path: ['sip', 'port'], kind: 'int' },
@@ -179,6 +222,17 @@ const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' 
   RTP_PORT_MIN: { path: ['sip', 'rtpPortMin'], kind: 'int' },
   RTP_PORT_MAX: { path: ['sip', 'rtpPortMax'], kind: 'int' },
   RTP_TIMEOUT_SECONDS: { path: ['sip', 'rtpTimeoutSeconds'], kind: 'int' },
+  SIP_MAX_DATAGRAM_BYTES: { path: ['sip', 'limits', 'maxDatagramBytes'], kind: 'int' },
+  SIP_MAX_HEADER_BYTES: { path: ['sip', 'limits', 'maxHeaderBytes'], kind: 'int' },
+  SIP_MAX_BODY_BYTES: { path: ['sip', 'limits', 'maxBodyBytes'], kind: 'int' },
+  SIP_TCP_IDLE_TIMEOUT_MS: { path: ['sip', 'stream', 'tcpIdleTimeoutMs'], kind: 'int' },
+  SIP_TCP_MESSAGE_TIMEOUT_MS: { path: ['sip', 'stream', 'tcpMessageTimeoutMs'], kind: 'int' },
+  SIP_MAX_CONNECTIONS_PER_SOURCE: { path: ['sip', 'stream', 'maxConnectionsPerSource'], kind: 'int' },
+  SIP_DRAIN_SECONDS: { path: ['sip', 'drainSeconds'], kind: 'int' },
+  SIP_RATE_PER_SECOND: { path: ['sip', 'guard', 'requestsPerSecond'], kind: 'int' },
+  SIP_RATE_BURST: { path: ['sip', 'guard', 'burst'], kind: 'int' },
+  SIP_BAN_SECONDS: { path: ['sip', 'guard', 'banSeconds'], kind: 'int' },
+  SIP_ALLOW_CIDRS: { path: ['sip', 'guard', 'allowCidrs'], kind: 'list' },
   RTPENGINE_NG: { path: ['rtpengine', 'ng'], kind: 'nullable' },
   STT_PROVIDER: { path: ['engines', 'stt', 'provider'], kind: 'string' },
   STT_URL: { path: ['engines', 'stt', 'url'], kind: 'string' },

@@ -3,7 +3,7 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { Telephony } from './index.js';
 
-const METRIC_NAMES = ['voxbridge_sip_active_calls', 'voxbridge_sip_calls', 'voxbridge_rtp_media', 'voxbridge_rtp_call_quality'];
+const METRIC_NAMES = ['voxbridge_sip_active_calls', 'voxbridge_sip_calls', 'voxbridge_rtp_media', 'voxbridge_rtp_call_quality', 'voxbridge_sip_refused'];
 
 /** Registers the gauges, replacing those of a previous telephony service in this process (restart, tests). */
 export function registerTelephonyMetrics(registry: Registry, telephony: Telephony): void {
@@ -14,6 +14,15 @@ export function registerTelephonyMetrics(registry: Registry, telephony: Telephon
     registers: [registry],
     collect() {
       this.set(telephony.activeCalls);
+    },
+  });
+  new Gauge({
+    name: 'voxbridge_sip_refused',
+    help: 'SIP input refused by the front since start, by fault (bad_content_length, datagram_too_large, slow_sender, connection_limit, rate_limited, scanner…)',
+    labelNames: ['fault'] as const,
+    registers: [registry],
+    collect() {
+      for (const [fault, n] of Object.entries(telephony.refusedCounts())) this.set({ fault }, n);
     },
   });
   new Gauge({

@@ -122,6 +122,7 @@ describe('metrics', () => {
     registerTelephonyMetrics(registry, {
       get activeCalls() { return svc.activeLegs; },
       callCounts: () => ({ ...svc.callCounts }),
+      refusedCounts: () => ({ ...svc.refusals.counts }),
       mediaStats: () => svc.mediaStats(),
     } as unknown as Telephony);
     const text = await registry.metrics();

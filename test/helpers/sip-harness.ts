@@ -211,13 +211,13 @@ export interface TelephonyFixture {
   stop(): Promise<void>;
 }
 
-export async function startTelephonyFixture(o: { rtpengineNg?: string | null; maxConcurrentCalls?: number; rtpTimeoutSeconds?: number; sipPort?: number; rtpRange?: { min: number; max: number } } = {}): Promise<TelephonyFixture> {
+export async function startTelephonyFixture(o: { rtpengineNg?: string | null; maxConcurrentCalls?: number; rtpTimeoutSeconds?: number; sipPort?: number; rtpRange?: { min: number; max: number }; sip?: Record<string, unknown> } = {}): Promise<TelephonyFixture> {
   const rtpBase = 30000 + Math.floor(Math.random() * 300) * 100;
   const config = testConfig({
     sip: {
       enabled: true, host: '127.0.0.1', port: o.sipPort ?? 0, transports: ['udp', 'tcp'], advertisedAddress: '127.0.0.1',
       rtpPortMin: o.rtpRange?.min ?? rtpBase, rtpPortMax: o.rtpRange?.max ?? rtpBase + 998, rtpTimeoutSeconds: o.rtpTimeoutSeconds ?? 30,
-      maxConcurrentCalls: o.maxConcurrentCalls ?? 500, realm: 'voxbridge.test',
+      maxConcurrentCalls: o.maxConcurrentCalls ?? 500, realm: 'voxbridge.test', ...o.sip,
     },
     rtpengine: { ng: o.rtpengineNg ?? null, timeoutMs: 2000 },
   });

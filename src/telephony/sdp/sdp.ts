@@ -31,7 +31,15 @@ export interface ParsedSdp {
   audio: SdpMedia | null;
 }
 
-export class SdpError extends Error {}
+/** Why an SDP body is unusable: `malformed` is a bad request (400), the others are 488 (RFC 3261 §13.3.1.1). */
+export type SdpErrorCode = 'malformed' | 'no_audio' | 'no_common_codec' | 'missing';
+
+export class SdpError extends Error {
+  constructor(message: string, readonly code: SdpErrorCode = 'malformed') {
+    super(message);
+    this.name = 'SdpError';
+  }
+}
 
 const STATIC_NAMES: Record<number, { name: string; clockRate: number }> = {
   0: { name: 'PCMU', clockRate: 8000 },
@@ -138,7 +146,7 @@ export interface NegotiatedMedia {
  */
 export function negotiate(remote: ParsedSdp): NegotiatedMedia {
   const audio = remote.audio;
-  if (!audio || audio.port === 0) throw new SdpError('no audio stream offered');
+  if (!audio || audio.port === 0) throw new SdpError('no audio stream offered', 'no_audio');
   let codec: AudioCodec | null = null;
   let dtmf: number | null = null;
   for (const pt of audio.payloadTypes) {
@@ -150,7 +158,7 @@ export function negotiate(remote: ParsedSdp): NegotiatedMedia {
       dtmf = pt;
     }
   }
-  if (!codec) throw new SdpError('no common codec (PCMU or PCMA required)');
+  if (!codec) throw new SdpError('no common codec (PCMU or PCMA required)', 'no_common_codec');
   const zeroAddress = audio.address === '0.0.0.0';
   return {
     remoteAddress: audio.address,
