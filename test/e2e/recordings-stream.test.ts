@@ -38,7 +38,7 @@ describe('a recorded bidirectional translation call', () => {
     // Let the Spanish translation be spoken to the customer (recorded on the agent's side) before the customer talks.
     await pollUntil(async () => s.of('audio.output').length > 10 && t.registry.get(id)!.queuedOutput('customer') === 0, 30_000, 'translated speech played');
     const customerStartMs = performance.now() - t0;
-    await s.sendAudio(concatPcm(await synthesizeSpeech('please send me a new credit card'), silence(600)), { speaker: 'customer', chunkMs: 100, pace: 1 });
+    await s.sendAudio(concatPcm(await synthesizeSpeech('i need help with my order'), silence(600)), { speaker: 'customer', chunkMs: 100, pace: 1 });
     const customerEndMs = performance.now() - t0;
     s.send({ type: 'session.end' });
     await s.waitForType('session.ended');
@@ -89,7 +89,7 @@ describe('a recorded bidirectional translation call', () => {
     const agentText = await transcribePcm(stt, cut(byChannel.agent.pcm, agentWin));
     const customerText = await transcribePcm(stt, cut(byChannel.customer.pcm, customerWin));
     expect(agentText).toMatch(/account|balance/);
-    expect(customerText).toMatch(/card|credit|new/);
+    expect(customerText).toMatch(/help|order/);
 
     // Range for players.
     const mixed = byChannel.mixed;
