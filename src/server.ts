@@ -34,7 +34,7 @@ import { deliveryQueueStats } from './store/index.js';
 import { startRecordingEncoder, type RecordingEncoder } from './jobs/recording-encoder.js';
 import { startRecordingRetention } from './jobs/recording-retention.js';
 import { startAnalysisWorker } from './jobs/analysis-worker.js';
-import { attachRecorder, createRecordingStorage, recordingsDir } from './recordings/index.js';
+import { attachRecorder, createRecordingStorage, recordingsDir, type CallRecorder } from './recordings/index.js';
 import type { Sweeper } from './jobs/periodic-sweep.js';
 
 export interface Gateway {
@@ -142,6 +142,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       sharedMediaClock.onListenerError((err) => logger.error({ err }, 'media clock listener failed'));
       ownership = new SessionOwnership(redis, { node: config.nodeId, url: config.publicUrl }, config.limits.ownerClaimTtlSeconds * 1000);
       const wavDir = recordingsDir(config.dataDir);
+      const recorders = new Set<CallRecorder>();
       // LLM keys: the organization's named secret (voxbridge admin secret set --org), then the
       // node-wide one, then the configured agents.secrets.
       const stored = secretResolver(db, config.secretKey);
@@ -154,11 +155,21 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
         config, logger, db, redis, engines, ownership, agents,
         vad: { engine: config.vad.engine, sileroModel: config.vad.sileroModel },
         // Recorder taps (src/recordings): a session that ends hands its WAVs to the encoder job.
-        onOpened: (session, row) => attachRecorder(session, row, { db, logger, wavDir, captured: () => recordingEncoder?.kick() }),
+        onOpened: (session, row) => {
+          const recorder = attachRecorder(session, row, { db, logger, wavDir, captured: () => recordingEncoder?.kick() });
+          if (recorder) {
+            recorders.add(recorder);
+            session.once('ended', () => void recorder.finish().finally(() => recorders.delete(recorder)));
+          }
+        },
       });
       await registry.start();
       const ownedRegistry = registry;
-      shutdown.add('registry', () => ownedRegistry.close());
+      // Ending the sessions closes their recordings; wait for the WAVs to be closed and handed on.
+      shutdown.add('registry', async () => {
+        await ownedRegistry.close();
+        await Promise.allSettled([...recorders].map((r) => r.finish()));
+      });
       if (config.sip.enabled) {
         const ownerElsewhere = async (sessionId: string) => {
           const owner = await ownerOf(redis, sessionId);
@@ -239,8 +250,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
 
     let closed: Promise<void> | undefined;
     const close = (): Promise<void> => (closed ??= shutdown.run());
-    return { config, logger, db, redis, app, engines, registry, stream, telephony, sweeper, nodeLostSweeper, webhooks, ownership, rpc, httpUrl, close };
-    return { config, logger, db, redis, app, engines, registry, stream, telephony, sweeper, nodeLostSweeper, recordingEncoder, recordingRetention, analysisWorker, ownership, rpc, httpUrl, close };
+    return { config, logger, db, redis, app, engines, registry, stream, telephony, sweeper, nodeLostSweeper, webhooks, recordingEncoder, recordingRetention, analysisWorker, ownership, rpc, httpUrl, close };
   } catch (err) {
     await shutdown.run();
     throw err;

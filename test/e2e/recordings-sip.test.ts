@@ -22,6 +22,8 @@ beforeAll(async () => {
     engines: 'embedded',
     overrides: {
       sip: { enabled: true, host: '127.0.0.1', port: 0, transports: ['udp'], advertisedAddress: '127.0.0.1', rtpPortMin: rtpBase, rtpPortMax: rtpBase + 98, rtpTimeoutSeconds: 30, maxConcurrentCalls: 50, realm: 'voxbridge.test' },
+      // A busy machine: the recognizer transcribing the decoded MP3s back may queue behind the call's own.
+      engines: { stt: { timeoutMs: 90_000 } },
       postCall: { jobIntervalMs: 500, leaseSeconds: 30, captureGraceSeconds: 5, retentionIntervalMs: 600_000, mp3BitrateKbps: 16 },
     },
   });
@@ -74,7 +76,7 @@ describe('a recorded SIP call', () => {
     const t0 = performance.now();
     await sendRtp(peer, concatPcm(await synthesizeSpeech('i would like to check my account balance'), silence(1200)), gatewayPort);
     const customerEndMs = performance.now() - t0 - 1200;
-    await socket.waitFor((m) => m.type === 'transcript.final' && m.speaker === 'customer', 40_000, 'customer transcript');
+    await socket.waitFor((m) => m.type === 'transcript.final' && m.speaker === 'customer', 60_000, 'customer transcript');
     // The English→Spanish translation is voiced to the agent (recorded on the customer's side); let it finish.
     await pollUntil(async () => t.registry.get(id)!.queuedOutput('agent') === 0 && socket.of('audio.output').length > 10, 40_000, 'translation played');
     const agentStartMs = performance.now() - t0;

@@ -25,7 +25,7 @@ export async function decodeMp3(mp3: Uint8Array): Promise<{ sampleRate: number; 
 }
 
 /** One utterance through the recognizer: the text it hears in `pcm` (8 kHz). */
-export function transcribePcm(stt: SttEngine, pcm: Int16Array, language = 'en', timeoutMs = 60_000): Promise<string> {
+export function transcribePcm(stt: SttEngine, pcm: Int16Array, language = 'en', timeoutMs = 100_000): Promise<string> {
   return new Promise((resolve, reject) => {
     const s = stt.openStream({ language });
     const timer = setTimeout(() => {

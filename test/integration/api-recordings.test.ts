@@ -246,3 +246,22 @@ describe('organization policy, consent later, retention', () => {
     expect(rows[0].file_path).toBeNull();
   });
 });
+
+describe('recording generation failure', () => {
+  it('marks a recording with no captured audio failed and writes recording.failed with the SPEC data', async () => {
+    const sid = await newSession(org.key);
+    await gw.api(org.key, 'POST', `/v1/sessions/${sid}/end`);
+    const rid = newId('rec');
+    await gw.db.query(
+      `INSERT INTO recordings (id, session_id, org_id, channel, status, wav_path, capture_done) VALUES ($1, $2, $3, 'agent', 'processing', $4, true)`,
+      [rid, sid, org.orgId, path.join(dir, 'never-written.wav')],
+    );
+    expect(await gw.recordingEncoder!.sweep()).toContain(rid);
+    const res = await gw.api(org.key, 'GET', `/v1/recordings/${rid}`);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: 'failed', channel: 'agent' });
+    expect(res.body.download_url).toBeUndefined();
+    const { rows } = await gw.db.query<{ data: any }>(`SELECT data FROM webhook_events WHERE type = 'recording.failed' AND data->>'session_id' = $1`, [sid]);
+    expect(rows.map((r) => r.data)).toEqual([{ session_id: sid, error: { code: 'recording_generation_failed', message: 'no audio was captured for this recording' } }]);
+  });
+});
