@@ -181,6 +181,7 @@ export class SessionRegistry {
         createRuntime: (host) => agents.runtime(agentDef, row.mode, host, log),
         language: agentDef.language ?? row.target_language ?? config.engines.stt.defaultLanguage,
         bargeInMinSpeechMs: config.agents.bargeInMinSpeechMs,
+        earlyPartial: config.agents.earlyPartial,
       } : undefined,
       hooks: {
         recordEvent: (type, data) => withTransaction(db, (c) => insertEvent(c, row.org_id, type as WebhookEventType, data)).then(() => undefined),
