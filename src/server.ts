@@ -2,7 +2,7 @@
 // PostgreSQL and Redis with the other nodes (DESIGN.md "Scale-out").
 //   api    → the /v1 REST routes
 //   media  → speech engines, live-session registry, the stream socket, the SIP/RTP front
-//   worker → sweepers (inactivity, sessions of lost nodes)
+//   worker → sweepers (inactivity, sessions of lost nodes), webhook delivery and its retention
 // A live session is claimed by the node that opened it (coord/ownership.ts); REST dial/hangup
 // received elsewhere are forwarded to the owner over the session bus (coord/session-rpc.ts).
 // Every role shares the one HTTP listener (health, readiness, metrics, and the socket upgrade).
@@ -24,6 +24,15 @@ import { AgentServices, configSecretResolver, type SecretResolver } from './agen
 import { metricsRegistry } from './api/plugins/metrics.js';
 import { startInactivitySweeper, type InactivitySweeper } from './jobs/inactivity-sweeper.js';
 import { startNodeLostSweeper, type NodeLostSweeper } from './jobs/node-lost-sweeper.js';
+import { startWebhookDelivery, type WebhookDeliveryWorker } from './jobs/webhook-delivery.js';
+import { startWebhookRetention } from './jobs/webhook-retention.js';
+import { registerWebhookMetrics } from './webhooks/index.js';
+import { deliveryQueueStats } from './store/index.js';
+import { startRecordingEncoder, type RecordingEncoder } from './jobs/recording-encoder.js';
+import { startRecordingRetention } from './jobs/recording-retention.js';
+import { startAnalysisWorker } from './jobs/analysis-worker.js';
+import { attachRecorder, createRecordingStorage, recordingsDir } from './recordings/index.js';
+import type { Sweeper } from './jobs/periodic-sweep.js';
 
 export interface Gateway {
   config: Config;
@@ -40,6 +49,14 @@ export interface Gateway {
   sweeper?: InactivitySweeper;
   /** Present with the worker role: ends sessions whose owner node died (`node_lost`). */
   nodeLostSweeper?: NodeLostSweeper;
+  /** Present with the worker role: sends the outbox's events to webhook endpoints. */
+  webhooks?: WebhookDeliveryWorker;
+  /** Present with the worker role: WAV → MP3 for ended sessions' recordings. */
+  recordingEncoder?: RecordingEncoder;
+  /** Present with the worker role: deletes expired recordings' audio. */
+  recordingRetention?: Sweeper;
+  /** Present with the worker role: runs requested analyses. */
+  analysisWorker?: Sweeper;
   /** Present with the media role: this node's claims on its live sessions. */
   ownership?: SessionOwnership;
   /** Present with the media role when SIP is enabled: dial/hangup forwarding between nodes. */
@@ -67,7 +84,7 @@ export interface StartOptions {
  * reason `node_shutdown`; their owner claims are released), close the sockets, stop HTTP, stop
  * engines, then the stores. Each step runs once, even when another fails.
  */
-const SHUTDOWN_ORDER = ['sweeper', 'rpc', 'telephony', 'registry', 'stream', 'http', 'engines', 'redis', 'postgres'] as const;
+const SHUTDOWN_ORDER = ['sweeper', 'webhooks', 'rpc', 'telephony', 'registry', 'stream', 'http', 'engines', 'redis', 'postgres'] as const;
 type ShutdownStep = (typeof SHUTDOWN_ORDER)[number];
 
 class Shutdown {
@@ -101,6 +118,9 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     const redis = createRedis(config.redisUrl, config.redisKeyPrefix, logger);
     shutdown.add('redis', () => redis.disconnect());
 
+    let recordingEncoder: RecordingEncoder | undefined;
+    let recordingRetention: Sweeper | undefined;
+    let analysisWorker: Sweeper | undefined;
     let engines: Engines | undefined;
     let registry: SessionRegistry | undefined;
     let telephony: Telephony | undefined;
@@ -111,9 +131,14 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       const ownedEngines = engines;
       shutdown.add('engines', () => ownedEngines.close());
       ownership = new SessionOwnership(redis, { node: config.nodeId, url: config.publicUrl }, config.limits.ownerClaimTtlSeconds * 1000);
+      const wavDir = recordingsDir(config.dataDir);
       // Named secrets come from configuration until a per-organization secrets store is wired in.
       const agents = new AgentServices({ ...config.agents, secrets: opts.agentSecrets ?? configSecretResolver(config.agents.secrets) });
-      registry = new SessionRegistry({ config, logger, db, redis, engines, ownership, agents });
+      registry = new SessionRegistry({
+        config, logger, db, redis, engines, ownership, agents,
+        // Recorder taps (src/recordings): a session that ends hands its WAVs to the encoder job.
+        onOpened: (session, row) => attachRecorder(session, row, { db, logger, wavDir, captured: () => recordingEncoder?.kick() }),
+      });
       await registry.start();
       const ownedRegistry = registry;
       shutdown.add('registry', () => ownedRegistry.close());
@@ -151,6 +176,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
 
     let sweeper: InactivitySweeper | undefined;
     let nodeLostSweeper: NodeLostSweeper | undefined;
+    let webhooks: WebhookDeliveryWorker | undefined;
     if (has('worker')) {
       sweeper = startInactivitySweeper({
         db, redis, redisKeyPrefix: config.redisKeyPrefix, logger,
@@ -163,8 +189,22 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
         claimTtlMs, graceMs: config.limits.reconnectGraceSeconds * 1000,
         intervalMs: Math.min(30_000, Math.max(500, claimTtlMs / 2)),
       });
-      const ownedSweepers = [sweeper, nodeLostSweeper];
+      const retention = startWebhookRetention({ db, logger, retentionDays: config.webhooks.retentionDays });
+      const storage = createRecordingStorage(config.dataDir);
+      const pc = config.postCall;
+      recordingEncoder = startRecordingEncoder({
+        db, logger, storage, intervalMs: pc.jobIntervalMs, leaseSeconds: pc.leaseSeconds,
+        captureGraceSeconds: pc.captureGraceSeconds, bitrateKbps: pc.mp3BitrateKbps,
+      });
+      recordingEncoder.kick(); // resumes what a previous run left `processing`
+      recordingRetention = startRecordingRetention({ db, logger, storage, intervalMs: pc.retentionIntervalMs });
+      analysisWorker = startAnalysisWorker({ db, logger, intervalMs: pc.jobIntervalMs, leaseSeconds: pc.leaseSeconds });
+      const ownedSweepers: Sweeper[] = [sweeper, nodeLostSweeper, retention, recordingEncoder, recordingRetention, analysisWorker];
       shutdown.add('sweeper', () => Promise.all(ownedSweepers.map((s) => s.stop())));
+      const metrics = registerWebhookMetrics(metricsRegistry, () => deliveryQueueStats(db));
+      webhooks = await startWebhookDelivery({ db, config, logger, metrics });
+      const ownedWebhooks = webhooks;
+      shutdown.add('webhooks', () => ownedWebhooks.stop());
     }
 
     const address = await app.listen({ host: config.httpHost, port: config.httpPort });
@@ -173,7 +213,8 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
 
     let closed: Promise<void> | undefined;
     const close = (): Promise<void> => (closed ??= shutdown.run());
-    return { config, logger, db, redis, app, engines, registry, stream, telephony, sweeper, nodeLostSweeper, ownership, rpc, httpUrl, close };
+    return { config, logger, db, redis, app, engines, registry, stream, telephony, sweeper, nodeLostSweeper, webhooks, ownership, rpc, httpUrl, close };
+    return { config, logger, db, redis, app, engines, registry, stream, telephony, sweeper, nodeLostSweeper, recordingEncoder, recordingRetention, analysisWorker, ownership, rpc, httpUrl, close };
   } catch (err) {
     await shutdown.run();
     throw err;

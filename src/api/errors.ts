@@ -41,6 +41,7 @@ export const ERROR_CATALOG = {
   analysis_not_found: { type: 'not_found_error', status: 404, message: 'No such analysis.' },
   agent_not_found: { type: 'not_found_error', status: 404, message: 'No such agent.' },
   ai_agent_not_found: { type: 'not_found_error', status: 404, message: 'The AI agent referenced by the session does not exist.' },
+  webhook_endpoint_not_found: { type: 'not_found_error', status: 404, message: 'No such webhook endpoint.' },
   route_not_found: { type: 'not_found_error', status: 404, message: 'No such route.' },
   rate_limit_exceeded: { type: 'rate_limit_error', status: 429, message: 'Too many requests in the current window.' },
   concurrent_session_limit: { type: 'rate_limit_error', status: 429, message: 'Too many sessions are open for this organization.' },

@@ -59,6 +59,27 @@ export const ConfigSchema = Type.Object({
     ng: Type.Union([Type.String({ pattern: '^[^:]+:\\d+$' }), Type.Null()]),
     timeoutMs: PositiveInt,
   }),
+  /** Webhook delivery (issue 8; README "Webhooks"). */
+  webhooks: Type.Object({
+    /** Development only: endpoints on loopback addresses, plain http allowed to them. */
+    allowLoopbackHttp: Type.Boolean(),
+    /** Endpoints on private, link-local or shared (CGNAT) addresses; metadata addresses stay refused. */
+    allowPrivateNetworks: Type.Boolean(),
+    /** A 2xx must arrive within this (SPEC "Limits": 30 s). */
+    timeoutMs: PositiveInt,
+    /** Seconds before each retry; after the last one the delivery is failed (README "Retry schedule"). */
+    retryScheduleSeconds: Type.Array(Type.Number({ minimum: 0 }), { minItems: 1, maxItems: 50 }),
+    /** An endpoint failing every delivery this long is disabled. */
+    disableAfterSeconds: PositiveInt,
+    /** Deliveries of one endpoint in flight at once, across all nodes. */
+    endpointConcurrency: PositiveInt,
+    /** Safety-net poll; new events wake the workers at once through LISTEN/NOTIFY. */
+    pollIntervalMs: PositiveInt,
+    /** Delivered events and attempt logs are deleted after this many days. */
+    retentionDays: PositiveInt,
+    /** How long the previous secret keeps signing after a rotation. */
+    secretRotationGraceSeconds: PositiveInt,
+  }),
   engines: Type.Object({
     stt: Type.Object({
       provider: Type.Union([Type.Literal('pocketsphinx'), Type.Literal('vosk'), Type.Literal('none')]),
@@ -99,6 +120,19 @@ export const ConfigSchema = Type.Object({
      */
     secrets: Type.Record(Type.String(), Type.String()),
   }),
+  /** Post-call work (src/recordings, src/analysis, their jobs in src/jobs). */
+  postCall: Type.Object({
+    /** How often the worker looks for recordings and analyses to process (ms); new work also kicks it at once. */
+    jobIntervalMs: PositiveInt,
+    /** An encoder or analyser holds a row this long; a crashed worker's rows are resumed after it. */
+    leaseSeconds: PositiveInt,
+    /** A recording whose node died mid-call is encoded from the WAV on disk this long after its session ended. */
+    captureGraceSeconds: PositiveInt,
+    /** How often expired recordings are deleted (ms). */
+    retentionIntervalMs: PositiveInt,
+    /** MP3 bitrate for lame (kbps; 8 kHz mono MPEG-2.5 allows 8–64). */
+    mp3BitrateKbps: Type.Integer({ minimum: 8, maximum: 64 }),
+  }),
 });
 
 export type Config = Static<typeof ConfigSchema>;
@@ -134,6 +168,13 @@ const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' 
   TRANSLATE_PROVIDER: { path: ['engines', 'translate', 'provider'], kind: 'string' },
   TRANSLATE_URL: { path: ['engines', 'translate', 'url'], kind: 'string' },
   TTS_PROVIDER: { path: ['engines', 'tts', 'provider'], kind: 'string' },
+  WEBHOOKS_ALLOW_LOOPBACK_HTTP: { path: ['webhooks', 'allowLoopbackHttp'], kind: 'bool' },
+  WEBHOOKS_ALLOW_PRIVATE_NETWORKS: { path: ['webhooks', 'allowPrivateNetworks'], kind: 'bool' },
+  WEBHOOKS_TIMEOUT_MS: { path: ['webhooks', 'timeoutMs'], kind: 'int' },
+  WEBHOOKS_DISABLE_AFTER_SECONDS: { path: ['webhooks', 'disableAfterSeconds'], kind: 'int' },
+  WEBHOOKS_ENDPOINT_CONCURRENCY: { path: ['webhooks', 'endpointConcurrency'], kind: 'int' },
+  WEBHOOKS_POLL_INTERVAL_MS: { path: ['webhooks', 'pollIntervalMs'], kind: 'int' },
+  WEBHOOKS_RETENTION_DAYS: { path: ['webhooks', 'retentionDays'], kind: 'int' },
   POCKETSPHINX_HMM: { path: ['engines', 'pocketsphinx', 'hmm'], kind: 'string' },
   AGENT_TOOL_TIMEOUT_MS: { path: ['agents', 'toolTimeoutMs'], kind: 'int' },
   AGENT_FILLER_AFTER_MS: { path: ['agents', 'fillerAfterMs'], kind: 'int' },
@@ -141,6 +182,11 @@ const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' 
   AGENT_EARLY_PARTIAL: { path: ['agents', 'earlyPartial'], kind: 'bool' },
   AGENT_LLM_TIMEOUT_MS: { path: ['agents', 'llmTimeoutMs'], kind: 'int' },
   AGENT_SECRETS: { path: ['agents', 'secrets'], kind: 'json' },
+  POSTCALL_JOB_INTERVAL_MS: { path: ['postCall', 'jobIntervalMs'], kind: 'int' },
+  POSTCALL_LEASE_SECONDS: { path: ['postCall', 'leaseSeconds'], kind: 'int' },
+  RECORDING_CAPTURE_GRACE_SECONDS: { path: ['postCall', 'captureGraceSeconds'], kind: 'int' },
+  RECORDING_RETENTION_INTERVAL_MS: { path: ['postCall', 'retentionIntervalMs'], kind: 'int' },
+  RECORDING_MP3_BITRATE_KBPS: { path: ['postCall', 'mp3BitrateKbps'], kind: 'int' },
 };
 
 export class ConfigError extends Error {}

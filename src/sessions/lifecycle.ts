@@ -98,22 +98,33 @@ export async function endSession(deps: LifecycleDeps, id: string, reason: string
     );
     const s = ended[0];
     await client.query('INSERT INTO session_usage (session_id, org_id, seconds) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [s.id, s.org_id, s.duration_seconds]);
-    const { rows: stats } = await client.query<{ turns: number; words: number }>(
-      `SELECT count(*)::int AS turns, COALESCE(sum(array_length(regexp_split_to_array(trim(text), '\\s+'), 1)), 0)::int AS words
+    // The transcript is final now (status `completed`): its figures go in `session.ended` and `transcript.ready`.
+    const { rows: stats } = await client.query<{ turns: number; words: number; languages: string[] }>(
+      `SELECT count(*)::int AS turns, COALESCE(sum(array_length(regexp_split_to_array(trim(text), '\\s+'), 1)), 0)::int AS words,
+              COALESCE(array_agg(DISTINCT language) FILTER (WHERE language IS NOT NULL), '{}') AS languages
          FROM transcript_turns WHERE session_id = $1 AND trim(text) <> ''`,
       [id],
     );
+    // The mixed recording (still `processing`: it is encoded after the end). Its duration is the
+    // session's, since every channel is padded to the call's length on the session timeline.
     const { rows: recs } = await client.query<{ id: string; duration: number | null }>(
       `SELECT id, duration FROM recordings WHERE session_id = $1 ORDER BY (channel = 'mixed') DESC, id LIMIT 1`,
       [id],
     );
+    const transcriptAvailable = stats[0].turns > 0;
     await insertEvent(client, s.org_id, 'session.ended', {
       id: s.id, object: 'session', status: 'ended', mode: s.mode,
       duration: s.duration_seconds, end_reason: reason,
-      recording: recs[0] ? { id: recs[0].id, duration: recs[0].duration } : null,
-      transcript: { available: stats[0].turns > 0, word_count: stats[0].words },
+      recording: recs[0] ? { id: recs[0].id, duration: recs[0].duration ?? s.duration_seconds } : null,
+      transcript: { available: transcriptAvailable, word_count: stats[0].words },
       started_at: s.started_at?.toISOString() ?? null, ended_at: s.ended_at!.toISOString(),
     });
+    if (transcriptAvailable) {
+      await insertEvent(client, s.org_id, 'transcript.ready', {
+        session_id: s.id, word_count: stats[0].words, segment_count: stats[0].turns,
+        duration: s.duration_seconds, languages: stats[0].languages,
+      });
+    }
     return { row: s, endedNow: true };
   });
   if (result?.endedNow) {

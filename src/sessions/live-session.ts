@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { Engines, VoiceSettings } from '../speech/index.js';
 import type { VadOptions } from '../media/index.js';
 import {
-  FRAME_MS,
+  FRAME_MS, otherParty,
   type LiveSessionEvents, type OutputFrame, type Party, type PartyLeg, type PcmFrame, type TranscriptFinal,
 } from './contracts.js';
 import type { Frame } from './frames.js';
@@ -13,6 +13,7 @@ import type { TickSource } from './media-clock.js';
 import { buildPipeline, planPipeline, type Pipeline, type PipelinePlan } from './pipeline.js';
 import { SafeEmitter } from '../events/index.js';
 import { splitSentences, type AgentHost, type AgentRuntime, type TransferOutcome } from '../agents/index.js';
+import { ORIGINAL_SPEAKER_LABEL } from './processors/bridge.js';
 
 /** An `output` event as emitted: the contract's OutputFrame plus its media-clock time. */
 export type SessionOutput = OutputFrame & { timestampMs: number };
@@ -198,6 +199,7 @@ export class LiveSession extends SafeEmitter<LiveSessionEvents> {
     if (this.partyOffsetMs[party] < 0) this.partyOffsetMs[party] = Date.now() - this.t0;
     const mediaMs = this.partyOffsetMs[party] + this.partyFrames[party] * FRAME_MS;
     this.partyFrames[party]++;
+    if (this.listenerCount('tap') > 0) this.safeEmit('tap', { side: party, origin: 'said', frame, atMs: mediaMs });
     this.hooks.activity();
     this.pipeline.input.process({ kind: 'audio', party, pcm: frame, mediaMs });
   }
@@ -273,6 +275,10 @@ export class LiveSession extends SafeEmitter<LiveSessionEvents> {
     if (this.isClosed) return;
     switch (frame.kind) {
       case 'playout': {
+        // Recorder tap: speech voiced for the other side (bridged originals are already taped as said).
+        if (frame.speaker !== ORIGINAL_SPEAKER_LABEL(otherParty(frame.to)) && this.t0 >= 0 && this.listenerCount('tap') > 0) {
+          this.safeEmit('tap', { side: otherParty(frame.to), origin: 'voiced', frame: frame.pcm, atMs: Date.now() - this.t0 });
+        }
         const leg = this.legs.get(frame.to);
         if (leg) {
           leg.playFrame(frame.pcm);

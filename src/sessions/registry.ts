@@ -39,6 +39,8 @@ export interface SessionRegistryDeps {
   ownership?: SessionOwnership;
   /** The AI agent runtime's shared services (ai_agent, help_chat_voice); without it those modes only transcribe. */
   agents?: AgentServices;
+  /** Called once per live session opened here (the composition root attaches the recorder). */
+  onOpened?: (session: LiveSession, row: SessionRow) => void;
 }
 
 interface Entry {
@@ -206,6 +208,11 @@ export class SessionRegistry {
     this.live.set(id, { session, streams: 0, graceTimer: null, lastActivity: now, lastTouch: 0, lastCarrier: null });
     session.once('ended', () => this.forget(id));
     log.info({ mode: row.mode, languages: session.plan.languages }, 'live session opened');
+    try {
+      this.deps.onOpened?.(session, row);
+    } catch (err) {
+      log.error({ err }, 'onOpened hook failed');
+    }
     const endedMeanwhile = this.endedWhileOpening.get(id);
     if (endedMeanwhile) {
       session.close(endedMeanwhile);

@@ -8,3 +8,6 @@ export * from './recordings-repo.js';
 export * from './transcripts-repo.js';
 export * from './page.js';
 export * from './transcripts-writer.js';
+export * from './webhook-endpoints-repo.js';
+export * from './webhook-deliveries-repo.js';
+export * from './analyses-repo.js';
