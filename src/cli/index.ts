@@ -10,6 +10,7 @@ import { register as registerConnection } from './admin/connection.js';
 import { register as registerNumber } from './admin/number.js';
 import { register as registerWebhook } from './admin/webhook.js';
 import { register as registerPostCall } from './admin/post-call.js';
+import { register as registerSecret } from './admin/secret.js';
 
 const ctx = new CliContext();
 const program = new Command('voxbridge').description('voxbridge telephony media gateway').exitOverride();
@@ -43,6 +44,7 @@ registerConnection(admin, ctx);
 registerNumber(admin, ctx);
 registerWebhook(admin, ctx);
 registerPostCall(admin, ctx);
+registerSecret(admin, ctx);
 
 async function main(): Promise<void> {
   try {

@@ -3,7 +3,7 @@
 // children: legs, then pipeline stages (and with them the STT streams).
 import type { Logger } from 'pino';
 import type { Engines, VoiceSettings } from '../speech/index.js';
-import type { VadOptions } from '../media/index.js';
+import type { VadChoice } from './processors/vad.js';
 import {
   FRAME_MS, otherParty,
   type LiveSessionEvents, type OutputFrame, type Party, type PartyLeg, type PcmFrame, type TranscriptFinal,
@@ -12,8 +12,8 @@ import type { Frame } from './frames.js';
 import type { TickSource } from './media-clock.js';
 import { buildPipeline, planPipeline, type Pipeline, type PipelinePlan } from './pipeline.js';
 import { SafeEmitter } from '../events/index.js';
-import { splitSentences, type AgentHost, type AgentRuntime, type TransferOutcome } from '../agents/index.js';
 import { ORIGINAL_SPEAKER_LABEL } from './processors/bridge.js';
+import { splitSentences, type AgentHost, type AgentRuntime, type TransferOutcome } from '../agents/index.js';
 
 /** An `output` event as emitted: the contract's OutputFrame plus its media-clock time. */
 export type SessionOutput = OutputFrame & { timestampMs: number };
@@ -40,6 +40,8 @@ export interface LiveSessionHooks {
   dialParty?(req: { party: Party; to: string }): Promise<void>;
   /** Agent modes: the agent ends the session. */
   end?(reason: string): void;
+  /** A null language was detected by the STT engine (the session object shows it from then on). */
+  languageDetected?(party: Party, language: string): void;
 }
 
 /** The AI agent of an ai_agent / help_chat_voice session. */
@@ -68,7 +70,7 @@ export interface LiveSessionOptions {
   awaitsLeg: boolean;
   /** Sequence of the last stored turn (a session reopened on this node continues from it). */
   lastSequence?: number;
-  vad?: VadOptions;
+  vad?: VadChoice;
   bargeIn?: boolean;
   agent?: LiveAgentOptions;
   /** Bound to the session already (session_id); the session does not add it again. */
@@ -123,6 +125,7 @@ export class LiveSession extends SafeEmitter<LiveSessionEvents> {
           timelineMs: () => (this.t0 < 0 ? 0 : Date.now() - this.t0),
           onCustomerFinal: (text) => this.agentRuntime?.customerSaid(text),
         },
+        defaultLanguage: opts.defaultLanguage, onLanguageDetected: (party, language) => this.hooks.languageDetected?.(party, language),
       },
       this.onFrame,
     );
