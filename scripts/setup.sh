@@ -28,6 +28,7 @@ PACKAGES=(
   apertium apertium-eng-spa
   pocketsphinx pocketsphinx-en-us libpocketsphinx-dev libsphinxbase-dev
   gcc make pkg-config ca-certificates curl
+  chromium
 )
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -112,6 +113,10 @@ fi
 if [ ! -f dist/cli/index.js ] || [ -n "$(find src -name '*.ts' -newer dist/cli/index.js -print -quit)" ]; then
   log "building"
   npx tsc -p tsconfig.json
+fi
+if [ ! -f dist/web/index.html ] || [ -n "$(find web -newer dist/web/index.html -not -path '*/node_modules/*' -print -quit)" ]; then
+  log "building the web console"
+  npm run -s build:web
 fi
 
 # ---- speech: the 8 kHz acoustic model and the streaming decoder ----------------------------------

@@ -26,6 +26,7 @@ import { AgentServices, configSecretResolver, type SecretResolver } from './agen
 import { metricsRegistry } from './api/plugins/metrics.js';
 import { startInactivitySweeper, type InactivitySweeper } from './jobs/inactivity-sweeper.js';
 import { startNodeLostSweeper, type NodeLostSweeper } from './jobs/node-lost-sweeper.js';
+import { ConsoleCookieAuthenticator, SignInStore, consoleRoutes } from './console/index.js';
 import { startWebhookDelivery, type WebhookDeliveryWorker } from './jobs/webhook-delivery.js';
 import { startWebhookRetention } from './jobs/webhook-retention.js';
 import { registerWebhookMetrics } from './webhooks/index.js';
@@ -185,7 +186,16 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     const extra: ExtraRoutes[] = telephony
       ? [{ plugin: callRoutes, opts: { telephony, forwarder: rpc } }]
       : rpc ? [{ plugin: callRoutes, opts: { forwarder: rpc } }] : [];
-    const app = await buildApp({ config, logger, db, redis, engines, authCacheTtlMs: config.limits.authCacheTtlMs }, extra, { resources: has('api') });
+    // The web console (api role): cookie sign-in stands in for an API key on the same /v1 routes.
+    const signIns = config.console.enabled && has('api')
+      ? new SignInStore(redis, { ttlSeconds: config.console.sessionTtlSeconds, maxFailures: config.console.loginMaxFailures, lockoutSeconds: config.console.lockoutSeconds })
+      : undefined;
+    if (signIns) {
+      const liveRegistry = registry;
+      extra.push({ plugin: consoleRoutes, opts: { config, db, store: signIns, liveSessionCount: liveRegistry ? () => liveRegistry.size : undefined } });
+    }
+    const cookieAuth = signIns ? new ConsoleCookieAuthenticator(db, signIns) : undefined;
+    const app = await buildApp({ config, logger, db, redis, engines, authCacheTtlMs: config.limits.authCacheTtlMs, cookieAuth }, extra, { resources: has('api') });
     shutdown.add('http', () => app.close());
     const stream = registry ? attachStreamServer(app.server, { config, logger, db, redis, registry }) : undefined;
     if (stream) shutdown.add('stream', () => stream.close());

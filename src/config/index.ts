@@ -152,6 +152,17 @@ export const ConfigSchema = Type.Object({
     }),
     pocketsphinx: Type.Object({ hmm: Type.String(), lm: Type.String(), dict: Type.String() }),
   }),
+  /** The web console (web/, served at /console/) and its cookie sign-in (src/console/). */
+  console: Type.Object({
+    enabled: Type.Boolean(),
+    /** Signed-in browser sessions live this long without use (sliding). */
+    sessionTtlSeconds: PositiveInt,
+    /** Failed sign-ins for one email (or one address) before it is locked out. */
+    loginMaxFailures: PositiveInt,
+    lockoutSeconds: PositiveInt,
+    /** Mark cookies Secure; default: when publicUrl is https. */
+    secureCookies: Type.Union([Type.Boolean(), Type.Null()]),
+  }),
   /** Post-call work (src/recordings, src/analysis, their jobs in src/jobs). */
   postCall: Type.Object({
     /** How often the worker looks for recordings and analyses to process (ms); new work also kicks it at once. */
@@ -205,6 +216,10 @@ const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' 
   LOG_LEVEL: { path: ['logLevel'], kind: 'string' },
   DATA_DIR: { path: ['dataDir'], kind: 'string' },
   SECRET_KEY: { path: ['secretKey'], kind: 'string' },
+  CONSOLE_ENABLED: { path: ['console', 'enabled'], kind: 'bool' },
+  CONSOLE_SESSION_TTL_SECONDS: { path: ['console', 'sessionTtlSeconds'], kind: 'int' },
+  CONSOLE_LOGIN_MAX_FAILURES: { path: ['console', 'loginMaxFailures'], kind: 'int' },
+  CONSOLE_LOCKOUT_SECONDS: { path: ['console', 'lockoutSeconds'], kind: 'int' },
   SIP_ENABLED: { path: ['sip', 'enabled'], kind: 'bool' },
   SIP_HOST: { path: ['sip', 'host'], kind: 'string' },
   SIP_PORT: { path: ['sip', 'port'], kind: 'int' },

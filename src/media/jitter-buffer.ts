@@ -292,8 +292,10 @@ export class JitterBuffer {
       const clamped = this.jitterTarget();
       // Grow at once, shrink slowly (the drift logic drains the surplus one frame at a time).
       if (clamped > this.target) this.target = clamped;
-      // Shrink only after 10 s (500 packets) without an underrun: a target that just grew stays.
-      else if (clamped < this.target && this.s.received - this.lastUnderrunAt > 500 && this.s.received % 50 === 0) this.target--;
+      // Shrink after 3 s (150 packets) without an underrun, one frame a second: a target that just grew
+      // stays a while, but a spike (often our own event loop stalling, which stamps arrivals late) does
+      // not hold the added latency for long.
+      else if (clamped < this.target && this.s.received - this.lastUnderrunAt > 150 && this.s.received % 50 === 0) this.target--;
     }
   }
 }
