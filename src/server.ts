@@ -75,7 +75,7 @@ export interface StartOptions {
   logger?: Logger;
   /** Engines built by the caller (tests, embedding); default: built from config.engines. */
   engines?: Engines;
-  /** Resolves organizations' named secrets for the AI agents; default: config.agents.secrets. */
+  /** Resolves organizations' named secrets for the AI agents; default: the secrets store, then config.agents.secrets. */
   agentSecrets?: SecretResolver;
   /** How often the inactivity sweeper looks for idle sessions (default 30 s). */
   sweepIntervalMs?: number;
@@ -143,13 +143,13 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       ownership = new SessionOwnership(redis, { node: config.nodeId, url: config.publicUrl }, config.limits.ownerClaimTtlSeconds * 1000);
       const wavDir = recordingsDir(config.dataDir);
       const recorders = new Set<CallRecorder>();
-      // LLM keys: the organization's named secret (voxbridge admin secret set --org), then the
-      // node-wide one, then the configured agents.secrets.
-      const stored = secretResolver(db, config.secretKey);
-      const configured = configSecretResolver(config.agents.secrets);
+      // Agents' named secrets: the organization's (then the node-wide) secret from the encrypted store
+      // (`voxbridge admin secret set`), else one from configuration (AGENT_SECRETS).
+      const storedSecrets = secretResolver(db, config.secretKey);
+      const configSecrets = configSecretResolver(config.agents.secrets);
       const agents = new AgentServices({
         ...config.agents,
-        secrets: opts.agentSecrets ?? (async (orgId, name) => (await stored(orgId, name)) ?? configured(orgId, name)),
+        secrets: opts.agentSecrets ?? (async (orgId, name) => (await storedSecrets(orgId, name)) ?? configSecrets(orgId, name)),
       });
       registry = new SessionRegistry({
         config, logger, db, redis, engines, ownership, agents,

@@ -183,6 +183,12 @@ export const ConfigSchema = Type.Object({
     fillerAfterMs: PositiveInt,
     /** Customer speech needed, while the agent talks, before it is cut off (barge-in). */
     bargeInMinSpeechMs: PositiveInt,
+    /**
+     * Answer the recognizer's settled partial at the end of speech instead of waiting for the final.
+     * Off by default: the embedded recognizer reports no progress, so a decoder running behind the
+     * audio can leave a truncated partial that looks settled (README "AI agents").
+     */
+    earlyPartial: Type.Boolean(),
     /** openai_compatible brains: no first byte / no progress for this long fails the turn. */
     llmTimeoutMs: PositiveInt,
     /**
@@ -274,6 +280,7 @@ const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' 
   AGENT_TOOL_TIMEOUT_MS: { path: ['agents', 'toolTimeoutMs'], kind: 'int' },
   AGENT_FILLER_AFTER_MS: { path: ['agents', 'fillerAfterMs'], kind: 'int' },
   AGENT_BARGE_IN_MIN_SPEECH_MS: { path: ['agents', 'bargeInMinSpeechMs'], kind: 'int' },
+  AGENT_EARLY_PARTIAL: { path: ['agents', 'earlyPartial'], kind: 'bool' },
   AGENT_LLM_TIMEOUT_MS: { path: ['agents', 'llmTimeoutMs'], kind: 'int' },
   AGENT_SECRETS: { path: ['agents', 'secrets'], kind: 'json' },
 };

@@ -52,6 +52,7 @@ export interface LiveAgentOptions {
   language: string;
   bargeInMinSpeechMs?: number;
   onBargeIn?(): void;
+  earlyPartial?: boolean;
 }
 
 export interface LiveSessionOptions {
@@ -116,6 +117,7 @@ export class LiveSession extends SafeEmitter<LiveSessionEvents> {
         agent: agent && {
           language: agent.language,
           bargeInMinSpeechMs: agent.bargeInMinSpeechMs,
+          earlyPartial: agent.earlyPartial,
           onBargeIn: () => {
             this.bargeInAt = performance.now();
             agent.onBargeIn?.();

@@ -130,6 +130,8 @@ export interface AgentPipelineOptions {
   timelineMs(): number;
   bargeInMinSpeechMs?: number;
   onBargeIn?(): void;
+  /** Answer a settled partial at the end of speech (AgentListener); default false. */
+  earlyPartial?: boolean;
 }
 
 /** The agent stages of a pipeline, for the live session to drive. */
@@ -191,7 +193,7 @@ function buildAgentPipeline(opts: PipelineOptions, agent: AgentPipelineOptions, 
     vad,
     new AgentBargeInProcessor({ agentSpeaking: () => ledger.speaking && !handoff.bridged, minSpeechMs: agent.bargeInMinSpeechMs, onInterrupt: agent.onBargeIn }),
     new SttProcessor({ engine: engines.stt, languages: plan.languages, enabled: plan.transcribe }),
-    new AgentListener(agent.onCustomerFinal),
+    new AgentListener(agent.onCustomerFinal, agent.earlyPartial ?? false),
     speech,
     pacer,
     new AgentPlayoutTracker(ledger, speech),

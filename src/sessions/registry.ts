@@ -177,12 +177,14 @@ export class SessionRegistry {
     const session: LiveSession = new LiveSession({
       id, orgId: row.org_id, mode: row.mode,
       sourceLanguage: row.source_language, targetLanguage: row.target_language,
-      voice: row.voice, engines, defaultLanguage: config.engines.stt.defaultLanguage,
+      // An agent's voice (or its per-session override) speaks in agent sessions.
+      voice: agentDef?.voice ? { ...row.voice, ...agentDef.voice } : row.voice, engines, defaultLanguage: config.engines.stt.defaultLanguage,
       clock: this.clock, awaitsLeg: awaitsPhoneLeg(row), lastSequence, vad: this.deps.vad, logger: log,
       agent: agents && agentDef ? {
         createRuntime: (host) => agents.runtime(agentDef, row.mode, host, log),
         language: agentDef.language ?? row.target_language ?? config.engines.stt.defaultLanguage,
         bargeInMinSpeechMs: config.agents.bargeInMinSpeechMs,
+        earlyPartial: config.agents.earlyPartial,
       } : undefined,
       hooks: {
         recordEvent: (type, data) => withTransaction(db, (c) => insertEvent(c, row.org_id, type as WebhookEventType, data)).then(() => undefined),

@@ -23,7 +23,8 @@ export class AgentListener extends FrameProcessor {
   /** One entry per ended customer utterance awaiting its final: true when already answered. */
   private readonly answeredEarly: boolean[] = [];
 
-  constructor(private readonly onCustomerFinal: (text: string) => void) {
+  /** `earlyPartial` off: every turn waits for the recognizer's final. */
+  constructor(private readonly onCustomerFinal: (text: string) => void, private readonly earlyPartial = true) {
     super();
   }
 
@@ -39,7 +40,7 @@ export class AgentListener extends FrameProcessor {
         this.partial = frame.text;
         return;
       case 'vad_end': {
-        const early = this.partial.trim().split(/\s+/).filter(Boolean).length >= EARLY_PARTIAL_MIN_WORDS
+        const early = this.earlyPartial && this.partial.trim().split(/\s+/).filter(Boolean).length >= EARLY_PARTIAL_MIN_WORDS
           && Date.now() - this.partialAt >= EARLY_PARTIAL_STABLE_MS;
         this.answeredEarly.push(early);
         if (early) this.onCustomerFinal(this.partial);

@@ -101,3 +101,15 @@ describe('help desk (knowledge base)', () => {
     expect(await run(brain, utter('yes please'))).toMatchObject([{ kind: 'escalate', reason: 'no help article matched' }]);
   });
 });
+
+describe('resolveAgent', () => {
+  it('applies only the overrides the organization allows', async () => {
+    const { resolveAgent } = await import('../../../src/agents/index.js');
+    const row = {
+      id: 'agt_1', org_id: 'org_1', name: 'Desk', description: null, language: 'en', voice: null, greeting: 'Hi.', instructions: null,
+      brain: { provider: 'scripted' }, intents: [], tools: [], escalation: null, knowledge_base: [], metadata: null, created_at: new Date(), updated_at: new Date(),
+    };
+    const def = resolveAgent(row, { greeting: 'Hola.', language: 'es' }, ['greeting']);
+    expect(def).toMatchObject({ greeting: 'Hola.', language: 'en', brain: { provider: 'scripted' } });
+  });
+});
