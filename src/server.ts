@@ -12,17 +12,13 @@ import type { Redis } from 'ioredis';
 import type { Config } from './config/index.js';
 import { createLogger } from './logger.js';
 import { createPool, migrate, type Db } from './store/index.js';
-import { createRedis } from './coord/redis.js';
-import { buildApp, type ExtraRoutes } from './api/app.js';
-import callRoutes, { callCommandExecutor } from './api/routes/calls.js';
+import { buildApp, callCommandExecutor, callRoutes, metricsRegistry, type ExtraRoutes } from './api/index.js';
 import { createEngines, type Engines } from './speech/index.js';
-import { SessionOwnership, SessionRegistry, ownerOf } from './sessions/index.js';
-import { SessionRpc } from './coord/session-rpc.js';
+import { SessionRegistry } from './sessions/index.js';
+import { SessionOwnership, SessionRpc, createRedis, ownerOf } from './coord/index.js';
 import { attachStreamServer, type StreamServer } from './stream/index.js';
 import { registerTelephonyMetrics, startTelephony, type Telephony } from './telephony/index.js';
-import { metricsRegistry } from './api/plugins/metrics.js';
-import { startInactivitySweeper, type InactivitySweeper } from './jobs/inactivity-sweeper.js';
-import { startNodeLostSweeper, type NodeLostSweeper } from './jobs/node-lost-sweeper.js';
+import { startInactivitySweeper, startNodeLostSweeper, type InactivitySweeper, type NodeLostSweeper } from './jobs/index.js';
 
 export interface Gateway {
   config: Config;
@@ -68,9 +64,9 @@ const SHUTDOWN_ORDER = ['sweeper', 'rpc', 'telephony', 'registry', 'stream', 'ht
 type ShutdownStep = (typeof SHUTDOWN_ORDER)[number];
 
 class Shutdown {
-  private readonly steps = new Map<ShutdownStep, () => Promise<unknown> | unknown>();
+  private readonly steps = new Map<ShutdownStep, () => unknown>();
   constructor(private readonly logger: Logger) {}
-  add(step: ShutdownStep, fn: () => Promise<unknown> | unknown): void {
+  add(step: ShutdownStep, fn: () => unknown): void {
     this.steps.set(step, fn);
   }
   async run(): Promise<void> {

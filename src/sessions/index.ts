@@ -15,4 +15,4 @@ export { planPipeline, buildPipeline, type PipelinePlan, type SessionMode } from
 export { LiveSession, type LiveSessionOptions, type LiveSessionHooks, type SessionOutput, type StoredTurn } from './live-session.js';
 export { SessionRegistry, awaitsPhoneLeg, type SessionRegistryDeps } from './registry.js';
 export { SessionNotFoundError, SessionEndedError } from './errors.js';
-export { SessionOwnedElsewhereError, SessionOwnership, ownerOf, type OwnerClaim, type SipContact } from './ownership.js';
+export { SessionOwnedElsewhereError } from './ownership.js';

@@ -9,13 +9,14 @@ import type { Config } from '../config/index.js';
 import type { Db } from '../store/index.js';
 import type { Engines } from '../speech/index.js';
 import type { VadOptions } from '../media/index.js';
-import { subscribeSessionCommands, type SessionCommand } from '../coord/session-bus.js';
+import { subscribeSessionCommands, type SessionCommand, type SessionOwnership } from '../coord/index.js';
 import { insertTranscriptTurn, lastTranscriptSequence } from '../store/index.js';
-import { activateSession, endSession, getSessionRow, type SessionRow } from './lifecycle.js';
+import { activateSession, endSession } from './lifecycle.js';
+import { getSessionRow, type SessionRow } from '../store/index.js';
 import { LiveSession } from './live-session.js';
 import { sharedMediaClock, type TickSource } from './media-clock.js';
 import { SessionEndedError, SessionNotFoundError } from './errors.js';
-import { SessionOwnedElsewhereError, type SessionOwnership } from './ownership.js';
+import { SessionOwnedElsewhereError } from './ownership.js';
 
 export interface SessionRegistryDeps {
   config: Config;

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { buildApp } from '../../src/api/app.js';
-import { revokeApiKey, updateOrg } from '../../src/store/index.js';
+import { revokeApiKey } from '../../src/store/index.js';
 
 let gw: TestGateway;
 beforeAll(async () => {
