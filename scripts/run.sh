@@ -7,6 +7,8 @@ bash scripts/setup.sh
 mkdir -p .voxbridge
 export DATABASE_URL=${DATABASE_URL:-postgres://voxbridge:voxbridge@127.0.0.1:5432/voxbridge}
 HTTP_PORT=${HTTP_PORT:-8080}
+# Development default: webhook endpoints may be plain http on loopback (README "Webhooks").
+export WEBHOOKS_ALLOW_LOOPBACK_HTTP=${WEBHOOKS_ALLOW_LOOPBACK_HTTP:-true}
 export HTTP_PORT
 KEY_FILE=.voxbridge/demo-key.json
 if [ ! -s "$KEY_FILE" ]; then

@@ -28,6 +28,7 @@ PACKAGES=(
   apertium apertium-eng-spa
   pocketsphinx pocketsphinx-en-us libpocketsphinx-dev libsphinxbase-dev
   gcc make pkg-config ca-certificates curl
+  chromium
 )
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -113,9 +114,14 @@ if [ ! -f dist/cli/index.js ] || [ -n "$(find src -name '*.ts' -newer dist/cli/i
   log "building"
   npx tsc -p tsconfig.json
 fi
+if [ ! -f dist/web/index.html ] || [ -n "$(find web -newer dist/web/index.html -not -path '*/node_modules/*' -print -quit)" ]; then
+  log "building the web console"
+  npm run -s build:web
+fi
 
 # ---- speech: the 8 kHz acoustic model and the streaming decoder ----------------------------------
 bash scripts/fetch-model.sh
+bash scripts/fetch-vad-model.sh || echo "[setup] Silero VAD model unavailable: only VAD_ENGINE=energy works" >&2
 if [ -f scripts/build-sphinx-decoder.sh ]; then bash scripts/build-sphinx-decoder.sh; fi
 
 # ---- schema ----------------------------------------------------------------------------------

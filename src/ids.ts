@@ -31,7 +31,7 @@ function encodeRandom(bytes: Buffer): string {
 let lastMs = 0;
 let seq = 0;
 
-export type IdPrefix = 'org' | 'key' | 'sess' | 'rec' | 'anl' | 'agt' | 'kst' | 'wh' | 'evt' | 'pcon' | 'req' | 'call' | 'pn';
+export type IdPrefix = 'org' | 'key' | 'sess' | 'rec' | 'anl' | 'agt' | 'kst' | 'wh' | 'evt' | 'pcon' | 'req' | 'call' | 'pn' | 'usr';
 
 /** A new identifier such as `sess_01jd…`. Monotonic within one process. */
 export function newId(prefix: IdPrefix): string {

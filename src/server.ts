@@ -2,7 +2,7 @@
 // PostgreSQL and Redis with the other nodes (DESIGN.md "Scale-out").
 //   api    → the /v1 REST routes
 //   media  → speech engines, live-session registry, the stream socket, the SIP/RTP front
-//   worker → sweepers (inactivity, sessions of lost nodes)
+//   worker → sweepers (inactivity, sessions of lost nodes), webhook delivery and its retention
 // A live session is claimed by the node that opened it (coord/ownership.ts); REST dial/hangup
 // received elsewhere are forwarded to the owner over the session bus (coord/session-rpc.ts).
 // Every role shares the one HTTP listener (health, readiness, metrics, and the socket upgrade).
@@ -14,11 +14,21 @@ import { createLogger } from './logger.js';
 import { createPool, migrate, type Db } from './store/index.js';
 import { buildApp, callCommandExecutor, callRoutes, metricsRegistry, type ExtraRoutes } from './api/index.js';
 import { createEngines, type Engines } from './speech/index.js';
-import { SessionRegistry } from './sessions/index.js';
+import { secretResolver } from './secrets/index.js';
+import { SessionRegistry, sharedMediaClock } from './sessions/index.js';
 import { SessionOwnership, SessionRpc, createRedis, ownerOf } from './coord/index.js';
+import { registerMediaStageMetrics } from './media/index.js';
 import { attachStreamServer, type StreamServer } from './stream/index.js';
 import { registerTelephonyMetrics, startTelephony, type Telephony } from './telephony/index.js';
-import { startInactivitySweeper, startNodeLostSweeper, type InactivitySweeper, type NodeLostSweeper } from './jobs/index.js';
+import { AgentServices, configSecretResolver, type SecretResolver } from './agents/index.js';
+import { ConsoleCookieAuthenticator, SignInStore, consoleRoutes } from './console/index.js';
+import { registerWebhookMetrics } from './webhooks/index.js';
+import { deliveryQueueStats } from './store/index.js';
+import { attachRecorder, createRecordingStorage, recordingsDir } from './recordings/index.js';
+import {
+  startAnalysisWorker, startInactivitySweeper, startNodeLostSweeper, startRecordingEncoder, startRecordingRetention, startWebhookDelivery, startWebhookRetention,
+  type InactivitySweeper, type NodeLostSweeper, type RecordingEncoder, type Sweeper, type WebhookDeliveryWorker,
+} from './jobs/index.js';
 
 export interface Gateway {
   config: Config;
@@ -35,6 +45,14 @@ export interface Gateway {
   sweeper?: InactivitySweeper;
   /** Present with the worker role: ends sessions whose owner node died (`node_lost`). */
   nodeLostSweeper?: NodeLostSweeper;
+  /** Present with the worker role: sends the outbox's events to webhook endpoints. */
+  webhooks?: WebhookDeliveryWorker;
+  /** Present with the worker role: WAV → MP3 for ended sessions' recordings. */
+  recordingEncoder?: RecordingEncoder;
+  /** Present with the worker role: deletes expired recordings' audio. */
+  recordingRetention?: Sweeper;
+  /** Present with the worker role: runs requested analyses. */
+  analysisWorker?: Sweeper;
   /** Present with the media role: this node's claims on its live sessions. */
   ownership?: SessionOwnership;
   /** Present with the media role when SIP is enabled: dial/hangup forwarding between nodes. */
@@ -50,6 +68,8 @@ export interface StartOptions {
   logger?: Logger;
   /** Engines built by the caller (tests, embedding); default: built from config.engines. */
   engines?: Engines;
+  /** Resolves organizations' named secrets for the AI agents; default: config.agents.secrets. */
+  agentSecrets?: SecretResolver;
   /** How often the inactivity sweeper looks for idle sessions (default 30 s). */
   sweepIntervalMs?: number;
 }
@@ -60,7 +80,7 @@ export interface StartOptions {
  * reason `node_shutdown`; their owner claims are released), close the sockets, stop HTTP, stop
  * engines, then the stores. Each step runs once, even when another fails.
  */
-const SHUTDOWN_ORDER = ['sweeper', 'rpc', 'telephony', 'registry', 'stream', 'http', 'engines', 'redis', 'postgres'] as const;
+const SHUTDOWN_ORDER = ['sweeper', 'webhooks', 'rpc', 'telephony', 'registry', 'stream', 'http', 'engines', 'redis', 'postgres'] as const;
 type ShutdownStep = (typeof SHUTDOWN_ORDER)[number];
 
 class Shutdown {
@@ -94,17 +114,35 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     const redis = createRedis(config.redisUrl, config.redisKeyPrefix, logger);
     shutdown.add('redis', () => redis.disconnect());
 
+    let recordingEncoder: RecordingEncoder | undefined;
+    let recordingRetention: Sweeper | undefined;
+    let analysisWorker: Sweeper | undefined;
     let engines: Engines | undefined;
     let registry: SessionRegistry | undefined;
     let telephony: Telephony | undefined;
     let ownership: SessionOwnership | undefined;
     let rpc: SessionRpc | undefined;
     if (has('media')) {
-      engines = opts.engines ?? (await createEngines(config.engines, { onListenerError: (err) => logger.error({ err }, 'speech engine listener failed') }));
+      engines = opts.engines ?? (await createEngines(config.engines, {
+        onListenerError: (err) => logger.error({ err }, 'speech engine listener failed'),
+        // Engine API keys named by STT_API_KEY_SECRET / TTS_API_KEY_SECRET are node-wide secrets.
+        resolveSecret: (name) => secretResolver(db, config.secretKey)(null, name),
+      }));
       const ownedEngines = engines;
       shutdown.add('engines', () => ownedEngines.close());
+      registerMediaStageMetrics(metricsRegistry);
+      // One clock for session pacers and RTP endpoints (media/processMediaClock).
+      sharedMediaClock.onListenerError((err) => logger.error({ err }, 'media clock listener failed'));
       ownership = new SessionOwnership(redis, { node: config.nodeId, url: config.publicUrl }, config.limits.ownerClaimTtlSeconds * 1000);
-      registry = new SessionRegistry({ config, logger, db, redis, engines, ownership });
+      const wavDir = recordingsDir(config.dataDir);
+      // Named secrets come from configuration until a per-organization secrets store is wired in.
+      const agents = new AgentServices({ ...config.agents, secrets: opts.agentSecrets ?? configSecretResolver(config.agents.secrets) });
+      registry = new SessionRegistry({
+        config, logger, db, redis, engines, ownership, agents,
+        vad: { engine: config.vad.engine, sileroModel: config.vad.sileroModel },
+        // Recorder taps (src/recordings): a session that ends hands its WAVs to the encoder job.
+        onOpened: (session, row) => attachRecorder(session, row, { db, logger, wavDir, captured: () => recordingEncoder?.kick() }),
+      });
       await registry.start();
       const ownedRegistry = registry;
       shutdown.add('registry', () => ownedRegistry.close());
@@ -114,6 +152,8 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
           return owner && owner.node !== config.nodeId ? owner : null;
         };
         telephony = await startTelephony({ config, logger, db, redis, registry, ownerElsewhere });
+        const dialer = telephony;
+        registry.setPartyDialer(async (sessionId, orgId, req) => void (await dialer.dial(sessionId, orgId, { to: req.to, party: req.party })));
         registerTelephonyMetrics(metricsRegistry, telephony);
         const ownedTelephony = telephony;
         shutdown.add('telephony', () => ownedTelephony.close());
@@ -133,13 +173,23 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     const extra: ExtraRoutes[] = telephony
       ? [{ plugin: callRoutes, opts: { telephony, forwarder: rpc } }]
       : rpc ? [{ plugin: callRoutes, opts: { forwarder: rpc } }] : [];
-    const app = await buildApp({ config, logger, db, redis, engines, authCacheTtlMs: config.limits.authCacheTtlMs }, extra, { resources: has('api') });
+    // The web console (api role): cookie sign-in stands in for an API key on the same /v1 routes.
+    const signIns = config.console.enabled && has('api')
+      ? new SignInStore(redis, { ttlSeconds: config.console.sessionTtlSeconds, maxFailures: config.console.loginMaxFailures, lockoutSeconds: config.console.lockoutSeconds })
+      : undefined;
+    if (signIns) {
+      const liveRegistry = registry;
+      extra.push({ plugin: consoleRoutes, opts: { config, db, store: signIns, liveSessionCount: liveRegistry ? () => liveRegistry.size : undefined } });
+    }
+    const cookieAuth = signIns ? new ConsoleCookieAuthenticator(db, signIns) : undefined;
+    const app = await buildApp({ config, logger, db, redis, engines, authCacheTtlMs: config.limits.authCacheTtlMs, cookieAuth }, extra, { resources: has('api') });
     shutdown.add('http', () => app.close());
     const stream = registry ? attachStreamServer(app.server, { config, logger, db, redis, registry }) : undefined;
     if (stream) shutdown.add('stream', () => stream.close());
 
     let sweeper: InactivitySweeper | undefined;
     let nodeLostSweeper: NodeLostSweeper | undefined;
+    let webhooks: WebhookDeliveryWorker | undefined;
     if (has('worker')) {
       sweeper = startInactivitySweeper({
         db, redis, redisKeyPrefix: config.redisKeyPrefix, logger,
@@ -152,8 +202,22 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
         claimTtlMs, graceMs: config.limits.reconnectGraceSeconds * 1000,
         intervalMs: Math.min(30_000, Math.max(500, claimTtlMs / 2)),
       });
-      const ownedSweepers = [sweeper, nodeLostSweeper];
+      const retention = startWebhookRetention({ db, logger, retentionDays: config.webhooks.retentionDays });
+      const storage = createRecordingStorage(config.dataDir);
+      const pc = config.postCall;
+      recordingEncoder = startRecordingEncoder({
+        db, logger, storage, intervalMs: pc.jobIntervalMs, leaseSeconds: pc.leaseSeconds,
+        captureGraceSeconds: pc.captureGraceSeconds, bitrateKbps: pc.mp3BitrateKbps,
+      });
+      recordingEncoder.kick(); // resumes what a previous run left `processing`
+      recordingRetention = startRecordingRetention({ db, logger, storage, intervalMs: pc.retentionIntervalMs });
+      analysisWorker = startAnalysisWorker({ db, logger, intervalMs: pc.jobIntervalMs, leaseSeconds: pc.leaseSeconds });
+      const ownedSweepers: Sweeper[] = [sweeper, nodeLostSweeper, retention, recordingEncoder, recordingRetention, analysisWorker];
       shutdown.add('sweeper', () => Promise.all(ownedSweepers.map((s) => s.stop())));
+      const metrics = registerWebhookMetrics(metricsRegistry, () => deliveryQueueStats(db));
+      webhooks = await startWebhookDelivery({ db, config, logger, metrics });
+      const ownedWebhooks = webhooks;
+      shutdown.add('webhooks', () => ownedWebhooks.stop());
     }
 
     const address = await app.listen({ host: config.httpHost, port: config.httpPort });
@@ -162,7 +226,8 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
 
     let closed: Promise<void> | undefined;
     const close = (): Promise<void> => (closed ??= shutdown.run());
-    return { config, logger, db, redis, app, engines, registry, stream, telephony, sweeper, nodeLostSweeper, ownership, rpc, httpUrl, close };
+    return { config, logger, db, redis, app, engines, registry, stream, telephony, sweeper, nodeLostSweeper, webhooks, ownership, rpc, httpUrl, close };
+    return { config, logger, db, redis, app, engines, registry, stream, telephony, sweeper, nodeLostSweeper, recordingEncoder, recordingRetention, analysisWorker, ownership, rpc, httpUrl, close };
   } catch (err) {
     await shutdown.run();
     throw err;

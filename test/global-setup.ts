@@ -7,17 +7,25 @@ import path from 'node:path';
 
 const root = path.resolve(import.meta.dirname, '..');
 
-function newestMtime(dir: string): number {
+function newestMtime(dir: string, pattern = /\.ts$/): number {
   let newest = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) newest = Math.max(newest, newestMtime(full));
-    else if (entry.name.endsWith('.ts')) newest = Math.max(newest, statSync(full).mtimeMs);
+    if (entry.isDirectory()) newest = Math.max(newest, newestMtime(full, pattern));
+    else if (pattern.test(entry.name)) newest = Math.max(newest, statSync(full).mtimeMs);
   }
   return newest;
 }
 
+/** The web console (web/ → dist/web) for the browser tests, rebuilt when web/ changed. */
+function buildWebConsole(): void {
+  const built = path.join(root, 'dist/web/index.html');
+  if (existsSync(built) && statSync(built).mtimeMs >= newestMtime(path.join(root, 'web'), /\.(tsx?|css|html|js)$/)) return;
+  execFileSync(process.execPath, [path.join(root, 'node_modules/vite/bin/vite.js'), 'build', '--logLevel', 'warn', '--config', path.join(root, 'web/vite.config.ts')], { stdio: 'inherit' });
+}
+
 export default function setup(): void {
+  buildWebConsole();
   const built = path.join(root, 'dist/cli/index.js');
   if (existsSync(built) && statSync(built).mtimeMs >= newestMtime(path.join(root, 'src'))) return;
   try {

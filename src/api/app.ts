@@ -2,6 +2,7 @@
 // limit, idempotency), then the resource routes. The OpenAPI document is generated from the route schemas.
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import swagger from '@fastify/swagger';
+import cookie from '@fastify/cookie';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
@@ -72,6 +73,8 @@ export async function buildApp(deps: ApiDeps, extra: ExtraRoutes[] = [], opts: B
     },
   });
   await app.register(metricsPlugin);
+  // Parsed before auth: a console sign-in cookie may stand in for an API key (src/console/).
+  await app.register(cookie);
   await app.register(authPlugin, deps);
   await app.register(rateLimitPlugin, deps);
   await app.register(idempotencyPlugin, deps);

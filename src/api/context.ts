@@ -25,6 +25,15 @@ export interface EngineCapabilityCheck {
   canSpeak(language: string): boolean;
 }
 
+/**
+ * Resolves a signed-in console browser (cookie) to the same organization context an API key gives,
+ * so the console is served by the very same /v1 handlers (src/console/cookie-auth.ts).
+ * Returns null when the request carries no console cookie; throws the catalog's errors otherwise.
+ */
+export interface CookieAuthenticator {
+  authenticate(req: import('fastify').FastifyRequest): Promise<AuthContext | null>;
+}
+
 /** Dependencies every route plugin receives; later planes add theirs (sessions registry, telephony, engines). */
 export interface ApiDeps {
   config: Config;
@@ -38,6 +47,8 @@ export interface ApiDeps {
    * 0 or absent: every request reads PostgreSQL. See plugins/auth-cache.ts for what staleness it allows.
    */
   authCacheTtlMs?: number;
+  /** Present when the web console is enabled: cookie sign-in as an alternative to an API key. */
+  cookieAuth?: CookieAuthenticator;
 }
 
 declare module 'fastify' {

@@ -41,6 +41,7 @@ export const ERROR_CATALOG = {
   analysis_not_found: { type: 'not_found_error', status: 404, message: 'No such analysis.' },
   agent_not_found: { type: 'not_found_error', status: 404, message: 'No such agent.' },
   ai_agent_not_found: { type: 'not_found_error', status: 404, message: 'The AI agent referenced by the session does not exist.' },
+  webhook_endpoint_not_found: { type: 'not_found_error', status: 404, message: 'No such webhook endpoint.' },
   route_not_found: { type: 'not_found_error', status: 404, message: 'No such route.' },
   rate_limit_exceeded: { type: 'rate_limit_error', status: 429, message: 'Too many requests in the current window.' },
   concurrent_session_limit: { type: 'rate_limit_error', status: 429, message: 'Too many sessions are open for this organization.' },
@@ -48,6 +49,16 @@ export const ERROR_CATALOG = {
   service_unavailable: { type: 'api_error', status: 503, message: 'A dependency is unavailable; retry with backoff.' },
   media_server_unavailable: { type: 'api_error', status: 503, message: 'The SIP dialing path is unavailable.' },
   dial_failed: { type: 'api_error', status: 502, message: 'The outbound SIP dial failed.' },
+  // Web console sign-in (src/console/).
+  sign_in_required: { type: 'authentication_error', status: 401, message: 'Sign in to the console first.' },
+  sign_in_failed: { type: 'authentication_error', status: 401, message: 'The email or password is wrong.' },
+  sign_in_locked: { type: 'rate_limit_error', status: 429, message: 'Too many failed sign-ins; try again later.' },
+  csrf_token_invalid: { type: 'permission_error', status: 403, message: 'The CSRF token is missing or does not match this sign-in.' },
+  operator_only: { type: 'permission_error', status: 403, message: 'Only gateway operators may do this.' },
+  set_password_token_invalid: { type: 'invalid_request_error', status: 400, message: 'The set-password link is invalid, used or expired.' },
+  email_taken: { type: 'conflict_error', status: 409, message: 'A console user with this email already exists.' },
+  api_key_not_found: { type: 'not_found_error', status: 404, message: 'No such API key.' },
+  organization_not_found: { type: 'not_found_error', status: 404, message: 'No such organization.' },
 } as const satisfies Record<string, CatalogEntry>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -8,6 +8,11 @@ import { register as registerOrg } from './admin/org.js';
 import { register as registerKey } from './admin/key.js';
 import { register as registerConnection } from './admin/connection.js';
 import { register as registerNumber } from './admin/number.js';
+import { register as registerUser } from './admin/user.js';
+import { register as registerOperator } from './admin/operator.js';
+import { register as registerWebhook } from './admin/webhook.js';
+import { register as registerPostCall } from './admin/post-call.js';
+import { register as registerSecret } from './admin/secret.js';
 
 const ctx = new CliContext();
 const program = new Command('voxbridge').description('voxbridge telephony media gateway').exitOverride();
@@ -34,11 +39,16 @@ program.command('serve')
     process.once('SIGTERM', () => stop('SIGTERM'));
   });
 
-const admin = program.command('admin').description('provisioning: organizations, API keys, connections, numbers');
+const admin = program.command('admin').description('provisioning: organizations, API keys, connections, numbers, webhook endpoints');
 registerOrg(admin, ctx);
 registerKey(admin, ctx);
 registerConnection(admin, ctx);
 registerNumber(admin, ctx);
+registerUser(admin, ctx);
+registerOperator(admin, ctx);
+registerWebhook(admin, ctx);
+registerPostCall(admin, ctx);
+registerSecret(admin, ctx);
 
 async function main(): Promise<void> {
   try {

@@ -26,7 +26,12 @@ export interface TranscriptFinal {
   confidence?: number;
   timestamp: string;
   translation?: { language: string; text: string };
+  /** Agent modes: the agent's reply was cut off by the customer; `text` is what was heard. */
+  interrupted?: boolean;
 }
+
+/** Dials a party's leg for a session (telephony's outbound dial, wired by the composition root). */
+export type PartyDialer = (sessionId: string, orgId: string, req: { party: Party; to: string }) => Promise<void>;
 
 /** Synthesized (or bridged) audio the pipeline wants a party to hear, one 20 ms frame at a time, paced in real time. */
 export interface OutputFrame {
@@ -53,6 +58,20 @@ export interface LiveSessionEvents {
   output: [OutputFrame];
   error: [SessionErrorInfo];
   ended: [{ reason: string }];
+  /** Recorder tap (emitted only while someone listens): audio on one side of the conversation. */
+  tap: [AudioTap];
+}
+
+/**
+ * One 20 ms frame on one side of the conversation: `side` is the party whose speech it is — what the
+ * party said, or speech voiced on its behalf for the other party to hear (translated or AI speech).
+ * `atMs` is its position on the session timeline (ms since the session's first audio).
+ */
+export interface AudioTap {
+  side: Party;
+  origin: 'said' | 'voiced';
+  frame: PcmFrame;
+  atMs: number;
 }
 
 /** A phone leg (or any non-socket carrier) attached to a party. */
@@ -61,6 +80,8 @@ export interface PartyLeg {
   readonly kind: 'sip';
   /** Play one 20 ms frame to the far end. */
   playFrame(frame: PcmFrame): void;
+  /** Drops audio queued for the far end and not yet sent (barge-in); optional. */
+  clearOutput?(): void;
   /** Hang the leg up (BYE); idempotent. */
   close(reason: string): void;
 }

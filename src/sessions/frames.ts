@@ -42,6 +42,8 @@ export interface TranscriptFinalFrame {
   endMs: number;
   /** Set by the translate stage when translation ran. */
   translation?: { language: string; text: string };
+  /** An agent reply cut off by the customer (barge-in): `text` is what was played. */
+  interrupted?: boolean;
 }
 
 /** A final's text in another language; `speakTo` asks the TTS stage to voice it to that party. */

@@ -48,15 +48,25 @@ export async function endSession(deps: LifecycleDeps, id: string, reason: string
     if (!current) return null;
     if (current.status === 'ended') return { row: current, endedNow: false };
     const s = await markSessionEnded(client, id, reason);
+    // The transcript is final now (status `completed`): its figures go in `session.ended` and `transcript.ready`.
     const stats = await transcriptStats(client, id);
+    // The mixed recording (still `processing`: it is encoded after the end). Its duration is the
+    // session's, since every channel is padded to the call's length on the session timeline.
     const rec = await primaryRecording(client, id);
+    const transcriptAvailable = stats.turns > 0;
     await insertEvent(client, s.org_id, 'session.ended', {
       id: s.id, object: 'session', status: 'ended', mode: s.mode,
       duration: s.duration_seconds, end_reason: reason,
-      recording: rec,
-      transcript: { available: stats.turns > 0, word_count: stats.words },
+      recording: rec ? { id: rec.id, duration: rec.duration ?? s.duration_seconds } : null,
+      transcript: { available: transcriptAvailable, word_count: stats.words },
       started_at: s.started_at?.toISOString() ?? null, ended_at: s.ended_at!.toISOString(),
     });
+    if (transcriptAvailable) {
+      await insertEvent(client, s.org_id, 'transcript.ready', {
+        session_id: s.id, word_count: stats.words, segment_count: stats.turns,
+        duration: s.duration_seconds, languages: stats.languages,
+      });
+    }
     return { row: s, endedNow: true };
   });
   if (result?.endedNow) {

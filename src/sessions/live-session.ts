@@ -3,15 +3,17 @@
 // children: legs, then pipeline stages (and with them the STT streams).
 import type { Logger } from 'pino';
 import type { Engines, VoiceSettings } from '../speech/index.js';
-import type { VadOptions } from '../media/index.js';
+import type { VadChoice } from './processors/vad.js';
 import {
-  FRAME_MS,
+  FRAME_MS, otherParty,
   type LiveSessionEvents, type OutputFrame, type Party, type PartyLeg, type PcmFrame, type TranscriptFinal,
 } from './contracts.js';
 import type { Frame } from './frames.js';
 import type { TickSource } from './media-clock.js';
 import { buildPipeline, planPipeline, type Pipeline, type PipelinePlan } from './pipeline.js';
 import { SafeEmitter } from '../events/index.js';
+import { ORIGINAL_SPEAKER_LABEL } from './processors/bridge.js';
+import { splitSentences, type AgentHost, type AgentRuntime, type TransferOutcome } from '../agents/index.js';
 
 /** An `output` event as emitted: the contract's OutputFrame plus its media-clock time. */
 export type SessionOutput = OutputFrame & { timestampMs: number };
@@ -32,6 +34,24 @@ export interface LiveSessionHooks {
   storeTurn(turn: StoredTurn): Promise<void>;
   /** A leg was attached or detached (the registry's reconnect grace counts carriers). */
   legsChanged?(): void;
+  /** Agent modes: writes an outbox event for the session. */
+  recordEvent?(type: string, data: Record<string, unknown>): Promise<void>;
+  /** Agent modes: dials a leg for a party (escalation transfer); absent without telephony. */
+  dialParty?(req: { party: Party; to: string }): Promise<void>;
+  /** Agent modes: the agent ends the session. */
+  end?(reason: string): void;
+  /** A null language was detected by the STT engine (the session object shows it from then on). */
+  languageDetected?(party: Party, language: string): void;
+}
+
+/** The AI agent of an ai_agent / help_chat_voice session. */
+export interface LiveAgentOptions {
+  /** Builds the session's conversation runtime around the host the session provides. */
+  createRuntime(host: AgentHost): AgentRuntime;
+  /** Language the agent speaks. */
+  language: string;
+  bargeInMinSpeechMs?: number;
+  onBargeIn?(): void;
 }
 
 export interface LiveSessionOptions {
@@ -49,8 +69,9 @@ export interface LiveSessionOptions {
   awaitsLeg: boolean;
   /** Sequence of the last stored turn (a session reopened on this node continues from it). */
   lastSequence?: number;
-  vad?: VadOptions;
+  vad?: VadChoice;
   bargeIn?: boolean;
+  agent?: LiveAgentOptions;
   /** Bound to the session already (session_id); the session does not add it again. */
   logger?: Logger;
 }
@@ -72,6 +93,9 @@ export class LiveSession extends SafeEmitter<LiveSessionEvents> {
   private t0 = -1;
   private readonly partyOffsetMs: Record<Party, number> = { agent: -1, customer: -1 };
   private readonly partyFrames: Record<Party, number> = { agent: 0, customer: 0 };
+  /** The agent runtime in the agent modes (null in translation modes or without an agent). */
+  readonly agentRuntime: AgentRuntime | null = null;
+  private bargeInAt = -1;
 
   constructor(opts: LiveSessionOptions) {
     super(opts.logger);
@@ -85,10 +109,64 @@ export class LiveSession extends SafeEmitter<LiveSessionEvents> {
       { mode: opts.mode, source_language: opts.sourceLanguage, target_language: opts.targetLanguage },
       opts.engines, opts.defaultLanguage,
     );
+    const agent = opts.agent;
     this.pipeline = buildPipeline(
-      { plan: this.plan, engines: opts.engines, voice: opts.voice, clock: opts.clock, vad: opts.vad, bargeIn: opts.bargeIn },
+      {
+        plan: this.plan, engines: opts.engines, voice: opts.voice, clock: opts.clock, vad: opts.vad, bargeIn: opts.bargeIn,
+        agent: agent && {
+          language: agent.language,
+          bargeInMinSpeechMs: agent.bargeInMinSpeechMs,
+          onBargeIn: () => {
+            this.bargeInAt = performance.now();
+            agent.onBargeIn?.();
+          },
+          timelineMs: () => (this.t0 < 0 ? 0 : Date.now() - this.t0),
+          onCustomerFinal: (text) => this.agentRuntime?.customerSaid(text),
+        },
+        defaultLanguage: opts.defaultLanguage, onLanguageDetected: (party, language) => this.hooks.languageDetected?.(party, language),
+      },
       this.onFrame,
     );
+    if (agent) this.agentRuntime = agent.createRuntime(this.agentHost());
+  }
+
+  /** What the agent runtime may do with this session. */
+  private agentHost(): AgentHost {
+    const stages = this.pipeline.agent!;
+    return {
+      sessionId: this.id,
+      orgId: this.orgId,
+      say: (text) => stages.speech.say(text, splitSentences),
+      recordEvent: async (type, data) => {
+        await this.hooks.recordEvent?.(type, data);
+      },
+      transfer: async (to): Promise<TransferOutcome> => {
+        if (!this.legs.has('customer') || !this.hooks.dialParty) return 'not_possible';
+        try {
+          await this.hooks.dialParty({ party: 'agent', to });
+        } catch (err) {
+          this.log?.warn({ err, to }, 'escalation transfer failed');
+          return 'failed';
+        }
+        if (this.isClosed) return 'failed';
+        stages.handoff.bridged = true;
+        return 'transferred';
+      },
+      end: (reason) => {
+        if (this.hooks.end) this.hooks.end(reason);
+        else this.close(reason);
+      },
+    };
+  }
+
+  /** performance.now() of the last barge-in (the customer cut the agent off), -1 if none (tests, benchmarks). */
+  get lastBargeInAt(): number {
+    return this.bargeInAt;
+  }
+
+  /** A carrier (socket or leg) is attached: in the agent modes a ready session starts its greeting. */
+  carrierAttached(): void {
+    if (this.isReady && !this.isClosed) this.agentRuntime?.start();
   }
 
   get ready(): boolean {
@@ -122,6 +200,7 @@ export class LiveSession extends SafeEmitter<LiveSessionEvents> {
     if (this.partyOffsetMs[party] < 0) this.partyOffsetMs[party] = Date.now() - this.t0;
     const mediaMs = this.partyOffsetMs[party] + this.partyFrames[party] * FRAME_MS;
     this.partyFrames[party]++;
+    if (this.listenerCount('tap') > 0) this.safeEmit('tap', { side: party, origin: 'said', frame, atMs: mediaMs });
     this.hooks.activity();
     this.pipeline.input.process({ kind: 'audio', party, pcm: frame, mediaMs });
   }
@@ -146,6 +225,7 @@ export class LiveSession extends SafeEmitter<LiveSessionEvents> {
       this.isReady = true;
       this.safeEmit('ready');
     }
+    this.carrierAttached();
     return () => {
       if (this.legs.get(leg.party) !== leg) return;
       this.legs.delete(leg.party);
@@ -175,6 +255,7 @@ export class LiveSession extends SafeEmitter<LiveSessionEvents> {
       }
     }
     this.legs.clear();
+    this.agentRuntime?.close();
     // The end frame travels the chain first (pipecat EndFrame), then every stage is closed.
     this.pipeline.input.process({ kind: 'end', reason });
     for (const stage of this.pipeline.stages) stage.close();
@@ -195,6 +276,10 @@ export class LiveSession extends SafeEmitter<LiveSessionEvents> {
     if (this.isClosed) return;
     switch (frame.kind) {
       case 'playout': {
+        // Recorder tap: speech voiced for the other side (bridged originals are already taped as said).
+        if (frame.speaker !== ORIGINAL_SPEAKER_LABEL(otherParty(frame.to)) && this.t0 >= 0 && this.listenerCount('tap') > 0) {
+          this.safeEmit('tap', { side: otherParty(frame.to), origin: 'voiced', frame: frame.pcm, atMs: Date.now() - this.t0 });
+        }
         const leg = this.legs.get(frame.to);
         if (leg) {
           leg.playFrame(frame.pcm);
@@ -216,6 +301,7 @@ export class LiveSession extends SafeEmitter<LiveSessionEvents> {
           ...(frame.confidence !== undefined ? { confidence: frame.confidence } : {}),
           timestamp: new Date().toISOString(),
           ...(frame.translation ? { translation: frame.translation } : {}),
+          ...(frame.interrupted ? { interrupted: true } : {}),
         };
         const turn: StoredTurn = { ...final, startTime: frame.startMs / 1000, endTime: frame.endMs / 1000 };
         this.storeTail = this.storeTail.then(() => this.hooks.storeTurn(turn)).catch((err) => {
@@ -224,6 +310,10 @@ export class LiveSession extends SafeEmitter<LiveSessionEvents> {
         this.safeEmit('final', final);
         return;
       }
+      case 'interruption':
+        // Barge-in: what the leg's RTP sender still holds goes too (the pacer's queue is already dropped).
+        this.legs.get(frame.party)?.clearOutput?.();
+        return;
       case 'error':
         this.log?.error({ code: frame.code, party: frame.party }, frame.message);
         this.safeEmit('error', { code: frame.code, message: frame.message });

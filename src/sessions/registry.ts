@@ -8,11 +8,13 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import type { Db } from '../store/index.js';
 import type { Engines } from '../speech/index.js';
-import type { VadOptions } from '../media/index.js';
+import type { VadChoice } from './processors/vad.js';
 import { subscribeSessionCommands, type SessionCommand, type SessionOwnership } from '../coord/index.js';
-import { insertTranscriptTurn, lastTranscriptSequence } from '../store/index.js';
+import { getSessionRow, insertEvent, insertTranscriptTurn, lastTranscriptSequence, withTransaction, type SessionRow, type WebhookEventType } from '../store/index.js';
+import type { AgentServices } from '../agents/index.js';
+import type { PartyDialer } from './contracts.js';
+import { AGENT_MODES } from './pipeline.js';
 import { activateSession, endSession } from './lifecycle.js';
-import { getSessionRow, type SessionRow } from '../store/index.js';
 import { LiveSession } from './live-session.js';
 import { sharedMediaClock, type TickSource } from './media-clock.js';
 import { SessionEndedError, SessionNotFoundError } from './errors.js';
@@ -29,12 +31,16 @@ export interface SessionRegistryDeps {
   clock?: TickSource;
   /** last_activity_at is written at most this often per session (default 5000 ms). */
   touchIntervalMs?: number;
-  vad?: VadOptions;
+  vad?: VadChoice;
   /**
    * Claims on live sessions across nodes (coord/ownership.ts): open() claims the session or throws
    * SessionOwnedElsewhereError; claims are refreshed while live and released on close.
    */
   ownership?: SessionOwnership;
+  /** Called once per live session opened here (the composition root attaches the recorder). */
+  onOpened?: (session: LiveSession, row: SessionRow) => void;
+  /** The AI agent runtime's shared services (ai_agent, help_chat_voice); without it those modes only transcribe. */
+  agents?: AgentServices;
 }
 
 interface Entry {
@@ -71,6 +77,7 @@ export class SessionRegistry {
   /** Sessions with activity since the last last_activity_at write. */
   private readonly touched = new Set<string>();
   private closing: Promise<void> | null = null;
+  private partyDialer: PartyDialer | null = null;
 
   constructor(private readonly deps: SessionRegistryDeps) {
     this.clock = deps.clock ?? sharedMediaClock;
@@ -106,6 +113,11 @@ export class SessionRegistry {
     } catch (err) {
       this.log.warn({ err }, 'refreshing session claims failed');
     }
+  }
+
+  /** Telephony's outbound dial, for agent escalation transfers (set by the composition root once SIP runs). */
+  setPartyDialer(dialer: PartyDialer | null): void {
+    this.partyDialer = dialer;
   }
 
   get size(): number {
@@ -151,21 +163,50 @@ export class SessionRegistry {
       throw err;
     }
     const log = this.log.child({ session_id: id });
+    const agents = this.deps.agents;
+    let agentDef = null;
+    if (agents && AGENT_MODES.has(row.mode)) {
+      try {
+        agentDef = await agents.loadSessionAgent(db, row.org_id, row.ai_agent);
+      } catch (err) {
+        this.releaseClaim(id);
+        throw err;
+      }
+      if (!agentDef && row.ai_agent) log.warn({ agent_id: row.ai_agent.id }, 'the session names an agent that no longer exists: transcribing only');
+    }
     const session: LiveSession = new LiveSession({
       id, orgId: row.org_id, mode: row.mode,
       sourceLanguage: row.source_language, targetLanguage: row.target_language,
       voice: row.voice, engines, defaultLanguage: config.engines.stt.defaultLanguage,
       clock: this.clock, awaitsLeg: awaitsPhoneLeg(row), lastSequence, vad: this.deps.vad, logger: log,
+      agent: agents && agentDef ? {
+        createRuntime: (host) => agents.runtime(agentDef, row.mode, host, log),
+        language: agentDef.language ?? row.target_language ?? config.engines.stt.defaultLanguage,
+        bargeInMinSpeechMs: config.agents.bargeInMinSpeechMs,
+      } : undefined,
       hooks: {
+        recordEvent: (type, data) => withTransaction(db, (c) => insertEvent(c, row.org_id, type as WebhookEventType, data)).then(() => undefined),
+        dialParty: async (req) => {
+          if (!this.partyDialer) throw new Error('no telephony on this node');
+          await this.partyDialer(id, row.org_id, req);
+        },
+        end: (reason) => void this.end(id, reason),
         firstAudio: () => {
           activateSession(db, id).catch((err) => log.error({ err }, 'activating session failed'));
         },
         activity: () => this.onActivity(id),
         legsChanged: () => this.checkCarriers(id),
+        languageDetected: (party, language) => {
+          // Only a still-null language is filled in: a language the client set is never overwritten.
+          const column = party === 'agent' ? 'source_language' : 'target_language';
+          db.query(`UPDATE sessions SET ${column} = $2 WHERE id = $1 AND ${column} IS NULL`, [id, language])
+            .then(() => log.info({ party, language }, 'language detected'))
+            .catch((err) => log.error({ err }, 'storing the detected language failed'));
+        },
         storeTurn: (t) => insertTranscriptTurn(db, {
           sessionId: id, orgId: row.org_id, sequence: t.sequence, speaker: t.speaker, language: t.language,
           text: t.text, translation: t.translation ?? null, confidence: t.confidence ?? null,
-          startTime: t.startTime, endTime: t.endTime,
+          startTime: t.startTime, endTime: t.endTime, interrupted: t.interrupted ?? false,
         }),
       },
     });
@@ -173,6 +214,11 @@ export class SessionRegistry {
     this.live.set(id, { session, streams: 0, graceTimer: null, lastActivity: now, lastTouch: 0, lastCarrier: null });
     session.once('ended', () => this.forget(id));
     log.info({ mode: row.mode, languages: session.plan.languages }, 'live session opened');
+    try {
+      this.deps.onOpened?.(session, row);
+    } catch (err) {
+      log.error({ err }, 'onOpened hook failed');
+    }
     const endedMeanwhile = this.endedWhileOpening.get(id);
     if (endedMeanwhile) {
       session.close(endedMeanwhile);
@@ -187,6 +233,7 @@ export class SessionRegistry {
     if (!e) return;
     e.streams++;
     this.checkCarriers(id);
+    e.session.carrierAttached();
   }
 
   /** The socket dropped without ending the session (see checkCarriers). */

@@ -10,3 +10,6 @@ export * from './transcripts-repo.js';
 export * from './page.js';
 export * from './transcripts-writer.js';
 export * from './telephony-repo.js';
+export * from './webhook-endpoints-repo.js';
+export * from './webhook-deliveries-repo.js';
+export * from './analyses-repo.js';

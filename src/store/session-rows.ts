@@ -78,13 +78,14 @@ export async function markSessionEnded(client: DbClient, id: string, reason: str
 }
 
 /** Transcript turns and words of a session (for the `session.ended` summary). */
-export async function transcriptStats(client: Queryable, sessionId: string): Promise<{ turns: number; words: number }> {
-  const { rows } = await client.query<{ turns: number; words: number }>(
-    `SELECT count(*)::int AS turns, COALESCE(sum(array_length(regexp_split_to_array(trim(text), '\\s+'), 1)), 0)::int AS words
+export async function transcriptStats(client: Queryable, sessionId: string): Promise<{ turns: number; words: number; languages: string[] }> {
+  const { rows } = await client.query<{ turns: number; words: number; languages: string[] }>(
+    `SELECT count(*)::int AS turns, COALESCE(sum(array_length(regexp_split_to_array(trim(text), '\\s+'), 1)), 0)::int AS words,
+            COALESCE(array_agg(DISTINCT language) FILTER (WHERE language IS NOT NULL), '{}') AS languages
        FROM transcript_turns WHERE session_id = $1 AND trim(text) <> ''`,
     [sessionId],
   );
-  return rows[0] ?? { turns: 0, words: 0 };
+  return rows[0] ?? { turns: 0, words: 0, languages: [] };
 }
 
 /** The recording a session summary points at: the mixed one when there is one. */

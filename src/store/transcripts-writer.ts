@@ -16,6 +16,8 @@ export interface TranscriptTurnInput {
   /** Seconds from the session's first audio. */
   startTime: number;
   endTime: number;
+  /** Agent modes: the agent's reply was cut off (barge-in); `text` is what was played. */
+  interrupted?: boolean;
 }
 
 /** The segment id in `transcript.segment`: the transcript id (`trn_` + session id) and the turn's sequence. */
@@ -24,9 +26,9 @@ export const segmentId = (sessionId: string, sequence: number): string => `trn_$
 export async function insertTranscriptTurn(db: Db, t: TranscriptTurnInput): Promise<void> {
   await withTransaction(db, async (client) => {
     await client.query(
-      `INSERT INTO transcript_turns (session_id, sequence, speaker, language, text, translation, confidence, start_time, end_time)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-      [t.sessionId, t.sequence, t.speaker, t.language, t.text, t.translation, t.confidence, t.startTime, t.endTime],
+      `INSERT INTO transcript_turns (session_id, sequence, speaker, language, text, translation, confidence, start_time, end_time, interrupted)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+      [t.sessionId, t.sequence, t.speaker, t.language, t.text, t.translation, t.confidence, t.startTime, t.endTime, t.interrupted ?? false],
     );
     await insertEvent(client, t.orgId, 'transcript.segment', {
       session_id: t.sessionId,

@@ -1,1 +1,11 @@
 export { SIGNATURE_HEADER, signatureHeader } from './signature.js';
+export { EVENT_TYPES, EVENT_CATEGORIES, TEST_EVENT_TYPE, SubscriptionError, expandSubscription, isSubscribed, type EventType } from './events.js';
+export { UrlRefused, classifyAddress, resolveEndpointUrl, parseEndpointUrl, type UrlPolicy, type ResolvedTarget } from './url-guard.js';
+export { DEFAULT_RETRY_SCHEDULE_SECONDS, retryDelayMs } from './retry-schedule.js';
+export { WebhookEndpoints, presentEndpoint, urlPolicyOf, type EndpointInput, type EndpointChanges, type WebhookSettings } from './endpoints.js';
+export { presentAttempt } from './present-attempt.js';
+export { registerWebhookMetrics } from './metrics.js';
+export { noWebhookMetrics, type WebhookMetrics } from './metrics.js';
+export { envelopeBody, deliveryHeaders, type OutboxEvent } from './envelope.js';
+export { WebhookHttpSender, type SendResult } from './http-sender.js';
+export { openSecret, sealSecret } from './secret-box.js';

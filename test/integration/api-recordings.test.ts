@@ -6,13 +6,24 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway, type TestOrg } from '../helpers/gateway.js';
 import { newId } from '../../src/ids.js';
+import { createRecordingStorage } from '../../src/recordings/index.js';
+
+/** Puts `bytes` into the gateway's recording storage; returns the key to store in file_path. */
+async function stored(bytes: Buffer, name: string): Promise<string> {
+  const tmp = path.join(dir, `${name}.tmp`);
+  await writeFile(tmp, bytes);
+  const key = `test/${newId('rec')}_${name}`;
+  await createRecordingStorage(gw.config.dataDir).put(key, tmp);
+  return key;
+}
 
 let gw: TestGateway;
 let org: TestOrg;
 let dir: string;
 beforeAll(async () => {
   gw = await startTestGateway();
-  org = await gw.createOrg();
+  // Recording access needs the organization's `recording` feature (README "Recordings").
+  org = await gw.createOrg({ changes: { features: ['recording'] } });
   dir = await mkdtemp(path.join(os.tmpdir(), 'vb-rec-'));
 });
 afterAll(async () => {
@@ -160,8 +171,7 @@ describe('GET /v1/recordings/{id}/audio', () => {
   it('streams the file with Content-Type, Content-Length and a filename containing the session id', async () => {
     const sid = await newSession(org.key);
     const bytes = Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7) & 0xff));
-    const file = path.join(dir, 'mixed.mp3');
-    await writeFile(file, bytes);
+    const file = await stored(bytes, 'mixed.mp3');
     const rid = await addRecording(sid, org.orgId, { file, size: bytes.length });
     const res = await fetch(`${gw.httpUrl}/v1/recordings/${rid}/audio`, { headers: { authorization: `Bearer ${org.key}` } });
     expect(res.status).toBe(200);
@@ -174,9 +184,65 @@ describe('GET /v1/recordings/{id}/audio', () => {
 
   it('answers 404 when the file is gone from disk', async () => {
     const sid = await newSession(org.key);
-    const rid = await addRecording(sid, org.orgId, { file: path.join(dir, 'missing.mp3') });
+    const rid = await addRecording(sid, org.orgId, { file: 'test/missing.mp3' });
     const res = await gw.api(org.key, 'GET', `/v1/recordings/${rid}/audio`);
     expect(res.status).toBe(404);
     expect(res.body.error.code).toBe('recording_not_found');
+  });
+});
+
+describe('organization policy, consent later, retention', () => {
+  it("answers 403 recording_not_permitted when the organization lacks the 'recording' feature", async () => {
+    const plain = await gw.createOrg();
+    const sid = await newSession(plain.key);
+    const rid = await addRecording(sid, plain.orgId, { file: await stored(Buffer.from('abc'), 'p.mp3') });
+    for (const suffix of ['', '/audio']) {
+      const res = await gw.api(plain.key, 'GET', `/v1/recordings/${rid}${suffix}`);
+      expect(res.status).toBe(403);
+      expect(res.body.error).toMatchObject({ type: 'permission_error', code: 'recording_not_permitted' });
+    }
+  });
+
+  it('records consent later through POST /v1/sessions/{id}/recording/consent', async () => {
+    const sid = await newSession(org.key, { enabled: true, consent_required: true });
+    const rid = await addRecording(sid, org.orgId, { file: await stored(Buffer.from('mp3 bytes'), 'c.mp3') });
+    expect((await gw.api(org.key, 'GET', `/v1/recordings/${rid}/audio`)).body.error.code).toBe('consent_required');
+    const granted = await gw.api(org.key, 'POST', `/v1/sessions/${sid}/recording/consent`, { consent_status: 'granted' });
+    expect(granted.status).toBe(200);
+    expect(granted.body).toEqual({ enabled: true, mode: 'dual_channel', consent_required: true, consent_status: 'granted' });
+    expect((await gw.api(org.key, 'GET', `/v1/recordings/${rid}/audio`)).status).toBe(200);
+    const denied = await gw.api(org.key, 'POST', `/v1/sessions/${sid}/recording/consent`, { consent_status: 'denied' });
+    expect(denied.body.consent_status).toBe('denied');
+    expect((await gw.api(org.key, 'GET', `/v1/recordings/${rid}`)).status).toBe(403);
+    const bad = await gw.api(org.key, 'POST', `/v1/sessions/${sid}/recording/consent`, { consent_status: 'maybe' });
+    expect(bad.status).toBe(400);
+    const other = await gw.createOrg();
+    expect((await gw.api(other.key, 'POST', `/v1/sessions/${sid}/recording/consent`, { consent_status: 'granted' })).body.error.code).toBe('session_not_found');
+  });
+
+  it('refuses a recording mode it does not support, naming the allowed values', async () => {
+    const res = await gw.api(org.key, 'POST', '/v1/sessions', { mode: 'bidirectional_translation', source_language: 'en', target_language: 'es', recording: { enabled: true, mode: 'stereo' } });
+    expect(res.status).toBe(400);
+    expect(JSON.stringify(res.body.error)).toMatch(/dual_channel/);
+    expect(JSON.stringify(res.body.error)).toMatch(/mixed/);
+  });
+
+  it('the retention job deletes expired audio; expired recordings leave lists and GET', async () => {
+    const sid = await newSession(org.key);
+    const key = await stored(Buffer.from('old audio'), 'old.mp3');
+    const storage = createRecordingStorage(gw.config.dataDir);
+    const kept = await addRecording(sid, org.orgId, { file: await stored(Buffer.from('new audio'), 'new.mp3') });
+    const old = await addRecording(sid, org.orgId, { file: key });
+    await gw.db.query("UPDATE recordings SET expires_at = now() - interval '1 second' WHERE id = $1", [old]);
+    const list = await gw.api(org.key, 'GET', `/v1/sessions/${sid}/recordings`);
+    expect(list.body.data.map((r: { id: string }) => r.id)).toEqual([kept]);
+    expect((await gw.api(org.key, 'GET', `/v1/recordings/${old}`)).status).toBe(404);
+    expect(await storage.size(key)).not.toBeNull();
+    const deleted = await gw.recordingRetention!.sweep();
+    expect(deleted).toContain(old);
+    expect(deleted).not.toContain(kept);
+    expect(await storage.size(key)).toBeNull();
+    const { rows } = await gw.db.query('SELECT file_path FROM recordings WHERE id = $1', [old]);
+    expect(rows[0].file_path).toBeNull();
   });
 });

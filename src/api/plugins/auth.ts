@@ -29,6 +29,11 @@ interface KeyRow extends OrgRow {
 
 async function authenticate(deps: ApiDeps, cache: AuthCache<KeyRow>, req: FastifyRequest): Promise<AuthContext> {
   const key = presentedKey(req);
+  if (key === undefined && deps.cookieAuth) {
+    // No API key at all: a signed-in console browser may stand in for one (CSRF is checked there).
+    const viaCookie = await deps.cookieAuth.authenticate(req);
+    if (viaCookie) return viaCookie;
+  }
   if (!key || !KEY_PATTERN.test(key)) throw new ApiError('api_key_invalid');
   const keyHash = hashApiKey(key);
   let row = cache.get(keyHash);

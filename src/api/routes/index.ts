@@ -4,6 +4,8 @@ import { ErrorBody } from '../schemas/common.js';
 import sessionRoutes from './sessions.js';
 import recordingRoutes from './recordings.js';
 import agentRoutes from './agents.js';
+import webhookEndpointRoutes from './webhook-endpoints.js';
+import analysisRoutes from './analyses.js';
 
 /** Registers every /v1 resource route family (dial/hangup come from the telephony plane's calls.ts). */
 export async function resourceRoutes(app: FastifyInstance, deps: ApiDeps): Promise<void> {
@@ -21,4 +23,6 @@ export async function resourceRoutes(app: FastifyInstance, deps: ApiDeps): Promi
   await app.register(sessionRoutes, deps);
   await app.register(recordingRoutes, deps);
   await app.register(agentRoutes, deps);
+  await app.register(webhookEndpointRoutes, deps);
+  await app.register(analysisRoutes, deps);
 }

@@ -1,26 +1,30 @@
-// /v1/recordings/{id} and its audio (SPEC "Recordings"): 202 while processing, consent enforced,
-// expired recordings are gone (404), audio streamed from disk without buffering.
-import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
-import path from 'node:path';
+// /v1/recordings/{id} and its audio (SPEC "Recordings"): 202 while processing, organization policy
+// and consent enforced, expired recordings are gone (404), audio streamed from storage with HTTP
+// Range support (RFC 9110 §14: 206 + Content-Range, 416 for an unsatisfiable range) for players.
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
+import parseRange from 'range-parser';
 import { getRecording, type RecordingWithConsent } from '../../store/index.js';
+import { createRecordingStorage, recordingPermitted } from '../../recordings/index.js';
 import { ApiError } from '../errors.js';
-import type { ApiDeps } from '../context.js';
+import type { ApiDeps, OrgRow } from '../context.js';
 import { IdParams, withAuthErrors } from '../schemas/common.js';
 import { RecordingObject, RecordingProcessing } from '../schemas/recordings.js';
 import { presentProcessingRecording, presentRecording } from './present.js';
 
-const CONTENT_TYPES: Record<string, string> = { mp3: 'audio/mpeg', wav: 'audio/wav' };
-
 const notFound = (id: string, why = '') => new ApiError('recording_not_found', { param: 'recording_id', message: `No recording '${id}'${why}.` });
 
-/** The recording of the caller's organization, if it is still retained and its session's consent rules allow access. */
-async function accessibleRecording(deps: ApiDeps, orgId: string, id: string): Promise<RecordingWithConsent> {
-  const r = await getRecording(deps.db, orgId, id);
+/**
+ * The recording of the caller's organization, if it is still retained, the organization's policy
+ * allows recordings (its `recording` feature) and the session's consent rules allow access.
+ */
+async function accessibleRecording(deps: ApiDeps, org: OrgRow, id: string): Promise<RecordingWithConsent> {
+  const r = await getRecording(deps.db, org.id, id);
   if (!r) throw notFound(id);
   if (r.expires_at && r.expires_at.getTime() <= Date.now()) throw notFound(id, ': it expired under the retention policy');
+  if (!recordingPermitted(org.features)) {
+    throw new ApiError('recording_not_permitted', { message: "Recording access is not permitted: the organization does not have the 'recording' feature." });
+  }
   const consent = r.session_recording ?? {};
   if (consent.consent_required && consent.consent_status !== 'granted') {
     throw new ApiError('consent_required', {
@@ -31,7 +35,8 @@ async function accessibleRecording(deps: ApiDeps, orgId: string, id: string): Pr
 }
 
 export default async function recordingRoutes(app: FastifyInstance, deps: ApiDeps): Promise<void> {
-  const errors = withAuthErrors({ 403: ['consent_required'], 404: ['recording_not_found'] });
+  const errors = withAuthErrors({ 403: ['recording_not_permitted', 'consent_required'], 404: ['recording_not_found'] });
+  const storage = createRecordingStorage(deps.config.dataDir);
 
   app.get('/v1/recordings/:id', {
     config: { scope: 'recordings:read' },
@@ -44,7 +49,7 @@ export default async function recordingRoutes(app: FastifyInstance, deps: ApiDep
     },
   }, async (req, reply) => {
     const { id } = req.params as Static<typeof IdParams>;
-    const r = await accessibleRecording(deps, req.auth!.orgId, id);
+    const r = await accessibleRecording(deps, req.auth!.org, id);
     if (r.status === 'processing') {
       reply.code(202);
       return presentProcessingRecording(r);
@@ -58,32 +63,83 @@ export default async function recordingRoutes(app: FastifyInstance, deps: ApiDep
       tags: ['recordings'],
       summary: 'Download recording audio',
       description:
-        'Scope recordings:read. Streams the file (audio/mpeg for MP3) with Content-Length and a Content-Disposition filename containing the session id. ' +
-        '202 with the reduced recording object while processing; 404 when generation failed.',
+        'Scope recordings:read. Streams the MP3 (audio/mpeg) with Content-Length, Accept-Ranges: bytes and a Content-Disposition filename containing the session id. ' +
+        'A single `Range: bytes=…` answers 206 with Content-Range (416 when unsatisfiable). 202 with the reduced recording object while processing; 404 when generation failed.',
       params: IdParams,
-      response: { 200: Type.String({ format: 'binary', description: 'The audio bytes.' }), 202: RecordingProcessing, ...errors },
+      response: {
+        200: Type.String({ format: 'binary', description: 'The audio bytes.' }),
+        202: RecordingProcessing,
+        206: Type.String({ format: 'binary', description: 'The requested byte range.' }),
+        416: Type.Null({ description: 'Range not satisfiable; Content-Range gives the size.' }),
+        ...errors,
+      },
     },
   }, async (req, reply) => {
     const { id } = req.params as Static<typeof IdParams>;
-    const r = await accessibleRecording(deps, req.auth!.orgId, id);
+    const r = await accessibleRecording(deps, req.auth!.org, id);
     if (r.status === 'processing') {
       reply.code(202);
       return presentProcessingRecording(r);
     }
     if (r.status !== 'ready' || !r.file_path) throw notFound(id, ': its generation failed, no audio is available');
-    const file = path.isAbsolute(r.file_path) ? r.file_path : path.join(deps.config.dataDir, r.file_path);
-    let size: number;
-    try {
-      size = (await stat(file)).size;
-    } catch {
-      req.log.warn({ recording_id: r.id, file }, 'recording file missing');
+    const size = await storage.size(r.file_path);
+    if (size === null) {
+      req.log.warn({ recording_id: r.id, key: r.file_path }, 'recording file missing');
       throw notFound(id, ': its audio file is no longer available');
     }
-    const ext = r.format === 'wav' ? 'wav' : 'mp3';
     reply
-      .header('Content-Type', CONTENT_TYPES[ext])
-      .header('Content-Length', size)
-      .header('Content-Disposition', `attachment; filename="${r.session_id}_${r.channel}_${r.id}.${ext}"`);
-    return reply.send(createReadStream(file));
+      .header('Content-Type', 'audio/mpeg')
+      .header('Accept-Ranges', 'bytes')
+      .header('Content-Disposition', `attachment; filename="${r.session_id}_${r.channel}_${r.id}.mp3"`);
+    const rangeHeader = req.headers.range;
+    if (rangeHeader) {
+      const ranges = parseRange(size, rangeHeader, { combine: true });
+      if (ranges === -1) {
+        // Not an API error body: a player asked past the end; tell it the size (RFC 9110 §15.5.17).
+        return reply.code(416).header('Content-Range', `bytes */${size}`).header('Content-Length', 0).send();
+      }
+      // A malformed header (-2) or a type other than bytes is ignored: the whole file (RFC 9110 §14.2).
+      if (ranges !== -2 && ranges.type === 'bytes' && ranges.length === 1) {
+        const { start, end } = ranges[0];
+        return reply.code(206)
+          .header('Content-Range', `bytes ${start}-${end}/${size}`)
+          .header('Content-Length', end - start + 1)
+          .send(storage.read(r.file_path, { start, end }));
+      }
+    }
+    return reply.header('Content-Length', size).send(storage.read(r.file_path));
+  });
+
+  // Consent recorded after the session was created (README "Recordings": consent). Not in SPEC's
+  // list of routes; it changes only the session's recording.consent_status, which gates downloads.
+  const ConsentBody = Type.Object({
+    consent_status: Type.Union([Type.Literal('granted'), Type.Literal('denied'), Type.Literal('pending')], {
+      description: 'granted, denied or pending.',
+    }),
+  }, { additionalProperties: false });
+  app.post('/v1/sessions/:id/recording/consent', {
+    config: { scope: 'sessions:write' },
+    schema: {
+      tags: ['recordings'],
+      summary: "Record the parties' consent to recording",
+      description: "Scope sessions:write. Sets the session's recording.consent_status (and consent_required to true); downloads need 'granted'. Returns the session's recording object.",
+      params: IdParams,
+      body: ConsentBody,
+      response: {
+        200: Type.Object({ enabled: Type.Boolean(), mode: Type.String(), consent_required: Type.Boolean(), consent_status: Type.String() }),
+        ...withAuthErrors({ 404: ['session_not_found'] }),
+      },
+    },
+  }, async (req) => {
+    const { id } = req.params as Static<typeof IdParams>;
+    const { consent_status } = req.body as Static<typeof ConsentBody>;
+    const { rows } = await deps.db.query<{ recording: { enabled: boolean; mode?: string; consent_required?: boolean; consent_status?: string } }>(
+      `UPDATE sessions SET recording = recording || jsonb_build_object('consent_required', true, 'consent_status', $3::text)
+        WHERE id = $1 AND org_id = $2 RETURNING recording`,
+      [id, req.auth!.orgId, consent_status],
+    );
+    if (!rows[0]) throw new ApiError('session_not_found', { param: 'session_id', message: `No session '${id}' in this organization.` });
+    const rec = rows[0].recording;
+    return { enabled: rec.enabled, mode: rec.mode ?? 'dual_channel', consent_required: rec.consent_required ?? true, consent_status: rec.consent_status ?? consent_status };
   });
 }

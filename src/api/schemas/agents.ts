@@ -13,6 +13,10 @@ export const Brain = Type.Object(
     }),
     model: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Required for openai_compatible.' })),
     base_url: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$', maxLength: 2048, description: 'Required for openai_compatible, e.g. https://api.example.com/v1.' })),
+    api_key_secret: Type.Optional(Type.String({
+      pattern: '^[A-Za-z0-9_.-]{1,64}$',
+      description: "openai_compatible: name of the organization's secret holding the API key (README \"AI agents\"); the key itself is never stored in the agent.",
+    })),
   },
   { additionalProperties: false },
 );

@@ -53,7 +53,11 @@ export const AudioInput = Type.Object(
 export const RecordingInput = Type.Object(
   {
     enabled: Type.Optional(Type.Boolean({ description: 'Default false.' })),
-    mode: Type.Optional(Type.Union([Type.Literal('dual_channel'), Type.Literal('mixed')], { description: "dual_channel (agent and customer files plus a mix; default) or mixed (one mixed file)." })),
+    // A plain enum, so a refused value is reported with every allowed one ("must be one of: …").
+    mode: Type.Optional(Type.Unsafe<'dual_channel' | 'mixed'>({
+      type: 'string', enum: ['dual_channel', 'mixed'],
+      description: 'dual_channel (agent and customer files plus a mix; default) or mixed (one mixed file). See README "Recordings".',
+    })),
     consent_required: Type.Optional(Type.Boolean({ description: 'When true, recordings are only served once consent_status is granted. Default false.' })),
     consent_status: Type.Optional(
       Type.Union([Type.Literal('granted'), Type.Literal('denied'), Type.Literal('pending'), Type.Literal('not_required')], {

@@ -1,0 +1,113 @@
+// AI agent benchmark (issue 10, "Tests and figures"). Prints figures; asserts nothing.
+//
+//   (1) response latency: end of the customer's speech → first agent audio frame, with the embedded
+//       engines (pocketsphinx, espeak-ng) and the scripted brain, in one process (no sockets): the
+//       customer's flite speech is fed in real time (20 ms frames on a timer), the VAD hangover
+//       (300 ms in the agent modes) counts as part of the latency, as a caller hears it.
+//   (2) barge-in stop time: the customer talks over a long reply; time from the barge-in decision
+//       (after the minimum speech) to the last agent frame released.
+//
+//   npx tsx bench/agent/run.ts [trials=10]
+import { loadConfig } from '../../src/config/index.js';
+import { createEngines } from '../../src/speech/index.js';
+import { LiveSession, MediaClock, type SessionOutput } from '../../src/sessions/index.js';
+import { AgentRuntime, ScriptedBrain, ToolRunner, type AgentDefinition } from '../../src/agents/index.js';
+import { concatPcm, silence, synthesizeSpeech } from '../../test/helpers/speech-audio.js';
+
+const trials = Number(process.argv[2] ?? 10);
+const config = loadConfig();
+const engines = await createEngines(config.engines);
+const clock = new MediaClock();
+
+const agent: AgentDefinition = {
+  id: 'agt_bench', orgId: 'org_bench', name: 'Bench', language: 'en', greeting: null, instructions: null, brain: { provider: 'scripted' },
+  intents: [
+    { name: 'opening_hours', examples: ['what are your opening hours'], reply: 'We are open from nine to five. On Saturdays we close at noon.' },
+    { name: 'long', examples: ['i need help with my order'], reply: 'Of course. Orders usually arrive within three days. You can follow yours in the app. If it is late, we send a new one for free. Is there anything else I can do for you today?' },
+  ],
+  tools: [], escalation: null, knowledgeBase: [], voice: null,
+};
+
+function session(i: number) {
+  const outputs: Array<SessionOutput & { at: number }> = [];
+  const customerFinals: number[] = [];
+  const s = new LiveSession({
+    id: `sess_bench_${i}`, orgId: 'org_bench', mode: 'ai_agent', sourceLanguage: 'en', targetLanguage: 'en', voice: {},
+    engines, defaultLanguage: 'en', clock, awaitsLeg: false,
+    hooks: { firstAudio() {}, activity() {}, async storeTurn() {} },
+    agent: {
+      language: 'en', bargeInMinSpeechMs: config.agents.bargeInMinSpeechMs,
+      createRuntime: (host) => new AgentRuntime({ agent, brain: new ScriptedBrain(agent), host, tools: new ToolRunner({ timeoutMs: 1000, signingSecrets: async () => [] }) }),
+    },
+  });
+  if (process.env.BENCH_DEBUG) { console.log(JSON.stringify(s.plan)); s.on('partial', (p) => console.log('partial', p.text, performance.now().toFixed(0))); s.on('final', (f) => console.log('final', f.speaker, f.text, performance.now().toFixed(0))); s.on('error', (e) => console.log('error', e)); }
+  s.on('final', (f) => { if (f.speaker === 'customer') customerFinals.push(performance.now()); });
+  s.on('output', (o) => outputs.push({ ...(o as SessionOutput), at: performance.now() }));
+  return { s, outputs, customerFinals };
+}
+
+/** Feeds PCM in real time; resolves when done. `onSpeechEnd` fires at the end of `speechSamples`. */
+function feed(s: LiveSession, pcm: Int16Array, speechEndSample: number, onSpeechEnd: () => void): Promise<void> {
+  return new Promise((resolve) => {
+    const start = performance.now();
+    let off = 0;
+    const step = () => {
+      const due = Math.floor((performance.now() - start) / 20) + 1;
+      while (off / 160 < due && off + 160 <= pcm.length) {
+        s.pushAudio('customer', pcm.slice(off, off + 160));
+        off += 160;
+        if (off >= speechEndSample && off - 160 < speechEndSample) onSpeechEnd();
+      }
+      if (off + 160 > pcm.length) return resolve();
+      setTimeout(step, 5);
+    };
+    step();
+  });
+}
+
+async function waitFor(cond: () => boolean, ms: number): Promise<void> {
+  const until = performance.now() + ms;
+  while (!cond() && performance.now() < until) await new Promise((r) => setTimeout(r, 10));
+}
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+};
+
+const lead = silence(400);
+const question = await synthesizeSpeech('what are your opening hours', { voice: 'flite' });
+const latencies: number[] = [];
+const afterFinal: number[] = [];
+for (let i = 0; i < trials; i++) {
+  const { s, outputs, customerFinals } = session(i);
+  s.carrierAttached();
+  let speechEnd = 0;
+  await feed(s, concatPcm(lead, question, silence(1500)), lead.length + question.length, () => { speechEnd = performance.now(); if (process.env.BENCH_DEBUG) console.log('speech end', speechEnd.toFixed(0)); });
+  await waitFor(() => outputs.some((o) => o.speaker === 'agent'), 15_000);
+  const first = outputs.find((o) => o.speaker === 'agent' && o.at > speechEnd);
+  if (first) latencies.push(first.at - speechEnd);
+  if (first && customerFinals[0]) afterFinal.push(first.at - customerFinals[0]);
+  s.close('bench');
+}
+console.log(`recognizer final → first agent audio frame (brain + first-sentence TTS + pacer; negative = answered from the partial): p50 ${pct(afterFinal, 50)?.toFixed(0)} ms, max ${Math.max(...afterFinal).toFixed(0)} ms`);
+console.log(`end of speech → first agent audio frame (n=${latencies.length}/${trials}): p50 ${pct(latencies, 50)?.toFixed(0)} ms, p99 ${pct(latencies, 99)?.toFixed(0)} ms, max ${Math.max(...latencies).toFixed(0)} ms`);
+
+const stops: number[] = [];
+const order = await synthesizeSpeech('i need help with my order', { voice: 'flite' });
+for (let i = 0; i < trials; i++) {
+  const { s, outputs } = session(100 + i);
+  s.carrierAttached();
+  // Ask the long question, wait for the reply to start, then talk over it.
+  await feed(s, concatPcm(lead, order, silence(600)), 0, () => undefined);
+  await waitFor(() => outputs.some((o) => o.speaker === 'agent'), 15_000);
+  await new Promise((r) => setTimeout(r, 500));
+  await feed(s, concatPcm(silence(100), question, silence(400)), 0, () => undefined);
+  const at = s.lastBargeInAt;
+  const agentFrames = outputs.filter((o) => o.speaker === 'agent');
+  if (at > 0 && agentFrames.length) stops.push(Math.max(0, agentFrames[agentFrames.length - 1].at - at));
+  s.close('bench');
+}
+console.log(`barge-in decision → last agent frame (n=${stops.length}/${trials}): p50 ${pct(stops, 50)?.toFixed(0)} ms, max ${Math.max(...stops).toFixed(0)} ms (decision comes ${config.agents.bargeInMinSpeechMs} ms of voiced speech after the customer starts)`);
+await engines.close();
+process.exit(0);

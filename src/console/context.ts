@@ -1,0 +1,14 @@
+import type { Config } from '../config/index.js';
+import type { Db } from '../store/index.js';
+import type { SignInStore } from './sign-in-store.js';
+
+/** What the console's route plugins receive. */
+export interface ConsoleDeps {
+  config: Config;
+  db: Db;
+  store: SignInStore;
+  /** Live sessions on this node (the media role's registry), for the operator view. */
+  liveSessionCount?: () => number;
+}
+
+export const secureCookies = (config: Config): boolean => config.console.secureCookies ?? config.publicUrl.startsWith('https://');

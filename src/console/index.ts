@@ -1,0 +1,21 @@
+// The web console's server side: cookie sign-in, the account-level routes /v1 does not have
+// (users, API keys, the operator view) and the built single-page app under /console/.
+// Everything organization data goes through the /v1 handlers with the cookie standing in for a key.
+import type { FastifyInstance } from 'fastify';
+import consoleAuthRoutes from './auth-routes.js';
+import consoleKeyRoutes from './key-routes.js';
+import operatorRoutes from './operator-routes.js';
+import consoleStatic from './static.js';
+import type { ConsoleDeps } from './context.js';
+
+export { SignInStore } from './sign-in-store.js';
+export { ConsoleCookieAuthenticator, COOKIE_NAME } from './cookie-auth.js';
+export { createConsoleUser, setPasswordLink, EmailTakenError, ORG_ROLES, type ConsoleRole } from './users.js';
+export type { ConsoleDeps } from './context.js';
+
+export async function consoleRoutes(app: FastifyInstance, deps: ConsoleDeps): Promise<void> {
+  await app.register(consoleAuthRoutes, deps);
+  await app.register(consoleKeyRoutes, deps);
+  await app.register(operatorRoutes, deps);
+  await app.register(consoleStatic);
+}

@@ -1,0 +1,60 @@
+// Analysis job: each `processing` analysis is claimed with a lease (a crashed worker's claims are
+// resumed), the embedded analyser runs on the stored transcript, and the row becomes `completed`
+// with `analysis.completed` or `failed` with `analysis.failed` (SPEC "Analysis (status)").
+import type { Logger } from 'pino';
+import { analyseTranscript, ANALYSIS_PARTS, type AnalysisPart, type AnalysisTurn, type ComplianceRules } from '../analysis/index.js';
+import { analysisTurns, claimAnalyses, completeAnalysis, complianceRules, failAnalysis, type AnalysisRow, type Db } from '../store/index.js';
+import { startPeriodicSweep, type Sweeper } from './periodic-sweep.js';
+
+export const MAX_ANALYSIS_ATTEMPTS = 3;
+
+export async function runAnalysis(db: Db, a: AnalysisRow): Promise<void> {
+  const stored = await analysisTurns(db, a.session_id);
+  if (stored.length === 0) throw new Error('the transcript has no turns to analyse');
+  const turns: AnalysisTurn[] = stored.map((t) => ({
+    sequence: t.sequence, speaker: t.speaker === 'agent' ? 'agent' : 'customer', language: t.language, text: t.text,
+    translation: t.translation, startTime: t.start_time, endTime: t.end_time,
+  }));
+  const include = a.include.filter((p): p is AnalysisPart => (ANALYSIS_PARTS as readonly string[]).includes(p));
+  const r = analyseTranscript(turns, { include, profile: a.profile, rules: (await complianceRules(db, a.org_id)) as ComplianceRules });
+  await completeAnalysis(db, a.id, {
+    summary: r.summary,
+    sentiment: r.sentiment && { customer: r.sentiment.customer, agent: r.sentiment.agent },
+    compliance: r.compliance && { status: r.compliance.status, flags: r.compliance.flags },
+    keywords: r.keywords,
+    performance: r.performance && { score: r.performance.score },
+    details: { sentiment: r.sentiment, performance: r.performance, action_items: r.action_items },
+    eventResults: {
+      ...(r.sentiment ? { sentiment: { overall: r.sentiment.overall, label: r.sentiment.label } } : {}),
+      ...(r.summary !== null ? { summary: { brief: r.summary } } : {}),
+      action_items: r.action_items,
+      ...(r.performance ? { quality: { score: r.performance.score } } : {}),
+    },
+  });
+}
+
+export function startAnalysisWorker(deps: { db: Db; logger: Logger; intervalMs: number; leaseSeconds: number }): Sweeper {
+  const log = deps.logger.child({ component: 'analysis-worker' });
+  return startPeriodicSweep(deps.intervalMs, async (stopped) => {
+    const done: string[] = [];
+    while (!stopped()) {
+      const batch = await claimAnalyses(deps.db, deps.leaseSeconds, 8);
+      if (batch.length === 0) break;
+      for (const a of batch) {
+        try {
+          await runAnalysis(deps.db, a);
+        } catch (err) {
+          const message = (err as Error).message;
+          if (a.attempts >= MAX_ANALYSIS_ATTEMPTS || /no turns/.test(message)) {
+            await failAnalysis(deps.db, a.id, `The analysis could not complete: ${message}`);
+          } else {
+            log.warn({ err, analysis_id: a.id }, 'analysis failed; will retry');
+            await deps.db.query('UPDATE analyses SET lease_until = NULL WHERE id = $1', [a.id]);
+          }
+        }
+        done.push(a.id);
+      }
+    }
+    return done;
+  }, (err) => log.error({ err }, 'analysis pass failed'));
+}

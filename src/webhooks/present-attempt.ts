@@ -1,0 +1,18 @@
+import type { AttemptRow } from '../store/index.js';
+
+/** One row of GET /v1/webhook_endpoints/{id}/deliveries (the attempt log). */
+export function presentAttempt(a: AttemptRow): Record<string, unknown> {
+  return {
+    id: a.id,
+    object: 'webhook_delivery_attempt',
+    event_id: a.event_id,
+    event_type: a.event_type,
+    attempt: a.attempt,
+    outcome: a.outcome,
+    status_code: a.status_code,
+    error: a.error,
+    duration_ms: a.duration_ms,
+    attempted_at: a.attempted_at.toISOString(),
+    next_retry_at: a.next_retry_at?.toISOString() ?? null,
+  };
+}

@@ -1,0 +1,106 @@
+// "Try it": the browser becomes a party of a new session (POST /v1/sessions with the cookie, then
+// the session's stream socket with its token), with the live transcript and translation beside it.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, unwrap } from '../api/client';
+import { ErrorBox } from '../components/states';
+import { BrowserPhone } from './browser-phone';
+
+const MODES = ['bidirectional_translation', 'assistive_translation', 'ai_agent', 'help_chat_voice'] as const;
+type Mode = (typeof MODES)[number];
+interface Line { key: string; speaker: string; text: string; translation?: string; final: boolean }
+
+export function Softphone() {
+  const agentParam = new URLSearchParams(location.search).get('agent') ?? '';
+  const [mode, setMode] = useState<Mode>(agentParam ? 'ai_agent' : 'bidirectional_translation');
+  const [state, setState] = useState('idle');
+  const [sessionId, setSessionId] = useState<string>();
+  const [lines, setLines] = useState<Line[]>([]);
+  const [notices, setNotices] = useState<string[]>([]);
+  const [playback, setPlayback] = useState({ played: 0, underruns: 0, dropped: 0, buffered: 0 });
+  const [outFrames, setOutFrames] = useState(0);
+  const [error, setError] = useState<unknown>();
+  const phone = useRef<BrowserPhone>();
+
+  useEffect(() => () => phone.current?.end(), []);
+
+  const onMessage = (m: Record<string, any>) => {
+    if (m.type === 'audio.output') return setOutFrames(phone.current?.outputFrames ?? 0);
+    if (m.type === 'transcript.partial') {
+      setLines((ls) => [...ls.filter((l) => l.final || l.speaker !== m.speaker), { key: `p-${m.speaker}`, speaker: m.speaker, text: m.text, final: false }]);
+    } else if (m.type === 'transcript.final') {
+      setLines((ls) => [...ls.filter((l) => l.final || l.speaker !== m.speaker), { key: `f-${m.sequence}`, speaker: m.speaker, text: m.text, translation: m.translation ? `${m.translation.language}: ${m.translation.text}` : undefined, final: true }]);
+    } else if (m.type === 'session.error') {
+      setNotices((n) => [...n, `${m.error.code}: ${m.error.message}`]);
+    } else if (m.type === 'session.ready') {
+      setState('live');
+    } else if (m.type === 'session.ended') {
+      setState(`ended (${m.reason})`);
+    }
+  };
+
+  const start = async (e: Event) => {
+    e.preventDefault();
+    const form = new FormData(e.currentTarget as HTMLFormElement);
+    setError(undefined);
+    setLines([]);
+    setNotices([]);
+    try {
+      const body: Record<string, unknown> = { mode, metadata: { source: 'console-softphone' } };
+      const source = String(form.get('source') ?? ''), target = String(form.get('target') ?? '');
+      if (source) body.source_language = source;
+      if (target) body.target_language = target;
+      if (mode === 'ai_agent') body.ai_agent = { id: String(form.get('agent_id') ?? '') };
+      const session = (await unwrap(api.POST('/v1/sessions', { body: body as never }))) as unknown as { id: string; stream: { url: string; token: string } };
+      setSessionId(session.id);
+      const p = new BrowserPhone({ onState: setState, onMessage, onPlayback: setPlayback });
+      phone.current = p;
+      await p.start(session.stream.url, session.stream.token, form.get('party') === 'customer' ? 'customer' : 'agent');
+    } catch (err) {
+      setError(err);
+      setState('idle');
+    }
+  };
+
+  const running = state !== 'idle' && !state.startsWith('ended') && !state.startsWith('closed');
+  return (
+    <section>
+      <h1>Try it in the browser</h1>
+      <div class="softphone">
+        <form class="card" onSubmit={start} aria-labelledby="sp-settings">
+          <h2 id="sp-settings">Session</h2>
+          <label for="sp-mode">Mode</label>
+          <select id="sp-mode" value={mode} onChange={(e) => setMode((e.currentTarget as HTMLSelectElement).value as Mode)} disabled={running}>
+            {MODES.map((m) => <option key={m}>{m}</option>)}
+          </select>
+          <label for="sp-source">Agent language (source)</label>
+          <input id="sp-source" name="source" defaultValue="en" maxLength={2} disabled={running} />
+          <label for="sp-target">Customer language (target)</label>
+          <input id="sp-target" name="target" defaultValue="es" maxLength={2} disabled={running} />
+          <label for="sp-party">I speak as</label>
+          <select id="sp-party" name="party" disabled={running}><option value="agent">the agent</option><option value="customer">the customer</option></select>
+          {mode === 'ai_agent' ? <><label for="sp-agent">Agent id</label><input id="sp-agent" name="agent_id" defaultValue={agentParam} placeholder="agt_…" required /></> : null}
+          {running
+            ? <button type="button" class="danger" onClick={() => phone.current?.end()}>Hang up</button>
+            : <button type="submit">Start talking</button>}
+          <p role="status" aria-live="polite">State: <strong data-testid="phone-state">{state}</strong>{sessionId ? <> · <a href={`/console/sessions/${sessionId}`}>{sessionId}</a></> : null}</p>
+          <p>Translated audio received: <strong data-testid="out-frames">{outFrames}</strong> frames · played {playback.played}, buffered {playback.buffered}, underruns {playback.underruns}</p>
+          {error ? <ErrorBox error={error} /> : null}
+          {notices.map((n) => <p class="state notice" key={n}>{n}</p>)}
+        </form>
+        <div class="card">
+          <h2>Live transcript</h2>
+          {lines.length === 0 ? <p class="state empty">Speak once the state is live.</p> : (
+            <ol class="transcript" aria-live="polite" data-testid="live-transcript">
+              {lines.map((l) => (
+                <li key={l.key} class={`turn ${l.speaker}${l.final ? '' : ' partial'}`}>
+                  <span class="speaker">{l.speaker}</span><span class="text">{l.text}</span>
+                  {l.translation ? <span class="translation" data-testid="translation">{l.translation}</span> : null}
+                </li>
+              ))}
+            </ol>
+          )}
+        </div>
+      </div>
+    </section>
+  );
+}
