@@ -12,30 +12,23 @@ import type { Redis } from 'ioredis';
 import type { Config } from './config/index.js';
 import { createLogger } from './logger.js';
 import { createPool, migrate, type Db } from './store/index.js';
-import { createRedis } from './coord/redis.js';
-import { buildApp, type ExtraRoutes } from './api/app.js';
-import callRoutes, { callCommandExecutor } from './api/routes/calls.js';
+import { buildApp, callCommandExecutor, callRoutes, metricsRegistry, type ExtraRoutes } from './api/index.js';
 import { createEngines, type Engines } from './speech/index.js';
 import { secretResolver } from './secrets/index.js';
-import { SessionOwnership, SessionRegistry, ownerOf, sharedMediaClock } from './sessions/index.js';
+import { SessionRegistry, sharedMediaClock } from './sessions/index.js';
+import { SessionOwnership, SessionRpc, createRedis, ownerOf } from './coord/index.js';
 import { registerMediaStageMetrics } from './media/index.js';
-import { SessionRpc } from './coord/session-rpc.js';
 import { attachStreamServer, type StreamServer } from './stream/index.js';
 import { registerTelephonyMetrics, startTelephony, type Telephony } from './telephony/index.js';
 import { AgentServices, configSecretResolver, type SecretResolver } from './agents/index.js';
-import { metricsRegistry } from './api/plugins/metrics.js';
-import { startInactivitySweeper, type InactivitySweeper } from './jobs/inactivity-sweeper.js';
-import { startNodeLostSweeper, type NodeLostSweeper } from './jobs/node-lost-sweeper.js';
 import { ConsoleCookieAuthenticator, SignInStore, consoleRoutes } from './console/index.js';
-import { startWebhookDelivery, type WebhookDeliveryWorker } from './jobs/webhook-delivery.js';
-import { startWebhookRetention } from './jobs/webhook-retention.js';
 import { registerWebhookMetrics } from './webhooks/index.js';
 import { deliveryQueueStats } from './store/index.js';
-import { startRecordingEncoder, type RecordingEncoder } from './jobs/recording-encoder.js';
-import { startRecordingRetention } from './jobs/recording-retention.js';
-import { startAnalysisWorker } from './jobs/analysis-worker.js';
 import { attachRecorder, createRecordingStorage, recordingsDir, type CallRecorder } from './recordings/index.js';
-import type { Sweeper } from './jobs/periodic-sweep.js';
+import {
+  startAnalysisWorker, startInactivitySweeper, startNodeLostSweeper, startRecordingEncoder, startRecordingRetention, startWebhookDelivery, startWebhookRetention,
+  type InactivitySweeper, type NodeLostSweeper, type RecordingEncoder, type Sweeper, type WebhookDeliveryWorker,
+} from './jobs/index.js';
 
 export interface Gateway {
   config: Config;
@@ -91,9 +84,9 @@ const SHUTDOWN_ORDER = ['sweeper', 'webhooks', 'rpc', 'telephony', 'registry', '
 type ShutdownStep = (typeof SHUTDOWN_ORDER)[number];
 
 class Shutdown {
-  private readonly steps = new Map<ShutdownStep, () => Promise<unknown> | unknown>();
+  private readonly steps = new Map<ShutdownStep, () => unknown>();
   constructor(private readonly logger: Logger) {}
-  add(step: ShutdownStep, fn: () => Promise<unknown> | unknown): void {
+  add(step: ShutdownStep, fn: () => unknown): void {
     this.steps.set(step, fn);
   }
   async run(): Promise<void> {

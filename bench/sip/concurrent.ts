@@ -132,7 +132,8 @@ async function runOnce(child: ChildProcess, sipPort: number, ua: UserAgent, call
   const totalTicks = seconds * 50;
   let usage0 = await ask<Usage>(child, { cmd: 'usage' });
   let t0 = performance.now();
-  let usage0Pending: Promise<Usage> | null = null;
+  // Typed by assertion: it is set inside a callback, which control-flow narrowing cannot see.
+  let usage0Pending = null as Promise<Usage> | null;
   let genCpu0 = process.cpuUsage();
   const warmupTicks = 50;
   await new Promise<void>((resolve) => {

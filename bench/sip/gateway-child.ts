@@ -25,7 +25,7 @@ await updateOrg(t.gw.db, t.org.orgId, { sipEnabled: true, maxConcurrentSessions:
 const conn = await repo.createConnection(t.gw.db, { orgId: t.org.orgId, provider: 'carrier_a', host: '127.0.0.1', port: 5060, transport: 'udp', inboundCidrs: ['127.0.0.0/8'] });
 let numberSeq = 1_000_000 + Math.floor(Math.random() * 8_000_000);
 
-process.on('message', async (msg: { cmd: string; calls?: number }) => {
+async function onParentMessage(msg: { cmd: string; calls?: number }): Promise<void> {
   if (msg.cmd === 'prepare') {
     const sessions = [];
     for (let i = 0; i < (msg.calls ?? 0); i++) {
@@ -43,5 +43,8 @@ process.on('message', async (msg: { cmd: string; calls?: number }) => {
     await t.stop();
     process.exit(0);
   }
-});
+}
+
+// A rejected handler would be an unhandled rejection: the handler catches, the listener discards.
+process.on('message', (m: { cmd: string; calls?: number }) => void onParentMessage(m));
 process.send!({ ready: true, sipPort: telephony.sipPort });

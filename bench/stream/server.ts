@@ -19,7 +19,7 @@ const config = testConfig({
   engines: embedded ? { stt: { poolSize: Number(process.env.BENCH_STT_POOL ?? 2) } } : { stt: { provider: 'none' }, translate: { provider: 'none' }, tts: { provider: 'none' } },
 });
 const engines = embedded ? await createEngines(config.engines) : buildEngines(null, null, null);
-const gw = (await startGateway(config, { engines } as Parameters<typeof startGateway>[1])) as Gateway & { registry?: SessionRegistry; stream?: StreamServer };
+const gw = (await startGateway(config, { engines })) as Gateway & { registry?: SessionRegistry; stream?: StreamServer };
 // server.ts attaches the registry and stream server with the media role; until it does, attach them here.
 const ownsStream = !gw.registry || !gw.stream;
 const registry = gw.registry ?? new SessionRegistry({ config, logger: gw.logger, db: gw.db, redis: gw.redis, engines });
@@ -43,7 +43,7 @@ let t0 = performance.now();
 
 type Msg = { kind: 'sessions'; n: number; mode: string; source: string; target: string } | { kind: 'reset' } | { kind: 'stats' } | { kind: 'stop' };
 
-process.on('message', async (m: Msg) => {
+async function onParentMessage(m: Msg): Promise<void> {
   try {
     if (m.kind === 'sessions') {
       const out: Array<{ id: string; token: string }> = [];
@@ -91,5 +91,8 @@ process.on('message', async (m: Msg) => {
     console.error(err);
     process.exit(1);
   }
-});
+}
+
+// A rejected handler would be an unhandled rejection: the handler catches, the listener discards.
+process.on('message', (m: Msg) => void onParentMessage(m));
 process.send!({ kind: 'up' });

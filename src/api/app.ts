@@ -17,6 +17,7 @@ import healthRoutes from './routes/health.js';
 import { resourceRoutes } from './routes/index.js';
 
 export interface ExtraRoutes {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- plugins with different option types share this list
   plugin: FastifyPluginAsync<any>;
   opts: Record<string, unknown>;
 }
@@ -35,6 +36,7 @@ export interface BuildOptions {
 
 export async function buildApp(deps: ApiDeps, extra: ExtraRoutes[] = [], opts: BuildOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- without it Fastify infers pino's Logger and the app type no longer matches FastifyInstance
     loggerInstance: deps.logger as FastifyBaseLogger,
     genReqId: () => newId('req'),
     logController: new LogController({
@@ -84,5 +86,5 @@ export async function buildApp(deps: ApiDeps, extra: ExtraRoutes[] = [], opts: B
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.ready();
-  return app as unknown as FastifyInstance;
+  return app;
 }

@@ -365,7 +365,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Json
     });
     throw new ConfigError(`invalid configuration:\n${problems.join('\n')}`);
   }
-  const cfg = merged as Config;
+  const cfg = merged;
   if (cfg.sip.rtpPortMin >= cfg.sip.rtpPortMax) {
     throw new ConfigError(`invalid configuration: sip.rtpPortMin (RTP_PORT_MIN) must be below sip.rtpPortMax (RTP_PORT_MAX)`);
   }

@@ -65,7 +65,7 @@ export class SessionRpc {
       // Announce this node as one that can place calls, for nodes without telephony (api role alone).
       const announce = () => o.redis.zadd(CALL_NODES_KEY, Date.now(), o.nodeId).catch((err) => rpc.log.warn({ err }, 'announcing call node failed'));
       await announce();
-      rpc.announceTimer = setInterval(announce, ANNOUNCE_MS);
+      rpc.announceTimer = setInterval(() => void announce(), ANNOUNCE_MS);
       rpc.announceTimer.unref();
     }
     return rpc;

@@ -3,7 +3,7 @@
 // sweepers racing on one session end it once.
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { endSession } from '../sessions/lifecycle.js';
+import { endSession } from '../sessions/index.js';
 import { findIdleSessions, type Db } from '../store/index.js';
 import { startPeriodicSweep, type Sweeper } from './periodic-sweep.js';
 

@@ -6,8 +6,9 @@
 // and are left to the inactivity sweeper. Every worker may run it: endSession is idempotent.
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { endSession, getSessionRow } from '../sessions/lifecycle.js';
-import { claimsNotRefreshedSince, forgetClaimHistory, ownerOf } from '../coord/ownership.js';
+import { endSession } from '../sessions/index.js';
+import { getSessionRow } from '../store/index.js';
+import { claimsNotRefreshedSince, forgetClaimHistory, ownerOf } from '../coord/index.js';
 import type { Db } from '../store/index.js';
 import { startPeriodicSweep, type Sweeper } from './periodic-sweep.js';
 

@@ -6,7 +6,8 @@
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import type { LiveSession, AudioTap, SessionRow } from '../sessions/index.js';
+import type { LiveSession, AudioTap } from '../sessions/index.js';
+import type { SessionRow } from '../store/index.js';
 import { newId } from '../ids.js';
 import { insertCapturingRecordings, markCaptureDone, orgFeatures, type Db } from '../store/index.js';
 import { TimelineTrack } from './timeline-track.js';

@@ -1,7 +1,6 @@
 // The contract between the session pipeline and the things that carry a party's audio in and out
 // (the WebSocket stream in stream/, SIP legs in telephony/). Kept small and stable on purpose:
 // stream/ and telephony/ depend only on this file and on sessions/index.ts.
-import type { EventEmitter } from 'node:events';
 
 export type Party = 'agent' | 'customer';
 export const PARTIES: readonly Party[] = ['agent', 'customer'];

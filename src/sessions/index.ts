@@ -15,7 +15,7 @@ export { planPipeline, buildPipeline, type PipelinePlan, type SessionMode } from
 export { LiveSession, type LiveSessionOptions, type LiveSessionHooks, type LiveAgentOptions, type SessionOutput, type StoredTurn } from './live-session.js';
 export { SessionRegistry, awaitsPhoneLeg, type SessionRegistryDeps } from './registry.js';
 export { SessionNotFoundError, SessionEndedError } from './errors.js';
-export { SessionOwnedElsewhereError, SessionOwnership, ownerOf, type OwnerClaim, type SipContact } from './ownership.js';
+export { SessionOwnedElsewhereError } from './ownership.js';
 export { AgentSpeechStage, AgentPlayoutTracker, AgentSpeechLedger, AGENT_SPEAKER_LABEL, type SpokenReply } from './processors/agent-speech.js';
 export { AgentBargeInProcessor, DEFAULT_BARGE_IN_MIN_SPEECH_MS } from './processors/barge-in.js';
 export { AgentListener, HandoffBridge, EARLY_PARTIAL_MIN_WORDS, EARLY_PARTIAL_STABLE_MS } from './processors/agent-listener.js';

@@ -9,7 +9,7 @@ import type { Engines, VoiceSettings } from '../speech/index.js';
 import type { VadChoice } from './processors/vad.js';
 import { otherParty, PARTIES, type Party } from './contracts.js';
 import type { TickSource } from './media-clock.js';
-import { chain, FrameProcessor, type FrameSink } from './processors/processor.js';
+import { chain, type FrameProcessor, type FrameSink } from './processors/processor.js';
 import { BridgeProcessor } from './processors/bridge.js';
 import { VadProcessor } from './processors/vad.js';
 import { SttProcessor } from './processors/stt.js';

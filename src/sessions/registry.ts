@@ -9,16 +9,16 @@ import type { Config } from '../config/index.js';
 import type { Db } from '../store/index.js';
 import type { Engines } from '../speech/index.js';
 import type { VadChoice } from './processors/vad.js';
-import { subscribeSessionCommands, type SessionCommand } from '../coord/session-bus.js';
-import { insertEvent, insertTranscriptTurn, lastTranscriptSequence, withTransaction, type WebhookEventType } from '../store/index.js';
+import { subscribeSessionCommands, type SessionCommand, type SessionOwnership } from '../coord/index.js';
+import { getSessionRow, insertEvent, insertTranscriptTurn, lastTranscriptSequence, withTransaction, type SessionRow, type WebhookEventType } from '../store/index.js';
 import type { AgentServices } from '../agents/index.js';
 import type { PartyDialer } from './contracts.js';
 import { AGENT_MODES } from './pipeline.js';
-import { activateSession, endSession, getSessionRow, type SessionRow } from './lifecycle.js';
+import { activateSession, endSession } from './lifecycle.js';
 import { LiveSession } from './live-session.js';
 import { sharedMediaClock, type TickSource } from './media-clock.js';
 import { SessionEndedError, SessionNotFoundError } from './errors.js';
-import { SessionOwnedElsewhereError, type SessionOwnership } from './ownership.js';
+import { SessionOwnedElsewhereError } from './ownership.js';
 
 export interface SessionRegistryDeps {
   config: Config;

@@ -1,6 +1,6 @@
 // Session rows for the API: the race-safe gated insert (with its outbox event), retrieval with the
 // latest call leg, and the idle query the inactivity sweeper runs.
-import type { SessionRow } from '../sessions/lifecycle.js';
+import type { SessionRow } from './session-rows.js';
 import { newId } from '../ids.js';
 import type { Db } from './db.js';
 

@@ -14,12 +14,11 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config/index.js';
-import type { Db } from '../store/index.js';
-import { resolveStreamToken } from '../coord/stream-tokens.js';
-import { getSessionRow, SessionEndedError, SessionNotFoundError, SessionOwnedElsewhereError, type SessionRegistry } from '../sessions/index.js';
+import { getSessionRow, type Db } from '../store/index.js';
+import { ownerOf, resolveStreamToken } from '../coord/index.js';
+import { SessionEndedError, SessionNotFoundError, SessionOwnedElsewhereError, type SessionRegistry } from '../sessions/index.js';
 import { CLOSE } from './protocol.js';
 import { allowConnect, claimStream, CLAIM_TTL_MS, refreshStreamClaims, releaseStream, replaceStream, streamHolder } from './stream-claims.js';
-import { ownerOf } from '../coord/ownership.js';
 import { StreamConnection } from './stream-connection.js';
 
 export interface StreamServerDeps {

@@ -2,14 +2,14 @@
 // media, its call in rtpengine. Implements the pipeline's PartyLeg: `playFrame` sends to the phone,
 // decoded frames from the phone come out as `audio` events.
 import { SafeEmitter } from '../events/index.js';
-import type { Party, PartyLeg, PcmFrame } from '../sessions/contracts.js';
+import type { Party, PartyLeg, PcmFrame } from '../sessions/index.js';
 import type { Dialog, ModifyRequest } from './sip/dialog.js';
 import type { RtpEndpoint } from './rtp/endpoint.js';
 import type { CallQuality } from './rtp/call-quality.js';
 import type { MediaAnchor } from './media-anchor.js';
 import { answerOffer, type NegotiatedMedia } from './sdp/sdp.js';
 
-export type LegEndReason = 'remote_hangup' | 'local_hangup' | 'rtp_timeout' | 'session_ended' | 'shutdown' | 'ack_timeout' | string;
+export type LegEndReason = 'remote_hangup' | 'local_hangup' | 'rtp_timeout' | 'session_ended' | 'shutdown' | 'ack_timeout' | (string & {});
 
 export interface SipLegEvents {
   /** One decoded 20 ms frame from the phone (ownership passes to the listener). */

@@ -1,8 +1,9 @@
 // Where an outbound dial goes, from the session's routing and the dial request (pure; the DB
 // lookups are passed in). Order as SPEC "Routing fields": SIP URI, connection, managed number's
 // connection, then the organization's default connection.
-import type { ConnectionRecord, PhoneNumberRecord, TelephonySessionRecord } from '../store/telephony-repo.js';
+import type { ConnectionRecord, PhoneNumberRecord, TelephonySessionRecord } from '../store/index.js';
 import { TelephonyError } from './errors.js';
+import { isCustomSipHeader } from './custom-headers.js';
 
 export interface DialRequest {
   /** Destination: E.164 number (through a connection) or a full sip: URI (routing type sip). */
@@ -38,7 +39,7 @@ export function xHeaders(h: Record<string, unknown> | undefined): Record<string,
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(h ?? {})) {
     // Only X- headers pass (SPEC: "arbitrary X- SIP headers"); values must not break the message.
-    if (/^X-[A-Za-z0-9-]+$/.test(k) && typeof v === 'string' && !/[\r\n]/.test(v)) out[k.toLowerCase()] = v;
+    if (isCustomSipHeader(k) && typeof v === 'string' && !/[\r\n]/.test(v)) out[k.toLowerCase()] = v;
   }
   return out;
 }

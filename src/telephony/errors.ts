@@ -1,4 +1,5 @@
-// Telephony failures the API maps to its catalog (SPEC.md "Errors"); codes are catalog codes.
+// Telephony failures with catalog codes (SPEC.md "Errors"): telephony knows no HTTP; the API's
+// error plugin (api/plugins/errors.ts) maps them to its catalog by code.
 export type TelephonyErrorCode =
   | 'session_not_found'
   | 'session_not_dialable'
@@ -10,10 +11,22 @@ export type TelephonyErrorCode =
   | 'connection_not_found'
   | 'connection_invalid'
   | 'phone_number_not_found'
+  | 'invalid_request'
   | 'validation_error';
 
+/** Where the fault lies in the client's request, and extra fields for the error body. */
+export interface TelephonyErrorDetail {
+  param?: string;
+  extra?: Record<string, unknown>;
+}
+
 export class TelephonyError extends Error {
-  constructor(readonly code: TelephonyErrorCode, message: string, readonly sipStatus?: number) {
+  constructor(
+    readonly code: TelephonyErrorCode,
+    message: string,
+    readonly sipStatus?: number,
+    readonly detail: TelephonyErrorDetail = {},
+  ) {
     super(message);
     this.name = 'TelephonyError';
   }

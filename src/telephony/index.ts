@@ -2,7 +2,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import type { Db } from '../store/index.js';
-import type { Party } from '../sessions/contracts.js';
+import type { Party } from '../sessions/index.js';
 import { TelephonyService, type CallView, type TelephonyOptions } from './service.js';
 import type { TelephonySessionPort } from './session-port.js';
 import type { DialRequest } from './dial-target.js';
@@ -10,12 +10,14 @@ import { MediaAnchor } from './media-anchor.js';
 import { sessionPortFromRegistry } from './registry-port.js';
 import type { SessionRegistry } from '../sessions/index.js';
 
-export { TelephonyError, type TelephonyErrorCode } from './errors.js';
+export { TelephonyError, type TelephonyErrorCode, type TelephonyErrorDetail } from './errors.js';
+export { isCustomSipHeader, firstDisallowedHeader, disallowedHeaderMessage } from './custom-headers.js';
 export type { CallView } from './service.js';
 export type { DialRequest } from './dial-target.js';
 export type { TelephonySessionPort, SessionAttachment } from './session-port.js';
 export { encryptSecret, decryptSecret } from '../secrets/index.js';
 export { isValidCidr } from './cidr.js';
+export { resolveRouting, type ResolvedRouting, type RoutingInput, type RoutingOrg, type ResolveOptions, type Provider } from './routing.js';
 export { sessionPortFromRegistry } from './registry-port.js';
 export { registerTelephonyMetrics } from './metrics.js';
 

@@ -7,7 +7,8 @@
 //     credentials valid, otherwise no_default_provider);
 //   - with no default connection: an organization with SIP enabled expects telephony, so it gets
 //     no_default_provider; any other organization gets a socket-only session (provider `webrtc`).
-import { ApiError } from '../api/errors.js';
+import { TelephonyError } from './errors.js';
+import { disallowedHeaderMessage, firstDisallowedHeader } from './custom-headers.js';
 import type { DbClient } from '../store/index.js';
 
 export interface RoutingInput {
@@ -46,10 +47,8 @@ interface ConnectionRow {
   credentials_valid: boolean;
 }
 
-const X_HEADER = /^X-[A-Za-z0-9-]+$/;
-
-function routingFailed(message: string, opts: ResolveOptions): ApiError {
-  return new ApiError('routing_failed', { param: 'routing', message, extra: opts.docsUrl ? { docs_url: opts.docsUrl } : undefined });
+function routingFailed(message: string, opts: ResolveOptions): TelephonyError {
+  return new TelephonyError('routing_failed', message, undefined, { param: 'routing', extra: opts.docsUrl ? { docs_url: opts.docsUrl } : undefined });
 }
 
 async function loadConnection(db: DbClient, orgId: string, id: string): Promise<ConnectionRow | null> {
@@ -64,10 +63,10 @@ async function loadConnection(db: DbClient, orgId: string, id: string): Promise<
 async function usableConnection(db: DbClient, orgId: string, id: string, param: string): Promise<ConnectionRow> {
   const c = await loadConnection(db, orgId, id);
   if (!c || c.status !== 'active') {
-    throw new ApiError('connection_not_found', { param, message: `No active provider connection '${id}' in this organization.` });
+    throw new TelephonyError('connection_not_found', `No active provider connection '${id}' in this organization.`, undefined, { param });
   }
   if (!c.credentials_valid) {
-    throw new ApiError('connection_invalid', { param, message: `The credentials of provider connection '${id}' are invalid or expired; update them and retry.` });
+    throw new TelephonyError('connection_invalid', `The credentials of provider connection '${id}' are invalid or expired; update them and retry.`, undefined, { param });
   }
   return c;
 }
@@ -94,14 +93,12 @@ export async function resolveRouting(
   }
 
   if (r.type === 'sip') {
-    if (!org.sip_enabled) throw new ApiError('sip_not_enabled', { param: 'routing.type' });
-    for (const name of Object.keys(r.sip?.headers ?? {})) {
-      if (!X_HEADER.test(name)) {
-        throw new ApiError('invalid_request', {
-          param: `routing.sip.headers.${name}`,
-          message: `Only custom SIP headers starting with 'X-' may be set; '${name}' is not allowed.`,
-        });
-      }
+    if (!org.sip_enabled) {
+      throw new TelephonyError('sip_not_enabled', 'SIP routing is not enabled for this organization.', undefined, { param: 'routing.type' });
+    }
+    const bad = firstDisallowedHeader(r.sip?.headers);
+    if (bad !== undefined) {
+      throw new TelephonyError('invalid_request', disallowedHeaderMessage(bad), undefined, { param: `routing.sip.headers.${bad}` });
     }
     return { provider: 'sip', ...(r.sip ? { sip: r.sip } : {}), ...(direction ? { direction } : {}) };
   }
@@ -118,7 +115,7 @@ export async function resolveRouting(
     );
     const pn = rows[0];
     if (!pn) {
-      throw new ApiError('phone_number_not_found', { param: 'routing.phone_number', message: `${r.phone_number} is not a managed number of this organization.` });
+      throw new TelephonyError('phone_number_not_found', `${r.phone_number} is not a managed number of this organization.`, undefined, { param: 'routing.phone_number' });
     }
     // A number bound to a connection is carried by it; an unbound managed number terminates on our SIP side.
     if (pn.connection_id) {
@@ -133,18 +130,22 @@ export async function resolveRouting(
     const c = await loadConnection(db, org.id, org.default_connection_id);
     if (!c || c.status !== 'active' || !c.credentials_valid) {
       const why = !c ? 'no longer exists' : c.status !== 'active' ? 'is disabled' : 'has invalid credentials';
-      throw new ApiError('no_default_provider', {
-        param: 'routing',
-        message: `The organization's default provider connection ${org.default_connection_id} ${why}; pass routing explicitly or fix the connection.`,
-      });
+      throw new TelephonyError(
+        'no_default_provider',
+        `The organization's default provider connection ${org.default_connection_id} ${why}; pass routing explicitly or fix the connection.`,
+        undefined,
+        { param: 'routing' },
+      );
     }
     return { provider: c.provider, connectionId: c.id, ...(direction ? { direction } : {}) };
   }
   if (org.sip_enabled) {
-    throw new ApiError('no_default_provider', {
-      param: 'routing',
-      message: "SIP is enabled for this organization but it has no default provider connection; pass routing.phone_number, routing.connection_id or routing.type 'sip'.",
-    });
+    throw new TelephonyError(
+      'no_default_provider',
+      "SIP is enabled for this organization but it has no default provider connection; pass routing.phone_number, routing.connection_id or routing.type 'sip'.",
+      undefined,
+      { param: 'routing' },
+    );
   }
   return { provider: 'webrtc', ...(direction ? { direction } : {}) };
 }

@@ -4,8 +4,8 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import type { Db } from '../store/index.js';
-import * as repo from '../store/telephony-repo.js';
-import type { Party } from '../sessions/contracts.js';
+import * as repo from '../store/index.js';
+import type { Party } from '../sessions/index.js';
 import { UserAgent, newCallId, newTag } from './sip/user-agent.js';
 import { RefusalCounter } from './sip/refusals.js';
 import { SourceGuard } from './sip/source-guard.js';
@@ -341,7 +341,7 @@ export class TelephonyService {
       return;
     }
     entry.attachment = attachment;
-    leg.on('audio', (f) => attachment!.pushAudio(f));
+    leg.on('audio', (f) => attachment.pushAudio(f));
     await repo.recordCallConnected(this.o.db, {
       callId: leg.id, sessionId: leg.sessionId, orgId: leg.orgId, provider: leg.provider,
       data: { session_id: leg.sessionId, provider: { type: leg.provider, call_sid: leg.callSid, status: 'connected', from: leg.from, to: leg.to } },
@@ -448,7 +448,7 @@ export class TelephonyService {
     } catch (err) {
       endpoint.close();
       if (anchored) void this.anchor!.delete(callSid, fromTag);
-      const row = callRow as repo.CallRecord | null;
+      const row = callRow;
       if (row) await repo.markCallEnded(this.o.db, row.id, 'failed', err instanceof SipError ? `sip_${err.status}` : 'error').catch(() => undefined);
       this.countCall('outbound', err instanceof SipError ? `failed_${err.status}` : 'failed');
       if (err instanceof TelephonyError) throw err;

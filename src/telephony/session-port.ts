@@ -1,6 +1,6 @@
 // What telephony needs from the session layer, kept to one small interface so SIP legs can be
 // tested against a fake and wired to sessions/index.ts in one adapter (see index.ts).
-import type { PartyLeg, PcmFrame } from '../sessions/contracts.js';
+import type { PartyLeg, PcmFrame } from '../sessions/index.js';
 
 export interface SessionAttachment {
   /** A decoded 20 ms frame spoken by the leg's party (the first one makes the session active). */

@@ -3,12 +3,10 @@
 // refused at once); organization users never reach operator routes. Pages degrade when a route is absent.
 import { execFile } from 'node:child_process';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { launchChromium, signIn, startConsoleGateway, PASSWORD, type ConsoleGateway } from '../helpers/console-browser.js';
 
-const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, '../..');
 const shots = process.env.CONSOLE_SCREENSHOTS_DIR;
 

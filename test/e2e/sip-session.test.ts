@@ -40,12 +40,11 @@ async function startPhoneGateway(rtpengineNg: string | null): Promise<PhoneGatew
 }
 
 let t: StreamTestGateway;
-let telephony: Telephony;
 let plain: PhoneGateway;
 
 beforeAll(async () => {
   plain = await startPhoneGateway(null);
-  ({ t, telephony } = plain);
+  ({ t } = plain);
 }, 60_000);
 afterAll(async () => {
   await plain?.t.stop();

@@ -2,7 +2,7 @@
 // 4029, 4500, 1000), ping/pong, and a stream that outlives its token.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startStreamGateway, TestSocket, type StreamTestGateway } from '../helpers/stream.js';
-import { getSessionRow } from '../../src/sessions/index.js';
+import { getSessionRow } from '../../src/store/index.js';
 import { claimStream, refreshStreamClaims } from '../../src/stream/stream-claims.js';
 
 let t: StreamTestGateway;

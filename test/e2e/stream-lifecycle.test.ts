@@ -3,7 +3,7 @@
 // The limits are shortened here (1 s grace, 3 s inactivity) so the test runs in seconds.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startStreamGateway, type StreamTestGateway } from '../helpers/stream.js';
-import { getSessionRow } from '../../src/sessions/index.js';
+import { getSessionRow } from '../../src/store/index.js';
 import { createPool } from '../../src/store/index.js';
 
 let t: StreamTestGateway;

@@ -3,7 +3,8 @@
 // first audio activates the session; a dropped socket can reconnect; REST end closes the socket.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startStreamGateway, type StreamTestGateway, type TestSocket } from '../helpers/stream.js';
-import { getSessionRow, endSession } from '../../src/sessions/index.js';
+import { endSession } from '../../src/sessions/index.js';
+import { getSessionRow } from '../../src/store/index.js';
 import { MAX_PAYLOAD_FACTOR } from '../../src/stream/index.js';
 import { synthesizeSpeech } from '../helpers/speech-audio.js';
 

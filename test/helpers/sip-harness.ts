@@ -269,7 +269,7 @@ export async function eventually<T>(fn: () => Promise<T | undefined | null | fal
   const start = Date.now();
   for (;;) {
     const v = await fn();
-    if (v) return v as T;
+    if (v) return v;
     if (Date.now() - start > timeoutMs) throw new Error('condition not met in time');
     await new Promise((r) => setTimeout(r, 20));
   }

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { buildApp } from '../../src/api/app.js';
-import { revokeApiKey, updateOrg } from '../../src/store/index.js';
+import { revokeApiKey } from '../../src/store/index.js';
+import { canonicalJson } from '../../src/api/plugins/idempotency.js';
 
 let gw: TestGateway;
 beforeAll(async () => {
@@ -188,7 +189,7 @@ describe('request errors', () => {
 
 describe('idempotency', () => {
   const fingerprint = (method: string, path: string, body: unknown) =>
-    createHash('sha256').update(method).update(path).update(JSON.stringify(body)).digest('hex');
+    createHash('sha256').update(method).update(path).update(canonicalJson(body)).digest('hex');
 
   it('replays the first response for the same key and body, without creating a second session', async () => {
     const org = await gw.createOrg();
@@ -220,6 +221,31 @@ describe('idempotency', () => {
     const res = await gw.api(org.key, 'POST', '/v1/sessions', SESSION, { 'idempotency-key': key });
     expectError(res, 409, 'conflict_error', 'idempotency_conflict', { retry_after: 1 });
     expect(res.headers.get('retry-after')).toBe('1');
+  });
+
+  it('fingerprints a canonical body: the same body with its keys reordered replays', async () => {
+    const org = await gw.createOrg();
+    const headers = { 'idempotency-key': 'reordered' };
+    const body = { mode: 'bidirectional_translation', source_language: 'en', target_language: 'es', metadata: { a: 1, b: 'x' } };
+    const reordered = { metadata: { b: 'x', a: 1 }, target_language: 'es', source_language: 'en', mode: 'bidirectional_translation' };
+    const first = await gw.api(org.key, 'POST', '/v1/sessions', body, headers);
+    const second = await gw.api(org.key, 'POST', '/v1/sessions', reordered, headers);
+    expect(first.status).toBe(201);
+    expect(second.status).toBe(201);
+    expect(second.headers.get('idempotent-replayed')).toBe('true');
+    expect(second.body.id).toBe(first.body.id);
+  });
+
+  it('replays a stored error with the new request id in the body and X-Request-ID alike', async () => {
+    const org = await gw.createOrg();
+    const headers = { 'idempotency-key': 'stored-error' };
+    const body = { ...SESSION, routing: { phone_number: '+15550000001' } };
+    const first = await gw.api(org.key, 'POST', '/v1/sessions', body, headers);
+    expectError(first, 400, 'invalid_request_error', 'phone_number_not_found', { param: 'routing.phone_number' });
+    const second = await gw.api(org.key, 'POST', '/v1/sessions', body, headers);
+    expect(second.headers.get('idempotent-replayed')).toBe('true');
+    expectError(second, 400, 'invalid_request_error', 'phone_number_not_found', { param: 'routing.phone_number' });
+    expect(second.body.error.request_id).not.toBe(first.body.error.request_id);
   });
 
   it('scopes keys per organization', async () => {

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway, type TestOrg } from '../helpers/gateway.js';
 import { newId } from '../../src/ids.js';
-import { activateSession } from '../../src/sessions/lifecycle.js';
+import { activateSession } from '../../src/sessions/index.js';
 import { resolveStreamToken } from '../../src/coord/stream-tokens.js';
 import { buildApp } from '../../src/api/app.js';
 

@@ -1,7 +1,8 @@
 // The inactivity sweeper (SPEC "States and transitions": inactivity → ended) on real PostgreSQL and Redis.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway, type TestOrg } from '../helpers/gateway.js';
-import { activateSession, touchSession } from '../../src/sessions/lifecycle.js';
+import { activateSession } from '../../src/sessions/index.js';
+import { touchSession } from '../../src/store/index.js';
 import { startInactivitySweeper } from '../../src/jobs/inactivity-sweeper.js';
 import { createRedis } from '../../src/coord/redis.js';
 import { subscribeSessionCommands, type SessionCommand } from '../../src/coord/session-bus.js';

@@ -99,13 +99,13 @@ describe('validation error mapping', () => {
       { instancePath: '/metadata/a', keyword: 'type', params: { type: 'number' }, message: 'must be number' },
       { instancePath: '/metadata/a', keyword: 'type', params: { type: 'null' }, message: 'must be null' },
       { instancePath: '/metadata/a', keyword: 'anyOf', params: {}, message: 'must match a schema in anyOf' },
-    ]) as never);
+    ]));
     expect(union).toMatchObject({ code: 'invalid_request', param: 'metadata.a', message: "'metadata.a' must be string, number or null." });
     const nested = toApiError(validationError([
       { instancePath: '/voice/speed', keyword: 'maximum', params: { limit: 2 }, message: 'must be <= 2' },
       { instancePath: '/voice', keyword: 'type', params: { type: 'null' }, message: 'must be null' },
       { instancePath: '/voice', keyword: 'anyOf', params: {}, message: 'must match a schema in anyOf' },
-    ]) as never);
+    ]));
     expect(nested).toMatchObject({ param: 'voice.speed', message: "'voice.speed' must be <= 2." });
   });
   it('names missing and unknown fields', () => {

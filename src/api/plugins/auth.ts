@@ -55,7 +55,7 @@ async function authenticate(deps: ApiDeps, cache: AuthCache<KeyRow>, req: Fastif
     });
   }
   const { key_id, environment: _e, scopes, expires_at: _x, revoked_at: _r, ...org } = row;
-  return { keyId: key_id, orgId: org.id, scopes, org: org as OrgRow };
+  return { keyId: key_id, orgId: org.id, scopes, org: org };
 }
 
 export function setCreditHeaders(reply: { header(k: string, v: string | number): unknown }, org: Pick<OrgRow, 'credits' | 'credits_used'>): void {

@@ -3,6 +3,8 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { ApiError } from '../errors.js';
+import { TelephonyError } from '../../telephony/index.js';
+import { SessionEndedError, SessionNotFoundError } from '../../sessions/index.js';
 
 type AjvError = NonNullable<FastifyError['validation']>[number];
 
@@ -65,8 +67,21 @@ export function isDependencyOutage(err: Error): boolean {
   return /Connection terminated|Connection is closed|timeout exceeded when trying to connect|enableOfflineQueue/i.test(err.message ?? '');
 }
 
+/** Errors of the planes below the API carry catalog codes; this is the one place they become HTTP. */
+function fromPlaneError(err: Error): ApiError | null {
+  if (err instanceof TelephonyError) {
+    const param = err.detail.param ?? (err.code === 'session_not_found' ? 'session_id' : undefined);
+    return new ApiError(err.code, { param, message: err.message, extra: err.detail.extra });
+  }
+  if (err instanceof SessionNotFoundError) return new ApiError('session_not_found', { param: 'session_id' });
+  if (err instanceof SessionEndedError) return new ApiError('session_already_ended', { param: 'session_id' });
+  return null;
+}
+
 export function toApiError(err: FastifyError | ApiError | Error): ApiError {
   if (err instanceof ApiError) return err;
+  const mapped = fromPlaneError(err);
+  if (mapped) return mapped;
   const fe = err as FastifyError;
   if (fe.validation) {
     const param = paramOf(fe);

@@ -24,8 +24,34 @@ declare module 'fastify' {
   }
 }
 
+/** JSON with object keys sorted at every depth: the same body with its keys reordered is the same request. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
+    entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
 function fingerprint(req: FastifyRequest): string {
-  return createHash('sha256').update(req.method).update(req.url.split('?')[0]).update(JSON.stringify(req.body ?? null)).digest('hex');
+  return createHash('sha256').update(req.method).update(req.url.split('?')[0]).update(canonicalJson(req.body ?? null)).digest('hex');
+}
+
+/** A replayed error answers with this request's id, so the body agrees with X-Request-ID. */
+function withRequestId(body: string | undefined, requestId: string): string | undefined {
+  if (!body) return body;
+  try {
+    const parsed = JSON.parse(body) as { error?: { request_id?: unknown } };
+    if (parsed?.error && typeof parsed.error === 'object' && 'request_id' in parsed.error) {
+      parsed.error.request_id = requestId;
+      return JSON.stringify(parsed);
+    }
+  } catch {
+    // Not JSON: replay it as stored.
+  }
+  return body;
 }
 
 async function idempotencyPlugin(app: FastifyInstance, deps: ApiDeps): Promise<void> {
@@ -56,7 +82,7 @@ async function idempotencyPlugin(app: FastifyInstance, deps: ApiDeps): Promise<v
     }
     reply.header('Idempotent-Replayed', 'true');
     reply.code(existing.status ?? 200).type('application/json; charset=utf-8');
-    return reply.send(existing.body);
+    return reply.send(withRequestId(existing.body, req.id));
   });
 
   app.addHook('onSend', async (req, reply, payload) => {

@@ -53,7 +53,7 @@ export default async function agentRoutes(app: FastifyInstance, deps: ApiDeps): 
     },
   }, async (req, reply) => {
     const body = req.body as AgentInput & { name: string };
-    checkAgentFields(body as { language?: string | null; tools?: ToolLike[]; intents?: IntentLike[] }, body.tools as ToolLike[] | undefined);
+    checkAgentFields(body, body.tools);
     checkMetadata('metadata', body.metadata, metaLimits);
     const row = await insertAgent(deps.db, req.auth!.orgId, toValues(body) as AgentValues & { name: string });
     reply.code(201);
@@ -88,7 +88,7 @@ export default async function agentRoutes(app: FastifyInstance, deps: ApiDeps): 
     // Intent → tool references are checked against the agent as it will be after the change.
     const tools = (body.tools ?? existing.tools) as ToolLike[];
     const intents = body.intents ?? (body.tools ? (existing.intents as IntentLike[]) : undefined);
-    checkAgentFields({ language: body.language, brain: body.brain, tools: body.tools as ToolLike[] | undefined, intents }, tools);
+    checkAgentFields({ language: body.language, brain: body.brain, tools: body.tools, intents }, tools);
     checkMetadata('metadata', body.metadata, metaLimits);
     const row = await updateAgent(deps.db, req.auth!.orgId, id, toValues(body));
     if (!row) throw notFound(id);

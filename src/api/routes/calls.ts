@@ -7,9 +7,9 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { ApiError } from '../errors.js';
 import { ErrorBody, IdParams, withAuthErrors } from '../schemas/common.js';
-import { TelephonyError, type DialRequest, type Telephony, type TelephonyErrorCode } from '../../telephony/index.js';
-import { RemoteCommandError, RemoteCommandTimeout, type CommandExecutor } from '../../coord/session-rpc.js';
-import type { ForwardedCommand } from '../../coord/session-bus.js';
+import {
+  TelephonyError, disallowedHeaderMessage, firstDisallowedHeader, type DialRequest, type Telephony, type TelephonyErrorCode } from '../../telephony/index.js';
+import { RemoteCommandError, RemoteCommandTimeout, type CommandExecutor, type ForwardedCommand } from '../../coord/index.js';
 
 const Party = Type.Union([Type.Literal('agent'), Type.Literal('customer')], { description: 'Which party of the session the phone leg carries.' });
 
@@ -19,7 +19,7 @@ export const DialBody = Type.Object(
     from: Type.Optional(Type.String({ minLength: 3, maxLength: 256, description: "Caller id: E.164 number or sip: URI. Default: routing.sip.from_uri, else the session's managed number." })),
     party: Type.Optional(Party),
     ring_timeout_seconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 120, description: 'Seconds to wait for an answer before cancelling (default 30).' })),
-    headers: Type.Optional(Type.Record(Type.String({ pattern: '^X-[A-Za-z0-9-]+$' }), Type.String({ maxLength: 1024 }), { description: 'Custom SIP headers (names must start with X-), merged over routing.sip.headers.' })),
+    headers: Type.Optional(Type.Record(Type.String(), Type.String({ maxLength: 1024 }), { description: 'Custom SIP headers (names must start with X-), merged over routing.sip.headers.' })),
   },
   { additionalProperties: false },
 );
@@ -57,12 +57,6 @@ export const CallObject = Type.Object({
     rtcp: Type.Object({ sent: Type.Integer(), received: Type.Integer(), mux: Type.Boolean() }),
   }, { description: 'RTP/RTCP quality of the leg so far (additive to SPEC).' })),
 });
-
-function toApiError(err: unknown): unknown {
-  if (!(err instanceof TelephonyError)) return err;
-  if (err.code === 'session_not_found') return new ApiError('session_not_found', { param: 'session_id', message: err.message });
-  return new ApiError(err.code, { message: err.message });
-}
 
 /** Forwarding to the owning node (coord/session-rpc.ts SessionRpc). */
 export interface CallForwarder {
@@ -148,20 +142,13 @@ export default async function callRoutes(app: FastifyInstance, opts: CallRoutesO
   }, async (req) => {
     const { id } = req.params as Static<typeof IdParams>;
     const b = (req.body ?? {}) as Static<typeof DialBody>;
-    for (const name of Object.keys(b.headers ?? {})) {
-      if (!/^X-[A-Za-z0-9-]+$/.test(name)) {
-        throw new ApiError('invalid_request', { param: `headers.${name}`, message: `Only custom SIP headers starting with 'X-' may be set; '${name}' is not allowed.` });
-      }
-    }
-    try {
-      const dial: DialRequest = { to: b.to, from: b.from, party: b.party, ringTimeoutSeconds: b.ring_timeout_seconds, headers: b.headers };
-      const orgId = req.auth!.orgId;
-      const call = await onOwner(forwarder, { kind: 'dial', sessionId: id, orgId, payload: dial }, (b.ring_timeout_seconds ?? 30) * 1000 + FORWARD_MARGIN_MS,
-        telephony ? () => telephony.dial(id, orgId, dial) : null);
-      return { ...call, session_id: id };
-    } catch (err) {
-      throw toApiError(err);
-    }
+    const bad = firstDisallowedHeader(b.headers);
+    if (bad !== undefined) throw new ApiError('invalid_request', { param: `headers.${bad}`, message: disallowedHeaderMessage(bad) });
+    const dial: DialRequest = { to: b.to, from: b.from, party: b.party, ringTimeoutSeconds: b.ring_timeout_seconds, headers: b.headers };
+    const orgId = req.auth!.orgId;
+    const call = await onOwner(forwarder, { kind: 'dial', sessionId: id, orgId, payload: dial }, (b.ring_timeout_seconds ?? 30) * 1000 + FORWARD_MARGIN_MS,
+      telephony ? () => telephony.dial(id, orgId, dial) : null);
+    return { ...call, session_id: id };
   });
 
   app.post('/v1/sessions/:id/hangup', {
@@ -180,14 +167,10 @@ export default async function callRoutes(app: FastifyInstance, opts: CallRoutesO
   }, async (req) => {
     const { id } = req.params as Static<typeof IdParams>;
     const b = (req.body ?? {}) as Static<typeof HangupBody>;
-    try {
-      const hangup: HangupRequest = { call_id: b.call_id, party: b.party };
-      const orgId = req.auth!.orgId;
-      const calls = await onOwner(forwarder, { kind: 'hangup', sessionId: id, orgId, payload: hangup }, FORWARD_MARGIN_MS,
-        telephony ? () => telephony.hangup(id, orgId, hangup) : null);
-      return { object: 'list' as const, data: calls.map((c) => ({ ...c, session_id: id })) };
-    } catch (err) {
-      throw toApiError(err);
-    }
+    const hangup: HangupRequest = { call_id: b.call_id, party: b.party };
+    const orgId = req.auth!.orgId;
+    const calls = await onOwner(forwarder, { kind: 'hangup', sessionId: id, orgId, payload: hangup }, FORWARD_MARGIN_MS,
+      telephony ? () => telephony.hangup(id, orgId, hangup) : null);
+    return { object: 'list' as const, data: calls.map((c) => ({ ...c, session_id: id })) };
   });
 }

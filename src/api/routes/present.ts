@@ -1,5 +1,5 @@
 // Row → API object. One function per object so every route returns the same shape (SPEC "Resources").
-import type { SessionRow } from '../../sessions/lifecycle.js';
+import type { SessionRow } from '../../store/index.js';
 import type { AgentRow, CallSummary, RecordingRow, SessionView, TranscriptTurnRow } from '../../store/index.js';
 
 export interface StreamDetails {

@@ -2,8 +2,8 @@
 // client would want to hear about them: request shape, mode, languages, agent rules, metadata,
 // engine capability, routing, then the organization's concurrent-session limit.
 import { newId } from '../../ids.js';
-import { issueStreamToken, revokeStreamToken } from '../../coord/stream-tokens.js';
-import { resolveRouting } from '../../telephony/routing.js';
+import { issueStreamToken, revokeStreamToken } from '../../coord/index.js';
+import { resolveRouting } from '../../telephony/index.js';
 import { getAgent, insertSessionWithinLimit, type NewSession } from '../../store/index.js';
 import { ApiError } from '../errors.js';
 import type { ApiDeps, AuthContext, EngineCapabilityCheck } from '../context.js';

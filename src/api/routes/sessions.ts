@@ -1,9 +1,8 @@
 // /v1/sessions: create, retrieve, end, transcript and the session's recordings (SPEC "Sessions").
 import type { FastifyInstance } from 'fastify';
 import { type Static } from '@sinclair/typebox';
-import { issueStreamToken } from '../../coord/stream-tokens.js';
-import { ownerOf } from '../../coord/ownership.js';
-import { endSession } from '../../sessions/lifecycle.js';
+import { issueStreamToken, ownerOf } from '../../coord/index.js';
+import { endSession } from '../../sessions/index.js';
 import { getSessionWithCall, listSessionRecordings, listTranscriptTurns } from '../../store/index.js';
 import { ApiError } from '../errors.js';
 import type { ApiDeps } from '../context.js';

@@ -1,6 +1,6 @@
 // Session resource schemas (SPEC "Session object", "Create-session request fields", "Transcript object").
 import { Type, type Static } from '@sinclair/typebox';
-import { Iso8601, MetadataSchema, NullableIso8601, VoiceInput, VoiceOutput } from './common.js';
+import { Iso8601, MetadataSchema, NullableIso8601, VoiceInput } from './common.js';
 import { AgentOverrides } from './agents.js';
 
 export const SESSION_MODES = ['bidirectional_translation', 'assistive_translation', 'ai_agent', 'help_chat_voice'] as const;

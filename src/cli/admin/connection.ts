@@ -2,9 +2,9 @@
 // organization dials out through and accepts calls from. Passwords are encrypted at rest with
 // config.secretKey (AES-256-GCM) and never printed back.
 import type { Command } from 'commander';
-import { createConnection, disableConnection, type ConnectionRecord } from '../../store/telephony-repo.js';
+import { createConnection, disableConnection, type ConnectionRecord } from '../../store/index.js';
 import { encryptSecret, isValidCidr } from '../../telephony/index.js';
-import { CliContext, CliUsageError, parseList, printJson } from '../context.js';
+import { type CliContext, CliUsageError, parseList, printJson } from '../context.js';
 
 const PROVIDERS = ['carrier_a', 'carrier_b'] as const;
 

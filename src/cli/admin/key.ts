@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import { DEFAULT_SCOPES } from '../../api/context.js';
+import { DEFAULT_SCOPES } from '../../api/index.js';
 import { createApiKey, revokeApiKey } from '../../store/index.js';
-import { CliContext, CliUsageError, parseList, printJson } from '../context.js';
+import { type CliContext, CliUsageError, parseList, printJson } from '../context.js';
 
 export function register(admin: Command, ctx: CliContext): void {
   const key = admin.command('key').description('API keys (shown once, stored as SHA-256 hashes)');

@@ -2,8 +2,8 @@
 // session created for it (routing.phone_number) or, when none waits, the number's default
 // session (--default-session); otherwise the caller hears 480 Temporarily Unavailable.
 import type { Command } from 'commander';
-import { createPhoneNumber, getConnection, type PhoneNumberRecord } from '../../store/telephony-repo.js';
-import { CliContext, CliUsageError, printJson } from '../context.js';
+import { createPhoneNumber, getConnection, type PhoneNumberRecord } from '../../store/index.js';
+import { type CliContext, CliUsageError, printJson } from '../context.js';
 
 const E164 = /^\+[1-9]\d{6,14}$/;
 

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { createOrg, updateOrg, ORG_FEATURES, type UpdateOrgInput } from '../../store/index.js';
-import { CliContext, CliUsageError, parseIntOption, parseList, parsePositiveIntOption, printJson } from '../context.js';
+import { type CliContext, CliUsageError, parseIntOption, parseList, parsePositiveIntOption, printJson } from '../context.js';
 
 const OVERRIDABLE_FIELDS = ['greeting', 'instructions', 'voice', 'language', 'brain', 'tools', 'escalation', 'knowledge_base', 'intents'];
 

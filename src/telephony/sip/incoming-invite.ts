@@ -1,7 +1,7 @@
 // The server side of an initial INVITE until it is answered, rejected or cancelled (RFC 3261 §13.3).
 import { SafeEmitter } from '../../events/index.js';
 import type { NameAddr, Remote, SipRequest } from 'sip';
-import { Dialog } from './dialog.js';
+import { type Dialog } from './dialog.js';
 import type { UserAgent } from './user-agent.js';
 
 export interface IncomingInviteEvents {

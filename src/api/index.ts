@@ -1,0 +1,6 @@
+// Public door of api/: the Fastify app for /v1, the calls routes the telephony role adds, the
+// metrics registry, and the API-key scopes (the CLI creates keys with them).
+export { buildApp, type BuildOptions, type ExtraRoutes } from './app.js';
+export { default as callRoutes, callCommandExecutor, type CallForwarder, type CallRoutesOptions } from './routes/calls.js';
+export { metricsRegistry } from './plugins/metrics.js';
+export { DEFAULT_SCOPES, type ApiDeps, type AuthContext, type Scope } from './context.js';

@@ -1,0 +1,98 @@
+// The sessions table: its row type and the statements the lifecycle (sessions/lifecycle.ts) runs
+// inside its transactions. State rules live in the lifecycle; this file only reads and writes rows.
+import type { Db, DbClient } from './db.js';
+
+export interface SessionRow {
+  id: string;
+  org_id: string;
+  api_key_id: string | null;
+  status: 'created' | 'active' | 'ended';
+  mode: string;
+  configuration_mode: string | null;
+  source_language: string | null;
+  target_language: string | null;
+  provider: string | null;
+  phone_number: string | null;
+  connection_id: string | null;
+  routing: Record<string, unknown> | null;
+  audio: { sample_rate_hz: number; encoding: string; channels: number };
+  voice: { voice_id?: string; stability: number; similarity_boost: number; speed: number };
+  recording: { enabled: boolean; mode?: string; consent_required?: boolean; consent_status?: string };
+  ai_agent: { id: string; overrides?: Record<string, unknown> } | null;
+  metadata: Record<string, unknown> | null;
+  owner_node: string | null;
+  end_reason: string | null;
+  duration_seconds: number | null;
+  created_at: Date;
+  started_at: Date | null;
+  ended_at: Date | null;
+  last_activity_at: Date;
+}
+
+type Queryable = Db | DbClient;
+
+export async function getSessionRow(db: Queryable, id: string): Promise<SessionRow | null> {
+  const { rows } = await db.query<SessionRow>('SELECT * FROM sessions WHERE id = $1', [id]);
+  return rows[0] ?? null;
+}
+
+/** Locks the session row for a state change; null when absent or (with orgId) another organization's. */
+export async function lockSessionRow(client: DbClient, id: string, orgId?: string): Promise<SessionRow | null> {
+  const { rows } = await client.query<SessionRow>(
+    'SELECT * FROM sessions WHERE id = $1 AND ($2::text IS NULL OR org_id = $2) FOR UPDATE',
+    [id, orgId ?? null],
+  );
+  return rows[0] ?? null;
+}
+
+/** created → active; null when the row was not in `created`. */
+export async function markSessionActive(client: DbClient, id: string): Promise<SessionRow | null> {
+  const { rows } = await client.query<SessionRow>(
+    `UPDATE sessions SET status = 'active', started_at = now(), last_activity_at = now()
+      WHERE id = $1 AND status = 'created' RETURNING *`,
+    [id],
+  );
+  return rows[0] ?? null;
+}
+
+/** Records activity (audio, messages) for the 30-minute inactivity rule. */
+export async function touchSession(db: Queryable, id: string): Promise<void> {
+  await db.query(`UPDATE sessions SET last_activity_at = now() WHERE id = $1 AND status <> 'ended'`, [id]);
+}
+
+/**
+ * → ended, with the billed duration: from activation (or creation if never active) to now; the
+ * seconds go to session_usage once.
+ */
+export async function markSessionEnded(client: DbClient, id: string, reason: string): Promise<SessionRow> {
+  const { rows } = await client.query<SessionRow>(
+    `UPDATE sessions SET status = 'ended', ended_at = now(), end_reason = $2,
+            duration_seconds = GREATEST(0, EXTRACT(EPOCH FROM (now() - COALESCE(started_at, created_at))))
+      WHERE id = $1 RETURNING *`,
+    [id, reason],
+  );
+  const s = rows[0];
+  if (!s) throw new Error(`session ${id} vanished while locked`);
+  await client.query('INSERT INTO session_usage (session_id, org_id, seconds) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [s.id, s.org_id, s.duration_seconds]);
+  return s;
+}
+
+/** Transcript turns and words of a session (for the `session.ended` summary). */
+export async function transcriptStats(client: Queryable, sessionId: string): Promise<{ turns: number; words: number; languages: string[] }> {
+  const { rows } = await client.query<{ turns: number; words: number; languages: string[] }>(
+    `SELECT count(*)::int AS turns, COALESCE(sum(array_length(regexp_split_to_array(trim(text), '\\s+'), 1)), 0)::int AS words,
+            COALESCE(array_agg(DISTINCT language) FILTER (WHERE language IS NOT NULL), '{}') AS languages
+       FROM transcript_turns WHERE session_id = $1 AND trim(text) <> ''`,
+    [sessionId],
+  );
+  return rows[0] ?? { turns: 0, words: 0, languages: [] };
+}
+
+/** The recording a session summary points at: the mixed one when there is one. */
+export async function primaryRecording(client: Queryable, sessionId: string): Promise<{ id: string; duration: number | null } | null> {
+  const { rows } = await client.query<{ id: string; duration: number | null }>(
+    `SELECT id, duration FROM recordings WHERE session_id = $1 ORDER BY (channel = 'mixed') DESC, id LIMIT 1`,
+    [sessionId],
+  );
+  return rows[0] ?? null;
+}
