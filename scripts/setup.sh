@@ -121,6 +121,7 @@ fi
 
 # ---- speech: the 8 kHz acoustic model and the streaming decoder ----------------------------------
 bash scripts/fetch-model.sh
+bash scripts/fetch-vad-model.sh || echo "[setup] Silero VAD model unavailable: only VAD_ENGINE=energy works" >&2
 if [ -f scripts/build-sphinx-decoder.sh ]; then bash scripts/build-sphinx-decoder.sh; fi
 
 # ---- schema ----------------------------------------------------------------------------------

@@ -16,7 +16,9 @@ import { createRedis } from './coord/redis.js';
 import { buildApp, type ExtraRoutes } from './api/app.js';
 import callRoutes, { callCommandExecutor } from './api/routes/calls.js';
 import { createEngines, type Engines } from './speech/index.js';
-import { SessionOwnership, SessionRegistry, ownerOf } from './sessions/index.js';
+import { secretResolver } from './secrets/index.js';
+import { SessionOwnership, SessionRegistry, ownerOf, sharedMediaClock } from './sessions/index.js';
+import { registerMediaStageMetrics } from './media/index.js';
 import { SessionRpc } from './coord/session-rpc.js';
 import { attachStreamServer, type StreamServer } from './stream/index.js';
 import { registerTelephonyMetrics, startTelephony, type Telephony } from './telephony/index.js';
@@ -128,15 +130,23 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     let ownership: SessionOwnership | undefined;
     let rpc: SessionRpc | undefined;
     if (has('media')) {
-      engines = opts.engines ?? (await createEngines(config.engines, { onListenerError: (err) => logger.error({ err }, 'speech engine listener failed') }));
+      engines = opts.engines ?? (await createEngines(config.engines, {
+        onListenerError: (err) => logger.error({ err }, 'speech engine listener failed'),
+        // Engine API keys named by STT_API_KEY_SECRET / TTS_API_KEY_SECRET are node-wide secrets.
+        resolveSecret: (name) => secretResolver(db, config.secretKey)(null, name),
+      }));
       const ownedEngines = engines;
       shutdown.add('engines', () => ownedEngines.close());
+      registerMediaStageMetrics(metricsRegistry);
+      // One clock for session pacers and RTP endpoints (media/processMediaClock).
+      sharedMediaClock.onListenerError((err) => logger.error({ err }, 'media clock listener failed'));
       ownership = new SessionOwnership(redis, { node: config.nodeId, url: config.publicUrl }, config.limits.ownerClaimTtlSeconds * 1000);
       const wavDir = recordingsDir(config.dataDir);
       // Named secrets come from configuration until a per-organization secrets store is wired in.
       const agents = new AgentServices({ ...config.agents, secrets: opts.agentSecrets ?? configSecretResolver(config.agents.secrets) });
       registry = new SessionRegistry({
         config, logger, db, redis, engines, ownership, agents,
+        vad: { engine: config.vad.engine, sileroModel: config.vad.sileroModel },
         // Recorder taps (src/recordings): a session that ends hands its WAVs to the encoder job.
         onOpened: (session, row) => attachRecorder(session, row, { db, logger, wavDir, captured: () => recordingEncoder?.kick() }),
       });

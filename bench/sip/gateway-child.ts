@@ -6,6 +6,7 @@ import * as repo from '../../src/store/telephony-repo.js';
 import { updateOrg } from '../../src/store/index.js';
 import type { Telephony } from '../../src/telephony/index.js';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { mediaStageSummary } from '../../src/media/index.js';
 
 const loopDelay = monitorEventLoopDelay({ resolution: 5 });
 loopDelay.enable();
@@ -36,7 +37,7 @@ process.on('message', async (msg: { cmd: string; calls?: number }) => {
     }
     process.send!({ sessions });
   } else if (msg.cmd === 'usage') {
-    process.send!({ cpu: process.cpuUsage(), rss: process.memoryUsage().rss, activeCalls: telephony.activeCalls, media: { ...telephony.mediaStats(), loopDelayP99Ms: Math.round(loopDelay.percentile(99) / 1e5) / 10, loopDelayMaxMs: Math.round(loopDelay.max / 1e5) / 10 } });
+    process.send!({ stages: await mediaStageSummary(), cpu: process.cpuUsage(), rss: process.memoryUsage().rss, activeCalls: telephony.activeCalls, media: { ...telephony.mediaStats(), loopDelayP99Ms: Math.round(loopDelay.percentile(99) / 1e5) / 10, loopDelayMaxMs: Math.round(loopDelay.max / 1e5) / 10 } });
     loopDelay.reset();
   } else if (msg.cmd === 'stop') {
     await t.stop();

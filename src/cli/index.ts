@@ -12,6 +12,7 @@ import { register as registerUser } from './admin/user.js';
 import { register as registerOperator } from './admin/operator.js';
 import { register as registerWebhook } from './admin/webhook.js';
 import { register as registerPostCall } from './admin/post-call.js';
+import { register as registerSecret } from './admin/secret.js';
 
 const ctx = new CliContext();
 const program = new Command('voxbridge').description('voxbridge telephony media gateway').exitOverride();
@@ -47,6 +48,7 @@ registerUser(admin, ctx);
 registerOperator(admin, ctx);
 registerWebhook(admin, ctx);
 registerPostCall(admin, ctx);
+registerSecret(admin, ctx);
 
 async function main(): Promise<void> {
   try {

@@ -54,6 +54,34 @@ export const ConfigSchema = Type.Object({
     rtpTimeoutSeconds: PositiveInt,
     maxConcurrentCalls: PositiveInt,
     realm: Type.String({ minLength: 1 }),
+    /** On shutdown (SIGTERM), live calls may run this long while new INVITEs get 503 + Retry-After. */
+    drainSeconds: Type.Integer({ minimum: 0, maximum: 86_400 }),
+    /** Input caps of the SIP front, checked before any parsing (src/telephony/sip/framing.ts). */
+    limits: Type.Object({
+      maxDatagramBytes: Type.Integer({ minimum: 1500, maximum: 65_535 }),
+      maxHeaderBytes: Type.Integer({ minimum: 1024, maximum: 262_144 }),
+      maxLineBytes: Type.Integer({ minimum: 256, maximum: 262_144 }),
+      maxHeaderCount: Type.Integer({ minimum: 16, maximum: 1024 }),
+      maxBodyBytes: Type.Integer({ minimum: 1024, maximum: 1_048_576 }),
+    }),
+    /** Per-source flood and scanner defences (src/telephony/sip/source-guard.ts). */
+    guard: Type.Object({
+      requestsPerSecond: PositiveInt,
+      burst: PositiveInt,
+      strikesBeforeBan: PositiveInt,
+      strikeWindowSeconds: PositiveInt,
+      banSeconds: PositiveInt,
+      allowCidrs: Type.Array(Type.String()),
+      scannerUserAgents: Type.Array(Type.String({ minLength: 1 })),
+      authFailuresBeforeLockout: PositiveInt,
+    }),
+    /** TCP connection defences of the SIP front (src/telephony/sip/transports.ts). */
+    stream: Type.Object({
+      tcpIdleTimeoutMs: PositiveInt,
+      tcpMessageTimeoutMs: PositiveInt,
+      maxConnectionsPerSource: PositiveInt,
+      maxConnections: PositiveInt,
+    }),
   }),
   rtpengine: Type.Object({
     ng: Type.Union([Type.String({ pattern: '^[^:]+:\\d+$' }), Type.Null()]),
@@ -80,13 +108,29 @@ export const ConfigSchema = Type.Object({
     /** How long the previous secret keeps signing after a rotation. */
     secretRotationGraceSeconds: PositiveInt,
   }),
+  /** Voice activity detection: `silero` (neural, bench/speech/vad.ts) or `energy`. */
+  vad: Type.Object({
+    engine: Type.Union([Type.Literal('energy'), Type.Literal('silero')]),
+    sileroModel: Type.String(),
+  }),
   engines: Type.Object({
     stt: Type.Object({
-      provider: Type.Union([Type.Literal('pocketsphinx'), Type.Literal('vosk'), Type.Literal('none')]),
+      provider: Type.Union([Type.Literal('pocketsphinx'), Type.Literal('vosk'), Type.Literal('openai'), Type.Literal('deepgram'), Type.Literal('none')]),
       url: Type.Optional(Type.String()),
       defaultLanguage: Type.String({ minLength: 2, maxLength: 2 }),
       poolSize: PositiveInt,
       timeoutMs: PositiveInt,
+      /** openai: the `model` field (whisper-1, Systran/faster-whisper-small …). */
+      model: Type.String({ minLength: 1 }),
+      /** openai: bearer key, given in clear (prefer apiKeySecret). */
+      apiKey: Type.Optional(Type.String()),
+      /** openai: name of a node-wide secret (`voxbridge admin secret set`) holding the key. */
+      apiKeySecret: Type.Optional(Type.String()),
+      /** openai: re-transcribe the growing utterance for a partial after this much new audio (0: no partials). */
+      partialIntervalMs: Type.Integer({ minimum: 0 }),
+      retries: Type.Integer({ minimum: 0, maximum: 10 }),
+      /** deepgram: languages offered to planning (default: defaultLanguage); openai: default Whisper's list. */
+      languages: Type.Optional(Type.Array(Type.String({ minLength: 2, maxLength: 2 }))),
     }),
     translate: Type.Object({
       provider: Type.Union([Type.Literal('apertium'), Type.Literal('libretranslate'), Type.Literal('none')]),
@@ -94,8 +138,17 @@ export const ConfigSchema = Type.Object({
       timeoutMs: PositiveInt,
     }),
     tts: Type.Object({
-      provider: Type.Union([Type.Literal('espeak-ng'), Type.Literal('none')]),
+      provider: Type.Union([Type.Literal('espeak-ng'), Type.Literal('openai'), Type.Literal('elevenlabs'), Type.Literal('none')]),
       timeoutMs: PositiveInt,
+      url: Type.Optional(Type.String()),
+      model: Type.String({ minLength: 1 }),
+      /** openai: voice used when the session's voice.voice_id names none. */
+      voice: Type.String({ minLength: 1 }),
+      apiKey: Type.Optional(Type.String()),
+      apiKeySecret: Type.Optional(Type.String()),
+      retries: Type.Integer({ minimum: 0, maximum: 10 }),
+      /** openai/elevenlabs: languages offered to planning (openai default: Whisper's list; elevenlabs: the STT default language). */
+      languages: Type.Optional(Type.Array(Type.String({ minLength: 2, maxLength: 2 }))),
     }),
     pocketsphinx: Type.Object({ hmm: Type.String(), lm: Type.String(), dict: Type.String() }),
   }),
@@ -169,6 +222,17 @@ const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' 
   RTP_PORT_MIN: { path: ['sip', 'rtpPortMin'], kind: 'int' },
   RTP_PORT_MAX: { path: ['sip', 'rtpPortMax'], kind: 'int' },
   RTP_TIMEOUT_SECONDS: { path: ['sip', 'rtpTimeoutSeconds'], kind: 'int' },
+  SIP_MAX_DATAGRAM_BYTES: { path: ['sip', 'limits', 'maxDatagramBytes'], kind: 'int' },
+  SIP_MAX_HEADER_BYTES: { path: ['sip', 'limits', 'maxHeaderBytes'], kind: 'int' },
+  SIP_MAX_BODY_BYTES: { path: ['sip', 'limits', 'maxBodyBytes'], kind: 'int' },
+  SIP_TCP_IDLE_TIMEOUT_MS: { path: ['sip', 'stream', 'tcpIdleTimeoutMs'], kind: 'int' },
+  SIP_TCP_MESSAGE_TIMEOUT_MS: { path: ['sip', 'stream', 'tcpMessageTimeoutMs'], kind: 'int' },
+  SIP_MAX_CONNECTIONS_PER_SOURCE: { path: ['sip', 'stream', 'maxConnectionsPerSource'], kind: 'int' },
+  SIP_DRAIN_SECONDS: { path: ['sip', 'drainSeconds'], kind: 'int' },
+  SIP_RATE_PER_SECOND: { path: ['sip', 'guard', 'requestsPerSecond'], kind: 'int' },
+  SIP_RATE_BURST: { path: ['sip', 'guard', 'burst'], kind: 'int' },
+  SIP_BAN_SECONDS: { path: ['sip', 'guard', 'banSeconds'], kind: 'int' },
+  SIP_ALLOW_CIDRS: { path: ['sip', 'guard', 'allowCidrs'], kind: 'list' },
   RTPENGINE_NG: { path: ['rtpengine', 'ng'], kind: 'nullable' },
   STT_PROVIDER: { path: ['engines', 'stt', 'provider'], kind: 'string' },
   STT_URL: { path: ['engines', 'stt', 'url'], kind: 'string' },
@@ -184,6 +248,23 @@ const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' 
   WEBHOOKS_ENDPOINT_CONCURRENCY: { path: ['webhooks', 'endpointConcurrency'], kind: 'int' },
   WEBHOOKS_POLL_INTERVAL_MS: { path: ['webhooks', 'pollIntervalMs'], kind: 'int' },
   WEBHOOKS_RETENTION_DAYS: { path: ['webhooks', 'retentionDays'], kind: 'int' },
+  STT_MODEL: { path: ['engines', 'stt', 'model'], kind: 'string' },
+  STT_LANGUAGES: { path: ['engines', 'stt', 'languages'], kind: 'list' },
+  STT_API_KEY: { path: ['engines', 'stt', 'apiKey'], kind: 'string' },
+  STT_API_KEY_SECRET: { path: ['engines', 'stt', 'apiKeySecret'], kind: 'string' },
+  STT_PARTIAL_INTERVAL_MS: { path: ['engines', 'stt', 'partialIntervalMs'], kind: 'int' },
+  STT_TIMEOUT_MS: { path: ['engines', 'stt', 'timeoutMs'], kind: 'int' },
+  STT_RETRIES: { path: ['engines', 'stt', 'retries'], kind: 'int' },
+  TTS_URL: { path: ['engines', 'tts', 'url'], kind: 'string' },
+  TTS_MODEL: { path: ['engines', 'tts', 'model'], kind: 'string' },
+  TTS_VOICE: { path: ['engines', 'tts', 'voice'], kind: 'string' },
+  TTS_LANGUAGES: { path: ['engines', 'tts', 'languages'], kind: 'list' },
+  TTS_API_KEY: { path: ['engines', 'tts', 'apiKey'], kind: 'string' },
+  TTS_API_KEY_SECRET: { path: ['engines', 'tts', 'apiKeySecret'], kind: 'string' },
+  TTS_TIMEOUT_MS: { path: ['engines', 'tts', 'timeoutMs'], kind: 'int' },
+  TTS_RETRIES: { path: ['engines', 'tts', 'retries'], kind: 'int' },
+  VAD_ENGINE: { path: ['vad', 'engine'], kind: 'string' },
+  VAD_SILERO_MODEL: { path: ['vad', 'sileroModel'], kind: 'string' },
   POCKETSPHINX_HMM: { path: ['engines', 'pocketsphinx', 'hmm'], kind: 'string' },
   POSTCALL_JOB_INTERVAL_MS: { path: ['postCall', 'jobIntervalMs'], kind: 'int' },
   POSTCALL_LEASE_SECONDS: { path: ['postCall', 'leaseSeconds'], kind: 'int' },
@@ -285,6 +366,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Json
     throw new ConfigError('invalid configuration: secretKey (SECRET_KEY) must be set to a private random value when API_ENVIRONMENT=live');
   }
   cfg.engines.pocketsphinx.hmm = path.resolve(packageRoot, cfg.engines.pocketsphinx.hmm);
+  cfg.vad.sileroModel = path.resolve(packageRoot, cfg.vad.sileroModel);
+  if (cfg.vad.engine === 'silero' && !existsSync(cfg.vad.sileroModel)) {
+    throw new ConfigError(`invalid configuration: vad.sileroModel (VAD_SILERO_MODEL): ${cfg.vad.sileroModel} does not exist (scripts/fetch-model.sh fetches it)`);
+  }
   cfg.dataDir = path.resolve(packageRoot, cfg.dataDir);
   return cfg;
 }

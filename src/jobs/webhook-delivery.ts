@@ -98,7 +98,11 @@ export class WebhookDeliveryWorker {
     if (outbox) this.fanOutRequested = true;
     if (this.loop || this.stopped) return;
     this.loop = this.run()
-      .catch((err) => this.o.logger.warn({ err }, 'webhook delivery pass failed'))
+      .catch((err) => {
+        // After a failure (database unreachable…) the next poll tries again, not a tight loop.
+        this.wakeRequested = false;
+        this.o.logger.warn({ err }, 'webhook delivery pass failed');
+      })
       .finally(() => {
         this.loop = null;
         // A wake-up that arrived after the last check, while the pass was finishing, is not lost.

@@ -14,9 +14,12 @@ export {
 } from './g711.js';
 export { Framer, toFrames, type FrameSink } from './framer.js';
 export { VoiceActivityDetector, frameLevelDb, type VadOptions, type VadEvents, type VadTransition } from './vad.js';
+export { SileroVoiceActivityDetector, type SileroVadOptions } from './vad-silero.js';
 export { mixFrames, applyGain } from './mixer.js';
 export { Resampler, resample, type ResamplerOptions } from './resampler.js';
-export { MediaClock, type TickListener, type TickSource } from './media-clock.js';
+export { MediaClock, processMediaClock, type TickListener, type TickSource, type TickErrorHook } from './media-clock.js';
 export { WavFileWriter, parseWav, encodeWav, type ParsedWav } from './wav.js';
 // The jitter buffer is written by the telephony helper; this door re-exports it.
 export * from './jitter-buffer.js';
+export { LiveQueue, frameEnergy, type LiveQueueOptions, type LiveQueueStats } from './live-queue.js';
+export { observeStage, registerMediaStageMetrics, mediaStageSummary, type MediaStage } from './stage-timing.js';

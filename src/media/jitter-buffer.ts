@@ -33,6 +33,8 @@ export interface JitterBufferStats {
   resyncs: number;
   played: number;
   targetFrames: number;
+  /** Frames buffered ahead of playout right now (the buffer's depth). */
+  depthFrames: number;
   jitterMs: number;
 }
 
@@ -47,6 +49,7 @@ export class JitterBuffer {
   private readonly capacity: number;
   private readonly store: Int16Array;
   private readonly slotIndex: Float64Array;
+  private readonly slotArrival: Float64Array;
   private readonly last = new Int16Array(SAMPLES);
   private readonly adaptive: boolean;
   private readonly minFrames: number;
@@ -77,16 +80,29 @@ export class JitterBuffer {
     this.target = Math.min(Math.max(o.targetFrames ?? 3, 1), this.capacity / 2);
     this.store = new Int16Array(this.capacity * SAMPLES);
     this.slotIndex = new Float64Array(this.capacity).fill(NaN);
+    this.slotArrival = new Float64Array(this.capacity);
     this.s = {
       received: 0, duplicates: 0, late: 0, concealed: 0, dropped: 0, underruns: 0, resyncs: 0, played: 0,
-      targetFrames: this.target, jitterMs: 0,
+      targetFrames: this.target, depthFrames: 0, jitterMs: 0,
     };
   }
 
   get stats(): Readonly<JitterBufferStats> {
     this.s.targetFrames = this.target;
+    this.s.depthFrames = this.level;
     this.s.jitterMs = this.jitter;
     return this.s;
+  }
+
+  /**
+   * How long the frame returned by the last pop() waited here (arrival → pop), in ms; NaN when that
+   * pop concealed or returned nothing, or no `nowMs` was given. Feeds the jitter_buffer stage histogram.
+   */
+  lastWaitMs = NaN;
+
+  /** Current playout target in frames (adapts to measured jitter when adaptive). */
+  get targetFrames(): number {
+    return this.target;
   }
 
   /** Frames buffered ahead of playout, holes included. */
@@ -150,6 +166,7 @@ export class JitterBuffer {
         continue;
       }
       this.slotIndex[slot] = idx;
+      this.slotArrival[slot] = arrivalMs;
       this.store.set(samples.subarray(f * SAMPLES, (f + 1) * SAMPLES), slot * SAMPLES);
       if (idx > this.maxIdx) this.maxIdx = idx;
     }
@@ -159,7 +176,8 @@ export class JitterBuffer {
    * Called once per 20 ms tick. Returns the frame to play (written into `out`, or a new array),
    * or null while nothing has ever been buffered (the leg has not started talking yet).
    */
-  pop(out: Int16Array = new Int16Array(SAMPLES)): Int16Array | null {
+  pop(out: Int16Array = new Int16Array(SAMPLES), nowMs = NaN): Int16Array | null {
+    this.lastWaitMs = NaN;
     if (this.state === 'idle') return null;
     if (this.state === 'priming') {
       // Play once the target is buffered, or after waiting that long anyway (a short burst).
@@ -176,7 +194,10 @@ export class JitterBuffer {
       // Underrun: stretch (do not advance playout) and re-prime.
       this.s.underruns++;
       this.state = 'priming';
-      if (this.adaptive && this.target < this.maxFrames) this.target++;
+      // Grow on an underrun, but only up to two frames above what the measured jitter asks for: an
+      // underrun caused by our own event loop stalling (not by the network) is not cured by depth,
+      // and growing without bound there is what kept the added latency high on a busy host.
+      if (this.adaptive && this.target < Math.min(this.maxFrames, this.jitterTarget() + 2)) this.target++;
       this.lastUnderrunAt = this.s.received;
       return this.conceal(out);
     }
@@ -196,6 +217,7 @@ export class JitterBuffer {
     this.next++;
     if (this.slotIndex[slot] === this.next - 1) {
       this.slotIndex[slot] = NaN;
+      this.lastWaitMs = nowMs - this.slotArrival[slot];
       out.set(this.store.subarray(slot * SAMPLES, (slot + 1) * SAMPLES));
       this.last.set(out);
       this.concealRun = 0;
@@ -252,6 +274,12 @@ export class JitterBuffer {
     return this.tsCycles + raw;
   }
 
+  /** The target the measured jitter asks for: one frame plus three times the jitter, within bounds. */
+  private jitterTarget(): number {
+    const wanted = 1 + Math.ceil((3 * this.jitter) / FRAME_MS);
+    return Math.min(Math.max(wanted, this.minFrames), this.maxFrames);
+  }
+
   private updateJitter(ts: number, arrivalMs: number): void {
     // RFC 3550 §A.8: J += (|D| - J) / 16, with D the change in transit time.
     const transit = arrivalMs - ts / 8;
@@ -261,12 +289,13 @@ export class JitterBuffer {
     }
     this.prevTransit = transit;
     if (this.adaptive) {
-      const wanted = 1 + Math.ceil((3 * this.jitter) / FRAME_MS);
-      const clamped = Math.min(Math.max(wanted, this.minFrames), this.maxFrames);
+      const clamped = this.jitterTarget();
       // Grow at once, shrink slowly (the drift logic drains the surplus one frame at a time).
       if (clamped > this.target) this.target = clamped;
-      // Shrink only after 10 s (500 packets) without an underrun: a target that just grew stays.
-      else if (clamped < this.target && this.s.received - this.lastUnderrunAt > 500 && this.s.received % 50 === 0) this.target--;
+      // Shrink after 3 s (150 packets) without an underrun, one frame a second: a target that just grew
+      // stays a while, but a spike (often our own event loop stalling, which stamps arrivals late) does
+      // not hold the added latency for long.
+      else if (clamped < this.target && this.s.received - this.lastUnderrunAt > 150 && this.s.received % 50 === 0) this.target--;
     }
   }
 }

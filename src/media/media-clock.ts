@@ -2,10 +2,11 @@
 // pacing costs one timer per process, not one per session, call or frame. It corrects its own drift
 // against performance.now(), catches up the ticks of a short event-loop stall, and stops when nobody
 // listens.
-import { performance } from 'node:perf_hooks';
 import { FRAME_MS } from './constants.js';
 
 export type TickListener = (tick: number) => void;
+/** What happens to an error thrown by a tick listener (the owner logs it; the clock carries on). */
+export type TickErrorHook = (err: unknown, tick: number) => void;
 
 /** What a pacer needs from a clock (tests drive a manual one). */
 export interface TickSource {
@@ -15,10 +16,15 @@ export interface TickSource {
 export class MediaClock implements TickSource {
   private readonly listeners = new Set<TickListener>();
   private timer: NodeJS.Timeout | null = null;
+  /** Inside run(): a listener that subscribes then must not restart the timer (it would reset the tick grid). */
+  private running = false;
   private nextAt = 0;
   private tickNo = 0;
   /** Stalls longer than the catch-up allowance (their ticks were skipped); a health figure. */
   lateTicks = 0;
+  /** Errors thrown by listeners so far (each also went to the hook). */
+  listenerErrors = 0;
+  private errorHook: TickErrorHook = () => {};
 
   /**
    * @param maxCatchUpTicks ticks fired back to back after a stall (default 25 = 500 ms), so a short
@@ -35,10 +41,16 @@ export class MediaClock implements TickSource {
     return this.listeners.size;
   }
 
+  /** Routes listener errors somewhere visible (the composition root passes a logger's). */
+  onListenerError(hook: TickErrorHook): this {
+    this.errorHook = hook;
+    return this;
+  }
+
   /** Calls `fn` on every tick until the returned function is called. */
   subscribe(fn: TickListener): () => void {
     this.listeners.add(fn);
-    if (!this.timer) {
+    if (!this.timer && !this.running) {
       this.nextAt = performance.now() + this.periodMs;
       this.schedule();
     }
@@ -55,6 +67,7 @@ export class MediaClock implements TickSource {
 
   private readonly run = (): void => {
     this.timer = null;
+    this.running = true;
     const now = performance.now();
     let fired = 0;
     while (now >= this.nextAt && fired < this.maxCatchUpTicks) {
@@ -64,8 +77,14 @@ export class MediaClock implements TickSource {
       for (const fn of this.listeners) {
         try {
           fn(this.tickNo);
-        } catch {
-          /* one session's fault must not stop the others' audio */
+        } catch (err) {
+          // One session's fault must not stop the others' audio: count it, hand it on, carry on.
+          this.listenerErrors++;
+          try {
+            this.errorHook(err, this.tickNo);
+          } catch {
+            // a failing hook must not stop the clock either
+          }
         }
       }
     }
@@ -77,6 +96,7 @@ export class MediaClock implements TickSource {
       this.tickNo += skipped;
       this.nextAt += skipped * this.periodMs;
     }
+    this.running = false;
     if (this.listeners.size > 0) this.schedule();
   };
 
@@ -87,3 +107,12 @@ export class MediaClock implements TickSource {
     this.listeners.clear();
   }
 }
+
+/**
+ * The one 20 ms clock of this process: RTP endpoints (jitter-buffer playout, sending) and session
+ * pacers tick on it together. Within a tick the endpoints run first (they subscribe at call set-up),
+ * and a pacer that a leg's frame wakes joins the same tick, so a bridged frame is released in the
+ * tick it was played out instead of waiting for the phase of a second clock (issue 12). Catch-up is
+ * 10 ticks (200 ms): a longer stall is skipped rather than replayed as a burst into every queue.
+ */
+export const processMediaClock = new MediaClock(FRAME_MS, 10);

@@ -3,7 +3,7 @@
 // children: legs, then pipeline stages (and with them the STT streams).
 import type { Logger } from 'pino';
 import type { Engines, VoiceSettings } from '../speech/index.js';
-import type { VadOptions } from '../media/index.js';
+import type { VadChoice } from './processors/vad.js';
 import {
   FRAME_MS, otherParty,
   type LiveSessionEvents, type OutputFrame, type Party, type PartyLeg, type PcmFrame, type TranscriptFinal,
@@ -40,6 +40,8 @@ export interface LiveSessionHooks {
   dialParty?(req: { party: Party; to: string }): Promise<void>;
   /** Agent modes: the agent ends the session. */
   end?(reason: string): void;
+  /** A null language was detected by the STT engine (the session object shows it from then on). */
+  languageDetected?(party: Party, language: string): void;
 }
 
 /** The AI agent of an ai_agent / help_chat_voice session. */
@@ -67,7 +69,7 @@ export interface LiveSessionOptions {
   awaitsLeg: boolean;
   /** Sequence of the last stored turn (a session reopened on this node continues from it). */
   lastSequence?: number;
-  vad?: VadOptions;
+  vad?: VadChoice;
   bargeIn?: boolean;
   agent?: LiveAgentOptions;
   /** Bound to the session already (session_id); the session does not add it again. */
@@ -121,6 +123,7 @@ export class LiveSession extends SafeEmitter<LiveSessionEvents> {
           timelineMs: () => (this.t0 < 0 ? 0 : Date.now() - this.t0),
           onCustomerFinal: (text) => this.agentRuntime?.customerSaid(text),
         },
+        defaultLanguage: opts.defaultLanguage, onLanguageDetected: (party, language) => this.hooks.languageDetected?.(party, language),
       },
       this.onFrame,
     );

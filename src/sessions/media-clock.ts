@@ -1,6 +1,7 @@
-// The process-wide 20 ms clock the live sessions' output pacers share (tests pass their own).
-import { MediaClock } from '../media/index.js';
+// The process-wide 20 ms clock the live sessions' output pacers share with the RTP endpoints
+// (media/processMediaClock; tests pass their own).
+import { processMediaClock } from '../media/index.js';
 
 export { MediaClock, type TickListener, type TickSource } from '../media/index.js';
 
-export const sharedMediaClock = new MediaClock();
+export const sharedMediaClock = processMediaClock;

@@ -1,10 +1,12 @@
 // What a session's pipeline does, decided once when it opens, from its mode, its languages and the
 // engines this node has. Languages (SPEC "Session object"): `source_language` is Party A, the agent;
-// `target_language` is Party B, the customer. A null language means "auto-detect": none of the
-// engines here detects language, so it resolves to engines.stt.defaultLanguage (documented in the
-// README); an engine that can detect would take over here.
+// `target_language` is Party B, the customer. A null language means "auto-detect": it resolves to
+// engines.stt.defaultLanguage for planning, and when the STT engine detects language (openai) the
+// party's stream is opened in detect mode; the first final that names a language replaces the
+// default and the routes are planned again (replanWithDetected). Engines that cannot detect keep
+// the default (documented in the README).
 import type { Engines, VoiceSettings } from '../speech/index.js';
-import type { VadOptions } from '../media/index.js';
+import type { VadChoice } from './processors/vad.js';
 import { otherParty, PARTIES, type Party } from './contracts.js';
 import type { TickSource } from './media-clock.js';
 import { chain, FrameProcessor, type FrameSink } from './processors/processor.js';
@@ -34,6 +36,8 @@ export interface PipelinePlan {
   languages: Record<Party, string>;
   /** True where the language was null and fell back to the default. */
   defaulted: Record<Party, boolean>;
+  /** True where the language is null and the STT engine will detect it (until it has). */
+  detect: Record<Party, boolean>;
   transcribe: Record<Party, boolean>;
   routes: Partial<Record<Party, TranslationRoute>>;
   /** Assistive mode: whose original audio is bridged to whom. */
@@ -49,7 +53,7 @@ export interface PlanInput {
 }
 
 /** What planning asks of the engines: capabilities only, so the API can plan without running engines. */
-export type EngineCapabilities = Pick<Engines, 'canTranscribe' | 'canTranslate' | 'canSpeak'>;
+export type EngineCapabilities = Pick<Engines, 'canTranscribe' | 'canTranslate' | 'canSpeak'> & Partial<Pick<Engines, 'detectsLanguage'>>;
 
 export function planPipeline(s: PlanInput, engines: EngineCapabilities, defaultLanguage: string): PipelinePlan {
   const languages: Record<Party, string> = {
@@ -57,6 +61,8 @@ export function planPipeline(s: PlanInput, engines: EngineCapabilities, defaultL
     customer: s.target_language ?? defaultLanguage,
   };
   const defaulted = { agent: s.source_language === null, customer: s.target_language === null };
+  const detects = engines.detectsLanguage?.() ?? false;
+  const detect = { agent: defaulted.agent && detects, customer: defaulted.customer && detects };
   const transcribe = { agent: engines.canTranscribe(languages.agent), customer: engines.canTranscribe(languages.customer) };
   const routes: Partial<Record<Party, TranslationRoute>> = {};
   const unavailable: string[] = [];
@@ -89,7 +95,16 @@ export function planPipeline(s: PlanInput, engines: EngineCapabilities, defaultL
     }
     routes[from] = { to, speakTo: listener };
   }
-  return { mode: s.mode, languages, defaulted, transcribe, routes, bridge, unavailable };
+  return { mode: s.mode, languages, defaulted, detect, transcribe, routes, bridge, unavailable };
+}
+
+/** The plan once `party`'s language was detected: routes are planned from it, that party stops detecting. */
+export function replanWithDetected(plan: PipelinePlan, party: Party, language: string, engines: EngineCapabilities, defaultLanguage: string): PipelinePlan {
+  const known = (p: Party): string | null => (p === party ? language : plan.detect[p] || plan.defaulted[p] ? null : plan.languages[p]);
+  const next = planPipeline({ mode: plan.mode, source_language: known('agent'), target_language: known('customer') }, engines, defaultLanguage);
+  next.defaulted = { ...plan.defaulted, [party]: false };
+  next.detect = { ...plan.detect, [party]: false };
+  return next;
 }
 
 export interface PipelineOptions {
@@ -97,11 +112,15 @@ export interface PipelineOptions {
   engines: Engines;
   voice: VoiceSettings;
   clock: TickSource;
-  vad?: VadOptions;
+  vad?: VadChoice;
   /** Drop queued output for a party who starts speaking (off for interpreters: they finish the sentence). */
   bargeIn?: boolean;
   /** Agent modes with an agent: its stages are added (see buildAgentStages). */
   agent?: AgentPipelineOptions;
+  /** Language resolution for parties whose language is null (see replanWithDetected). */
+  defaultLanguage?: string;
+  /** Called after a detected language replanned the session (plan already updated in place). */
+  onLanguageDetected?: (party: Party, language: string) => void;
 }
 
 export interface AgentPipelineOptions {
@@ -141,9 +160,17 @@ export function buildPipeline(opts: PipelineOptions, sink: FrameSink): Pipeline 
   if (plan.bridge) stages.push(new BridgeProcessor(plan.bridge.from, plan.bridge.to));
   const vad = new VadProcessor(opts.vad);
   stages.push(vad);
-  stages.push(new SttProcessor({ engine: engines.stt, languages: plan.languages, enabled: plan.transcribe }));
-  if (Object.keys(plan.routes).length > 0) {
-    stages.push(new TranslateProcessor(engines.translator, plan.routes));
+  let translate: TranslateProcessor | null = null;
+  const onDetected = (party: Party, language: string): void => {
+    // Replanned before the final that carried the language goes on, so that final is translated.
+    Object.assign(plan, replanWithDetected(plan, party, language, engines, opts.defaultLanguage ?? plan.languages[party]));
+    translate?.setRoutes(plan.routes);
+    opts.onLanguageDetected?.(party, language);
+  };
+  stages.push(new SttProcessor({ engine: engines.stt, languages: { ...plan.languages }, enabled: plan.transcribe, detect: { ...plan.detect }, onLanguageDetected: onDetected }));
+  if (Object.keys(plan.routes).length > 0 || plan.detect.agent || plan.detect.customer) {
+    translate = new TranslateProcessor(engines.translator, plan.routes);
+    stages.push(translate);
     stages.push(new TtsProcessor(engines.tts, opts.voice));
   }
   if (opts.bargeIn) stages.push(new InterruptionProcessor());

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import type { Db } from '../store/index.js';
 import type { Engines } from '../speech/index.js';
-import type { VadOptions } from '../media/index.js';
+import type { VadChoice } from './processors/vad.js';
 import { subscribeSessionCommands, type SessionCommand } from '../coord/session-bus.js';
 import { insertEvent, insertTranscriptTurn, lastTranscriptSequence, withTransaction, type WebhookEventType } from '../store/index.js';
 import type { AgentServices } from '../agents/index.js';
@@ -31,7 +31,7 @@ export interface SessionRegistryDeps {
   clock?: TickSource;
   /** last_activity_at is written at most this often per session (default 5000 ms). */
   touchIntervalMs?: number;
-  vad?: VadOptions;
+  vad?: VadChoice;
   /**
    * Claims on live sessions across nodes (coord/ownership.ts): open() claims the session or throws
    * SessionOwnedElsewhereError; claims are refreshed while live and released on close.
@@ -196,6 +196,13 @@ export class SessionRegistry {
         },
         activity: () => this.onActivity(id),
         legsChanged: () => this.checkCarriers(id),
+        languageDetected: (party, language) => {
+          // Only a still-null language is filled in: a language the client set is never overwritten.
+          const column = party === 'agent' ? 'source_language' : 'target_language';
+          db.query(`UPDATE sessions SET ${column} = $2 WHERE id = $1 AND ${column} IS NULL`, [id, language])
+            .then(() => log.info({ party, language }, 'language detected'))
+            .catch((err) => log.error({ err }, 'storing the detected language failed'));
+        },
         storeTurn: (t) => insertTranscriptTurn(db, {
           sessionId: id, orgId: row.org_id, sequence: t.sequence, speaker: t.speaker, language: t.language,
           text: t.text, translation: t.translation ?? null, confidence: t.confidence ?? null,

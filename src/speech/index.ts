@@ -7,6 +7,11 @@ import { EspeakTts } from './tts/espeak.js';
 import { ensureDecoderBinary } from './stt/pocketsphinx/decoder-binary.js';
 import { PocketsphinxEngine } from './stt/pocketsphinx/pocketsphinx-engine.js';
 import { VoskStt } from './stt/vosk/vosk-engine.js';
+import { OpenAiStt } from './stt/openai/openai-stt.js';
+import { DeepgramStt } from './stt/deepgram/deepgram-stt.js';
+import { OpenAiTts } from './tts/openai-tts.js';
+import { ElevenLabsTts } from './tts/elevenlabs-tts.js';
+import { DEFAULT_POLICY } from './http/engine-endpoint.js';
 import type { EngineCapabilities, Engines, SttEngine, Translator, TtsEngine } from './types.js';
 
 export * from './types.js';
@@ -17,10 +22,29 @@ export { VoskStt, type VoskOptions } from './stt/vosk/vosk-engine.js';
 export { ApertiumTranslator, discoverApertiumModes, type ApertiumOptions } from './translate/apertium.js';
 export { LibreTranslateTranslator, type LibreTranslateOptions } from './translate/libretranslate.js';
 export { EspeakTts, BASE_WPM, type EspeakOptions } from './tts/espeak.js';
+export { OpenAiStt, type OpenAiSttOptions } from './stt/openai/openai-stt.js';
+export { DeepgramStt, type DeepgramOptions } from './stt/deepgram/deepgram-stt.js';
+export { OpenAiTts, OPENAI_PCM_RATE, type OpenAiTtsOptions } from './tts/openai-tts.js';
+export { ElevenLabsTts, type ElevenLabsOptions } from './tts/elevenlabs-tts.js';
+export { EngineEndpoint, EngineHttpError, DEFAULT_POLICY, type EndpointPolicy } from './http/engine-endpoint.js';
+export { WHISPER_LANGUAGES, whisperLanguageToIso1 } from './whisper-languages.js';
 
 export interface CreateEnginesOptions {
   /** Reports listener exceptions caught inside engines (wire to the logger). */
   onListenerError?: (err: unknown) => void;
+  /** Looks up a node-wide named secret (API keys named by `apiKeySecret`); null when unset. */
+  resolveSecret?: (name: string) => Promise<string | null>;
+}
+
+/** The API key of a remote engine: named secret first (read per request, so rotation needs no restart), else the clear setting. */
+function apiKeyOf(c: { apiKey?: string; apiKeySecret?: string }, opts: CreateEnginesOptions, setting: string): () => Promise<string | null> {
+  const { apiKeySecret: name, apiKey } = c;
+  if (name) {
+    if (!opts.resolveSecret) throw new Error(`${setting} names secret "${name}" but no secret store is available`);
+    const resolve = opts.resolveSecret;
+    return async () => (await resolve(name)) ?? apiKey ?? null;
+  }
+  return async () => apiKey ?? null;
 }
 
 async function createStt(cfg: Config['engines'], opts: CreateEnginesOptions): Promise<SttEngine | null> {
@@ -42,6 +66,19 @@ async function createStt(cfg: Config['engines'], opts: CreateEnginesOptions): Pr
     case 'vosk':
       if (!stt.url) throw new Error('engines.stt.url (STT_URL) is required for the vosk provider');
       return new VoskStt({ url: stt.url, language: stt.defaultLanguage, timeoutMs: stt.timeoutMs, onListenerError: opts.onListenerError });
+    case 'openai':
+      if (!stt.url) throw new Error('engines.stt.url (STT_URL) is required for the openai provider');
+      return new OpenAiStt({
+        url: stt.url, model: stt.model, apiKey: apiKeyOf(stt, opts, 'STT_API_KEY_SECRET'),
+        policy: { ...DEFAULT_POLICY, timeoutMs: stt.timeoutMs, retries: stt.retries },
+        partialIntervalMs: stt.partialIntervalMs, languages: stt.languages, onListenerError: opts.onListenerError,
+      });
+    case 'deepgram':
+      if (!stt.url) throw new Error('engines.stt.url (STT_URL) is required for the deepgram provider');
+      return new DeepgramStt({
+        url: stt.url, model: stt.model === 'whisper-1' ? undefined : stt.model, apiKey: apiKeyOf(stt, opts, 'STT_API_KEY_SECRET'),
+        languages: stt.languages ?? [stt.defaultLanguage], timeoutMs: stt.timeoutMs, reconnects: stt.retries, onListenerError: opts.onListenerError,
+      });
   }
 }
 
@@ -58,18 +95,30 @@ async function createTranslator(cfg: Config['engines']): Promise<Translator | nu
   }
 }
 
-async function createTts(cfg: Config['engines']): Promise<TtsEngine | null> {
-  switch (cfg.tts.provider) {
+async function createTts(cfg: Config['engines'], opts: CreateEnginesOptions): Promise<TtsEngine | null> {
+  const tts = cfg.tts;
+  switch (tts.provider) {
     case 'none':
       return null;
     case 'espeak-ng':
-      return EspeakTts.create({ timeoutMs: cfg.tts.timeoutMs });
+      return EspeakTts.create({ timeoutMs: tts.timeoutMs });
+    case 'openai':
+      if (!tts.url) throw new Error('engines.tts.url (TTS_URL) is required for the openai provider');
+      return new OpenAiTts({
+        url: tts.url, model: tts.model, voice: tts.voice, apiKey: apiKeyOf(tts, opts, 'TTS_API_KEY_SECRET'),
+        policy: { ...DEFAULT_POLICY, timeoutMs: tts.timeoutMs, retries: tts.retries }, languages: tts.languages,
+      });
+    case 'elevenlabs':
+      return new ElevenLabsTts({
+        url: tts.url ?? 'https://api.elevenlabs.io', model: tts.model, voice: tts.voice, apiKey: apiKeyOf(tts, opts, 'TTS_API_KEY_SECRET'),
+        policy: { ...DEFAULT_POLICY, timeoutMs: tts.timeoutMs, retries: tts.retries }, languages: tts.languages ?? [cfg.stt.defaultLanguage],
+      });
   }
 }
 
 /** Starts the configured engines (the pocketsphinx pool has loaded its model when this resolves). */
 export async function createEngines(cfg: Config['engines'], opts: CreateEnginesOptions = {}): Promise<Engines> {
-  const [stt, translator, tts] = await Promise.allSettled([createStt(cfg, opts), createTranslator(cfg), createTts(cfg)]);
+  const [stt, translator, tts] = await Promise.allSettled([createStt(cfg, opts), createTranslator(cfg), createTts(cfg, opts)]);
   const started = [stt, translator, tts].flatMap((r) => (r.status === 'fulfilled' && r.value ? [r.value] : []));
   const failed = [stt, translator, tts].find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) {
@@ -97,6 +146,7 @@ export function buildEngines(stt: SttEngine | null, translator: Translator | nul
     canTranscribe: (language) => stt?.languages().includes(language) ?? false,
     canTranslate: (from, to) => from === to || (translator?.supports(from, to) ?? false),
     canSpeak: (language) => tts?.languages().includes(language) ?? false,
+    detectsLanguage: () => stt?.detectsLanguage ?? false,
     close(): Promise<void> {
       closing ??= Promise.allSettled([stt?.close(), translator?.close(), tts?.close()]).then(() => undefined);
       return closing;

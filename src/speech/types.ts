@@ -11,6 +11,8 @@ export interface SttFinal {
   text: string;
   /** 0..1 where the engine gives one. */
   confidence?: number;
+  /** ISO 639-1 code the engine detected (only from engines that detect, on streams opened with `detect`). */
+  language?: string;
 }
 
 export type SttErrorCode =
@@ -48,7 +50,13 @@ export interface SttEngine {
   readonly name: string;
   /** ISO 639-1 codes it can transcribe. */
   languages(): string[];
-  openStream(opts: { language: string }): SttStream;
+  /** True when finals can carry the detected `language` (streams opened with `detect: true`). */
+  readonly detectsLanguage?: boolean;
+  /**
+   * `language` is the expected language; with `detect` the engine is not told it and reports
+   * what it heard on each final instead (engines that cannot detect ignore `detect`).
+   */
+  openStream(opts: { language: string; detect?: boolean }): SttStream;
   close(): Promise<void>;
 }
 
@@ -73,6 +81,8 @@ export interface TtsEngine {
   languages(): string[];
   /** PCM16 mono at 8 kHz. */
   synthesize(text: string, language: string, voice: VoiceSettings): Promise<Int16Array>;
+  /** Streaming engines: 8 kHz PCM16 chunks as the server sends them, so playback starts early. */
+  synthesizeStream?(text: string, language: string, voice: VoiceSettings): AsyncIterable<Int16Array>;
   close(): Promise<void>;
 }
 
@@ -90,6 +100,8 @@ export interface Engines {
   canTranscribe(language: string): boolean;
   canTranslate(from: string, to: string): boolean;
   canSpeak(language: string): boolean;
+  /** Whether the STT engine reports the language it heard (null session languages are then detected). */
+  detectsLanguage(): boolean;
   /** Stops every engine (decoder processes included); idempotent. */
   close(): Promise<void>;
 }

@@ -1,10 +1,11 @@
 // A phone leg bridged into a session: one SIP dialog, one RTP endpoint and, when rtpengine anchors
 // media, its call in rtpengine. Implements the pipeline's PartyLeg: `playFrame` sends to the phone,
 // decoded frames from the phone come out as `audio` events.
-import { EventEmitter } from 'node:events';
+import { SafeEmitter } from '../events/index.js';
 import type { Party, PartyLeg, PcmFrame } from '../sessions/contracts.js';
 import type { Dialog, ModifyRequest } from './sip/dialog.js';
 import type { RtpEndpoint } from './rtp/endpoint.js';
+import type { CallQuality } from './rtp/call-quality.js';
 import type { MediaAnchor } from './media-anchor.js';
 import { answerOffer, type NegotiatedMedia } from './sdp/sdp.js';
 
@@ -45,10 +46,11 @@ export function endpointConfig(m: NegotiatedMedia): Parameters<RtpEndpoint['conf
     dtmfPayloadType: m.dtmfPayloadType,
     send: !zero && (m.remoteDirection === 'sendrecv' || m.remoteDirection === 'recvonly'),
     expectReceive: !zero && (m.remoteDirection === 'sendrecv' || m.remoteDirection === 'sendonly'),
+    rtcpMux: m.rtcpMux,
   };
 }
 
-export class SipLeg extends EventEmitter<SipLegEvents> implements PartyLeg {
+export class SipLeg extends SafeEmitter<SipLegEvents> implements PartyLeg {
   readonly kind = 'sip' as const;
   readonly id: string;
   readonly party: Party;
@@ -68,7 +70,7 @@ export class SipLeg extends EventEmitter<SipLegEvents> implements PartyLeg {
   private ended = false;
   private gotMedia = false;
   /** Media counters captured at hangup (logged with the call's end). */
-  finalStats: { rtp: RtpEndpoint['stats']; jitter: RtpEndpoint['jitter']['stats'] } | null = null;
+  finalStats: { rtp: RtpEndpoint['stats']; jitter: RtpEndpoint['jitter']['stats']; quality: CallQuality } | null = null;
 
   constructor(init: SipLegInit) {
     super();
@@ -87,14 +89,14 @@ export class SipLeg extends EventEmitter<SipLegEvents> implements PartyLeg {
     this.negotiated = init.media;
     this.endpoint.configure(endpointConfig(init.media));
     this.onHold = init.media.onHold;
-    this.endpoint.on('frame', (f) => this.emit('audio', f));
+    this.endpoint.on('frame', (f) => this.safeEmit('audio', f));
     this.endpoint.on('latched', () => {
       if (!this.gotMedia) {
         this.gotMedia = true;
-        this.emit('media');
+        this.safeEmit('media');
       }
     });
-    this.endpoint.on('dtmf', (d) => this.emit('dtmf', d.digit));
+    this.endpoint.on('dtmf', (d) => this.safeEmit('dtmf', d.digit));
     this.endpoint.on('timeout', () => this.close('rtp_timeout'));
     this.dialog.on('destroy', (d) => this.finish(d.reason));
     this.dialog.on('modify', (m) => void this.onModify(m));
@@ -128,6 +130,11 @@ export class SipLeg extends EventEmitter<SipLegEvents> implements PartyLeg {
 
   get rtpStats(): RtpEndpoint['stats'] {
     return this.endpoint.stats;
+  }
+
+  /** RTP/RTCP call quality of this leg (packets, loss, jitter, round trip, MOS; see rtp/call-quality.ts). */
+  get callQuality(): CallQuality {
+    return this.finalStats?.quality ?? this.endpoint.callQuality;
   }
 
   /** Receive-side quality: jitter buffer counters (concealed, dropped, late, underruns, target). */
@@ -184,7 +191,7 @@ export class SipLeg extends EventEmitter<SipLegEvents> implements PartyLeg {
       m.respond(200, 'OK', answer);
       if (media.onHold !== this.onHold) {
         this.onHold = media.onHold;
-        this.emit('hold', this.onHold);
+        this.safeEmit('hold', this.onHold);
       }
     } catch {
       m.respond(488, 'Not Acceptable Here');
@@ -197,8 +204,8 @@ export class SipLeg extends EventEmitter<SipLegEvents> implements PartyLeg {
     this.endpoint.close();
     if (this.anchor) void this.anchor.server.delete(this.anchor.callId, this.anchor.fromTag);
     const durationSeconds = Math.round((Date.now() - this.dialog.connectedAt.getTime()) / 100) / 10;
-    this.finalStats = { rtp: { ...this.endpoint.stats }, jitter: { ...this.endpoint.jitter.stats } };
-    this.emit('ended', { reason, durationSeconds });
+    this.finalStats = { rtp: { ...this.endpoint.stats }, jitter: { ...this.endpoint.jitter.stats }, quality: this.endpoint.callQuality };
+    this.safeEmit('ended', { reason, durationSeconds });
     this.removeAllListeners();
   }
 }

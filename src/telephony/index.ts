@@ -14,7 +14,7 @@ export { TelephonyError, type TelephonyErrorCode } from './errors.js';
 export type { CallView } from './service.js';
 export type { DialRequest } from './dial-target.js';
 export type { TelephonySessionPort, SessionAttachment } from './session-port.js';
-export { encryptSecret, decryptSecret } from './secrets.js';
+export { encryptSecret, decryptSecret } from '../secrets/index.js';
 export { isValidCidr } from './cidr.js';
 export { sessionPortFromRegistry } from './registry-port.js';
 export { registerTelephonyMetrics } from './metrics.js';
@@ -44,6 +44,8 @@ export interface Telephony {
   mediaStats(): Record<string, number>;
   /** Call outcomes since start, keyed "direction:result". */
   callCounts(): Record<string, number>;
+  /** Input the SIP front refused since start, by fault. */
+  refusedCounts(): Record<string, number>;
   /** The SIP port bound (config.sip.port, or the one chosen when it is 0). */
   readonly sipPort: number;
   close(): Promise<void>;
@@ -78,6 +80,11 @@ export async function startTelephony(deps: TelephonyDeps): Promise<Telephony> {
     sipPort: svc.sipPort,
     mediaStats: () => svc.mediaStats(),
     callCounts: () => ({ ...svc.callCounts }),
-    close: () => svc.close(),
+    refusedCounts: () => ({ ...svc.refusals.counts }),
+    // Shutdown drains first (config.sip.drainSeconds; 0 ends calls at once), then ends what is left.
+    close: async () => {
+      await svc.drain(deps.config.sip.drainSeconds * 1000);
+      await svc.close();
+    },
   };
 }

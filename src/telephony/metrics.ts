@@ -3,7 +3,7 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { Telephony } from './index.js';
 
-const METRIC_NAMES = ['voxbridge_sip_active_calls', 'voxbridge_sip_calls', 'voxbridge_rtp_media'];
+const METRIC_NAMES = ['voxbridge_sip_active_calls', 'voxbridge_sip_calls', 'voxbridge_rtp_media', 'voxbridge_rtp_call_quality', 'voxbridge_sip_refused'];
 
 /** Registers the gauges, replacing those of a previous telephony service in this process (restart, tests). */
 export function registerTelephonyMetrics(registry: Registry, telephony: Telephony): void {
@@ -14,6 +14,15 @@ export function registerTelephonyMetrics(registry: Registry, telephony: Telephon
     registers: [registry],
     collect() {
       this.set(telephony.activeCalls);
+    },
+  });
+  new Gauge({
+    name: 'voxbridge_sip_refused',
+    help: 'SIP input refused by the front since start, by fault (bad_content_length, datagram_too_large, slow_sender, connection_limit, rate_limited, scanner…)',
+    labelNames: ['fault'] as const,
+    registers: [registry],
+    collect() {
+      for (const [fault, n] of Object.entries(telephony.refusedCounts())) this.set({ fault }, n);
     },
   });
   new Gauge({
@@ -37,6 +46,17 @@ export function registerTelephonyMetrics(registry: Registry, telephony: Telephon
       const m = telephony.mediaStats();
       const names: Record<string, string> = { packetsIn: 'packets_in', packetsOut: 'packets_out', ignoredSource: 'ignored_source', concealed: 'concealed', dropped: 'dropped', late: 'late', underruns: 'underruns', played: 'played' };
       for (const [k, label] of Object.entries(names)) this.set({ counter: label }, m[k] ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'voxbridge_rtp_call_quality',
+    help: 'Live legs, averaged: mos, loss_percent, jitter_ms, rtt_ms (RTCP), jitter_buffer_depth_frames, jitter_buffer_target_frames; rtcp_in/rtcp_out are packet totals of live legs',
+    labelNames: ['stat'] as const,
+    registers: [registry],
+    collect() {
+      const m = telephony.mediaStats();
+      const names: Record<string, string> = { mosAvg: 'mos', lossPercentAvg: 'loss_percent', jitterMsAvg: 'jitter_ms', rttMsAvg: 'rtt_ms', jitterDepthFramesAvg: 'jitter_buffer_depth_frames', jitterTargetFramesAvg: 'jitter_buffer_target_frames', rtcpIn: 'rtcp_in', rtcpOut: 'rtcp_out' };
+      for (const [k, label] of Object.entries(names)) this.set({ stat: label }, m[k] ?? 0);
     },
   });
 }

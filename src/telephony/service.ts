@@ -8,9 +8,12 @@ import type { Db } from '../store/index.js';
 import * as repo from '../store/telephony-repo.js';
 import type { Party } from '../sessions/contracts.js';
 import { UserAgent, newCallId, newTag } from './sip/user-agent.js';
+import { RefusalCounter } from './sip/refusals.js';
+import { SourceGuard } from './sip/source-guard.js';
 import type { IncomingInvite } from './sip/incoming-invite.js';
 import { SipError } from './sip/errors.js';
 import { RtpEndpoint } from './rtp/endpoint.js';
+import { addLegQuality, finishQualitySummary, type CallQuality } from './rtp/call-quality.js';
 import type { TickSource } from '../media/index.js';
 import { rtpMediaClock } from './rtp/endpoint.js';
 import { answerOffer, buildSdp, DEFAULT_CODECS, DEFAULT_DTMF_PT, negotiate, parseSdp, SdpError, type NegotiatedMedia } from './sdp/sdp.js';
@@ -19,7 +22,7 @@ import type { SipRequest } from 'sip';
 import { MediaAnchor, MediaServerUnavailable } from './media-anchor.js';
 import { SipLeg } from './call-leg.js';
 import { cidrContains } from './cidr.js';
-import { decryptSecret } from './secrets.js';
+import { decryptSecret } from '../secrets/index.js';
 import { TelephonyError } from './errors.js';
 import { resolveDialTarget, type DialRequest } from './dial-target.js';
 import type { SessionAttachment, TelephonySessionPort } from './session-port.js';
@@ -54,6 +57,8 @@ export interface CallView {
   to: string;
   disconnect_reason?: string | null;
   duration?: number;
+  /** RTP/RTCP quality of the leg so far (issue 12). */
+  quality?: CallQuality;
 }
 
 const AUTH_TTL_MS = 60_000;
@@ -66,10 +71,18 @@ export class TelephonyService {
   private readonly authChallenges = new Map<string, { ctx: Record<string, unknown>; expires: number }>();
   private readonly clock: TickSource;
   private readonly log: Logger;
+  /** Input the SIP front refused, by fault (metrics). */
+  readonly refusals: RefusalCounter;
+  readonly guard: SourceGuard;
   private closed = false;
 
   constructor(private readonly o: TelephonyOptions) {
     this.log = o.logger.child({ component: 'telephony' });
+    this.refusals = new RefusalCounter(this.log);
+    this.guard = new SourceGuard(o.config.sip.guard, (source, reason, seconds) => {
+      this.refusals.counts.bans = (this.refusals.counts.bans ?? 0) + 1;
+      this.log.warn({ source, reason, seconds }, 'sip source banned');
+    });
     this.clock = o.clock ?? rtpMediaClock;
     this.anchor = o.config.rtpengine.ng ? new MediaAnchor({ ng: o.config.rtpengine.ng, timeoutMs: o.config.rtpengine.timeoutMs }) : null;
   }
@@ -79,7 +92,8 @@ export class TelephonyService {
     const svc = new TelephonyService(o);
     const sip = o.config.sip;
     svc.ua = await UserAgent.start(
-      { host: sip.host, port: sip.port, transports: sip.transports, advertisedAddress: sip.advertisedAddress, userAgent: 'voxbridge', logger: svc.log },
+      { host: sip.host, port: sip.port, transports: sip.transports, advertisedAddress: sip.advertisedAddress, userAgent: 'voxbridge', logger: svc.log,
+        limits: sip.limits, stream: sip.stream, guard: svc.guard, onRefused: (fault, remote, detail) => svc.refusals.record(fault, remote, detail) },
       { onInvite: (inv) => void svc.onInvite(inv) },
     );
     return svc;
@@ -120,12 +134,30 @@ export class TelephonyService {
       sum.played += j.played;
       sum.maxTargetFrames = Math.max(sum.maxTargetFrames, j.targetFrames);
       sum.maxJitterMs = Math.max(sum.maxJitterMs, Math.round(j.jitterMs * 10) / 10);
+      addLegQuality(sum, leg.callQuality, j);
     }
-    return sum;
+    return finishQualitySummary(sum);
   }
 
   legsOf(sessionId: string): SipLeg[] {
     return [...this.legs.values()].map((l) => l.leg).filter((l) => l.sessionId === sessionId);
+  }
+
+  /** True once drain() began: new INVITEs get 503 + Retry-After while live calls finish. */
+  draining = false;
+
+  /**
+   * Graceful drain (rolling upgrades): stop taking INVITEs, let live calls end on their own for up
+   * to `maxMs`, then return (close() ends what is left with BYE). Resolves at once with no calls.
+   */
+  async drain(maxMs: number): Promise<void> {
+    this.draining = true;
+    const deadline = Date.now() + maxMs;
+    if (this.legs.size > 0) this.log.info({ calls: this.legs.size, maxMs }, 'draining SIP calls');
+    while (this.legs.size > 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, Math.min(250, Math.max(1, deadline - Date.now()))));
+    }
+    if (this.legs.size > 0) this.log.warn({ calls: this.legs.size }, 'drain time over: ending the remaining calls');
   }
 
   async close(): Promise<void> {
@@ -155,7 +187,7 @@ export class TelephonyService {
 
   private async admitAndAnswer(inv: IncomingInvite): Promise<void> {
     const sipCfg = this.o.config.sip;
-    if (this.closed) throw new SipError(503, 'Service Unavailable');
+    if (this.closed || this.draining) throw new SipError(503, 'Service Unavailable');
     // Capacity counts live legs and INVITEs being set up (this one included).
     if (this.legs.size + this.ua.pendingInviteCount > sipCfg.maxConcurrentCalls) throw new SipError(503, 'Service Unavailable');
     // No offer in the INVITE (late offer): we offer in the 200 OK and take the answer from the ACK.
@@ -166,13 +198,20 @@ export class TelephonyService {
       } catch (err) {
         if (!(err instanceof SdpError)) throw err;
         // A body that is not SDP at all is a bad request; SDP without a codec we speak is not acceptable.
-        throw /no common codec|no audio/.test(err.message) ? new SipError(488, 'Not Acceptable Here') : new SipError(400, 'Bad SDP');
+        throw err.code === 'malformed' ? new SipError(400, 'Bad SDP') : new SipError(488, 'Not Acceptable Here');
       }
     }
+    // Only an allow-listed source (carrier, SBC) may learn which numbers exist: anyone else gets the
+    // same digest challenge, then the same 403, for an unknown number as for one not open to it.
+    const trusted = this.guard.isAllowListed(inv.remote.address);
     const dialed = dialedNumber(inv);
     const number = dialed ? await this.findNumber(dialed) : null;
-    if (!number) throw new SipError(404, 'Not Found');
-    const connection = await this.checkSource(inv, number);
+    if (!number) {
+      if (trusted) throw new SipError(404, 'Not Found');
+      this.challengeOrRefuse(inv); // challenges, or throws 403 on the answer
+      return;
+    }
+    const connection = await this.checkSource(inv, number, trusted);
     if (connection === 'challenged') return;
     // A session whose customer already talks on a live leg here is not waiting for this call.
     const candidates = await repo.findSessionsWaitingForNumber(this.o.db, number.org_id, number.number);
@@ -224,7 +263,7 @@ export class TelephonyService {
       dialog = inv.answer(toCaller);
       if (!media) {
         const ack = await ackOf(dialog);
-        if (!ack?.content) throw new SdpError('no answer in the ACK');
+        if (!ack?.content) throw new SdpError('no answer in the ACK', 'missing');
         const answer = this.anchor ? await this.anchor.answerFromPeer(inv.callId, inv.localTag, fromTag, ack.content) : ack.content;
         media = negotiate(parseSdp(answer));
         dialog.remoteSdp = ack.content;
@@ -285,17 +324,26 @@ export class TelephonyService {
    * must list the source address in its inbound CIDRs, or the caller must pass digest auth
    * with the connection's username/password (a PBX). Returns the matched connection.
    */
-  private async checkSource(inv: IncomingInvite, number: repo.PhoneNumberRecord): Promise<repo.ConnectionRecord | null | 'challenged'> {
+  private async checkSource(inv: IncomingInvite, number: repo.PhoneNumberRecord, trusted: boolean): Promise<repo.ConnectionRecord | null | 'challenged'> {
     const connections = number.connection_id
       ? [await repo.getConnection(this.o.db, number.connection_id)].filter((c): c is repo.ConnectionRecord => c !== null && c.status === 'active')
       : await repo.listActiveConnections(this.o.db, number.org_id);
     const byCidr = connections.find((c) => c.inbound_cidrs.some((cidr) => cidrContains(cidr, inv.remote.address)));
     if (byCidr) return byCidr;
     const withAuth = connections.filter((c) => c.username && c.password_enc);
-    if (withAuth.length === 0) throw new SipError(403, 'Forbidden');
+    if (withAuth.length === 0) {
+      if (trusted) throw new SipError(403, 'Forbidden');
+      return this.challengeOrRefuse(inv);
+    }
     this.pruneChallenges();
     const pending = this.authChallenges.get(inv.callId);
     if (pending && inv.req.headers.authorization) {
+      const username = digestUsername(inv.req);
+      // A locked-out username is refused without trying its password (guessing gains nothing).
+      if (this.guard.isUserLocked(username)) {
+        this.authChallenges.delete(inv.callId);
+        throw new SipError(403, 'Forbidden');
+      }
       for (const c of withAuth) {
         const ctx = { ...pending.ctx };
         let password: string;
@@ -306,12 +354,30 @@ export class TelephonyService {
         }
         if (digest.authenticateRequest(ctx, inv.req, { user: c.username!, password })) {
           this.authChallenges.delete(inv.callId);
+          this.guard.authSucceeded(username);
           return c;
         }
       }
       this.authChallenges.delete(inv.callId);
+      this.guard.authFailed(inv.remote.address, username);
       throw new SipError(403, 'Forbidden');
     }
+    return this.challenge(inv);
+  }
+
+  /** For an untrusted source and nothing it may reach: challenge first, refuse the answer (same as a wrong password). */
+  private challengeOrRefuse(inv: IncomingInvite): 'challenged' {
+    const pending = this.authChallenges.get(inv.callId);
+    if (pending && inv.req.headers.authorization) {
+      this.authChallenges.delete(inv.callId);
+      this.guard.authFailed(inv.remote.address, digestUsername(inv.req));
+      throw new SipError(403, 'Forbidden');
+    }
+    return this.challenge(inv);
+  }
+
+  private challenge(inv: IncomingInvite): 'challenged' {
+    this.pruneChallenges();
     // RFC 3261 §22.2: challenge with 401 and WWW-Authenticate.
     const ctx: Record<string, unknown> = { realm: this.o.config.sip.realm };
     const holder = { status: 401, reason: 'Unauthorized', headers: {} as Record<string, unknown> };
@@ -380,9 +446,10 @@ export class TelephonyService {
     }
     await repo.recordCallEnded(this.o.db, {
       callId: leg.id, orgId: leg.orgId, status: 'completed', reason,
-      data: { session_id: leg.sessionId, provider: { type: leg.provider, call_sid: leg.callSid, status: 'disconnected', disconnect_reason: reason, duration: durationSeconds } },
+      data: { session_id: leg.sessionId, provider: { type: leg.provider, call_sid: leg.callSid, status: 'disconnected', disconnect_reason: reason, duration: durationSeconds, quality: leg.callQuality } },
     }).catch((err) => this.log.error({ err, callSid: leg.callSid }, 'recording ended call failed'));
-    this.log.info({ callSid: leg.callSid, reason, durationSeconds, media: leg.finalStats }, 'call ended');
+    const q = leg.callQuality;
+    this.log.info({ callSid: leg.callSid, reason, durationSeconds, mos: q.mos, lossPercent: q.loss_percent, jitterMs: q.jitter_ms, rttMs: q.rtt_ms, media: leg.finalStats }, 'call ended');
   }
 
   // ---- outbound ----------------------------------------------------------------------------
@@ -488,6 +555,7 @@ export class TelephonyService {
       id: leg.id, object: 'call', provider: leg.provider, call_sid: leg.callSid, party: leg.party, direction: leg.direction,
       status: leg.isEnded ? 'completed' : 'in-progress', from: leg.from, to: leg.to,
       duration: Math.round((Date.now() - leg.connectedAt.getTime()) / 100) / 10,
+      quality: leg.callQuality,
     };
   }
 }
@@ -527,4 +595,11 @@ function dialedNumber(inv: IncomingInvite): string | null {
     return /^\+?\d{3,15}$/.test(user) ? user : null;
   };
   return pick(inv.req.uri) ?? pick(inv.to.uri);
+}
+
+/** The username of a digest Authorization header (quoted or not), '' when absent. */
+function digestUsername(rq: SipRequest): string {
+  const auth = rq.headers.authorization;
+  const first = Array.isArray(auth) ? (auth[0] as Record<string, unknown> | undefined) : undefined;
+  return String(first?.username ?? '').replace(/^"|"$/g, '');
 }

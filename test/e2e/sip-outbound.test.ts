@@ -4,7 +4,7 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { startTelephonyFixture, startSipp, runSipp, eventually, freePort, type TelephonyFixture } from '../helpers/sip-harness.js';
 import * as repo from '../../src/store/telephony-repo.js';
-import { encryptSecret } from '../../src/telephony/secrets.js';
+import { encryptSecret } from '../../src/secrets/index.js';
 import { TelephonyError } from '../../src/telephony/errors.js';
 import { updateOrg } from '../../src/store/index.js';
 import type { SipLeg } from '../../src/telephony/call-leg.js';
@@ -122,6 +122,7 @@ describe('metrics', () => {
     registerTelephonyMetrics(registry, {
       get activeCalls() { return svc.activeLegs; },
       callCounts: () => ({ ...svc.callCounts }),
+      refusedCounts: () => ({ ...svc.refusals.counts }),
       mediaStats: () => svc.mediaStats(),
     } as unknown as Telephony);
     const text = await registry.metrics();

@@ -11,7 +11,7 @@ import { packageRoot, type Config } from '../../src/config/index.js';
 import { createPool, migrate, createOrg, updateOrg, type Db } from '../../src/store/index.js';
 import * as repo from '../../src/store/telephony-repo.js';
 import { TelephonyService } from '../../src/telephony/service.js';
-import { encryptSecret } from '../../src/telephony/secrets.js';
+import { encryptSecret } from '../../src/secrets/index.js';
 import type { SessionAttachment, TelephonySessionPort } from '../../src/telephony/session-port.js';
 import type { PartyLeg, PcmFrame } from '../../src/sessions/contracts.js';
 import { testConfig, dropTestState, uniqueName } from './gateway.js';
@@ -211,13 +211,13 @@ export interface TelephonyFixture {
   stop(): Promise<void>;
 }
 
-export async function startTelephonyFixture(o: { rtpengineNg?: string | null; maxConcurrentCalls?: number; rtpTimeoutSeconds?: number; sipPort?: number; rtpRange?: { min: number; max: number } } = {}): Promise<TelephonyFixture> {
+export async function startTelephonyFixture(o: { rtpengineNg?: string | null; maxConcurrentCalls?: number; rtpTimeoutSeconds?: number; sipPort?: number; rtpRange?: { min: number; max: number }; sip?: Record<string, unknown> } = {}): Promise<TelephonyFixture> {
   const rtpBase = 30000 + Math.floor(Math.random() * 300) * 100;
   const config = testConfig({
     sip: {
       enabled: true, host: '127.0.0.1', port: o.sipPort ?? 0, transports: ['udp', 'tcp'], advertisedAddress: '127.0.0.1',
       rtpPortMin: o.rtpRange?.min ?? rtpBase, rtpPortMax: o.rtpRange?.max ?? rtpBase + 998, rtpTimeoutSeconds: o.rtpTimeoutSeconds ?? 30,
-      maxConcurrentCalls: o.maxConcurrentCalls ?? 500, realm: 'voxbridge.test',
+      maxConcurrentCalls: o.maxConcurrentCalls ?? 500, realm: 'voxbridge.test', ...o.sip,
     },
     rtpengine: { ng: o.rtpengineNg ?? null, timeoutMs: 2000 },
   });

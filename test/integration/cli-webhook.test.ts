@@ -66,7 +66,7 @@ describe('voxbridge admin webhook', () => {
     const org = await cli({}, 'admin', 'org', 'create', '--name', 'hooks2');
     const plainHttp = await cli({}, 'admin', 'webhook', 'add', '--org', org.json.id, '--url', 'http://127.0.0.1:9/in', '--events', '*');
     expect(plainHttp.code).toBe(2);
-    expect(plainHttp.stderr).toMatch(/--url: .*loopback/);
+    expect(plainHttp.stderr).toMatch(/--url: url must use https/);
     const badEvents = await cli(DEV, 'admin', 'webhook', 'add', '--org', org.json.id, '--url', 'http://127.0.0.1:9/in', '--events', 'nope');
     expect(badEvents.code).toBe(2);
     expect(badEvents.stderr).toMatch(/--events: unknown/);

@@ -6,7 +6,7 @@ import { testConfig, dropTestState, uniqueName } from '../helpers/gateway.js';
 import { createPool, createOrg, migrate, type Db } from '../../src/store/index.js';
 import { register as registerConnection } from '../../src/cli/admin/connection.js';
 import { register as registerNumber } from '../../src/cli/admin/number.js';
-import { decryptSecret } from '../../src/telephony/secrets.js';
+import { decryptSecret } from '../../src/secrets/index.js';
 import type { CliContext } from '../../src/cli/context.js';
 import type { Config } from '../../src/config/index.js';
 

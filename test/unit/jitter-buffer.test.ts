@@ -97,6 +97,38 @@ describe('JitterBuffer', () => {
     expect(jb.stats.jitterMs).toBeGreaterThan(20);
   });
 
+  it('shrinks the target back once the jitter is gone, and drains its depth to the new target', () => {
+    const jb = new JitterBuffer({ targetFrames: 3, adaptive: true, minFrames: 3, maxFrames: 10 });
+    let n = 0;
+    const depths: number[] = [];
+    // 4 s of ±60 ms jitter, then 40 s of a steady sender; one pop per packet (the playout clock).
+    for (; n < 200; n++) {
+      jb.push(n * 160, frame(n % 100), n * 20 + (n % 2 === 0 ? 0 : 60));
+      jb.pop();
+    }
+    const grown = jb.stats.targetFrames;
+    expect(grown).toBeGreaterThan(3);
+    for (; n < 2200; n++) {
+      jb.push(n * 160, frame(n % 100), n * 20 + 60);
+      jb.pop();
+      depths.push(jb.stats.depthFrames);
+    }
+    expect(jb.stats.targetFrames).toBe(3);
+    expect(Math.max(...depths.slice(-200))).toBeLessThanOrEqual(3 + 1);
+  });
+
+  it('does not grow without bound on underruns the measured jitter does not explain (own stalls)', () => {
+    const jb = new JitterBuffer({ targetFrames: 3, adaptive: true, minFrames: 3, maxFrames: 12 });
+    let n = 0;
+    // A steady sender (no network jitter), but the playout clock regularly pops more than arrives.
+    for (let round = 0; round < 30; round++) {
+      for (let k = 0; k < 10; k++, n++) jb.push(n * 160, frame(1), n * 20);
+      for (let k = 0; k < 14; k++) jb.pop();
+    }
+    expect(jb.stats.underruns).toBeGreaterThan(10);
+    expect(jb.stats.targetFrames).toBeLessThanOrEqual(5);
+  });
+
   it('accepts packets carrying two frames (ptime 40)', () => {
     const jb = new JitterBuffer({ targetFrames: 2, adaptive: false });
     const two = new Int16Array(320);

@@ -79,6 +79,43 @@ describe('RtpEndpoint', () => {
     expect(ep.remoteAddress).toEqual({ address: '127.0.0.1', port: a.address().port });
   });
 
+  it('keeps the caller when a third party sends first to the port (no media hijack), counting the strays', async () => {
+    const ep = await endpoint();
+    const caller = await peer();
+    const intruder = await peer();
+    ep.configure({ address: '127.0.0.1', port: caller.address().port, payloadType: 0, dtmfPayloadType: 101, send: true, expectReceive: true });
+    const frames: Int16Array[] = [];
+    ep.on('frame', (f) => frames.push(f));
+    const latched: number[] = [];
+    ep.on('latched', (s) => latched.push(s.port));
+    const intruderAudio = mulawEncode(new Int16Array(160).fill(-8000));
+    for (let i = 0; i < 3; i++) intruder.send(serializeRtp({ marker: i === 0, payloadType: 0, sequence: i, timestamp: i * 160, ssrc: 66, payload: intruderAudio }), ep.port, '127.0.0.1');
+    await until(() => (latched.length >= 1 ? true : undefined));
+    const callerAudio = mulawEncode(new Int16Array(160).fill(3000));
+    for (let i = 0; i < 8; i++) {
+      caller.send(serializeRtp({ marker: i === 0, payloadType: 0, sequence: 500 + i, timestamp: 8000 + i * 160, ssrc: 7, payload: callerAudio }), ep.port, '127.0.0.1');
+      intruder.send(serializeRtp({ marker: false, payloadType: 0, sequence: 3 + i, timestamp: (3 + i) * 160, ssrc: 66, payload: intruderAudio }), ep.port, '127.0.0.1');
+    }
+    await until(() => (frames.some((f) => Math.abs(f[0] - 3000) < 150) ? true : undefined));
+    expect(ep.remoteAddress).toEqual({ address: '127.0.0.1', port: caller.address().port });
+    expect(latched.at(-1)).toBe(caller.address().port);
+    await until(() => (ep.stats.ignoredSource >= 8 ? true : undefined));
+    expect(ep.stats.ignoredSource).toBe(8); // every intruder packet after the caller showed up
+  });
+
+  it("with latching 'signalled' never takes media from anyone but the SDP source", async () => {
+    const ep = await RtpEndpoint.open({ bindAddress: '127.0.0.1', portMin: 40000, portMax: 44999, timeoutMs: 5000, clock: new MediaClock(), latching: 'signalled' });
+    opened.push(ep);
+    const caller = await peer();
+    const intruder = await peer();
+    ep.configure({ address: '127.0.0.1', port: caller.address().port, payloadType: 0, dtmfPayloadType: 101, send: true, expectReceive: true });
+    const payload = mulawEncode(new Int16Array(160).fill(1000));
+    for (let i = 0; i < 5; i++) intruder.send(serializeRtp({ marker: false, payloadType: 0, sequence: i, timestamp: i * 160, ssrc: 66, payload }), ep.port, '127.0.0.1');
+    await until(() => (ep.stats.ignoredSource >= 5 ? true : undefined));
+    expect(ep.remoteAddress).toEqual({ address: '127.0.0.1', port: caller.address().port }); // still the SDP's
+    expect(ep.stats.packetsIn).toBe(0);
+  });
+
   it('reassembles 10 ms and 30 ms packets into 20 ms frames', async () => {
     for (const samplesPerPacket of [80, 240]) {
       const ep = await endpoint();

@@ -47,6 +47,18 @@ describe('SDP offer/answer', () => {
     expect(() => negotiate(parseSdp(offer('m=video 4000 RTP/AVP 96')))).toThrow(SdpError);
     expect(() => parseSdp('hello')).toThrow(SdpError);
     expect(() => parseSdp('v=0\r\nm=audio x RTP/AVP 0\r\n')).toThrow(SdpError);
+    const codeOf = (f: () => unknown) => {
+      try {
+        f();
+      } catch (e) {
+        return (e as SdpError).code;
+      }
+      return null;
+    };
+    // Typed codes decide 488 vs 400 (no matching on messages).
+    expect(codeOf(() => negotiate(parseSdp(offer('m=audio 4000 RTP/AVP 18 9'))))).toBe('no_common_codec');
+    expect(codeOf(() => negotiate(parseSdp(offer('m=video 4000 RTP/AVP 96'))))).toBe('no_audio');
+    expect(codeOf(() => parseSdp('hello'))).toBe('malformed');
   });
 
   it('builds an offer listing our codecs and DTMF', () => {

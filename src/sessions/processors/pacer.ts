@@ -1,6 +1,14 @@
 // Real-time output pacing: audio for a party (TTS of any length, bridged frames) is queued in 20 ms
 // frames and released one frame per party per tick of the shared media clock, as `playout` frames.
 // The pacer listens to the clock only while something is queued, so idle sessions cost nothing.
+//
+// Live (bridged) audio has its own converging queue (media/LiveQueue): it arrives already paced by
+// another clock (a leg's jitter buffer) or in 100-200 ms chunks from a socket client, and a plain
+// FIFO between two clocks keeps whatever depth start-up left it with (issue 12). TTS audio is
+// queued in full (it is produced faster than real time on purpose). When both are due for one
+// listener in the same tick they are mixed.
+import { performance } from 'node:perf_hooks';
+import { LiveQueue, frameEnergy, mixFrames, observeStage } from '../../media/index.js';
 import { FRAME_MS, FRAME_SAMPLES, PARTIES, type Party, type PcmFrame } from '../contracts.js';
 import type { Frame } from '../frames.js';
 import type { TickSource } from '../media-clock.js';
@@ -10,11 +18,12 @@ import { FrameProcessor } from './processor.js';
 export const MAX_QUEUED_FRAMES = 1500;
 
 /**
- * Most live (bridged) audio queued for a listener: 300 ms. A client sending 100-200 ms chunks fills
- * the queue in bursts; beyond this the oldest frames go, so a stall or a client sending faster than
- * real time cannot add latency to the bridge for good (what a jitter buffer does on a phone line).
+ * Hard cap on live (bridged) audio queued for a listener: 300 ms, the oldest go beyond it. Below the
+ * cap the live queue converges to LIVE_TARGET_FRAMES of standing backlog (see LiveQueue).
  */
 export const MAX_LIVE_BACKLOG_FRAMES = 15;
+/** Standing backlog the live queue converges to, in frames. */
+export const LIVE_TARGET_FRAMES = 1;
 
 interface Queued {
   speaker: string;
@@ -44,11 +53,6 @@ class FrameQueue {
     return q;
   }
 
-  /** Drops the oldest frames until at most `n` are queued. */
-  trimTo(n: number): void {
-    if (this.length > n) this.head = this.items.length - n;
-  }
-
   clear(): void {
     this.items = [];
     this.head = 0;
@@ -57,17 +61,37 @@ class FrameQueue {
 
 export class OutputPacer extends FrameProcessor {
   private readonly queues = new Map<Party, FrameQueue>();
+  private readonly live = new Map<Party, LiveQueue<Queued>>();
   private unsubscribe: (() => void) | null = null;
   private firstTick = -1;
 
   constructor(private readonly clock: TickSource) {
     super();
-    for (const p of PARTIES) this.queues.set(p, new FrameQueue());
+    for (const p of PARTIES) {
+      this.queues.set(p, new FrameQueue());
+      this.live.set(p, new LiveQueue<Queued>((q) => frameEnergy(q.pcm), { targetFrames: LIVE_TARGET_FRAMES, maxFrames: MAX_LIVE_BACKLOG_FRAMES }));
+    }
   }
 
-  /** Frames waiting for `party`. */
+  /** Frames waiting for `party` (synthesized and live). */
   queued(party: Party): number {
-    return this.queues.get(party)!.length;
+    return this.queues.get(party)!.length + this.live.get(party)!.length;
+  }
+
+  /** Live frames waiting for `party` (the converging queue). */
+  liveQueued(party: Party): number {
+    return this.live.get(party)!.length;
+  }
+
+  /** Live frames removed so far: by convergence (`trimmed`) and by the hard cap (`overflowed`). */
+  liveDrops(): { trimmed: number; overflowed: number } {
+    let trimmed = 0;
+    let overflowed = 0;
+    for (const q of this.live.values()) {
+      trimmed += q.stats.trimmed;
+      overflowed += q.stats.overflowed;
+    }
+    return { trimmed, overflowed };
   }
 
   process(frame: Frame): void {
@@ -88,14 +112,13 @@ export class OutputPacer extends FrameProcessor {
         return;
       }
       case 'output_audio': {
-        const q = this.queues.get(frame.to)!;
-        q.push({ speaker: frame.speaker, pcm: frame.pcm });
-        q.trimTo(MAX_LIVE_BACKLOG_FRAMES);
+        this.live.get(frame.to)!.push({ speaker: frame.speaker, pcm: frame.pcm }, performance.now());
         this.start();
         return;
       }
       case 'interruption':
         this.queues.get(frame.party)!.clear();
+        this.live.get(frame.party)!.clear();
         this.push(frame);
         return;
       default:
@@ -111,10 +134,19 @@ export class OutputPacer extends FrameProcessor {
   private readonly onTick = (tick: number): void => {
     if (this.firstTick < 0) this.firstTick = tick;
     let pending = 0;
+    let now = NaN;
     for (const [to, q] of this.queues) {
-      const item = q.shift();
+      const lq = this.live.get(to)!;
+      const synth = q.shift();
+      const live = lq.shift();
+      if (live) {
+        if (Number.isNaN(now)) now = performance.now();
+        observeStage('pacer', now - lq.lastEnqueuedAt);
+      }
+      lq.endTick();
+      const item = synth && live ? { speaker: synth.speaker, pcm: mixFrames(synth.pcm, live.pcm) } : (synth ?? live);
       if (item) this.push({ kind: 'playout', to, speaker: item.speaker, pcm: item.pcm, timestampMs: (tick - this.firstTick) * FRAME_MS });
-      pending += q.length;
+      pending += q.length + lq.length;
     }
     if (pending === 0) this.stop();
   };
@@ -129,5 +161,6 @@ export class OutputPacer extends FrameProcessor {
     super.close();
     this.stop();
     for (const q of this.queues.values()) q.clear();
+    for (const q of this.live.values()) q.clear();
   }
 }

@@ -12,6 +12,10 @@ export interface SttProcessorOptions {
   languages: Record<Party, string>;
   /** Whether the engine serves this party (decided once per session, see pipeline.ts). */
   enabled: Record<Party, boolean>;
+  /** Parties whose language is null and whose stream is opened in detect mode. */
+  detect?: Record<Party, boolean>;
+  /** The first final naming a language for a detecting party; called before that final goes on. */
+  onLanguageDetected?: (party: Party, language: string) => void;
 }
 
 interface Utterance {
@@ -70,21 +74,27 @@ export class SttProcessor extends FrameProcessor {
     if (r.stream) return r.stream;
     const engine = this.opts.engine;
     if (!engine) return null;
-    const language = this.opts.languages[party];
+    const detect = this.opts.detect?.[party] ?? false;
     let stream: SttStream;
     try {
-      stream = engine.openStream({ language });
+      stream = engine.openStream({ language: this.opts.languages[party], detect });
     } catch (err) {
       this.push({ kind: 'error', code: 'engine_error', party, message: `speech-to-text could not start for ${party} speech: ${(err as Error).message}` });
       return null;
     }
     stream.on('partial', (p) => {
-      if (p.text) this.push({ kind: 'transcript_partial', party, language, text: p.text });
+      if (p.text) this.push({ kind: 'transcript_partial', party, language: this.opts.languages[party], text: p.text });
     });
     stream.on('final', (f) => {
       const u = r.pending.shift();
       const text = f.text.trim();
       if (!u || !text) return; // silence or noise: no turn
+      if (this.opts.detect?.[party] && f.language) {
+        this.opts.detect[party] = false;
+        this.opts.languages[party] = f.language;
+        this.opts.onLanguageDetected?.(party, f.language);
+      }
+      const language = this.opts.languages[party];
       this.push({
         kind: 'transcript_final', party, language, text, startMs: u.startMs, endMs: u.endMs,
         ...(f.confidence !== undefined ? { confidence: f.confidence } : {}),

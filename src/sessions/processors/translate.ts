@@ -19,10 +19,15 @@ export class TranslateProcessor extends FrameProcessor {
 
   constructor(
     private readonly translator: Translator | null,
-    private readonly routes: Partial<Record<Party, TranslationRoute>>,
+    private routes: Partial<Record<Party, TranslationRoute>>,
   ) {
     super();
     for (const p of PARTIES) this.tails.set(p, Promise.resolve());
+  }
+
+  /** New routes once a detected language replanned the session (finals already queued keep theirs). */
+  setRoutes(routes: Partial<Record<Party, TranslationRoute>>): void {
+    this.routes = routes;
   }
 
   process(frame: Frame): void {

@@ -1,30 +1,36 @@
 // One RTP endpoint per call leg: G.711 in and out, a jitter buffer on the way in, 20 ms paced
-// packets on the way out, RFC 4733 DTMF both ways, symmetric RTP latching and a media timeout.
+// packets on the way out, RFC 4733 DTMF both ways, source validation (rtp/source-latch.ts) and a
+// media timeout.
 import type dgram from 'node:dgram';
-import { EventEmitter } from 'node:events';
 import { randomInt } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { SafeEmitter } from '../../events/index.js';
+import { SourceLatch, type LatchingMode } from './source-latch.js';
 import { parseRtp, writeRtpHeader, RTP_HEADER_BYTES } from './packet.js';
 import { DtmfDecoder, digitPackets, type DigitDetected } from './dtmf.js';
-import { bindRtpSocket, type PortRange } from './port-allocator.js';
+import { bindRtcpSocket, bindRtpSocket, type PortRange } from './port-allocator.js';
+import { looksLikeRtcp } from './rtcp.js';
+import { RtcpSession } from './rtcp-session.js';
+import { LegQuality, type CallQuality } from './call-quality.js';
 import {
-  FRAME_MS, FRAME_SAMPLES, JitterBuffer, MediaClock, alawDecodeInto, alawEncodeInto, mulawDecodeInto, mulawEncodeInto,
+  FRAME_MS, FRAME_SAMPLES, JitterBuffer, LiveQueue, processMediaClock, frameEnergy, observeStage, alawDecodeInto, alawEncodeInto, mulawDecodeInto, mulawEncodeInto,
   type JitterBufferOptions, type TickSource,
 } from '../../media/index.js';
 
-/**
- * The process-wide clock RTP endpoints send on. Kept apart from the sessions' pacing clock, with a
- * shorter catch-up (10 ticks): under load bench/sip measured fewer ticks than wall time with one clock for both.
- */
-export const rtpMediaClock = new MediaClock(FRAME_MS, 10);
+/** The clock RTP endpoints play out and send on: the process's one media clock, shared with the session pacers. */
+export const rtpMediaClock = processMediaClock;
 
 const SAMPLES = FRAME_SAMPLES;
-const OUT_QUEUE_MAX = 250; // 5 s of audio; the pipeline paces in real time, this only absorbs bursts
+// Outbound frames come from the session's pacer, already in real time but on another clock: the
+// queue converges to one frame of standing backlog and never holds more than 300 ms (LiveQueue).
+const OUT_QUEUE_TARGET = 1;
+const OUT_QUEUE_MAX = 15;
 
 export interface RtpEndpointEvents {
   /** One decoded 20 ms frame per tick once the far end has started sending (ownership passes). */
   frame: [Int16Array];
   dtmf: [DigitDetected];
-  /** First valid packet: the source we latched to. */
+  /** The source we latched to (first valid packet, or a later move to the signalled source). */
   latched: [{ address: string; port: number }];
   /** No RTP for the configured time while the far end should be sending. */
   timeout: [];
@@ -36,6 +42,15 @@ export interface RtpEndpointOptions extends PortRange {
   /** Tick source for playout and pacing; share the pipeline's so RTP and pacers tick together. */
   clock?: TickSource;
   jitter?: JitterBufferOptions;
+  /**
+   * Which sources may send us media (issue 11, "RTP source validation"): 'signalled' accepts only
+   * the address:port of the peer's SDP; 'nat' (default) also latches to another source within the
+   * first packets, of the same address family and, unless the SDP address is private, the same
+   * address. Either way the signalled source wins when it shows up. Strays are counted and ignored.
+   */
+  latching?: LatchingMode;
+  /** RTCP report interval (RFC 3550 §6.2 recommends 5 s minimum). Default 5000. */
+  rtcpIntervalMs?: number;
 }
 
 export interface RemoteMedia {
@@ -48,23 +63,25 @@ export interface RemoteMedia {
   send: boolean;
   /** The peer is expected to send (drives the RTP timeout). */
   expectReceive: boolean;
+  /** RTCP shares the RTP port (RFC 5761), negotiated in SDP. */
+  rtcpMux?: boolean;
 }
 
 export interface RtpEndpointStats {
   packetsIn: number;
   packetsOut: number;
+  /** Packets from a source that is neither the latched nor an acceptable one (strays, hijack attempts). */
   ignoredSource: number;
   malformed: number;
   dtmfIn: number;
 }
 
-export class RtpEndpoint extends EventEmitter<RtpEndpointEvents> {
+export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
   readonly port: number;
   readonly stats: RtpEndpointStats = { packetsIn: 0, packetsOut: 0, ignoredSource: 0, malformed: 0, dtmfIn: 0 };
   readonly jitter: JitterBuffer;
   private remote: RemoteMedia | null = null;
-  private latchedAddress: string | null = null;
-  private latchedPort = 0;
+  private readonly latch: SourceLatch;
   private readonly ssrc = randomInt(0, 0xffffffff);
   private seq = randomInt(0, 0xffff);
   private ts = randomInt(0, 0xffffffff);
@@ -73,7 +90,7 @@ export class RtpEndpoint extends EventEmitter<RtpEndpointEvents> {
   private lastPacketAt = 0;
   private timedOut = false;
   private closed = false;
-  private readonly outQueue: Int16Array[] = [];
+  private readonly outQueue = new LiveQueue<Int16Array>(frameEnergy, { targetFrames: OUT_QUEUE_TARGET, maxFrames: OUT_QUEUE_MAX });
   private dtmfQueue: { marker: boolean; payload: Uint8Array }[] = [];
   private dtmfTs = 0;
   private readonly dtmf = new DtmfDecoder();
@@ -85,11 +102,21 @@ export class RtpEndpoint extends EventEmitter<RtpEndpointEvents> {
   private readonly unsubscribe: () => void;
   private ticks = 0;
 
-  private constructor(private readonly socket: dgram.Socket, private readonly o: RtpEndpointOptions) {
+  private readonly quality = new LegQuality();
+  private readonly rtcp: RtcpSession;
+  private octetsOut = 0;
+  private readonly rtcpEveryTicks: number;
+
+  private constructor(private readonly socket: dgram.Socket, private readonly rtcpSocket: dgram.Socket | null, private readonly o: RtpEndpointOptions) {
     super();
     this.port = socket.address().port;
+    this.rtcp = new RtcpSession(this.quality, `voxbridge-${this.ssrc.toString(16)}@${o.bindAddress}`, rtcpSocket, socket);
+    this.rtcpEveryTicks = Math.max(1, Math.round((o.rtcpIntervalMs ?? 5000) / FRAME_MS));
+    rtcpSocket?.on('message', (msg, rinfo) => this.receiveRtcp(msg, rinfo.address, rinfo.port, false));
+    rtcpSocket?.on('error', () => {});
 
     this.jitter = new JitterBuffer(o.jitter);
+    this.latch = new SourceLatch(o.latching ?? 'nat');
     socket.on('message', (msg, rinfo) => this.receive(msg, rinfo.address, rinfo.port));
     socket.on('error', () => {
       // ICMP unreachable and the like: RTP is best effort, the timeout notices a dead peer.
@@ -99,23 +126,23 @@ export class RtpEndpoint extends EventEmitter<RtpEndpointEvents> {
 
   static async open(o: RtpEndpointOptions): Promise<RtpEndpoint> {
     const socket = await bindRtpSocket(o, o.bindAddress);
-    return new RtpEndpoint(socket, o);
+    const rtcpSocket = await bindRtcpSocket(socket.address().port, o.bindAddress);
+    return new RtpEndpoint(socket, rtcpSocket, o);
   }
 
   /** Applies (or re-applies, on re-INVITE) the negotiated remote media. */
   configure(remote: RemoteMedia): void {
     const moved = !this.remote || this.remote.address !== remote.address || this.remote.port !== remote.port;
     this.remote = remote;
-    if (moved && remote.address !== '0.0.0.0') {
-      // A new remote description may legitimately move the stream: latch again.
-      this.latchedAddress = null;
-    }
+    // A new remote description may legitimately move the stream: validate sources against it afresh.
+    if (moved && remote.address !== '0.0.0.0') this.latch.signal(remote.address, remote.port);
     this.lastPacketAt = performance.now();
     this.timedOut = false;
   }
 
   get remoteAddress(): { address: string; port: number } | null {
-    if (this.latchedAddress) return { address: this.latchedAddress, port: this.latchedPort };
+    const latched = this.latch.latched;
+    if (latched) return latched;
     if (!this.remote || this.remote.address === '0.0.0.0' || this.remote.port === 0) return null;
     return { address: this.remote.address, port: this.remote.port };
   }
@@ -123,34 +150,50 @@ export class RtpEndpoint extends EventEmitter<RtpEndpointEvents> {
   /** Queues one 20 ms frame to send. */
   playFrame(frame: Int16Array): void {
     if (this.closed) return;
-    if (this.outQueue.length >= OUT_QUEUE_MAX) this.outQueue.shift();
-    this.outQueue.push(frame);
+    this.outQueue.push(frame, performance.now());
   }
 
   /** Drops queued outbound audio (barge-in). */
   clearOutput(): void {
-    this.outQueue.length = 0;
+    this.outQueue.clear();
   }
 
   sendDigit(digit: string, durationMs = 100): void {
     this.dtmfQueue.push(...digitPackets(digit, durationMs));
   }
 
+  /** Packets, loss, jitter, round trip and MOS of this leg so far (RTP and RTCP). */
+  get callQuality(): CallQuality {
+    return this.quality.snapshot(this.stats.packetsOut, this.jitter.targetFrames * FRAME_MS);
+  }
+
   close(): void {
     if (this.closed) return;
+    const to = this.remoteAddress;
     this.closed = true;
     this.unsubscribe();
-    this.outQueue.length = 0;
-    try {
-      this.socket.close();
-    } catch {
-      // already closed
-    }
+    this.outQueue.clear();
     this.removeAllListeners();
+    const closeSockets = () => {
+      for (const s of [this.rtcpSocket, this.socket]) {
+        try {
+          s?.close();
+        } catch {
+          // already closed
+        }
+      }
+    };
+    // RFC 3550 §6.6: say goodbye, then close once the BYE has left.
+    if (to && this.remote?.send !== false) this.rtcp.sendBye(this.ssrc, to, this.remote?.rtcpMux === true, closeSockets);
+    else closeSockets();
   }
 
   private receive(msg: Buffer, address: string, port: number): void {
     if (this.closed) return;
+    if (looksLikeRtcp(msg)) {
+      this.receiveRtcp(msg, address, port, true);
+      return;
+    }
     const p = parseRtp(msg);
     if (!p) {
       this.stats.malformed++;
@@ -160,16 +203,15 @@ export class RtpEndpoint extends EventEmitter<RtpEndpointEvents> {
     const isAudio = p.payloadType === 0 || p.payloadType === 8;
     const isDtmf = remote !== null && p.payloadType === remote.dtmfPayloadType;
     if (!isAudio && !isDtmf) return; // comfort noise, unknown codecs
-    if (this.latchedAddress === null) {
-      this.latchedAddress = address;
-      this.latchedPort = port;
-      this.emit('latched', { address, port });
-    } else if (address !== this.latchedAddress || port !== this.latchedPort) {
+    const verdict = this.latch.accept(address, port);
+    if (verdict === 'ignore') {
       this.stats.ignoredSource++;
       return;
     }
+    if (verdict === 'latched') this.safeEmit('latched', { address, port });
     this.stats.packetsIn++;
     this.lastPacketAt = performance.now();
+    this.quality.onRtp(p.ssrc, p.sequence, p.timestamp, this.lastPacketAt);
     if (p.ssrc !== this.lastSsrcIn) {
       if (this.lastSsrcIn !== -1) this.jitter.reset();
       this.asmFill = 0;
@@ -179,7 +221,7 @@ export class RtpEndpoint extends EventEmitter<RtpEndpointEvents> {
       const d = this.dtmf.push(p.timestamp, p.payload);
       if (d) {
         this.stats.dtmfIn++;
-        this.emit('dtmf', d);
+        this.safeEmit('dtmf', d);
       }
       return;
     }
@@ -221,16 +263,42 @@ export class RtpEndpoint extends EventEmitter<RtpEndpointEvents> {
 
   private tick(): void {
     if (this.closed) return;
-    const frame = this.jitter.pop();
-    if (frame) this.emit('frame', frame);
+    const t0 = performance.now();
+    const frame = this.jitter.pop(undefined, t0);
+    if (frame) {
+      if (!Number.isNaN(this.jitter.lastWaitMs)) observeStage('jitter_buffer', this.jitter.lastWaitMs);
+      this.safeEmit('frame', frame);
+      // Everything downstream of a leg's frame (bridge, VAD, STT feed, pacer enqueue) runs synchronously.
+      observeStage('pipeline', performance.now() - t0);
+    }
     this.sendTick();
     if (++this.ticks % 25 === 0) this.checkTimeout();
+    if (this.ticks % this.rtcpEveryTicks === 0) this.sendRtcp();
+  }
+
+  private sendRtcp(): void {
+    const to = this.remoteAddress;
+    if (!to || !this.remote) return;
+    this.rtcp.sendReport({ ssrc: this.ssrc, packetsSent: this.stats.packetsOut, octetsSent: this.octetsOut, rtpTimestamp: this.ts }, to, this.remote.rtcpMux === true);
+  }
+
+  /** RTCP is taken only from the address media comes from (or is signalled from): strays are counted. */
+  private receiveRtcp(msg: Buffer, address: string, port: number, viaMux: boolean): void {
+    if (this.closed) return;
+    const expected = this.remoteAddress;
+    if (!expected || expected.address !== address) {
+      this.stats.ignoredSource++;
+      return;
+    }
+    if (!this.rtcp.receive(msg, address, port, viaMux, this.ssrc)) this.stats.malformed++;
   }
 
   private sendTick(): void {
     const remote = this.remote;
     const to = this.remoteAddress;
     const next = this.outQueue.shift();
+    const queuedAt = this.outQueue.lastEnqueuedAt;
+    this.outQueue.endTick();
     if (!remote || !to || !remote.send) return;
     if (this.dtmfQueue.length > 0 && remote.dtmfPayloadType !== null) {
       const d = this.dtmfQueue.shift()!;
@@ -251,12 +319,24 @@ export class RtpEndpoint extends EventEmitter<RtpEndpointEvents> {
     else mulawEncodeInto(pcm, body);
     this.marker = false;
     this.transmit(buf, to);
+    if (next) observeStage('rtp_send', performance.now() - queuedAt);
     this.ts = (this.ts + SAMPLES) >>> 0;
+  }
+
+  /** Outbound frames waiting for their tick (converges to about one). */
+  get outQueueDepth(): number {
+    return this.outQueue.length;
+  }
+
+  /** Strays count (`stats.ignoredSource`); this tells which latching rule applies. */
+  get latchingMode(): LatchingMode {
+    return this.latch.mode;
   }
 
   private transmit(buf: Buffer, to: { address: string; port: number }): void {
     this.seq = (this.seq + 1) & 0xffff;
     this.stats.packetsOut++;
+    this.octetsOut += buf.length - RTP_HEADER_BYTES;
     this.socket.send(buf, to.port, to.address);
   }
 
@@ -267,7 +347,7 @@ export class RtpEndpoint extends EventEmitter<RtpEndpointEvents> {
     }
     if (performance.now() - this.lastPacketAt > this.o.timeoutMs) {
       this.timedOut = true;
-      this.emit('timeout');
+      this.safeEmit('timeout');
     }
   }
 }

@@ -40,3 +40,21 @@ export async function bindRtpSocket(range: PortRange, address: string): Promise<
   }
   throw new Error(`no free RTP port in ${range.portMin}-${range.portMax}`);
 }
+
+/** Binds RTCP's socket on `rtpPort + 1` (RFC 3550 §11); null when taken (RTCP then only with rtcp-mux). */
+export async function bindRtcpSocket(rtpPort: number, address: string): Promise<dgram.Socket | null> {
+  const socket = dgram.createSocket({ type: 'udp4' });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      socket.once('error', reject);
+      socket.bind({ port: rtpPort + 1, address, exclusive: true }, () => {
+        socket.off('error', reject);
+        resolve();
+      });
+    });
+    return socket;
+  } catch {
+    socket.close();
+    return null;
+  }
+}

@@ -20,6 +20,8 @@ export interface SdpMedia {
   direction: Direction;
   ptime?: number;
   protocol: string;
+  /** a=rtcp-mux: the peer offers RTCP on the RTP port (RFC 5761 §5.1.1). */
+  rtcpMux?: boolean;
 }
 
 export interface ParsedSdp {
@@ -29,7 +31,15 @@ export interface ParsedSdp {
   audio: SdpMedia | null;
 }
 
-export class SdpError extends Error {}
+/** Why an SDP body is unusable: `malformed` is a bad request (400), the others are 488 (RFC 3261 §13.3.1.1). */
+export type SdpErrorCode = 'malformed' | 'no_audio' | 'no_common_codec' | 'missing';
+
+export class SdpError extends Error {
+  constructor(message: string, readonly code: SdpErrorCode = 'malformed') {
+    super(message);
+    this.name = 'SdpError';
+  }
+}
 
 const STATIC_NAMES: Record<number, { name: string; clockRate: number }> = {
   0: { name: 'PCMU', clockRate: 8000 },
@@ -98,6 +108,8 @@ export function parseSdp(text: string): ParsedSdp {
       } else if (current && attr === 'rtpmap') {
         const m = /^(\d+)\s+([^/\s]+)\/(\d+)/.exec(rest);
         if (m) current.rtpmap.set(Number(m[1]), { name: m[2].toUpperCase(), clockRate: Number(m[3]) });
+      } else if (current && attr === 'rtcp-mux') {
+        current.rtcpMux = true;
       } else if (current && attr === 'ptime') {
         const p = Number(rest);
         if (p > 0) current.ptime = p;
@@ -124,6 +136,8 @@ export interface NegotiatedMedia {
   remoteDirection: Direction;
   /** True when the peer put us on hold (sendonly/inactive, or c=0.0.0.0 per RFC 3264 §8.4 legacy). */
   onHold: boolean;
+  /** RTCP multiplexed on the RTP port (offered, and accepted in our answer: RFC 5761 §5.1.1). */
+  rtcpMux: boolean;
 }
 
 /**
@@ -132,7 +146,7 @@ export interface NegotiatedMedia {
  */
 export function negotiate(remote: ParsedSdp): NegotiatedMedia {
   const audio = remote.audio;
-  if (!audio || audio.port === 0) throw new SdpError('no audio stream offered');
+  if (!audio || audio.port === 0) throw new SdpError('no audio stream offered', 'no_audio');
   let codec: AudioCodec | null = null;
   let dtmf: number | null = null;
   for (const pt of audio.payloadTypes) {
@@ -144,7 +158,7 @@ export function negotiate(remote: ParsedSdp): NegotiatedMedia {
       dtmf = pt;
     }
   }
-  if (!codec) throw new SdpError('no common codec (PCMU or PCMA required)');
+  if (!codec) throw new SdpError('no common codec (PCMU or PCMA required)', 'no_common_codec');
   const zeroAddress = audio.address === '0.0.0.0';
   return {
     remoteAddress: audio.address,
@@ -153,6 +167,7 @@ export function negotiate(remote: ParsedSdp): NegotiatedMedia {
     dtmfPayloadType: dtmf,
     remoteDirection: audio.direction,
     onHold: zeroAddress || audio.direction === 'sendonly' || audio.direction === 'inactive',
+    rtcpMux: audio.rtcpMux === true,
   };
 }
 
@@ -176,6 +191,8 @@ export interface LocalSdpOptions {
   dtmfPayloadType: number | null;
   direction: Direction;
   ptime?: number;
+  /** Adds a=rtcp-mux (in an answer only when the offer had it). */
+  rtcpMux?: boolean;
 }
 
 const CODEC_NAME: Record<string, string> = { PCMU: 'PCMU/8000', PCMA: 'PCMA/8000' };
@@ -196,6 +213,7 @@ export function buildSdp(o: LocalSdpOptions): string {
     lines.push(`a=rtpmap:${o.dtmfPayloadType} telephone-event/8000`, `a=fmtp:${o.dtmfPayloadType} 0-16`);
   }
   lines.push(`a=ptime:${o.ptime ?? 20}`, `a=${o.direction}`);
+  if (o.rtcpMux) lines.push('a=rtcp-mux');
   return lines.join('\r\n') + '\r\n';
 }
 
@@ -217,6 +235,7 @@ export function answerOffer(
     codecs: [media.codec],
     dtmfPayloadType: media.dtmfPayloadType,
     direction: answerDirection(offer.audio!.direction),
+    rtcpMux: media.rtcpMux,
   });
   return { sdp, media };
 }

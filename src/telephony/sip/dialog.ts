@@ -1,6 +1,6 @@
 // A confirmed (or early-confirmed) SIP dialog (RFC 3261 §12): the state needed to send and route
 // in-dialog requests, and the events call code listens to (drachtio-srf's Dialog shape).
-import { EventEmitter } from 'node:events';
+import { SafeEmitter } from '../../events/index.js';
 import type { NameAddr, SipRequest, SipResponse } from 'sip';
 import { SipError } from './errors.js';
 
@@ -45,7 +45,7 @@ export interface DialogInit {
   transport: 'udp' | 'tcp';
 }
 
-export class Dialog extends EventEmitter<DialogEvents> {
+export class Dialog extends SafeEmitter<DialogEvents> {
   readonly callId: string;
   readonly direction: 'inbound' | 'outbound';
   readonly local: NameAddr;
@@ -111,7 +111,7 @@ export class Dialog extends EventEmitter<DialogEvents> {
   handleRequest(req: SipRequest): void {
     const seq = req.headers.cseq.seq;
     if (req.method === 'ACK') {
-      this.emit('ack', req);
+      this.safeEmit('ack', req);
       return;
     }
     if (this.destroyed && req.method !== 'BYE') {
@@ -134,7 +134,7 @@ export class Dialog extends EventEmitter<DialogEvents> {
         return;
       case 'INFO':
         this.ua.respond(req, 200, 'OK');
-        this.emit('info', req);
+        this.safeEmit('info', req);
         return;
       case 'OPTIONS':
         this.ua.respond(req, 200, 'OK');
@@ -149,7 +149,7 @@ export class Dialog extends EventEmitter<DialogEvents> {
     if (this.destroyed) return;
     this.destroyed = true;
     this.ua.forget(this);
-    this.emit('destroy', info);
+    this.safeEmit('destroy', info);
   }
 
   private onReinvite(req: SipRequest): void {
@@ -171,6 +171,6 @@ export class Dialog extends EventEmitter<DialogEvents> {
       respond(200, 'OK');
       return;
     }
-    this.emit('modify', { sdp, request: req, respond });
+    this.safeEmit('modify', { sdp, request: req, respond });
   }
 }

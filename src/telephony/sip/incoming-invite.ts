@@ -1,5 +1,5 @@
 // The server side of an initial INVITE until it is answered, rejected or cancelled (RFC 3261 §13.3).
-import { EventEmitter } from 'node:events';
+import { SafeEmitter } from '../../events/index.js';
 import type { NameAddr, Remote, SipRequest } from 'sip';
 import { Dialog } from './dialog.js';
 import type { UserAgent } from './user-agent.js';
@@ -9,7 +9,7 @@ export interface IncomingInviteEvents {
   cancel: [];
 }
 
-export class IncomingInvite extends EventEmitter<IncomingInviteEvents> {
+export class IncomingInvite extends SafeEmitter<IncomingInviteEvents> {
   readonly callId: string;
   readonly localTag: string;
   private finished = false;
@@ -75,6 +75,6 @@ export class IncomingInvite extends EventEmitter<IncomingInviteEvents> {
     if (this.finished) return;
     this.cancelled = true;
     this.reject(487, 'Request Terminated');
-    this.emit('cancel');
+    this.safeEmit('cancel');
   }
 }

@@ -2,13 +2,17 @@
 // small promise API: inbound INVITEs arrive as IncomingInvite objects, `answer()` gives a Dialog,
 // `call()` places an outbound INVITE (with digest auth retry) and resolves with a Dialog.
 import { randomBytes } from 'node:crypto';
-import sip, { type CreateOptions, type NameAddr, type Remote, type SipRequest, type SipResponse, type SipStack } from 'sip';
+import sip, { type NameAddr, type Remote, type SipRequest, type SipResponse, type SipStack } from 'sip';
 import digest from 'sip/digest.js';
 import { Dialog, type DialogTransport } from './dialog.js';
 import { IncomingInvite } from './incoming-invite.js';
 import { ALLOW_HEADER, SipError } from './errors.js';
 import { validateRequest } from './validate.js';
 import { reserveSipPort } from './bind-check.js';
+import { createSipStack } from './stack.js';
+import type { SourceGuard } from './source-guard.js';
+import type { SipLimits } from './framing.js';
+import type { StreamLimits } from './transports.js';
 
 export interface SipLogger {
   debug(obj: object, msg?: string): void;
@@ -24,6 +28,12 @@ export interface UserAgentOptions {
   advertisedAddress: string;
   userAgent?: string;
   logger?: SipLogger;
+  limits?: Partial<SipLimits>;
+  stream?: Partial<StreamLimits>;
+  /** Per-source flood and scanner defences, checked before anything else looks at a request. */
+  guard?: SourceGuard;
+  /** Input the front refused before parsing (hostile or malformed), for counters and logs. */
+  onRefused?(fault: string, remote: { address: string; port: number; protocol: string }, detail?: string): void;
 }
 
 export interface UserAgentHandlers {
@@ -75,24 +85,25 @@ export class UserAgent implements DialogTransport {
 
   private constructor(readonly o: UserAgentOptions, private readonly handlers: UserAgentHandlers) {
     this.log = o.logger ?? noopLogger;
-    const stackOptions: CreateOptions = {
-      port: o.port,
-      address: o.host,
-      udp: o.transports.includes('udp'),
-      tcp: o.transports.includes('tcp'),
-      // The package treats any request URI whose host equals its "hostname" as one of its own flow
-      // tokens (and fails to route it), which breaks calls to peers on our own address. Its
-      // hostname is fixed at create() while Via reads publicAddress at send time, so create with a
-      // name no peer can have, then put the advertised address in place for Via.
-      publicAddress: 'voxbridge.invalid',
-      logger: {
-        error: (e) => this.log.warn({ err: String(e) }, 'sip stack error'),
-        send: (m, target) => this.log.debug({ target, msg: sip.stringify(m) }, 'sip send'),
-        recv: (m, remote) => this.log.debug({ remote, msg: sip.stringify(m) }, 'sip recv'),
+    this.stack = createSipStack(
+      {
+        host: o.host,
+        port: o.port,
+        transports: o.transports,
+        publicAddress: o.advertisedAddress,
+        limits: o.limits,
+        stream: o.stream,
+        onError: (e) => this.log.warn({ err: String(e) }, 'sip stack error'),
+        onSend: (m, target) => this.log.debug({ target, msg: sip.stringify(m) }, 'sip send'),
+        onReceive: (m, remote) => this.log.debug({ remote, msg: sip.stringify(m) }, 'sip recv'),
+        onRefused: (fault, remote, detail) => {
+          o.onRefused?.(fault, remote, detail);
+          // Hostile input counts against its source; an idle connection closing is no fault.
+          if (fault !== 'idle_timeout' && fault !== 'socket_error') o.guard?.strike(remote.address, `refused input (${fault})`);
+        },
       },
-    };
-    this.stack = sip.create(stackOptions, (rq, remote) => this.onRequest(rq, remote));
-    stackOptions.publicAddress = o.advertisedAddress;
+      (rq, remote) => this.onRequest(rq, remote),
+    );
   }
 
   /** Starts the stack on o.port (0: any free port; read `port` afterwards). Rejects when the port is taken. */
@@ -140,6 +151,19 @@ export class UserAgent implements DialogTransport {
 
   private onRequest(rq: SipRequest, remote: Remote): void {
     if (this.closed) return;
+    const ua = rq.headers['user-agent'];
+    const verdict = this.o.guard?.check(remote.address, typeof ua === 'string' ? ua : undefined);
+    if (verdict && verdict.kind !== 'pass') {
+      const source = { address: remote.address, port: remote.port, protocol: remote.protocol };
+      if (verdict.kind === 'drop') {
+        // Banned sources and scanners get no answer at all (nothing to learn, nothing reflected).
+        this.o.onRefused?.(verdict.why, source);
+        return;
+      }
+      this.o.onRefused?.('rate_limited', source);
+      if (rq.method !== 'ACK') this.respond(rq, 503, 'Service Unavailable', { headers: { 'retry-after': String(verdict.retryAfterSeconds) } });
+      return;
+    }
     try {
       this.dispatch(rq, remote);
     } catch (err) {
@@ -151,7 +175,7 @@ export class UserAgent implements DialogTransport {
   private dispatch(rq: SipRequest, remote: Remote): void {
     const problem = validateRequest(rq);
     if (problem) {
-      if (rq.method !== 'ACK') this.respond(rq, problem.status, problem.reason);
+      if (rq.method !== 'ACK') this.respond(rq, problem.status, problem.reason, problem.headers ? { headers: problem.headers } : undefined);
       return;
     }
     const callId = rq.headers['call-id'];
@@ -225,7 +249,11 @@ export class UserAgent implements DialogTransport {
   respondTagged(rq: SipRequest, status: number, reason: string, tag: string, extra?: { headers?: Record<string, unknown>; content?: string }): void {
     const rs = sip.makeResponse(rq, status, reason, extra);
     rs.headers.to = { ...rq.headers.to, params: { ...rq.headers.to.params, tag } };
-    if (status > 100 && status < 300) rs.headers.contact = [this.contactFor(this.dialogTransport(rq))];
+    if (status > 100 && status < 300) {
+      rs.headers.contact = [this.contactFor(this.dialogTransport(rq))];
+      // §12.1.1: every response that creates a (early) dialog copies the Record-Route.
+      if (rq.headers['record-route']) rs.headers['record-route'] = rq.headers['record-route'];
+    }
     if (this.o.userAgent) rs.headers.server = this.o.userAgent;
     this.stack.send(rs);
   }
@@ -413,8 +441,11 @@ export class UserAgent implements DialogTransport {
       const cancel = (status: number, reason: string): void => {
         if (done || cancelWanted) return;
         cancelWanted = { status, reason };
-        // RFC 3261 §9.1: CANCEL only after a provisional response; otherwise wait for one.
+        // RFC 3261 §9.1: CANCEL only after a provisional response. Without one the caller still
+        // gets its answer now (ring timeout honoured); a late provisional gets the CANCEL, a late
+        // 2xx an ACK and a BYE (onResponse below).
         if (provisional) sendCancel();
+        else finish(new SipError(status, reason));
       };
       const onAbort = (): void => cancel(487, 'Request Terminated');
       o.signal?.addEventListener('abort', onAbort);

@@ -72,6 +72,29 @@ declare module 'sip' {
     hostname(): string;
   }
   export function create(options: CreateOptions, onRequest: (rq: SipRequest, remote: Remote) => void): SipStack;
+  export interface ServerTransaction {
+    send(m: SipMessage): void;
+    message?(m: SipMessage, remote?: Remote): void;
+    shutdown(): void;
+  }
+  export interface ClientTransaction {
+    message(m: SipMessage, remote?: Remote): void;
+    shutdown(): void;
+  }
+  export interface TransactionConnection {
+    send(m: SipMessage): void;
+    release(): void;
+    protocol: string;
+  }
+  export interface TransactionLayer {
+    createServerTransaction(rq: SipRequest, cn: TransactionConnection): ServerTransaction;
+    createClientTransaction(cn: TransactionConnection, rq: SipRequest, callback: (rs: SipResponse) => void): ClientTransaction;
+    getServer(m: SipMessage): ServerTransaction | undefined;
+    getClient(m: SipMessage): ClientTransaction | undefined;
+    destroy(): void;
+  }
+  export function makeTransactionLayer(options: object, open: (target: Remote, onError?: (e: Error) => void) => TransactionConnection): TransactionLayer;
+  export function resolve(uri: SipUri, action: (addresses: Remote[]) => void): void;
   export function makeResponse(rq: SipRequest, status: number, reason?: string, extension?: { headers?: Record<string, unknown>; content?: string }): SipResponse;
   export function parseUri(s: string | SipUri): SipUri | undefined;
   export function stringifyUri(u: string | SipUri): string;
@@ -88,6 +111,8 @@ declare module 'sip' {
     stringify: typeof stringify;
     copyMessage: typeof copyMessage;
     generateBranch: typeof generateBranch;
+    makeTransactionLayer: typeof makeTransactionLayer;
+    resolve: typeof resolve;
   };
   export default sip;
 }

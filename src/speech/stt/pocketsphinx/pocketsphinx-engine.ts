@@ -4,7 +4,7 @@
 // many people can be mid-sentence at once. Audio for utterances waiting for a decoder queues
 // here (bounded). A decoder that dies is restarted (with back-off) and its utterance gets an
 // 'stt_engine_crashed' error; a result later than timeoutMs after endUtterance is an 'stt_timeout'.
-import { EventEmitter } from 'node:events';
+import { SafeEmitter } from '../../../events/index.js';
 import type { SttEngine, SttError, SttErrorCode, SttFinal, SttStream, SttStreamEvents } from '../../types.js';
 import { DecoderProcess, type DecoderFinal } from './decoder-process.js';
 
@@ -299,7 +299,7 @@ export class PocketsphinxEngine implements SttEngine {
   }
 }
 
-class PocketsphinxStream extends EventEmitter<SttStreamEvents> implements SttStream {
+class PocketsphinxStream extends SafeEmitter<SttStreamEvents> implements SttStream {
   private current: Utterance | null = null;
   private closed = false;
   /** The caller's channel as the decoder learned it (see vb-sphinx-decoder.c on CMN). */
@@ -308,9 +308,10 @@ class PocketsphinxStream extends EventEmitter<SttStreamEvents> implements SttStr
   constructor(
     private readonly engine: PocketsphinxEngine,
     readonly language: string,
-    private readonly onListenerError?: (err: unknown) => void,
+    listenerErrorHook?: (err: unknown) => void,
   ) {
     super();
+    if (listenerErrorHook) this.onListenerError(listenerErrorHook);
   }
 
   write(frame: Int16Array): void {
@@ -353,13 +354,8 @@ class PocketsphinxStream extends EventEmitter<SttStreamEvents> implements SttStr
     else this.deliver('error', payload as SttError);
   }
 
+  /** Safe emit: a throwing listener goes to the listener-error hook, never into decoder or socket callbacks. */
   deliver<K extends keyof SttStreamEvents>(event: K, ...args: SttStreamEvents[K]): void {
-    if (this.closed) return;
-    if (event === 'error' && this.listenerCount('error') === 0) return; // never throw from a decoder callback
-    try {
-      (this.emit as (e: K, ...a: SttStreamEvents[K]) => boolean)(event, ...args);
-    } catch (err) {
-      this.onListenerError?.(err);
-    }
+    if (!this.closed) this.safeEmit(event, ...args);
   }
 }

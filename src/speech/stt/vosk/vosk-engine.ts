@@ -5,7 +5,7 @@
 //             after eof, the last {"text":...} and the server closes the socket.
 // One WebSocket per utterance keeps utterances independent (a server-side endpoint in the
 // middle of ours is joined into the one final the pipeline expects).
-import { EventEmitter } from 'node:events';
+import { SafeEmitter } from '../../../events/index.js';
 import WebSocket from 'ws';
 import type { SttEngine, SttError, SttErrorCode, SttStream, SttStreamEvents } from '../../types.js';
 
@@ -144,7 +144,7 @@ class VoskUtterance {
   }
 }
 
-class VoskStream extends EventEmitter<SttStreamEvents> implements SttStream {
+class VoskStream extends SafeEmitter<SttStreamEvents> implements SttStream {
   private current: VoskUtterance | null = null;
   private closed = false;
   readonly language: string;
@@ -152,6 +152,7 @@ class VoskStream extends EventEmitter<SttStreamEvents> implements SttStream {
   constructor(private readonly opts: VoskOptions, private readonly onClosed: () => void) {
     super();
     this.language = opts.language;
+    if (opts.onListenerError) this.onListenerError(opts.onListenerError);
   }
 
   write(frame: Int16Array): void {
@@ -192,13 +193,8 @@ class VoskStream extends EventEmitter<SttStreamEvents> implements SttStream {
     this.deliver('error', error);
   }
 
+  /** Safe emit: a throwing listener goes to the listener-error hook, never into decoder or socket callbacks. */
   deliver<K extends keyof SttStreamEvents>(event: K, ...args: SttStreamEvents[K]): void {
-    if (this.closed) return;
-    if (event === 'error' && this.listenerCount('error') === 0) return;
-    try {
-      (this.emit as (e: K, ...a: SttStreamEvents[K]) => boolean)(event, ...args);
-    } catch (err) {
-      this.opts.onListenerError?.(err);
-    }
+    if (!this.closed) this.safeEmit(event, ...args);
   }
 }

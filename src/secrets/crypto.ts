@@ -1,4 +1,4 @@
-// Provider connection secrets at rest: AES-256-GCM with a key derived from config.secretKey.
+// Secrets at rest (provider connection passwords, named engine secrets): AES-256-GCM with a key derived from config.secretKey.
 // Stored form: "v1:" + base64(iv | tag | ciphertext).
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 

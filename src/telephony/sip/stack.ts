@@ -1,0 +1,180 @@
+// The SIP stack: the `sip` package's transaction layer (RFC 3261 §17) over voxbridge's own
+// transports (transports.ts), which frame and check all input before the package's parser. This
+// replaces `sip.create()`, whose transports buffer without bound and run backtracking regexes over
+// whole messages. Flow tokens and strict-route rewriting of the package are not needed here.
+import sip, { type Remote, type SipMessage, type SipRequest, type SipResponse, type SipStack } from 'sip';
+import { DEFAULT_SIP_LIMITS, type SipLimits } from './framing.js';
+import { DEFAULT_STREAM_LIMITS, makeTcpTransport, makeUdpTransport, type Connection, type FrontSink, type StreamLimits, type Transport } from './transports.js';
+
+export interface StackOptions {
+  host: string;
+  port: number;
+  transports: ('udp' | 'tcp')[];
+  /** Host put in the Via of requests we send. */
+  publicAddress: string;
+  limits?: Partial<SipLimits>;
+  stream?: Partial<StreamLimits>;
+  onError?(e: unknown): void;
+  onSend?(m: SipMessage, target: Remote): void;
+  onReceive?(m: SipMessage, remote: Remote): void;
+  /** A message or connection the front refused (counted and logged by the caller). */
+  onRefused?(fault: string, remote: { address: string; port: number; protocol: string }, detail?: string): void;
+}
+
+type ResponseCallback = (rs: SipResponse) => void;
+
+export function createSipStack(o: StackOptions, onRequest: (rq: SipRequest, remote: Remote) => void): SipStack {
+  const limits = { ...DEFAULT_SIP_LIMITS, ...o.limits };
+  const streamLimits = { ...DEFAULT_STREAM_LIMITS, ...o.stream };
+  const errorLog = o.onError ?? (() => {});
+  const sink: FrontSink = {
+    message: (m, remote) => dispatch(m, remote),
+    refused: (fault, remote, detail) => o.onRefused?.(fault, remote, detail),
+  };
+  const transports: Record<string, Transport> = {};
+  if (o.transports.includes('udp')) transports.UDP = makeUdpTransport(o.host, o.port, limits, sink);
+  if (o.transports.includes('tcp')) transports.TCP = makeTcpTransport(o.host, o.port, limits, streamLimits, sink);
+
+  /** Stamps our Via on requests at send time (the package leaves that to its transport). */
+  const wrap = (cn: Connection, target: Remote): Connection => ({
+    protocol: cn.protocol,
+    release: () => cn.release(),
+    send(m) {
+      if ('method' in m && m.method) {
+        const via = m.headers.via[0];
+        via.host = o.publicAddress;
+        via.port = o.port;
+        via.protocol = cn.protocol;
+        if (cn.protocol === 'UDP') via.params.rport = null;
+      }
+      o.onSend?.(m, target);
+      cn.send(m);
+    },
+  });
+  const transportFor = (target: Remote): Transport => {
+    const t = transports[target.protocol.toUpperCase()];
+    if (!t) throw new Error(`transport ${target.protocol} not enabled`);
+    return t;
+  };
+  const open = (target: Remote, onError?: (e: Error) => void): Connection => wrap(transportFor(target).open(target, onError), target);
+  const get = (target: Remote): Connection | undefined => {
+    const cn = transportFor(target).get(target);
+    return cn && wrap(cn, target);
+  };
+
+  const transaction = sip.makeTransactionLayer({}, open);
+
+  function dispatch(m: SipMessage, remote: Remote): void {
+    o.onReceive?.(m, remote);
+    try {
+      const isRequest = 'method' in m && !!m.method;
+      const t = isRequest ? transaction.getServer(m as SipRequest) : transaction.getClient(m);
+      if (t) {
+        t.message?.(m, remote);
+        return;
+      }
+      if (!isRequest) return; // a stray response: no transaction, nothing to do (§17.1.3)
+      const rq = m as SipRequest;
+      if (rq.method === 'ACK') {
+        onRequest(rq, remote);
+        return;
+      }
+      const cn = get(remote);
+      if (!cn) return; // the connection closed before we could answer
+      const st = transaction.createServerTransaction(rq, cn);
+      try {
+        onRequest(rq, remote);
+      } catch (e) {
+        st.send(sip.makeResponse(rq, 500, 'Server Internal Error'));
+        throw e;
+      }
+    } catch (e) {
+      errorLog(e);
+    }
+  }
+
+  /** Tries the resolved targets in order, moving on when one answers 503 (RFC 3263 §4.3). */
+  function sequentialSearch(addresses: Remote[], rq: SipRequest, callback: ResponseCallback): void {
+    if (rq.method !== 'CANCEL') rq.headers.via.unshift({ params: {} });
+    let last: number | undefined;
+    let onResponse: ResponseCallback;
+    const searching: ResponseCallback = (rs) => {
+      last = rs.status;
+      if (rs.status === 503) return next();
+      if (rs.status > 100) onResponse = callback;
+      callback(rs);
+    };
+    const next = (): void => {
+      onResponse = searching;
+      const address = addresses.shift();
+      if (!address) {
+        onResponse = callback;
+        callback(sip.makeResponse(rq, last ?? 404) as unknown as SipResponse);
+        return;
+      }
+      try {
+        const client = transaction.createClientTransaction(
+          open(address, () => client.message(sip.makeResponse(rq, 503) as unknown as SipResponse)),
+          rq,
+          (rs: SipResponse) => onResponse(rs),
+        );
+      } catch {
+        onResponse(sip.makeResponse(rq, 503) as unknown as SipResponse);
+      }
+    };
+    next();
+  }
+
+  return {
+    send(m: SipMessage, callback?: ResponseCallback) {
+      if (!('method' in m) || !m.method) {
+        transaction.getServer(m as unknown as SipRequest)?.send?.(m);
+        return;
+      }
+      const rq = m as SipRequest;
+      let hop = sip.parseUri(rq.uri);
+      const route = rq.headers.route;
+      if (route && route.length > 0) {
+        const first = sip.parseUri(route[0].uri);
+        if (first) {
+          hop = first;
+          // Strict router (§16.12.1.1 / §12.2.1.1): its URI becomes the Request-URI.
+          if (first.params.lr === undefined) {
+            route.shift();
+            route.push({ uri: rq.uri, params: {} });
+            rq.uri = first;
+          }
+        }
+      }
+      if (!hop) {
+        errorLog(new Error(`cannot route ${sip.stringifyUri(rq.uri)}`));
+        callback?.(sip.makeResponse(rq, 400, 'Bad Request-URI') as unknown as SipResponse);
+        return;
+      }
+      sip.resolve(hop, (addresses: Remote[]) => {
+        if (rq.method === 'ACK') {
+          if (!Array.isArray(rq.headers.via)) rq.headers.via = [];
+          if (rq.headers.via.length === 0) rq.headers.via.unshift({ params: { branch: sip.generateBranch() } });
+          if (addresses.length === 0) {
+            errorLog(new Error(`ACK: could not resolve ${sip.stringifyUri(rq.uri)}`));
+            return;
+          }
+          try {
+            const cn = open(addresses[0], errorLog);
+            cn.send(rq);
+            cn.release();
+          } catch (e) {
+            errorLog(e);
+          }
+          return;
+        }
+        sequentialSearch(addresses, rq, callback ?? (() => {}));
+      });
+    },
+    destroy() {
+      transaction.destroy();
+      for (const t of Object.values(transports)) t.destroy();
+    },
+    hostname: () => o.publicAddress,
+  };
+}

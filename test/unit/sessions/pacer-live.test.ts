@@ -1,0 +1,95 @@
+// The session's output pacer with live (bridged) audio from another clock or from a chunking
+// socket client: order kept, nothing lost while in step, backlog bounded and converging.
+// Hand-driven clock: deterministic, no timers.
+import { describe, expect, it } from 'vitest';
+import { OutputPacer, MAX_LIVE_BACKLOG_FRAMES, type Frame } from '../../../src/sessions/index.js';
+import { ManualClock } from '../../helpers/manual-clock.js';
+
+function setup() {
+  const clock = new ManualClock();
+  const out: number[] = [];
+  const pacer = new OutputPacer(clock).link((f: Frame) => {
+    if (f.kind === 'playout' && f.to === 'agent') out.push(f.pcm[0]);
+  });
+  let n = 1;
+  const send = (frames: number, loud = true) => {
+    for (let i = 0; i < frames; i++, n++) pacer.process({ kind: 'output_audio', to: 'agent', speaker: 'customer_original', pcm: new Int16Array(160).fill(loud ? n : n % 2) });
+  };
+  return { clock, out, pacer, send, sent: () => n - 1 };
+}
+
+describe('OutputPacer live audio', () => {
+  it('passes frames from another 20 ms clock through in order, none lost, at most one waiting', () => {
+    const { clock, out, pacer, send, sent } = setup();
+    let maxDepth = 0;
+    for (let t = 0; t < 1000; t++) {
+      send(1);
+      maxDepth = Math.max(maxDepth, pacer.liveQueued('agent'));
+      clock.tick();
+    }
+    expect(out).toEqual(Array.from({ length: sent() }, (_, i) => i + 1));
+    expect(maxDepth).toBe(1);
+  });
+
+  it('carries a socket client sending 200 ms chunks without loss or reordering', () => {
+    const { clock, out, pacer, send, sent } = setup();
+    for (let t = 0; t < 1000; t++) {
+      if (t % 10 === 0) send(10);
+      clock.tick();
+    }
+    expect(out).toEqual(Array.from({ length: sent() }, (_, i) => i + 1));
+    expect(pacer.liveDrops()).toEqual({ trimmed: 0, overflowed: 0 });
+  });
+
+  it('carries 100 ms chunks that arrive with jitter (early, late) without loss', () => {
+    const { clock, out, send, sent } = setup();
+    // Chunks of 5 frames every 5 ticks, each arriving 0–3 ticks late (deterministic pattern).
+    const lateBy = [0, 2, 1, 3, 0, 1];
+    const due: number[] = [];
+    for (let c = 0; c < 200; c++) due.push(c * 5 + lateBy[c % lateBy.length]);
+    for (let t = 0; t < 1010; t++) {
+      for (const d of due) if (d === t) send(5);
+      clock.tick();
+    }
+    expect(out).toEqual(Array.from({ length: sent() }, (_, i) => i + 1));
+  });
+
+  it('drains a deep start-up backlog to about one frame instead of keeping it (issue 12)', () => {
+    const { clock, pacer, send, out, sent } = setup();
+    send(12, false); // a burst at start-up (a leg's jitter buffer catching up)
+    const depths: number[] = [];
+    for (let t = 0; t < 300; t++) {
+      send(1);
+      clock.tick();
+      depths.push(pacer.liveQueued('agent'));
+    }
+    expect(depths[0]).toBeGreaterThan(10);
+    expect(Math.max(...depths.slice(-100))).toBeLessThanOrEqual(1);
+    // What came out is in order, and exactly the backlog (12 - 1 target + 1 waiting) went missing.
+    const loud = out.filter((v) => v >= 13);
+    for (let i = 1; i < loud.length; i++) expect(loud[i]).toBeGreaterThan(loud[i - 1]);
+    expect(out.length + pacer.liveQueued('agent') + pacer.liveDrops().trimmed).toBe(sent());
+    expect(pacer.liveDrops().trimmed).toBeGreaterThan(0);
+    expect(pacer.liveDrops().overflowed).toBe(0);
+  });
+
+  it('never holds more than the hard cap after a stall', () => {
+    const { clock, pacer, send } = setup();
+    send(40);
+    expect(pacer.liveQueued('agent')).toBe(MAX_LIVE_BACKLOG_FRAMES);
+    clock.tick();
+    expect(pacer.liveQueued('agent')).toBe(MAX_LIVE_BACKLOG_FRAMES - 1);
+  });
+
+  it('mixes live audio with synthesized speech due for the same listener in the same tick', () => {
+    const clock = new ManualClock();
+    const got: Frame[] = [];
+    const pacer = new OutputPacer(clock).link((f: Frame) => got.push(f));
+    pacer.process({ kind: 'tts_audio', to: 'agent', speaker: 'translated_customer', pcm: new Int16Array(160).fill(100) });
+    pacer.process({ kind: 'output_audio', to: 'agent', speaker: 'customer_original', pcm: new Int16Array(160).fill(50) });
+    clock.tick();
+    const p = got.filter((f) => f.kind === 'playout');
+    expect(p).toHaveLength(1);
+    expect((p[0] as { pcm: Int16Array }).pcm[0]).toBe(150);
+  });
+});

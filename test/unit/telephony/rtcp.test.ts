@@ -1,0 +1,142 @@
+// RTCP (RFC 3550 §6) and call quality: packets round-trip, the E-model's reference points, and a
+// real UDP peer written here that drops and delays RTP and sends its own RTCP to an RtpEndpoint.
+import { describe, expect, it, afterEach } from 'vitest';
+import dgram from 'node:dgram';
+import { RtpEndpoint } from '../../../src/telephony/rtp/endpoint.js';
+import { MediaClock } from '../../../src/media/index.js';
+import { serializeRtp, parseRtp } from '../../../src/telephony/rtp/packet.js';
+import { buildReport, parseRtcp, looksLikeRtcp, ntpNow, ntpMiddle, type RtcpReport } from '../../../src/telephony/rtp/rtcp.js';
+import { estimateMos, LegQuality } from '../../../src/telephony/rtp/call-quality.js';
+import { mulawEncode } from '../../../src/media/g711.js';
+
+const cleanup: Array<() => void> = [];
+afterEach(() => cleanup.splice(0).forEach((f) => f()));
+
+function until<T>(fn: () => T | undefined | false, ms = 10000): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const start = Date.now();
+    const t = setInterval(() => {
+      const v = fn();
+      if (v) { clearInterval(t); resolve(v); }
+      else if (Date.now() - start > ms) { clearInterval(t); reject(new Error('timed out')); }
+    }, 5);
+  });
+}
+
+async function udp(port = 0): Promise<dgram.Socket> {
+  const s = dgram.createSocket('udp4');
+  await new Promise<void>((r) => s.bind(port, '127.0.0.1', () => r()));
+  cleanup.push(() => { try { s.close(); } catch { /* closed */ } });
+  return s;
+}
+
+describe('RTCP packets', () => {
+  it('builds an SR with a report block and CNAME that parses back, and tells RTCP from RTP', () => {
+    const buf = buildReport(0x11223344, { ntpSec: 100, ntpFrac: 200, rtpTimestamp: 300, packetCount: 4, octetCount: 640 }, { ssrc: 7, fractionLost: 25, cumulativeLost: -3, extendedHighestSeq: 70000, jitter: 12, lastSr: 5, delaySinceLastSr: 6 }, 'gw@example');
+    expect(buf.length % 4).toBe(0);
+    expect(looksLikeRtcp(buf)).toBe(true);
+    expect(looksLikeRtcp(serializeRtp({ marker: true, payloadType: 0, sequence: 1, timestamp: 1, ssrc: 1, payload: new Uint8Array(160) }))).toBe(false);
+    const p = parseRtcp(buf)!;
+    expect(p.reports).toEqual([{ type: 'sr', ssrc: 0x11223344, sender: { ntpSec: 100, ntpFrac: 200, rtpTimestamp: 300, packetCount: 4, octetCount: 640 }, blocks: [{ ssrc: 7, fractionLost: 25, cumulativeLost: -3, extendedHighestSeq: 70000, jitter: 12, lastSr: 5, delaySinceLastSr: 6 }] }]);
+    expect(parseRtcp(buf.subarray(0, buf.length - 4))).toBeNull(); // truncated compound
+  });
+
+  it('counts loss across a sequence wrap (RFC 3550 §A.1, §A.3)', () => {
+    const q = new LegQuality();
+    for (let s = 65500; s < 65500 + 200; s++) if (s % 20 !== 10) q.onRtp(9, s & 0xffff, (s * 160) >>> 0, (s - 65500) * 20);
+    const snap = q.snapshot(0, 60);
+    expect(snap.packets_received).toBe(190);
+    expect(snap.packets_lost).toBe(10);
+    expect(snap.loss_percent).toBe(5);
+    expect(snap.jitter_ms).toBeLessThan(0.5);
+  });
+});
+
+describe('E-model MOS (ITU-T G.107, G.711)', () => {
+  it('gives about 4.4 for a clean short call and falls with loss and delay', () => {
+    expect(estimateMos(0, 0)).toBeCloseTo(4.41, 1);
+    expect(estimateMos(1, 50)).toBeLessThan(estimateMos(0, 50));
+    expect(estimateMos(5, 50)).toBeLessThan(3.3);
+    expect(estimateMos(0, 400)).toBeLessThan(estimateMos(0, 100));
+    expect(estimateMos(100, 0)).toBe(1);
+  });
+});
+
+async function rtcpScenario(mux: boolean) {
+  const ep = await RtpEndpoint.open({ bindAddress: '127.0.0.1', portMin: 46000, portMax: 47999, timeoutMs: 10000, clock: new MediaClock(), rtcpIntervalMs: 200 });
+  cleanup.push(() => ep.close());
+  // The peer: RTP on an even port, RTCP on the next (or on the RTP port with mux).
+  let rtp: dgram.Socket | null = null;
+  let rtcp: dgram.Socket | null = null;
+  for (let port = 48000; !rtp && port < 49000; port += 2) {
+    try {
+      rtp = await udp(port);
+      rtcp = mux ? rtp : await udp(port + 1);
+    } catch {
+      rtp = null;
+    }
+  }
+  const peerSsrc = 0xabcdef01;
+  ep.configure({ address: '127.0.0.1', port: rtp!.address().port, payloadType: 0, dtmfPayloadType: 101, send: true, expectReceive: true, rtcpMux: mux });
+  const reports: RtcpReport[] = [];
+  const onRtcp = (m: Buffer, from: dgram.RemoteInfo) => {
+    if (!looksLikeRtcp(m)) return;
+    const p = parseRtcp(m);
+    if (!p) return;
+    reports.push(...p.reports);
+    // Answer every SR at once with an RR on it (DLSR 0): the gateway can then measure the round trip.
+    const sr = p.reports.find((r) => r.sender);
+    if (sr) {
+      rtcp!.send(buildReport(peerSsrc, null, { ssrc: sr.ssrc, fractionLost: 64, cumulativeLost: 3, extendedHighestSeq: 1, jitter: 80, lastSr: ntpMiddle(sr.sender!.ntpSec, sr.sender!.ntpFrac), delaySinceLastSr: 0 }, 'peer'), from.port, from.address);
+    }
+  };
+  rtcp!.on('message', onRtcp);
+  // 200 packets, every 10th dropped, sent in uneven bursts (jitter): 10 % loss.
+  const payload = mulawEncode(new Int16Array(160).fill(500));
+  for (let burst = 0; burst < 20; burst++) {
+    for (let i = burst * 10; i < burst * 10 + 10; i++) {
+      if (i % 10 === 5) continue;
+      rtp!.send(serializeRtp({ marker: i === 0, payloadType: 0, sequence: 1000 + i, timestamp: i * 160, ssrc: peerSsrc, payload }), ep.port, '127.0.0.1');
+    }
+    await new Promise((r) => setTimeout(r, burst % 2 ? 5 : 60));
+  }
+  // The peer's own SR, so the gateway's next report carries LSR/DLSR for it.
+  const now = ntpNow();
+  rtcp!.send(buildReport(peerSsrc, { ntpSec: now.sec, ntpFrac: now.frac, rtpTimestamp: 0, packetCount: 180, octetCount: 28800 }, null, 'peer'), mux ? ep.port : ep.port + 1, '127.0.0.1');
+  ep.playFrame(new Int16Array(160));
+  await until(() => ep.callQuality.rtt_ms !== null && reports.some((r) => r.blocks.some((b) => b.ssrc === peerSsrc && b.lastSr !== 0)));
+  return { ep, reports, peerSsrc, rtp: rtp!, rtcp: rtcp! };
+}
+
+describe('RTCP on a leg, against a UDP peer that drops and delays packets', () => {
+  for (const mux of [false, true]) {
+    it(`reports loss, jitter, round trip and MOS both ways (${mux ? 'rtcp-mux, RFC 5761' : 'RTCP on port + 1'})`, async () => {
+      const { ep, reports, peerSsrc } = await rtcpScenario(mux);
+      const q = ep.callQuality;
+      expect(q.packets_received).toBe(180);
+      expect(q.packets_lost).toBe(20);
+      expect(q.loss_percent).toBe(10);
+      expect(q.jitter_ms).toBeGreaterThan(1); // the bursts
+      expect(q.rtt_ms).toBeGreaterThanOrEqual(0);
+      expect(q.remote).toEqual({ loss_percent: 25, jitter_ms: 10 }); // what the peer said: 64/256, 80 ts units
+      expect(q.mos).toBeLessThan(estimateMos(0, 60));
+      expect(q.rtcp.received).toBeGreaterThan(0);
+      expect(q.rtcp.mux).toBe(mux);
+      // What the gateway told the peer about its stream.
+      const about = reports.flatMap((r) => r.blocks).filter((b) => b.ssrc === peerSsrc).at(-1)!;
+      expect(about.cumulativeLost).toBe(20);
+      expect(about.extendedHighestSeq).toBe(1000 + 199);
+      expect(reports.some((r) => r.type === 'sr' && r.sender!.packetCount > 0)).toBe(true);
+    });
+  }
+
+  it('ends with an RTCP BYE', async () => {
+    const { ep, rtcp } = await rtcpScenario(true);
+    const bye = new Promise<boolean>((resolve) => rtcp.on('message', (m) => {
+      if (looksLikeRtcp(m) && m[1] === 203) resolve(true);
+      else if (!looksLikeRtcp(m)) parseRtp(m);
+    }));
+    ep.close();
+    expect(await bye).toBe(true);
+  });
+});
