@@ -3537,6 +3537,30 @@ export interface paths {
                             disconnect_reason?: string | null;
                             /** @description Seconds since the leg connected. */
                             duration?: number;
+                            /** @description RTP/RTCP quality of the leg so far (additive to SPEC). */
+                            quality?: {
+                                packets_sent: number;
+                                packets_received: number;
+                                /** @description Expected from the phone but never received (RFC 3550 §A.3). */
+                                packets_lost: number;
+                                loss_percent: number;
+                                /** @description Interarrival jitter of what the gateway receives (RFC 3550 §A.8). */
+                                jitter_ms: number;
+                                /** @description Round trip from RTCP (null until the phone reported on our SR). */
+                                rtt_ms: number | null;
+                                /** @description The phone's view of our stream, from its RTCP reports. */
+                                remote: {
+                                    loss_percent: number;
+                                    jitter_ms: number;
+                                } | null;
+                                /** @description MOS estimate 1–4.5 (ITU-T G.107 simplified E-model). */
+                                mos: number;
+                                rtcp: {
+                                    sent: number;
+                                    received: number;
+                                    mux: boolean;
+                                };
+                            };
                         };
                     };
                 };
@@ -3683,6 +3707,30 @@ export interface paths {
                                 disconnect_reason?: string | null;
                                 /** @description Seconds since the leg connected. */
                                 duration?: number;
+                                /** @description RTP/RTCP quality of the leg so far (additive to SPEC). */
+                                quality?: {
+                                    packets_sent: number;
+                                    packets_received: number;
+                                    /** @description Expected from the phone but never received (RFC 3550 §A.3). */
+                                    packets_lost: number;
+                                    loss_percent: number;
+                                    /** @description Interarrival jitter of what the gateway receives (RFC 3550 §A.8). */
+                                    jitter_ms: number;
+                                    /** @description Round trip from RTCP (null until the phone reported on our SR). */
+                                    rtt_ms: number | null;
+                                    /** @description The phone's view of our stream, from its RTCP reports. */
+                                    remote: {
+                                        loss_percent: number;
+                                        jitter_ms: number;
+                                    } | null;
+                                    /** @description MOS estimate 1–4.5 (ITU-T G.107 simplified E-model). */
+                                    mos: number;
+                                    rtcp: {
+                                        sent: number;
+                                        received: number;
+                                        mux: boolean;
+                                    };
+                                };
                             }[];
                         };
                     };
