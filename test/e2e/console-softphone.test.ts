@@ -1,15 +1,15 @@
 // The browser softphone in a real Chromium whose fake microphone plays a speech WAV (flite + sox,
 // made here): the page creates a session with its cookie, streams 8 kHz mu-law over the session's
 // socket and shows the live transcript with its translation while the translated audio plays.
-// Then the session page shows that transcript and plays a recording through <audio>.
+// Then the session page shows that transcript, plays the session's recording through <audio> and
+// runs an analysis.
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
-import { newId } from '../../src/ids.js';
 import { launchChromium, signIn, startConsoleGateway, type ConsoleGateway } from '../helpers/console-browser.js';
 
 const run = promisify(execFile);
@@ -54,6 +54,7 @@ describe('softphone', () => {
     await page.getByLabel('Agent language (source)').fill('en');
     await page.getByLabel('Customer language (target)').fill('es');
     await page.getByLabel('I speak as').selectOption('agent');
+    await page.getByLabel('Record this session').check();
     await page.getByRole('button', { name: 'Start talking' }).click();
 
     const translation = page.getByTestId('translation').first();
@@ -71,17 +72,7 @@ describe('softphone', () => {
     await context.close();
   }, 240_000);
 
-  it('shows the ended session with its transcript and translations, and plays its recording in the page', async () => {
-    // A ready recording of the session (written here as the recordings job would: a file in the
-    // data directory and its row), so the page's player goes through GET /v1/recordings/{id}/audio.
-    const file = path.join(dir, 'recording.wav');
-    await run('sox', [path.join(dir, 'mic.wav'), '-r', '8000', file]);
-    const recId = newId('rec');
-    await t.gw.db.query(
-      `INSERT INTO recordings (id, session_id, org_id, channel, status, format, duration, size, file_path)
-       VALUES ($1, $2, $3, 'mixed', 'ready', 'wav', $4, $5, $6)`,
-      [recId, sessionId, org.orgId, Number((await run('soxi', ['-D', file])).stdout), (await stat(file)).size, file],
-    );
+  it('shows the ended session with its transcript and translations, plays its recording in the page and runs an analysis', async () => {
     const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
     const page = await context.newPage();
     await signIn(page, t.base, 'dev@example.com');
@@ -92,8 +83,14 @@ describe('softphone', () => {
     expect(await turn.textContent()).toMatch(/account/);
     expect(await turn.locator('.translation').textContent()).toMatch(/saldo|cuenta/i);
 
-    const audio = page.locator(`audio[data-recording="${recId}"]`);
-    await audio.waitFor();
+    // The recordings job encodes the session's MP3s after the end; the page shows a player once one is ready.
+    const audio = page.locator('audio[data-recording]').first();
+    await expect.poll(async () => {
+      if (await audio.count()) return true;
+      await page.reload();
+      await page.getByTestId('session-status').waitFor({ timeout: 30_000 });
+      return false;
+    }, { timeout: 90_000, interval: 2000 }).toBe(true);
     const played = await audio.evaluate(async (el: HTMLAudioElement) => {
       el.muted = true;
       await el.play();
@@ -105,7 +102,19 @@ describe('softphone', () => {
     });
     expect(played.duration).toBeGreaterThan(2);
     expect(played.currentTime).toBeGreaterThan(0.5);
+    // What the player relies on to seek: the audio route answers byte ranges for the signed-in cookie.
+    const recId = (await audio.getAttribute('data-recording'))!;
+    const partial = await page.evaluate(async (id) => {
+      const r = await fetch(`/v1/recordings/${id}/audio`, { headers: { range: 'bytes=0-99' } });
+      return { status: r.status, range: r.headers.get('content-range'), length: (await r.arrayBuffer()).byteLength };
+    }, recId);
+    expect(partial).toMatchObject({ status: 206, length: 100 });
+    expect(partial.range).toMatch(/^bytes 0-99\/\d+$/);
+
+    await page.getByRole('button', { name: /Analyse this session/ }).click();
+    await page.locator('dl.analysis dd').first().getByText('completed').waitFor({ timeout: 90_000 });
+    expect(await page.locator('dl.analysis').textContent()).toMatch(/Summary/);
     if (shots) await page.screenshot({ path: path.join(shots, 'console-session.png'), fullPage: false });
     await context.close();
-  }, 120_000);
+  }, 240_000);
 });

@@ -87,7 +87,10 @@ export interface paths {
                         recording?: {
                             /** @description Default false. */
                             enabled?: boolean;
-                            /** @description dual_channel (agent and customer files plus a mix; default) or mixed (one mixed file). */
+                            /**
+                             * @description dual_channel (agent and customer files plus a mix; default) or mixed (one mixed file). See README "Recordings".
+                             * @enum {string}
+                             */
                             mode?: "dual_channel" | "mixed";
                             /** @description When true, recordings are only served once consent_status is granted. Default false. */
                             consent_required?: boolean;
@@ -120,6 +123,8 @@ export interface paths {
                                     model?: string;
                                     /** @description Required for openai_compatible, e.g. https://api.example.com/v1. */
                                     base_url?: string;
+                                    /** @description openai_compatible: name of the organization's secret holding the API key (README "AI agents"); the key itself is never stored in the agent. */
+                                    api_key_secret?: string;
                                 };
                                 tools?: {
                                     name: string;
@@ -914,7 +919,7 @@ export interface paths {
                         "application/json": components["schemas"]["def-0"];
                     };
                 };
-                /** @description organization_inactive, insufficient_permissions, consent_required */
+                /** @description organization_inactive, insufficient_permissions, recording_not_permitted, consent_required */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -978,7 +983,7 @@ export interface paths {
         };
         /**
          * Download recording audio
-         * @description Scope recordings:read. Streams the file (audio/mpeg for MP3) with Content-Length and a Content-Disposition filename containing the session id. 202 with the reduced recording object while processing; 404 when generation failed.
+         * @description Scope recordings:read. Streams the MP3 (audio/mpeg) with Content-Length, Accept-Ranges: bytes and a Content-Disposition filename containing the session id. A single `Range: bytes=…` answers 206 with Content-Range (416 when unsatisfiable). 202 with the reduced recording object while processing; 404 when generation failed.
          */
         get: {
             parameters: {
@@ -1023,6 +1028,15 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The requested byte range. */
+                206: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": string;
+                    };
+                };
                 /** @description api_key_invalid, api_key_expired, api_key_revoked, api_key_wrong_environment */
                 401: {
                     headers: {
@@ -1032,7 +1046,7 @@ export interface paths {
                         "application/json": components["schemas"]["def-0"];
                     };
                 };
-                /** @description organization_inactive, insufficient_permissions, consent_required */
+                /** @description organization_inactive, insufficient_permissions, recording_not_permitted, consent_required */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1042,6 +1056,122 @@ export interface paths {
                     };
                 };
                 /** @description recording_not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Range not satisfiable; Content-Range gives the size. */
+                416: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description rate_limit_exceeded */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description internal_error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description service_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{id}/recording/consent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record the parties' consent to recording
+         * @description Scope sessions:write. Sets the session's recording.consent_status (and consent_required to true); downloads need 'granted'. Returns the session's recording object.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description granted, denied or pending. */
+                        consent_status: "granted" | "denied" | "pending";
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            enabled: boolean;
+                            mode: string;
+                            consent_required: boolean;
+                            consent_status: string;
+                        };
+                    };
+                };
+                /** @description api_key_invalid, api_key_expired, api_key_revoked, api_key_wrong_environment */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description organization_inactive, insufficient_permissions */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description session_not_found */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -1079,8 +1209,6 @@ export interface paths {
                 };
             };
         };
-        put?: never;
-        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1146,6 +1274,8 @@ export interface paths {
                                     model?: string;
                                     /** @description Required for openai_compatible, e.g. https://api.example.com/v1. */
                                     base_url?: string;
+                                    /** @description openai_compatible: name of the organization's secret holding the API key (README "AI agents"); the key itself is never stored in the agent. */
+                                    api_key_secret?: string;
                                 };
                                 intents: {
                                     name: string;
@@ -1303,6 +1433,8 @@ export interface paths {
                             model?: string;
                             /** @description Required for openai_compatible, e.g. https://api.example.com/v1. */
                             base_url?: string;
+                            /** @description openai_compatible: name of the organization's secret holding the API key (README "AI agents"); the key itself is never stored in the agent. */
+                            api_key_secret?: string;
                         };
                         /** @description Scripted dialogue: matched against what the caller says. */
                         intents?: {
@@ -1378,6 +1510,8 @@ export interface paths {
                                 model?: string;
                                 /** @description Required for openai_compatible, e.g. https://api.example.com/v1. */
                                 base_url?: string;
+                                /** @description openai_compatible: name of the organization's secret holding the API key (README "AI agents"); the key itself is never stored in the agent. */
+                                api_key_secret?: string;
                             };
                             intents: {
                                 name: string;
@@ -1552,6 +1686,8 @@ export interface paths {
                                 model?: string;
                                 /** @description Required for openai_compatible, e.g. https://api.example.com/v1. */
                                 base_url?: string;
+                                /** @description openai_compatible: name of the organization's secret holding the API key (README "AI agents"); the key itself is never stored in the agent. */
+                                api_key_secret?: string;
                             };
                             intents: {
                                 name: string;
@@ -1794,6 +1930,8 @@ export interface paths {
                             model?: string;
                             /** @description Required for openai_compatible, e.g. https://api.example.com/v1. */
                             base_url?: string;
+                            /** @description openai_compatible: name of the organization's secret holding the API key (README "AI agents"); the key itself is never stored in the agent. */
+                            api_key_secret?: string;
                         };
                         /** @description Scripted dialogue: matched against what the caller says. */
                         intents?: {
@@ -1869,6 +2007,8 @@ export interface paths {
                                 model?: string;
                                 /** @description Required for openai_compatible, e.g. https://api.example.com/v1. */
                                 base_url?: string;
+                                /** @description openai_compatible: name of the organization's secret holding the API key (README "AI agents"); the key itself is never stored in the agent. */
+                                api_key_secret?: string;
                             };
                             intents: {
                                 name: string;
@@ -3059,6 +3199,276 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sessions/{id}/analysis": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Request a post-call analysis
+         * @description Scope analysis:write. Needs an ended session with a transcript; consumes 1 API credit. Honours Idempotency-Key (a replay is not charged again). Poll GET /v1/analyses/{id}.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description One of default, support, sales, compliance; default 'default'. See README "Analysis".
+                         * @enum {string}
+                         */
+                        profile?: "default" | "support" | "sales" | "compliance";
+                        /** @description Parts to compute, any of summary, sentiment, compliance, keywords, performance; default all. */
+                        include?: ("summary" | "sentiment" | "compliance" | "keywords" | "performance")[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            /** @enum {string} */
+                            object: "analysis";
+                            session_id: string;
+                            /** @enum {string} */
+                            status: "processing";
+                        };
+                    };
+                };
+                /** @description transcript_not_available, validation_error */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description api_key_invalid, api_key_expired, api_key_revoked, api_key_wrong_environment */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description insufficient_api_credits */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description organization_inactive, insufficient_permissions */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description session_not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description rate_limit_exceeded */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description internal_error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description service_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analyses/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve an analysis
+         * @description Scope analysis:read. Any status; poll until completed or failed.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description anl_… */
+                            id: string;
+                            /** @enum {string} */
+                            object: "analysis";
+                            session_id: string;
+                            call_id: string | null;
+                            profile: string;
+                            /** @description processing, completed or failed. */
+                            status: string;
+                            summary: string | null;
+                            sentiment: {
+                                customer: string;
+                                agent: string;
+                            } | null;
+                            compliance: {
+                                status: string;
+                                flags: {
+                                    [key: string]: unknown;
+                                }[];
+                            } | null;
+                            performance: {
+                                score: number;
+                            } | null;
+                            /** @description Extension: set when include has keywords. */
+                            keywords: string[] | null;
+                            /** @description Extension: commitments and requests found in the call (also in analysis.completed). */
+                            action_items: {
+                                description: string;
+                                assignee: string;
+                                priority: string;
+                            }[] | null;
+                            error: string | null;
+                            /**
+                             * Format: date-time
+                             * @description Creation time.
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description When it completed.
+                             */
+                            completed_at: string | null;
+                        };
+                    };
+                };
+                /** @description api_key_invalid, api_key_expired, api_key_revoked, api_key_wrong_environment */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description organization_inactive, insufficient_permissions */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description analysis_not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description rate_limit_exceeded */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description internal_error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description service_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sessions/{id}/dial": {
         parameters: {
             query?: never;
@@ -3127,6 +3537,30 @@ export interface paths {
                             disconnect_reason?: string | null;
                             /** @description Seconds since the leg connected. */
                             duration?: number;
+                            /** @description RTP/RTCP quality of the leg so far (additive to SPEC). */
+                            quality?: {
+                                packets_sent: number;
+                                packets_received: number;
+                                /** @description Expected from the phone but never received (RFC 3550 §A.3). */
+                                packets_lost: number;
+                                loss_percent: number;
+                                /** @description Interarrival jitter of what the gateway receives (RFC 3550 §A.8). */
+                                jitter_ms: number;
+                                /** @description Round trip from RTCP (null until the phone reported on our SR). */
+                                rtt_ms: number | null;
+                                /** @description The phone's view of our stream, from its RTCP reports. */
+                                remote: {
+                                    loss_percent: number;
+                                    jitter_ms: number;
+                                } | null;
+                                /** @description MOS estimate 1–4.5 (ITU-T G.107 simplified E-model). */
+                                mos: number;
+                                rtcp: {
+                                    sent: number;
+                                    received: number;
+                                    mux: boolean;
+                                };
+                            };
                         };
                     };
                 };
@@ -3273,6 +3707,30 @@ export interface paths {
                                 disconnect_reason?: string | null;
                                 /** @description Seconds since the leg connected. */
                                 duration?: number;
+                                /** @description RTP/RTCP quality of the leg so far (additive to SPEC). */
+                                quality?: {
+                                    packets_sent: number;
+                                    packets_received: number;
+                                    /** @description Expected from the phone but never received (RFC 3550 §A.3). */
+                                    packets_lost: number;
+                                    loss_percent: number;
+                                    /** @description Interarrival jitter of what the gateway receives (RFC 3550 §A.8). */
+                                    jitter_ms: number;
+                                    /** @description Round trip from RTCP (null until the phone reported on our SR). */
+                                    rtt_ms: number | null;
+                                    /** @description The phone's view of our stream, from its RTCP reports. */
+                                    remote: {
+                                        loss_percent: number;
+                                        jitter_ms: number;
+                                    } | null;
+                                    /** @description MOS estimate 1–4.5 (ITU-T G.107 simplified E-model). */
+                                    mos: number;
+                                    rtcp: {
+                                        sent: number;
+                                        received: number;
+                                        mux: boolean;
+                                    };
+                                };
                             }[];
                         };
                     };

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client';
 import { Loaded, Empty, useLoad, when } from '../components/states';
 
-interface Call { id: string; session_id: string; party: string; direction: string; call_sid: string; from_uri: string | null; to_uri: string | null; status: string; created_at: string; quality?: Record<string, number> | null; session_mode: string }
+interface Call { id: string; session_id: string; party: string; direction: string; call_sid: string; from_uri: string | null; to_uri: string | null; status: string; created_at: string; quality?: { loss_percent?: number; jitter_ms?: number; rtt_ms?: number | null; mos?: number } | null; session_mode: string }
 
 export function LiveCalls() {
   const [q, setQ] = useState('');
@@ -21,7 +21,7 @@ export function LiveCalls() {
             <thead><tr><th scope="col">Call-ID</th><th scope="col">Session</th><th scope="col">Party</th><th scope="col">From → To</th><th scope="col">Status</th><th scope="col">Quality</th><th scope="col">Started</th></tr></thead>
             <tbody>{d.data.map((c) => (
               <tr key={c.id}><td><code>{c.call_sid}</code></td><td><code>{c.session_id}</code> ({c.session_mode})</td><td>{c.party} {c.direction}</td><td>{c.from_uri ?? '—'} → {c.to_uri ?? '—'}</td><td>{c.status}</td>
-                <td>{c.quality ? Object.entries(c.quality).map(([k, v]) => `${k} ${v}`).join(', ') : 'not measured'}</td><td>{when(c.created_at)}</td></tr>
+                <td>{c.quality ? `loss ${c.quality.loss_percent ?? '—'}%, jitter ${c.quality.jitter_ms ?? '—'} ms, RTT ${c.quality.rtt_ms ?? '—'} ms, MOS ${c.quality.mos ?? '—'}` : 'not measured'}</td><td>{when(c.created_at)}</td></tr>
             ))}</tbody>
           </table>
         )}

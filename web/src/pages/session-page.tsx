@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, call, unwrap } from '../api/client';
+import { api, unwrap } from '../api/client';
 import { useMe, canWrite } from '../session';
 import { Loaded, Empty, ErrorBox, useLoad, when } from '../components/states';
 
@@ -32,14 +32,14 @@ export function SessionPage({ id }: { id: string }) {
 
   useEffect(() => {
     if (!analysis || analysis.status !== 'processing') return;
-    const timer = setTimeout(() => call<Analysis>('GET', `/v1/analyses/${analysis.id}`).then(setAnalysis, setAnalysisError), 1500);
+    const timer = setTimeout(() => unwrap(api.GET('/v1/analyses/{id}', { params: { path: { id: analysis.id } } })).then((a) => setAnalysis(a as unknown as Analysis), setAnalysisError), 1500);
     return () => clearTimeout(timer);
   }, [analysis]);
 
   const analyse = async () => {
     try {
       setAnalysisError(undefined);
-      setAnalysis(await call<Analysis>('POST', `/v1/sessions/${id}/analysis`, {}));
+      setAnalysis((await unwrap(api.POST('/v1/sessions/{id}/analysis', { params: { path: { id } }, body: {} }))) as unknown as Analysis);
     } catch (err) {
       setAnalysisError(err);
     }

@@ -49,6 +49,7 @@ export function Softphone() {
       const source = String(form.get('source') ?? ''), target = String(form.get('target') ?? '');
       if (source) body.source_language = source;
       if (target) body.target_language = target;
+      if (form.get('record') === 'on') body.recording = { enabled: true };
       if (mode === 'ai_agent') body.ai_agent = { id: String(form.get('agent_id') ?? '') };
       const session = (await unwrap(api.POST('/v1/sessions', { body: body as never }))) as unknown as { id: string; stream: { url: string; token: string } };
       setSessionId(session.id);
@@ -78,6 +79,7 @@ export function Softphone() {
           <input id="sp-target" name="target" defaultValue="es" maxLength={2} disabled={running} />
           <label for="sp-party">I speak as</label>
           <select id="sp-party" name="party" disabled={running}><option value="agent">the agent</option><option value="customer">the customer</option></select>
+          <label class="check"><input type="checkbox" name="record" disabled={running} /> Record this session</label>
           {mode === 'ai_agent' ? <><label for="sp-agent">Agent id</label><input id="sp-agent" name="agent_id" defaultValue={agentParam} placeholder="agt_…" required /></> : null}
           {running
             ? <button type="button" class="danger" onClick={() => phone.current?.end()}>Hang up</button>
