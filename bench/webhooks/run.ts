@@ -67,7 +67,7 @@ async function main(): Promise<void> {
     env: { ...process.env, DATABASE_SCHEMA: schema }, stdio: ['ignore', 'pipe', 'inherit'],
   });
   await new Promise<void>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).once('line', () => resolve());
+    createInterface({ input: child.stdout }).once('line', () => resolve());
     child.once('exit', (code) => reject(new Error(`gateway exited ${code}`)));
   });
   const until = async (n: number, timeoutMs: number) => {

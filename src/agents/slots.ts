@@ -70,6 +70,9 @@ function extractDate(text: string, raw: string, now: Date): string | null {
 export function fillTemplate(template: string, values: Record<string, unknown>): string {
   return template.replace(/\{([a-z0-9_.]+)\}/gi, (_, key: string) => {
     const v = key.split('.').reduce<unknown>((o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), values);
-    return v === undefined || v === null ? 'that' : typeof v === 'object' ? JSON.stringify(v) : String(v);
+    if (v === undefined || v === null) return 'that';
+    if (typeof v === 'string') return v;
+    if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') return v.toString();
+    return JSON.stringify(v) ?? 'that';
   });
 }

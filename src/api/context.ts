@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config/index.js';
@@ -31,7 +32,7 @@ export interface EngineCapabilityCheck {
  * Returns null when the request carries no console cookie; throws the catalog's errors otherwise.
  */
 export interface CookieAuthenticator {
-  authenticate(req: import('fastify').FastifyRequest): Promise<AuthContext | null>;
+  authenticate(req: FastifyRequest): Promise<AuthContext | null>;
 }
 
 /** Dependencies every route plugin receives; later planes add theirs (sessions registry, telephony, engines). */

@@ -3,4 +3,5 @@
 export { buildApp, type BuildOptions, type ExtraRoutes } from './app.js';
 export { default as callRoutes, callCommandExecutor, type CallForwarder, type CallRoutesOptions } from './routes/calls.js';
 export { metricsRegistry } from './plugins/metrics.js';
-export { DEFAULT_SCOPES, type ApiDeps, type AuthContext, type Scope } from './context.js';
+export { DEFAULT_SCOPES, type ApiDeps, type AuthContext, type CookieAuthenticator, type OrgRow, type Scope } from './context.js';
+export { ApiError, ERROR_CATALOG, type ErrorCode } from './errors.js';

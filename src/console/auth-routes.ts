@@ -2,7 +2,7 @@
 // sign out everywhere, set a password from a one-time link, and an owner inviting a user.
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
-import { ApiError } from '../api/errors.js';
+import { ApiError } from '../api/index.js';
 import { clearSignInCookie, requireSignIn, setSignInCookie } from './cookie-auth.js';
 import { secureCookies, type ConsoleDeps } from './context.js';
 import { createConsoleUser, EmailTakenError, listOrgUsers, ORG_ROLES, setPasswordLink, setPasswordWithToken, verifyConsoleUser } from './users.js';

@@ -3,8 +3,8 @@
 // 404 rule across organizations, no second copy of the business rules).
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../api/errors.js';
-import { DEFAULT_SCOPES, type AuthContext, type CookieAuthenticator, type OrgRow, type Scope } from '../api/context.js';
+import { ApiError } from '../api/index.js';
+import { DEFAULT_SCOPES, type AuthContext, type CookieAuthenticator, type OrgRow, type Scope } from '../api/index.js';
 import type { Db } from '../store/index.js';
 import type { SignIn, SignInStore } from './sign-in-store.js';
 import type { ConsoleRole } from './users.js';
@@ -72,6 +72,6 @@ export class ConsoleCookieAuthenticator implements CookieAuthenticator {
     if (!rows[0]) throw new ApiError('sign_in_required');
     const { created_at: _c, updated_at: _u, ...org } = rows[0] as OrgRow & { created_at?: unknown; updated_at?: unknown };
     // keyId names the user: rate-limit windows are per user, sessions record who created them.
-    return { keyId: signIn.userId, orgId: signIn.orgId, scopes: scopesOf(signIn.role), org: org as OrgRow };
+    return { keyId: signIn.userId, orgId: signIn.orgId, scopes: scopesOf(signIn.role), org: org };
   }
 }

@@ -2,8 +2,8 @@
 // developer portal"). The store's createApiKey/revokeApiKey are the same the admin CLI uses.
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
-import { ApiError } from '../api/errors.js';
-import { DEFAULT_SCOPES } from '../api/context.js';
+import { ApiError } from '../api/index.js';
+import { DEFAULT_SCOPES } from '../api/index.js';
 import { createApiKey, revokeApiKey } from '../store/index.js';
 import { requireSignIn } from './cookie-auth.js';
 import type { ConsoleDeps } from './context.js';

@@ -4,7 +4,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import os from 'node:os';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
-import { ApiError } from '../api/errors.js';
+import { ApiError } from '../api/index.js';
 import { updateOrg } from '../store/index.js';
 import { requireSignIn } from './cookie-auth.js';
 import type { ConsoleDeps } from './context.js';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import fastifyStatic from '@fastify/static';
 import { packageRoot } from '../config/index.js';
-import { ApiError } from '../api/errors.js';
+import { ApiError } from '../api/index.js';
 
 export const WEB_DIST = path.join(packageRoot, 'dist/web');
 

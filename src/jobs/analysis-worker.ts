@@ -2,7 +2,7 @@
 // resumed), the embedded analyser runs on the stored transcript, and the row becomes `completed`
 // with `analysis.completed` or `failed` with `analysis.failed` (SPEC "Analysis (status)").
 import type { Logger } from 'pino';
-import { analyseTranscript, ANALYSIS_PARTS, type AnalysisPart, type AnalysisTurn, type ComplianceRules } from '../analysis/index.js';
+import { analyseTranscript, ANALYSIS_PARTS, type AnalysisPart, type AnalysisTurn } from '../analysis/index.js';
 import { analysisTurns, claimAnalyses, completeAnalysis, complianceRules, failAnalysis, type AnalysisRow, type Db } from '../store/index.js';
 import { startPeriodicSweep, type Sweeper } from './periodic-sweep.js';
 
@@ -16,7 +16,7 @@ export async function runAnalysis(db: Db, a: AnalysisRow): Promise<void> {
     translation: t.translation, startTime: t.start_time, endTime: t.end_time,
   }));
   const include = a.include.filter((p): p is AnalysisPart => (ANALYSIS_PARTS as readonly string[]).includes(p));
-  const r = analyseTranscript(turns, { include, profile: a.profile, rules: (await complianceRules(db, a.org_id)) as ComplianceRules });
+  const r = analyseTranscript(turns, { include, profile: a.profile, rules: (await complianceRules(db, a.org_id)) });
   await completeAnalysis(db, a.id, {
     summary: r.summary,
     sentiment: r.sentiment && { customer: r.sentiment.customer, agent: r.sentiment.agent },

@@ -124,12 +124,12 @@ export interface PipelineOptions {
 }
 
 export interface AgentPipelineOptions {
-  onCustomerFinal(text: string): void;
+  onCustomerFinal: (text: string) => void;
   /** Language the agent speaks. */
   language: string;
-  timelineMs(): number;
+  timelineMs: () => number;
   bargeInMinSpeechMs?: number;
-  onBargeIn?(): void;
+  onBargeIn?: () => void;
   /** Answer a settled partial at the end of speech (AgentListener); default false. */
   earlyPartial?: boolean;
 }

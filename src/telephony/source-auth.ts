@@ -5,7 +5,7 @@
 import digest from 'sip/digest.js';
 import type { SipRequest } from 'sip';
 import type { Db } from '../store/index.js';
-import * as repo from '../store/telephony-repo.js';
+import * as repo from '../store/index.js';
 import { cidrContains } from './cidr.js';
 import { decryptSecret } from '../secrets/index.js';
 import { SipError } from './sip/errors.js';
@@ -104,5 +104,5 @@ export class SourceAuth {
 function digestUsername(rq: SipRequest): string {
   const auth = rq.headers.authorization;
   const first = Array.isArray(auth) ? (auth[0] as Record<string, unknown> | undefined) : undefined;
-  return String(first?.username ?? '').replace(/^"|"$/g, '');
+  return String((first?.username as string | undefined) ?? '').replace(/^"|"$/g, '');
 }

@@ -34,9 +34,9 @@ async function startNode(nodeId: string): Promise<Node> {
   const child = spawn(process.execPath, ['--import', 'tsx', CHILD], { env: { ...process.env, VB_CHILD_CONFIG: JSON.stringify(config) }, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   let stderr = '';
-  child.stderr!.on('data', (d) => (stderr += d));
+  child.stderr.on('data', (d) => (stderr += d));
   const url = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).once('line', (line) => resolve((JSON.parse(line) as { httpUrl: string }).httpUrl));
+    createInterface({ input: child.stdout }).once('line', (line) => resolve((JSON.parse(line) as { httpUrl: string }).httpUrl));
     child.once('exit', (code) => reject(new Error(`${nodeId} exited (${code}) before serving:\n${stderr}`)));
   });
   return { child, url };

@@ -29,7 +29,6 @@ export class ToolWebhookServer {
   private constructor(private readonly server: Server, readonly url: string) {}
 
   static async start(reply: (req: ToolRequest) => { status?: number; body: unknown; delayMs?: number }): Promise<ToolWebhookServer> {
-    let self: ToolWebhookServer;
     const server = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
@@ -45,7 +44,7 @@ export class ToolWebhookServer {
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    self = new ToolWebhookServer(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}/tool`);
+    const self = new ToolWebhookServer(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}/tool`);
     return self;
   }
 

@@ -23,14 +23,13 @@ export class OpenAiChatServer {
   private constructor(private readonly server: Server, readonly baseUrl: string) {}
 
   static async start(): Promise<OpenAiChatServer> {
-    let self: OpenAiChatServer;
     const server = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => void self.handle(req, Buffer.concat(chunks).toString('utf8'), res));
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    self = new OpenAiChatServer(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`);
+    const self = new OpenAiChatServer(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`);
     return self;
   }
 

@@ -146,7 +146,7 @@ export class OpenAiCompatibleBrain implements Brain {
       }
       if (c.name === ESCALATE_FUNCTION) {
         this.messages.push({ role: 'tool', tool_call_id: c.id, content: '{"ok":true}' });
-        yield { kind: 'escalate', reason: String(args.reason ?? 'requested by the agent'), summary: `Customer said: ${this.heard.slice(-3).join(' / ')}`, sentiment: sentimentOf(this.heard) };
+        yield { kind: 'escalate', reason: typeof args.reason === 'string' && args.reason ? args.reason : 'requested by the agent', summary: `Customer said: ${this.heard.slice(-3).join(' / ')}`, sentiment: sentimentOf(this.heard) };
         continue;
       }
       this.awaiting.add(c.id);

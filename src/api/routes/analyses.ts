@@ -51,7 +51,7 @@ function presentAnalysis(a: AnalysisRow): Record<string, unknown> {
     compliance: done ? a.compliance : null,
     performance: done ? a.performance : null,
     keywords: done ? a.keywords : null,
-    action_items: done ? ((a.details?.action_items as unknown[]) ?? []) : null,
+    action_items: done ? ((a.details?.action_items) ?? []) : null,
     error: a.status === 'failed' ? a.error : null,
     created_at: a.created_at.toISOString(),
     completed_at: a.completed_at ? a.completed_at.toISOString() : null,

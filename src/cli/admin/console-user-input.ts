@@ -1,7 +1,7 @@
 // Shared by `admin user add` and `admin operator add`: reading a password from stdin and creating
 // the user, printing either the user or a one-time set-password link.
 import { createConsoleUser, EmailTakenError, setPasswordLink, type ConsoleRole } from '../../console/index.js';
-import { CliContext, CliUsageError, printJson } from '../context.js';
+import { type CliContext, CliUsageError, printJson } from '../context.js';
 
 const MIN_PASSWORD = 10;
 

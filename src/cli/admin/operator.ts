@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { CliContext } from '../context.js';
+import { type CliContext } from '../context.js';
 import { addConsoleUser } from './console-user-input.js';
 
 export function register(admin: Command, ctx: CliContext): void {

@@ -1,7 +1,7 @@
 // `voxbridge admin post-call …`: an organization's recording retention and analysis compliance
 // rules, and recording consent given after a session was created (README "Recordings", "Analysis").
 import type { Command } from 'commander';
-import { CliContext, CliUsageError, printJson } from '../context.js';
+import { type CliContext, CliUsageError, printJson } from '../context.js';
 
 function parseRules(json: string): Record<string, unknown> {
   let v: unknown;

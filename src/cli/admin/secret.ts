@@ -3,7 +3,7 @@
 // --value is given; it is never printed back.
 import type { Command } from 'commander';
 import { deleteSecret, listSecrets, SECRET_NAME, setSecret } from '../../secrets/index.js';
-import { CliContext, CliUsageError, printJson } from '../context.js';
+import { type CliContext, CliUsageError, printJson } from '../context.js';
 
 async function readStdin(): Promise<string> {
   const parts: Buffer[] = [];

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { ORG_ROLES, type ConsoleRole } from '../../console/index.js';
-import { CliContext, CliUsageError } from '../context.js';
+import { type CliContext, CliUsageError } from '../context.js';
 import { addConsoleUser } from './console-user-input.js';
 
 export function register(admin: Command, ctx: CliContext): void {

@@ -3,7 +3,7 @@
 import type { Command } from 'commander';
 import { getWebhookEndpoint, listAllWebhookEndpoints, listAttempts } from '../../store/index.js';
 import { presentAttempt, presentEndpoint, SubscriptionError, UrlRefused, WebhookEndpoints } from '../../webhooks/index.js';
-import { CliContext, CliUsageError, parseList, parsePositiveIntOption, printJson } from '../context.js';
+import { type CliContext, CliUsageError, parseList, parsePositiveIntOption, printJson } from '../context.js';
 
 async function usage<T>(fn: () => Promise<T>): Promise<T> {
   try {

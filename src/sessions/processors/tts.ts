@@ -41,7 +41,7 @@ export class TtsProcessor extends FrameProcessor {
     let done = false;
     let wake: (() => void) | null = null;
     const notify = (): void => { wake?.(); wake = null; };
-    (async () => {
+    void (async () => {
       try {
         for await (const pcm of this.tts!.synthesizeStream!(frame.text, frame.to, this.voice)) {
           queue.push(pcm);

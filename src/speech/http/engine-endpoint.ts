@@ -41,7 +41,7 @@ const RETRYABLE = new Set([408, 409, 429, 500, 502, 503, 504]);
 async function describeError(res: Response): Promise<string> {
   const text = await res.text().catch(() => '');
   try {
-    const body = JSON.parse(text) as { error?: { message?: string; code?: string } | string; detail?: { message?: string } | unknown; message?: string };
+    const body = JSON.parse(text) as { error?: { message?: string; code?: string } | string; detail?: unknown; message?: string };
     if (typeof body.error === 'object' && body.error?.message) return body.error.message;
     if (typeof body.error === 'string') return body.error;
     if (body.message) return body.message;

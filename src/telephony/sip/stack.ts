@@ -14,7 +14,7 @@ export interface StackOptions {
   publicAddress: string;
   limits?: Partial<SipLimits>;
   stream?: Partial<StreamLimits>;
-  onError?(e: unknown): void;
+  onError?: (e: unknown) => void;
   onSend?(m: SipMessage, target: Remote): void;
   onReceive?(m: SipMessage, remote: Remote): void;
   /** A message or connection the front refused (counted and logged by the caller). */
@@ -68,13 +68,13 @@ export function createSipStack(o: StackOptions, onRequest: (rq: SipRequest, remo
     o.onReceive?.(m, remote);
     try {
       const isRequest = 'method' in m && !!m.method;
-      const t = isRequest ? transaction.getServer(m as SipRequest) : transaction.getClient(m);
+      const t = isRequest ? transaction.getServer(m) : transaction.getClient(m);
       if (t) {
         t.message?.(m, remote);
         return;
       }
       if (!isRequest) return; // a stray response: no transaction, nothing to do (§17.1.3)
-      const rq = m as SipRequest;
+      const rq = m;
       if (rq.method === 'ACK') {
         onRequest(rq, remote);
         return;
@@ -109,17 +109,17 @@ export function createSipStack(o: StackOptions, onRequest: (rq: SipRequest, remo
       const address = addresses.shift();
       if (!address) {
         onResponse = callback;
-        callback(sip.makeResponse(rq, last ?? 404) as unknown as SipResponse);
+        callback(sip.makeResponse(rq, last ?? 404));
         return;
       }
       try {
         const client = transaction.createClientTransaction(
-          open(address, () => client.message(sip.makeResponse(rq, 503) as unknown as SipResponse)),
+          open(address, () => client.message(sip.makeResponse(rq, 503))),
           rq,
           (rs: SipResponse) => onResponse(rs),
         );
       } catch {
-        onResponse(sip.makeResponse(rq, 503) as unknown as SipResponse);
+        onResponse(sip.makeResponse(rq, 503));
       }
     };
     next();
@@ -128,10 +128,10 @@ export function createSipStack(o: StackOptions, onRequest: (rq: SipRequest, remo
   return {
     send(m: SipMessage, callback?: ResponseCallback) {
       if (!('method' in m) || !m.method) {
-        transaction.getServer(m as unknown as SipRequest)?.send?.(m);
+        transaction.getServer(m)?.send?.(m);
         return;
       }
-      const rq = m as SipRequest;
+      const rq = m;
       let hop = sip.parseUri(rq.uri);
       const route = rq.headers.route;
       if (route && route.length > 0) {
@@ -148,7 +148,7 @@ export function createSipStack(o: StackOptions, onRequest: (rq: SipRequest, remo
       }
       if (!hop) {
         errorLog(new Error(`cannot route ${sip.stringifyUri(rq.uri)}`));
-        callback?.(sip.makeResponse(rq, 400, 'Bad Request-URI') as unknown as SipResponse);
+        callback?.(sip.makeResponse(rq, 400, 'Bad Request-URI'));
         return;
       }
       sip.resolve(hop, (addresses: Remote[]) => {

@@ -50,7 +50,7 @@ export function validateRequest(rq: SipRequest): RequestProblem | null {
       return { status: 415, reason: 'Unsupported Media Type', headers: { accept: 'application/sdp', 'accept-encoding': 'identity' } };
     }
   }
-  const encoding = String(h['content-encoding'] ?? '').trim().toLowerCase();
+  const encoding = String((h['content-encoding'] as string | undefined) ?? '').trim().toLowerCase();
   if (encoding && encoding !== 'identity' && rq.method === 'INVITE') {
     return { status: 415, reason: 'Unsupported Content Encoding', headers: { accept: 'application/sdp', 'accept-encoding': 'identity' } };
   }

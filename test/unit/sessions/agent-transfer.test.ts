@@ -32,8 +32,7 @@ function setup(dial: (s: LiveSession, req: { party: 'agent' | 'customer'; to: st
   const clock = new ManualClock();
   const stored: StoredTurn[] = [];
   const events: Array<{ type: string; data: any }> = [];
-  let session!: LiveSession;
-  session = new LiveSession({
+  const session: LiveSession = new LiveSession({
     id: 'sess_1', orgId: 'org_1', mode: 'ai_agent', sourceLanguage: 'en', targetLanguage: 'en', voice: {}, engines, defaultLanguage: 'en',
     clock, awaitsLeg: true, vad: { calibrationFrames: 2 },
     hooks: {

@@ -53,7 +53,7 @@ describe('frameDatagram', () => {
     [['Content-Length: 50'], 400, 'Content-Length Exceeds Message'],
     [['Content-Length: 999999'], 413, 'Request Entity Too Large'],
   ])('answers Content-Length %j with %i %s', (extra, status, reason) => {
-    const r = rejection(frameDatagram(msg(extra as string[]), L));
+    const r = rejection(frameDatagram(msg(extra), L));
     expect([r.status, r.reason]).toEqual([status, reason]);
     expect(r.reply).toMatch(new RegExp(`^SIP/2.0 ${status} ${reason}\r\n`));
     expect(r.reply).toContain('Call-ID: unit-1');

@@ -16,6 +16,7 @@ function QualityCells({ q }: { q?: Quality }) {
 
 export function SessionPage({ id }: { id: string }) {
   const { me } = useMe();
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON from the socket/API, read field by field with checks
   const session = useLoad(async () => (await unwrap(api.GET('/v1/sessions/{id}', { params: { path: { id } } }))) as unknown as Record<string, any>, [id]);
   const transcript = useLoad(async () => (await unwrap(api.GET('/v1/sessions/{id}/transcript', { params: { path: { id } } }))) as unknown as { status: string; turns: Turn[] }, [id]);
   const recordings = useLoad(async () => (await unwrap(api.GET('/v1/sessions/{id}/recordings', { params: { path: { id }, query: { limit: 100 } } }))) as unknown as { data: Recording[] }, [id]);

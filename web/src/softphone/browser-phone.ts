@@ -4,6 +4,7 @@ import { decodeToFloats, encodeFloats, fromBase64, toBase64 } from './mulaw';
 
 export interface PhoneEvents {
   onState(state: string): void;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON from the socket/API, read field by field with checks
   onMessage(msg: Record<string, any>): void;
   onPlayback(stats: { played: number; underruns: number; dropped: number; buffered: number }): void;
 }
@@ -59,6 +60,7 @@ export class BrowserPhone {
   }
 
   private receive(text: string): void {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON from the socket/API, read field by field with checks
     let msg: Record<string, any>;
     try {
       msg = JSON.parse(text);

@@ -23,6 +23,7 @@ export function Softphone() {
 
   useEffect(() => () => phone.current?.end(), []);
 
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON from the socket/API, read field by field with checks
   const onMessage = (m: Record<string, any>) => {
     if (m.type === 'audio.output') return setOutFrames(phone.current?.outputFrames ?? 0);
     if (m.type === 'transcript.partial') {

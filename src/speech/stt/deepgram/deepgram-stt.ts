@@ -115,7 +115,8 @@ class DeepgramUtterance {
     });
     ws.on('unexpected-response', (_req, res) => {
       // Deepgram refuses a bad key or parameters in the handshake (401, 400) with a dg-error header.
-      const reason = res.headers['dg-error'] ?? res.statusMessage;
+      const dgError = res.headers['dg-error'];
+      const reason = (Array.isArray(dgError) ? dgError.join(', ') : dgError) ?? res.statusMessage;
       this.fail('stt_unavailable', `Deepgram refused the stream: HTTP ${res.statusCode} ${reason ?? ''}`.trim());
     });
     ws.on('error', () => undefined); // 'close' follows and decides
