@@ -3,6 +3,7 @@
 // (32 ms), so our 8 kHz frames are upsampled and gathered into windows; speech starts when
 // sherpa's detector turns on (after minSpeechMs of speech) and ends after minSilenceMs of silence.
 // Same contract as VoiceActivityDetector: process(frame) -> 'start' | 'end' | null, with preroll.
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { EventEmitter } from 'node:events';
 import { FRAME_MS } from './constants.js';
@@ -54,6 +55,8 @@ export class SileroVoiceActivityDetector extends EventEmitter<VadEvents> {
 
   constructor(opts: SileroVadOptions) {
     super();
+    // sherpa-onnx only prints a missing model and then never reports speech: fail where it is configured.
+    if (!existsSync(opts.model)) throw new Error(`Silero VAD model not found at ${opts.model} (run scripts/fetch-vad-model.sh)`);
     this.vad = new (loadSherpa().Vad)({
       sileroVad: {
         model: opts.model, threshold: opts.threshold ?? 0.5, windowSize: WINDOW,
