@@ -164,9 +164,14 @@ export async function startOpenAiAudioServer(opts: { apiKey?: string } = {}): Pr
       for (let i = 0; i < samples.length; i++) samples[i] = pending.readInt16LE(i * 2);
       pending = pending.subarray(even);
       const out = up.push(samples);
-      res.write(Buffer.from(out.buffer, out.byteOffset, out.byteLength));
+      const flushed = new Promise<void>((resolve) => res.write(Buffer.from(out.buffer, out.byteOffset, out.byteLength), () => resolve()));
       sent += out.length;
-      if (drop && sent > 4000) return void res.socket?.destroy();
+      if (drop && sent > 4000) {
+        // Mid-stream means after audio reached the client: destroying at once could discard the
+        // unflushed write, which the client rightly sees as a failed request and retries.
+        await flushed;
+        return void res.socket?.destroy();
+      }
       if (state.speechChunkDelayMs) await sleep(state.speechChunkDelayMs);
     }
     const tail = up.flush();
