@@ -220,7 +220,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
         intervalMs: Math.min(30_000, Math.max(500, claimTtlMs / 2)),
       });
       const retention = startWebhookRetention({ db, logger, retentionDays: config.webhooks.retentionDays });
-      const storage = createRecordingStorage(config.dataDir);
+      const storage = createRecordingStorage(config);
       const pc = config.postCall;
       recordingEncoder = startRecordingEncoder({
         db, logger, storage, intervalMs: pc.jobIntervalMs, leaseSeconds: pc.leaseSeconds,
