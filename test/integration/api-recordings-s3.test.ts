@@ -1,7 +1,8 @@
 // The recordings path with the S3-compatible store (RECORDINGS_STORAGE=s3) against s3rver, a real
 // S3-compatible server on a free port: a captured WAV is encoded to MP3 by the worker's encode job,
 // put into the bucket, and served by GET /v1/recordings/{id}/audio whole and with Range (closed,
-// open-ended, suffix, unsatisfiable); an object gone from the bucket answers 404.
+// open-ended, suffix, unsatisfiable); an object gone from the bucket answers 404; the retention job
+// deletes expired objects from the bucket.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import os from 'node:os';
@@ -103,5 +104,23 @@ describe('recordings in an S3-compatible bucket', () => {
     const gone = await gw.api(org.key, 'GET', `/v1/recordings/${rid}/audio`);
     expect(gone.status).toBe(404);
     expect(gone.body.error.code).toBe('recording_not_found');
+  });
+
+  it('the retention job deletes an expired recording\'s object from the bucket', async () => {
+    const created = await gw.api(org.key, 'POST', '/v1/sessions', { mode: 'bidirectional_translation', source_language: 'en', target_language: 'es', recording: { enabled: true } });
+    const sid = created.body.id as string;
+    const src = path.join(dir, 'old.mp3');
+    await writeFile(src, Buffer.from('old audio'));
+    const rid = newId('rec');
+    const key = `${sid}/${rid}.mp3`;
+    await bucket.put(key, src);
+    await gw.db.query(
+      `INSERT INTO recordings (id, session_id, org_id, channel, status, size, file_path, expires_at)
+       VALUES ($1, $2, $3, 'mixed', 'ready', 9, $4, now() - interval '1 second')`,
+      [rid, sid, org.orgId, key],
+    );
+    expect(await bucket.size(key)).toBe(9);
+    expect(await gw.recordingRetention!.sweep()).toContain(rid);
+    expect(await bucket.size(key)).toBeNull();
   });
 });
