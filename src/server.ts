@@ -230,7 +230,10 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       recordingRetention = startRecordingRetention({ db, logger, storage, intervalMs: pc.retentionIntervalMs });
       analysisWorker = startAnalysisWorker({ db, logger, intervalMs: pc.jobIntervalMs, leaseSeconds: pc.leaseSeconds });
       const ownedSweepers: Sweeper[] = [sweeper, nodeLostSweeper, retention, recordingEncoder, recordingRetention, analysisWorker];
-      shutdown.add('sweeper', () => Promise.all(ownedSweepers.map((s) => s.stop())));
+      shutdown.add('sweeper', async () => {
+        await Promise.all(ownedSweepers.map((s) => s.stop()));
+        storage.close?.();
+      });
       const metrics = registerWebhookMetrics(metricsRegistry, () => deliveryQueueStats(db));
       webhooks = await startWebhookDelivery({ db, config, logger, metrics });
       const ownedWebhooks = webhooks;

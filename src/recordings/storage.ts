@@ -17,6 +17,8 @@ export interface RecordingStorage {
   read(key: string, range?: { start: number; end: number }): Readable;
   /** Deletes the object; no error when it is already gone. */
   remove(key: string): Promise<void>;
+  /** Releases pooled connections (object stores); nothing may be called after it. */
+  close?(): void;
 }
 
 export class DirectoryStorage implements RecordingStorage {
