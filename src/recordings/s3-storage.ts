@@ -1,5 +1,6 @@
 // Recordings in an S3-compatible bucket (AWS S3, MinIO, Ceph, s3rver …) through @aws-sdk/client-s3.
-// Tested against s3rver (test/unit/recordings/s3-storage.test.ts), not against AWS itself.
+// Tested against s3rver (test/integration/recordings-s3-storage.test.ts, api-recordings-s3.test.ts),
+// not against AWS itself.
 import { createReadStream } from 'node:fs';
 import { rm, stat } from 'node:fs/promises';
 import { PassThrough, Readable } from 'node:stream';
