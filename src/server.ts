@@ -220,7 +220,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
         intervalMs: Math.min(30_000, Math.max(500, claimTtlMs / 2)),
       });
       const retention = startWebhookRetention({ db, logger, retentionDays: config.webhooks.retentionDays });
-      const storage = createRecordingStorage(config.dataDir);
+      const storage = createRecordingStorage(config);
       const pc = config.postCall;
       recordingEncoder = startRecordingEncoder({
         db, logger, storage, intervalMs: pc.jobIntervalMs, leaseSeconds: pc.leaseSeconds,
@@ -230,7 +230,10 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       recordingRetention = startRecordingRetention({ db, logger, storage, intervalMs: pc.retentionIntervalMs });
       analysisWorker = startAnalysisWorker({ db, logger, intervalMs: pc.jobIntervalMs, leaseSeconds: pc.leaseSeconds });
       const ownedSweepers: Sweeper[] = [sweeper, nodeLostSweeper, retention, recordingEncoder, recordingRetention, analysisWorker];
-      shutdown.add('sweeper', () => Promise.all(ownedSweepers.map((s) => s.stop())));
+      shutdown.add('sweeper', async () => {
+        await Promise.all(ownedSweepers.map((s) => s.stop()));
+        storage.close?.();
+      });
       const metrics = registerWebhookMetrics(metricsRegistry, () => deliveryQueueStats(db));
       webhooks = await startWebhookDelivery({ db, config, logger, metrics });
       const ownedWebhooks = webhooks;

@@ -176,6 +176,23 @@ export const ConfigSchema = Type.Object({
     /** MP3 bitrate for lame (kbps; 8 kHz mono MPEG-2.5 allows 8–64). */
     mp3BitrateKbps: Type.Integer({ minimum: 8, maximum: 64 }),
   }),
+  /** Where encoded recordings (MP3) are kept (src/recordings/storage.ts; README "Recordings"). */
+  recordings: Type.Object({
+    /** `directory`: <dataDir>/recordings/mp3; `s3`: an S3-compatible bucket (the `s3` block). */
+    storage: Type.Union([Type.Literal('directory'), Type.Literal('s3')]),
+    s3: Type.Object({
+      /** Base URL of an S3-compatible server (MinIO, Ceph, s3rver …); empty: AWS for `region`. */
+      endpoint: Type.String(),
+      bucket: Type.String(),
+      region: Type.String(),
+      /** Bucket in the path (`endpoint/bucket/key`), as most S3-compatible servers need. */
+      forcePathStyle: Type.Boolean(),
+      accessKeyId: Type.String(),
+      secretAccessKey: Type.String(),
+      /** Prepended to every object key (e.g. `voxbridge/`). */
+      keyPrefix: Type.String(),
+    }),
+  }),
   agents: Type.Object({
     /** A tool webhook that has not answered by then is reported to the brain as failed. */
     toolTimeoutMs: PositiveInt,
@@ -277,6 +294,14 @@ const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' 
   RECORDING_CAPTURE_GRACE_SECONDS: { path: ['postCall', 'captureGraceSeconds'], kind: 'int' },
   RECORDING_RETENTION_INTERVAL_MS: { path: ['postCall', 'retentionIntervalMs'], kind: 'int' },
   RECORDING_MP3_BITRATE_KBPS: { path: ['postCall', 'mp3BitrateKbps'], kind: 'int' },
+  RECORDINGS_STORAGE: { path: ['recordings', 'storage'], kind: 'string' },
+  RECORDINGS_S3_ENDPOINT: { path: ['recordings', 's3', 'endpoint'], kind: 'string' },
+  RECORDINGS_S3_BUCKET: { path: ['recordings', 's3', 'bucket'], kind: 'string' },
+  RECORDINGS_S3_REGION: { path: ['recordings', 's3', 'region'], kind: 'string' },
+  RECORDINGS_S3_FORCE_PATH_STYLE: { path: ['recordings', 's3', 'forcePathStyle'], kind: 'bool' },
+  RECORDINGS_S3_ACCESS_KEY_ID: { path: ['recordings', 's3', 'accessKeyId'], kind: 'string' },
+  RECORDINGS_S3_SECRET_ACCESS_KEY: { path: ['recordings', 's3', 'secretAccessKey'], kind: 'string' },
+  RECORDINGS_S3_KEY_PREFIX: { path: ['recordings', 's3', 'keyPrefix'], kind: 'string' },
   AGENT_TOOL_TIMEOUT_MS: { path: ['agents', 'toolTimeoutMs'], kind: 'int' },
   AGENT_FILLER_AFTER_MS: { path: ['agents', 'fillerAfterMs'], kind: 'int' },
   AGENT_BARGE_IN_MIN_SPEECH_MS: { path: ['agents', 'bargeInMinSpeechMs'], kind: 'int' },
@@ -371,6 +396,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Json
   }
   if (cfg.apiEnvironment === 'live' && cfg.secretKey.startsWith('dev-only')) {
     throw new ConfigError('invalid configuration: secretKey (SECRET_KEY) must be set to a private random value when API_ENVIRONMENT=live');
+  }
+  if (cfg.recordings.storage === 's3') {
+    const missing = (['bucket', 'region', 'accessKeyId', 'secretAccessKey'] as const).filter((k) => !cfg.recordings.s3[k]);
+    if (missing.length) {
+      const names = missing.map((k) => `recordings.s3.${k} (${envNameOf(['recordings', 's3', k])})`);
+      throw new ConfigError(`invalid configuration: recordings.storage (RECORDINGS_STORAGE) is s3 but ${names.join(', ')} ${missing.length > 1 ? 'are' : 'is'} not set`);
+    }
   }
   cfg.engines.pocketsphinx.hmm = path.resolve(packageRoot, cfg.engines.pocketsphinx.hmm);
   cfg.vad.sileroModel = path.resolve(packageRoot, cfg.vad.sileroModel);

@@ -1,11 +1,12 @@
 // Where encoded recordings live, behind a small interface so a deployment can swap the directory
-// for an object store. The directory store is the default and the only one implemented and tested;
-// an S3-compatible store would implement the same four calls (put, size, read with a byte range,
-// remove). None is built: no S3-compatible server installs from Debian here to test one against.
+// for an object store: the directory store (default) or an S3-compatible bucket (s3-storage.ts),
+// chosen by `recordings.storage` (RECORDINGS_STORAGE).
 import { createReadStream } from 'node:fs';
 import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
+import type { Config } from '../config/index.js';
+import { S3Storage } from './s3-storage.js';
 
 export interface RecordingStorage {
   /** Stores the local file `src` under `key` (moves it when possible). */
@@ -16,6 +17,8 @@ export interface RecordingStorage {
   read(key: string, range?: { start: number; end: number }): Readable;
   /** Deletes the object; no error when it is already gone. */
   remove(key: string): Promise<void>;
+  /** Releases pooled connections (object stores); nothing may be called after it. */
+  close?(): void;
 }
 
 export class DirectoryStorage implements RecordingStorage {
@@ -60,6 +63,8 @@ export function recordingsDir(dataDir: string): string {
   return path.join(dataDir, 'recordings');
 }
 
-export function createRecordingStorage(dataDir: string): RecordingStorage {
-  return new DirectoryStorage(path.join(recordingsDir(dataDir), 'mp3'));
+/** The store this deployment's configuration names. */
+export function createRecordingStorage(config: Pick<Config, 'dataDir' | 'recordings'>): RecordingStorage {
+  if (config.recordings.storage === 's3') return new S3Storage(config.recordings.s3);
+  return new DirectoryStorage(path.join(recordingsDir(config.dataDir), 'mp3'));
 }

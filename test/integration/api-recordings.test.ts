@@ -13,7 +13,7 @@ async function stored(bytes: Buffer, name: string): Promise<string> {
   const tmp = path.join(dir, `${name}.tmp`);
   await writeFile(tmp, bytes);
   const key = `test/${newId('rec')}_${name}`;
-  await createRecordingStorage(gw.config.dataDir).put(key, tmp);
+  await createRecordingStorage(gw.config).put(key, tmp);
   return key;
 }
 
@@ -230,7 +230,7 @@ describe('organization policy, consent later, retention', () => {
   it('the retention job deletes expired audio; expired recordings leave lists and GET', async () => {
     const sid = await newSession(org.key);
     const key = await stored(Buffer.from('old audio'), 'old.mp3');
-    const storage = createRecordingStorage(gw.config.dataDir);
+    const storage = createRecordingStorage(gw.config);
     const kept = await addRecording(sid, org.orgId, { file: await stored(Buffer.from('new audio'), 'new.mp3') });
     const old = await addRecording(sid, org.orgId, { file: key });
     await gw.db.query("UPDATE recordings SET expires_at = now() - interval '1 second' WHERE id = $1", [old]);

@@ -36,7 +36,8 @@ async function accessibleRecording(deps: ApiDeps, org: OrgRow, id: string): Prom
 
 export default async function recordingRoutes(app: FastifyInstance, deps: ApiDeps): Promise<void> {
   const errors = withAuthErrors({ 403: ['recording_not_permitted', 'consent_required'], 404: ['recording_not_found'] });
-  const storage = createRecordingStorage(deps.config.dataDir);
+  const storage = createRecordingStorage(deps.config);
+  app.addHook('onClose', async () => storage.close?.());
 
   app.get('/v1/recordings/:id', {
     config: { scope: 'recordings:read' },
