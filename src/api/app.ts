@@ -1,5 +1,5 @@
 // Builds the Fastify app for /v1: plugins in gate order (errors, request id, metrics, auth, rate
-// limit, idempotency), then the resource routes. The OpenAPI document is generated from the route schemas.
+// limit, idempotency, organization/scope/credit gates), then the resource routes. The OpenAPI document is generated from the route schemas.
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import swagger from '@fastify/swagger';
 import cookie from '@fastify/cookie';
@@ -13,6 +13,7 @@ import metricsPlugin from './plugins/metrics.js';
 import authPlugin from './plugins/auth.js';
 import rateLimitPlugin from './plugins/rate-limit.js';
 import idempotencyPlugin from './plugins/idempotency.js';
+import gatesPlugin from './plugins/gates.js';
 import healthRoutes from './routes/health.js';
 import { resourceRoutes } from './routes/index.js';
 
@@ -78,6 +79,7 @@ export async function buildApp(deps: ApiDeps, extra: ExtraRoutes[] = [], opts: B
   await app.register(authPlugin, deps);
   await app.register(rateLimitPlugin, deps);
   await app.register(idempotencyPlugin, deps);
+  await app.register(gatesPlugin);
   await app.register(healthRoutes, deps);
   if (opts.resources !== false) {
     await app.register(resourceRoutes, deps);
