@@ -13,7 +13,7 @@ type AjvError = NonNullable<FastifyError['validation']>[number];
  * every branch; the most specific complaint is the deepest one, and where all of those are type
  * mismatches the allowed types are combined ("must be string, number, boolean or null").
  */
-function primaryError(list: AjvError[]): { error: AjvError; types?: string[] } {
+function primaryError(list: AjvError[]): { error: AjvError; types?: string[]; allowed?: unknown[] } {
   if (!list.some((e) => e.keyword === 'anyOf')) return { error: list[0] };
   const candidates = list.filter((e) => e.keyword !== 'anyOf');
   if (candidates.length === 0) return { error: list[0] };
@@ -24,6 +24,10 @@ function primaryError(list: AjvError[]): { error: AjvError; types?: string[] } {
   const same = atDeepest.filter((e) => e.instancePath === pathOf);
   if (same.every((e) => e.keyword === 'type')) {
     return { error: same[0], types: [...new Set(same.map((e) => String((e.params as { type?: string }).type)))] };
+  }
+  // A union of literals (consent_status) fails every branch: name every allowed value, not the first.
+  if (same.every((e) => e.keyword === 'const')) {
+    return { error: same[0], allowed: same.map((e) => (e.params as { allowedValue?: unknown }).allowedValue) };
   }
   return { error: same[0] };
 }
@@ -43,9 +47,10 @@ const joinTypes = (types: string[]): string => (types.length > 1 ? `${types.slic
 
 function validationMessage(err: FastifyError, param: string | undefined): string {
   if (!err.validation?.length) return err.message;
-  const { error: v, types } = primaryError(err.validation);
+  const { error: v, types, allowed } = primaryError(err.validation);
   const where = param ?? err.validationContext ?? 'request';
   if (types) return `'${where}' must be ${joinTypes(types)}.`;
+  if (allowed) return `'${where}' must be one of: ${allowed.map(String).join(', ')}.`;
   if (v.keyword === 'required') return `Missing required field '${param}'.`;
   if (v.keyword === 'additionalProperties') return `Unknown field '${param}'.`;
   if (v.keyword === 'enum') return `'${where}' must be one of: ${((v.params as { allowedValues?: unknown[] }).allowedValues ?? []).join(', ')}.`;
@@ -78,7 +83,7 @@ function fromPlaneError(err: Error): ApiError | null {
   return null;
 }
 
-export function toApiError(err: FastifyError | ApiError | Error): ApiError {
+export function toApiError(err: FastifyError | ApiError | Error, contentType?: string): ApiError {
   if (err instanceof ApiError) return err;
   const mapped = fromPlaneError(err);
   if (mapped) return mapped;
@@ -89,7 +94,9 @@ export function toApiError(err: FastifyError | ApiError | Error): ApiError {
   }
   switch (fe.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new ApiError('invalid_request', { message: 'Content-Type must be application/json.' });
+      return new ApiError('invalid_request', {
+        message: `Content-Type must be application/json${contentType ? `, not ${contentType.split(';')[0].trim().slice(0, 100)}` : ''}.`,
+      });
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new ApiError('invalid_request', { message: 'The JSON body is empty.' });
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
@@ -115,7 +122,7 @@ export function sendApiError(req: FastifyRequest, reply: FastifyReply, apiErr: A
 
 async function errorsPlugin(app: FastifyInstance): Promise<void> {
   app.setErrorHandler((err: FastifyError, req, reply) => {
-    const apiErr = toApiError(err);
+    const apiErr = toApiError(err, req.headers['content-type']);
     if (apiErr.statusCode >= 500) req.log.error({ err }, 'request failed');
     else req.log.info({ code: apiErr.code, status: apiErr.statusCode }, 'request refused');
     return sendApiError(req, reply, apiErr);
