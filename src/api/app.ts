@@ -8,7 +8,7 @@ import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import { newId } from '../ids.js';
 import type { ApiDeps } from './context.js';
-import errorsPlugin from './plugins/errors.js';
+import errorsPlugin, { frameworkErrorHandler } from './plugins/errors.js';
 import metricsPlugin from './plugins/metrics.js';
 import authPlugin from './plugins/auth.js';
 import rateLimitPlugin from './plugins/rate-limit.js';
@@ -46,6 +46,10 @@ export async function buildApp(deps: ApiDeps, extra: ExtraRoutes[] = [], opts: B
       disableRequestLogging: deps.config.logLevel !== 'debug' && deps.config.logLevel !== 'trace',
     }),
     bodyLimit: deps.config.limits.bodyLimitBytes,
+    // Ids up to this length reach the route (its schema answers an over-long id with the resource's
+    // 404); longer path segments are refused by the router, also as that 404 (frameworkErrorHandler).
+    routerOptions: { maxParamLength: 1024 },
+    frameworkErrors: frameworkErrorHandler,
     return503OnClosing: true,
     forceCloseConnections: true,
   }).withTypeProvider<TypeBoxTypeProvider>();

@@ -162,6 +162,31 @@ describe('request errors', () => {
     expect(res.body.error.message).toMatch(/application\/json/);
   });
 
+  it('answers over-long or malformed ids with 404 and the resource\'s not_found code, not 400', async () => {
+    const org = await gw.createOrg();
+    const long = `x${'a'.repeat(300)}`;
+    const cases: Array<[string, string, string, string]> = [
+      ['GET', '/v1/sessions/', 'session_not_found', 'session_id'],
+      ['POST', '/v1/sessions/{id}/end', 'session_not_found', 'session_id'],
+      ['GET', '/v1/sessions/{id}/transcript', 'session_not_found', 'session_id'],
+      ['GET', '/v1/recordings/', 'recording_not_found', 'recording_id'],
+      ['GET', '/v1/analyses/', 'analysis_not_found', 'analysis_id'],
+      ['GET', '/v1/agents/', 'agent_not_found', 'agent_id'],
+      ['GET', '/v1/webhook_endpoints/', 'webhook_endpoint_not_found', 'id'],
+    ];
+    // 301 characters reach the route's schema; 3,000 are refused by the router itself; then malformed ones.
+    for (const id of [long, 'y'.repeat(3000), 'sess_%20%27%3B--', '%00', '%zz']) {
+      for (const [method, template, code, param] of cases) {
+        const path = template.includes('{id}') ? template.replace('{id}', id) : `${template}${id}`;
+        const res = await gw.api(org.key, method, path);
+        expect(res.status, `${method} ${path}: ${JSON.stringify(res.body)}`).toBe(404);
+        expect(res.body.error.code, `${method} ${path}`).toBe(code);
+        expect(res.body.error.type).toBe('not_found_error');
+        expect(res.body.error.param, `${method} ${path}`).toBe(param);
+      }
+    }
+  });
+
   it('answers unknown routes with 404 route_not_found and a request id', async () => {
     expectError(await gw.api(null, 'GET', '/v1/sessionz'), 404, 'not_found_error', 'route_not_found');
   });

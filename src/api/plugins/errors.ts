@@ -2,7 +2,7 @@
 // validation, malformed JSON, wrong content type, unknown routes and unexpected exceptions.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { ApiError } from '../errors.js';
+import { ApiError, type ErrorCode } from '../errors.js';
 import { TelephonyError } from '../../telephony/index.js';
 import { SessionEndedError, SessionNotFoundError } from '../../sessions/index.js';
 
@@ -114,6 +114,41 @@ export function toApiError(err: FastifyError | ApiError | Error, contentType?: s
   return new ApiError('internal_error');
 }
 
+/** The resource a /v1/{collection}/{id} route addresses, with its 404 code and the param its handler names. */
+const RESOURCE_NOT_FOUND: Record<string, { code: ErrorCode; param: string }> = {
+  sessions: { code: 'session_not_found', param: 'session_id' },
+  recordings: { code: 'recording_not_found', param: 'recording_id' },
+  analyses: { code: 'analysis_not_found', param: 'analysis_id' },
+  agents: { code: 'agent_not_found', param: 'agent_id' },
+  webhook_endpoints: { code: 'webhook_endpoint_not_found', param: 'id' },
+};
+
+/**
+ * An id the path schema refuses (over-long, empty) names no resource that exists: SPEC answers
+ * 404 with the resource's `…_not_found` code, the same as for a well-formed unknown id.
+ */
+function unknownIdError(err: FastifyError, routeUrl: string | undefined): ApiError | null {
+  if (!err.validation || err.validationContext !== 'params' || !routeUrl) return null;
+  return notFoundUnder(routeUrl);
+}
+
+function notFoundUnder(path: string): ApiError | null {
+  const collection = /^\/v1\/([a-z_]+)\/[^/]+/.exec(path)?.[1];
+  const resource = collection ? RESOURCE_NOT_FOUND[collection] : undefined;
+  return resource ? new ApiError(resource.code, { param: resource.param }) : null;
+}
+
+/**
+ * Fastify's router refuses a path segment over `routerOptions.maxParamLength` (414) or a URL it
+ * cannot decode (400) before any route or hook runs, in its own body shape. Those become the SPEC
+ * shape: the resource's 404 under a /v1 collection (no such id can exist), route_not_found elsewhere.
+ */
+export function frameworkErrorHandler(_err: FastifyError, req: FastifyRequest, reply: FastifyReply): void {
+  reply.header('X-Request-ID', req.id);
+  const path = req.url.split('?')[0];
+  void sendApiError(req, reply, notFoundUnder(path) ?? new ApiError('route_not_found', { message: 'No such route.' }));
+}
+
 export function sendApiError(req: FastifyRequest, reply: FastifyReply, apiErr: ApiError): FastifyReply {
   if (apiErr.retryAfter !== undefined) reply.header('Retry-After', String(apiErr.retryAfter));
   for (const [k, v] of Object.entries(apiErr.headers ?? {})) reply.header(k, v);
@@ -122,7 +157,7 @@ export function sendApiError(req: FastifyRequest, reply: FastifyReply, apiErr: A
 
 async function errorsPlugin(app: FastifyInstance): Promise<void> {
   app.setErrorHandler((err: FastifyError, req, reply) => {
-    const apiErr = toApiError(err, req.headers['content-type']);
+    const apiErr = unknownIdError(err, req.routeOptions.url) ?? toApiError(err, req.headers['content-type']);
     if (apiErr.statusCode >= 500) req.log.error({ err }, 'request failed');
     else req.log.info({ code: apiErr.code, status: apiErr.statusCode }, 'request refused');
     return sendApiError(req, reply, apiErr);
