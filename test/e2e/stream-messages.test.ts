@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startStreamGateway, type StreamTestGateway, type TestSocket } from '../helpers/stream.js';
 import { endSession } from '../../src/sessions/index.js';
 import { getSessionRow } from '../../src/store/index.js';
-import { MAX_PAYLOAD_FACTOR } from '../../src/stream/index.js';
+import { socketMaxPayload } from '../../src/stream/index.js';
 import { synthesizeSpeech } from '../helpers/speech-audio.js';
 
 let t: StreamTestGateway;
@@ -75,7 +75,10 @@ describe('socket messages', () => {
     const { id, s } = await connected();
     const big = audio({}, { payload: Buffer.alloc(CEILING, 0xff).toString('base64') });
     await expectSocketError(s, id, big, 'message_too_large');
-    s.send('x'.repeat(CEILING * MAX_PAYLOAD_FACTOR + 1));
+    // Over 1 MiB (and far over 4x the ceiling) is still answered, not closed.
+    const huge = audio({}, { payload: Buffer.alloc(1536 * 1024, 0xff).toString('base64') });
+    await expectSocketError(s, id, huge, 'message_too_large');
+    s.send('x'.repeat(socketMaxPayload(CEILING) + 1));
     expect((await s.closed).code).toBe(1009);
   });
 
