@@ -51,8 +51,26 @@ describe('socket messages', () => {
     await expectSocketError(s, id, '[1,2]', 'invalid_message');
     await expectSocketError(s, id, { hello: 'world' }, 'invalid_message');
     await expectSocketError(s, id, { type: 'session.mute' }, 'invalid_message');
-    await expectSocketError(s, id, audio({ speaker: 'bob' }), 'invalid_message');
+    await expectSocketError(s, id, audio({ speaker: 'bob smith' }), 'invalid_message');
     await expectSocketError(s, id, audio({ sequence: 'one' }), 'invalid_message');
+    await s.close();
+  });
+
+  it('accepts two channel ids as speakers (customer first, then agent) and refuses a third', async () => {
+    const { id, s } = await connected();
+    const pongs = s.of('pong').length;
+    s.send(audio({ speaker: 'ch-7' }));
+    s.send(audio({ speaker: 'ch-2' }));
+    s.send(audio({ speaker: 'ch-7' }));
+    s.send({ type: 'ping' });
+    await s.waitForCount('pong', pongs + 1);
+    expect(s.of('session.error').filter((m) => m.error.code === 'invalid_message')).toHaveLength(0);
+    await expectSocketError(s, id, audio({ speaker: 'ch-9' }), 'invalid_message');
+    // The explicit parties still work alongside.
+    s.send(audio({ speaker: 'agent' }));
+    s.send({ type: 'ping' });
+    await s.waitForCount('pong', pongs + 3);
+    expect(s.of('session.error').filter((m) => m.error.code === 'invalid_message')).toHaveLength(1);
     await s.close();
   });
 
