@@ -1,5 +1,5 @@
 // Builds the Fastify app for /v1: plugins in gate order (errors, request id, metrics, auth, rate
-// limit, idempotency), then the resource routes. The OpenAPI document is generated from the route schemas.
+// limit, idempotency, organization/scope/credit gates), then the resource routes. The OpenAPI document is generated from the route schemas.
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import swagger from '@fastify/swagger';
 import cookie from '@fastify/cookie';
@@ -8,11 +8,12 @@ import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import { newId } from '../ids.js';
 import type { ApiDeps } from './context.js';
-import errorsPlugin from './plugins/errors.js';
+import errorsPlugin, { frameworkErrorHandler } from './plugins/errors.js';
 import metricsPlugin from './plugins/metrics.js';
 import authPlugin from './plugins/auth.js';
 import rateLimitPlugin from './plugins/rate-limit.js';
 import idempotencyPlugin from './plugins/idempotency.js';
+import gatesPlugin from './plugins/gates.js';
 import healthRoutes from './routes/health.js';
 import { resourceRoutes } from './routes/index.js';
 
@@ -45,6 +46,10 @@ export async function buildApp(deps: ApiDeps, extra: ExtraRoutes[] = [], opts: B
       disableRequestLogging: deps.config.logLevel !== 'debug' && deps.config.logLevel !== 'trace',
     }),
     bodyLimit: deps.config.limits.bodyLimitBytes,
+    // Ids up to this length reach the route (its schema answers an over-long id with the resource's
+    // 404); longer path segments are refused by the router, also as that 404 (frameworkErrorHandler).
+    routerOptions: { maxParamLength: 1024 },
+    frameworkErrors: frameworkErrorHandler,
     return503OnClosing: true,
     forceCloseConnections: true,
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -78,6 +83,7 @@ export async function buildApp(deps: ApiDeps, extra: ExtraRoutes[] = [], opts: B
   await app.register(authPlugin, deps);
   await app.register(rateLimitPlugin, deps);
   await app.register(idempotencyPlugin, deps);
+  await app.register(gatesPlugin);
   await app.register(healthRoutes, deps);
   if (opts.resources !== false) {
     await app.register(resourceRoutes, deps);

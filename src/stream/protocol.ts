@@ -18,7 +18,7 @@ export const CLOSE = {
 export type SocketErrorCode = 'invalid_audio_format' | 'invalid_message' | 'message_too_large' | 'engine_unavailable' | 'engine_error';
 
 export type ClientMessage =
-  | { type: 'audio.input'; speaker: Party; payload: Buffer; sequence?: number; timestampMs?: number }
+  | { type: 'audio.input'; speaker: Party | { channel: string }; payload: Buffer; sequence?: number; timestampMs?: number }
   | { type: 'ping' }
   | { type: 'session.end' };
 
@@ -64,10 +64,17 @@ export function parseClientMessage(data: Buffer, maxBytes: number): ParseResult 
   }
 }
 
+/** A channel id a client may name in `audio.input.speaker` instead of a party. */
+export const CHANNEL_ID = /^[A-Za-z0-9_.:-]{1,32}$/;
+
 function parseAudioInput(m: Record<string, unknown>): ParseResult {
-  // `speaker` names the party talking; absent means the customer (the usual single-party client).
-  const speaker = m.speaker ?? 'customer';
-  if (speaker !== 'agent' && speaker !== 'customer') return fail('invalid_message', "audio.input 'speaker' must be 'agent' or 'customer'");
+  // `speaker` names the party talking (absent means the customer, the usual single-party client) or
+  // a channel id, which the connection maps to a party (stream-connection.ts, README "Messages").
+  const raw = m.speaker ?? 'customer';
+  if (typeof raw !== 'string' || !(raw === 'agent' || raw === 'customer' || CHANNEL_ID.test(raw))) {
+    return fail('invalid_message', "audio.input 'speaker' must be 'agent', 'customer' or a channel id of 1 to 32 characters [A-Za-z0-9_.:-]");
+  }
+  const speaker: Party | { channel: string } = raw === 'agent' || raw === 'customer' ? raw : { channel: raw };
   if (m.sequence !== undefined && typeof m.sequence !== 'number') return fail('invalid_message', "audio.input 'sequence' must be a number");
   if (m.timestamp_ms !== undefined && typeof m.timestamp_ms !== 'number') return fail('invalid_message', "audio.input 'timestamp_ms' must be a number");
   const audio = m.audio as Record<string, unknown> | undefined;

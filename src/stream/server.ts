@@ -40,8 +40,16 @@ export interface StreamServer {
 
 const CONNECT_PATH = /^\/v1\/sessions\/([^/?#]+)\/connect$/;
 
-/** How much above the documented ceiling `ws` still reads a frame, so we can answer `message_too_large`. */
-export const MAX_PAYLOAD_FACTOR = 4;
+/**
+ * The hard cap: `ws` reads a message up to this size (or 4x the ceiling, if larger) so anything
+ * above `limits.socketMessageMaxBytes` is answered `message_too_large` with the socket kept open;
+ * only a message above the cap is closed with 1009 (message too big). Far above any real audio chunk.
+ */
+export const SOCKET_MESSAGE_HARD_CAP_BYTES = 16 * 1024 * 1024;
+
+export function socketMaxPayload(ceiling: number): number {
+  return Math.max(SOCKET_MESSAGE_HARD_CAP_BYTES, ceiling * 4);
+}
 
 /**
  * `session_moved <owner's stream URL>` (the same token works there), or just `session_moved` when
@@ -56,8 +64,8 @@ export function movedReason(ownerPublicUrl: string, sessionId: string): string {
 export function attachStreamServer(httpServer: Server, deps: StreamServerDeps): StreamServer {
   const log = deps.logger.child({ component: 'stream' });
   const ceiling = deps.config.limits.socketMessageMaxBytes;
-  // Frames up to 4x the ceiling are read and refused politely; beyond that ws closes with 1009.
-  const wss = new WebSocketServer({ noServer: true, maxPayload: ceiling * MAX_PAYLOAD_FACTOR, perMessageDeflate: false });
+  // Messages up to the hard cap are read and refused politely; beyond it ws closes with 1009.
+  const wss = new WebSocketServer({ noServer: true, maxPayload: socketMaxPayload(ceiling), perMessageDeflate: false });
   const live = new Map<WebSocket, { sessionId: string; holder: string; alive: boolean }>();
   let closing = false;
 

@@ -79,9 +79,15 @@ export class StreamConnection {
       }
       const msg = parsed.msg;
       switch (msg.type) {
-        case 'audio.input':
-          this.pushMulaw(msg.speaker, msg.payload);
+        case 'audio.input': {
+          const party = typeof msg.speaker === 'string' ? msg.speaker : this.partyOfChannel(msg.speaker.channel);
+          if (!party) {
+            this.sendError('invalid_message', 'at most two channel ids per connection: the first is the customer, the second the agent');
+            return;
+          }
+          this.pushMulaw(party, msg.payload);
           return;
+        }
         case 'ping':
           this.send(pongMessage(this.sessionId));
           return;
@@ -99,6 +105,24 @@ export class StreamConnection {
     }
   };
 
+  /**
+   * Channel ids map to parties by order of first use on this connection: the first is the customer
+   * (the default party), the second the agent; a third is refused. The id stays the party's label
+   * in this connection's transcript messages.
+   */
+  private partyOfChannel(channel: string): Party | null {
+    const known = this.channelParties.get(channel);
+    if (known) return known;
+    const party: Party | undefined = (['customer', 'agent'] as const).find((p) => this.partyLabels[p] === undefined);
+    if (!party) return null;
+    this.channelParties.set(channel, party);
+    this.partyLabels[party] = channel;
+    return party;
+  }
+
+  private readonly channelParties = new Map<string, Party>();
+  private readonly partyLabels: Partial<Record<Party, string>> = {};
+
   private pushMulaw(party: Party, bytes: Buffer): void {
     if (this.decodeBuf.length < bytes.length) this.decodeBuf = new Int16Array(bytes.length);
     const pcm = mulawDecodeInto(bytes, this.decodeBuf);
@@ -108,11 +132,11 @@ export class StreamConnection {
   private readonly onReady = (): void => this.send(readyMessage(this.sessionId));
 
   private readonly onPartial = (p: TranscriptPartial): void => {
-    this.send(JSON.stringify({ type: 'transcript.partial', speaker: p.speaker, language: p.language, text: p.text }));
+    this.send(JSON.stringify({ type: 'transcript.partial', speaker: this.partyLabels[p.speaker] ?? p.speaker, language: p.language, text: p.text }));
   };
 
   private readonly onFinal = (f: TranscriptFinal): void => {
-    this.send(JSON.stringify({ type: 'transcript.final', ...f }));
+    this.send(JSON.stringify({ type: 'transcript.final', ...f, speaker: this.partyLabels[f.speaker] ?? f.speaker }));
   };
 
   private readonly onOutput = (o: SessionOutput): void => {

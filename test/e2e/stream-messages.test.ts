@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startStreamGateway, type StreamTestGateway, type TestSocket } from '../helpers/stream.js';
 import { endSession } from '../../src/sessions/index.js';
 import { getSessionRow } from '../../src/store/index.js';
-import { MAX_PAYLOAD_FACTOR } from '../../src/stream/index.js';
+import { socketMaxPayload } from '../../src/stream/index.js';
 import { synthesizeSpeech } from '../helpers/speech-audio.js';
 
 let t: StreamTestGateway;
@@ -51,8 +51,26 @@ describe('socket messages', () => {
     await expectSocketError(s, id, '[1,2]', 'invalid_message');
     await expectSocketError(s, id, { hello: 'world' }, 'invalid_message');
     await expectSocketError(s, id, { type: 'session.mute' }, 'invalid_message');
-    await expectSocketError(s, id, audio({ speaker: 'bob' }), 'invalid_message');
+    await expectSocketError(s, id, audio({ speaker: 'bob smith' }), 'invalid_message');
     await expectSocketError(s, id, audio({ sequence: 'one' }), 'invalid_message');
+    await s.close();
+  });
+
+  it('accepts two channel ids as speakers (customer first, then agent) and refuses a third', async () => {
+    const { id, s } = await connected();
+    const pongs = s.of('pong').length;
+    s.send(audio({ speaker: 'ch-7' }));
+    s.send(audio({ speaker: 'ch-2' }));
+    s.send(audio({ speaker: 'ch-7' }));
+    s.send({ type: 'ping' });
+    await s.waitForCount('pong', pongs + 1);
+    expect(s.of('session.error').filter((m) => m.error.code === 'invalid_message')).toHaveLength(0);
+    await expectSocketError(s, id, audio({ speaker: 'ch-9' }), 'invalid_message');
+    // The explicit parties still work alongside.
+    s.send(audio({ speaker: 'agent' }));
+    s.send({ type: 'ping' });
+    await s.waitForCount('pong', pongs + 3);
+    expect(s.of('session.error').filter((m) => m.error.code === 'invalid_message')).toHaveLength(1);
     await s.close();
   });
 
@@ -75,7 +93,10 @@ describe('socket messages', () => {
     const { id, s } = await connected();
     const big = audio({}, { payload: Buffer.alloc(CEILING, 0xff).toString('base64') });
     await expectSocketError(s, id, big, 'message_too_large');
-    s.send('x'.repeat(CEILING * MAX_PAYLOAD_FACTOR + 1));
+    // Over 1 MiB (and far over 4x the ceiling) is still answered, not closed.
+    const huge = audio({}, { payload: Buffer.alloc(1536 * 1024, 0xff).toString('base64') });
+    await expectSocketError(s, id, huge, 'message_too_large');
+    s.send('x'.repeat(socketMaxPayload(CEILING) + 1));
     expect((await s.closed).code).toBe(1009);
   });
 

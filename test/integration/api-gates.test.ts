@@ -97,6 +97,21 @@ describe('organization, scope and credit gates', () => {
     // Reads are not credit-gated.
     expect((await gw.api(org.key, 'GET', '/v1/agents')).status).toBe(200);
   });
+
+  it('answers authenticated 403s with X-RateLimit-* and counts them toward the limit', async () => {
+    const org = await gw.createOrg({ scopes: ['sessions:read'], changes: { rateLimit: 2, rateWindowSeconds: 3600 } });
+    const first = await gw.api(org.key, 'POST', '/v1/sessions', SESSION);
+    expectError(first, 403, 'permission_error', 'insufficient_permissions');
+    expect(first.headers.get('x-ratelimit-limit')).toBe('2');
+    expect(first.headers.get('x-ratelimit-remaining')).toBe('1');
+    expect(first.headers.get('x-ratelimit-reset')).toMatch(/^\d+$/);
+    expect((await gw.api(org.key, 'POST', '/v1/sessions', SESSION)).headers.get('x-ratelimit-remaining')).toBe('0');
+    expectError(await gw.api(org.key, 'POST', '/v1/sessions', SESSION), 429, 'rate_limit_error', 'rate_limit_exceeded', { retry_after: expect.any(Number) });
+    const inactive = await gw.createOrg({ changes: { status: 'inactive', rateLimit: 5, rateWindowSeconds: 3600 } });
+    const res = await gw.api(inactive.key, 'GET', '/v1/agents');
+    expectError(res, 403, 'permission_error', 'organization_inactive');
+    expect(res.headers.get('x-ratelimit-remaining')).toBe('4');
+  });
 });
 
 describe('rate limit and headers', () => {
@@ -145,6 +160,31 @@ describe('request errors', () => {
     const res = await gw.api(org.key, 'POST', '/v1/sessions', 'mode=ai_agent', { 'content-type': 'application/x-www-form-urlencoded' });
     expectError(res, 400, 'validation_error', 'invalid_request');
     expect(res.body.error.message).toMatch(/application\/json/);
+  });
+
+  it('answers over-long or malformed ids with 404 and the resource\'s not_found code, not 400', async () => {
+    const org = await gw.createOrg();
+    const long = `x${'a'.repeat(300)}`;
+    const cases: Array<[string, string, string, string]> = [
+      ['GET', '/v1/sessions/', 'session_not_found', 'session_id'],
+      ['POST', '/v1/sessions/{id}/end', 'session_not_found', 'session_id'],
+      ['GET', '/v1/sessions/{id}/transcript', 'session_not_found', 'session_id'],
+      ['GET', '/v1/recordings/', 'recording_not_found', 'recording_id'],
+      ['GET', '/v1/analyses/', 'analysis_not_found', 'analysis_id'],
+      ['GET', '/v1/agents/', 'agent_not_found', 'agent_id'],
+      ['GET', '/v1/webhook_endpoints/', 'webhook_endpoint_not_found', 'id'],
+    ];
+    // 301 characters reach the route's schema; 3,000 are refused by the router itself; then malformed ones.
+    for (const id of [long, 'y'.repeat(3000), 'sess_%20%27%3B--', '%00', '%zz']) {
+      for (const [method, template, code, param] of cases) {
+        const path = template.includes('{id}') ? template.replace('{id}', id) : `${template}${id}`;
+        const res = await gw.api(org.key, method, path);
+        expect(res.status, `${method} ${path}: ${JSON.stringify(res.body)}`).toBe(404);
+        expect(res.body.error.code, `${method} ${path}`).toBe(code);
+        expect(res.body.error.type).toBe('not_found_error');
+        expect(res.body.error.param, `${method} ${path}`).toBe(param);
+      }
+    }
   });
 
   it('answers unknown routes with 404 route_not_found and a request id', async () => {
@@ -246,6 +286,29 @@ describe('idempotency', () => {
     expect(second.headers.get('idempotent-replayed')).toBe('true');
     expectError(second, 400, 'invalid_request_error', 'phone_number_not_found', { param: 'routing.phone_number' });
     expect(second.body.error.request_id).not.toBe(first.body.error.request_id);
+  });
+
+  it('replays a stored response before the credit gate: a replay after credits ran out is not refused with 402', async () => {
+    const org = await gw.createOrg();
+    const headers = { 'idempotency-key': 'before-credits' };
+    const first = await gw.api(org.key, 'POST', '/v1/sessions', SESSION, headers);
+    expect(first.status).toBe(201);
+    await gw.db.query('UPDATE organizations SET credits = 0 WHERE id = $1', [org.orgId]);
+    expectError(await gw.api(org.key, 'POST', '/v1/sessions', { ...SESSION, target_language: 'fr' }), 402, 'permission_error', 'insufficient_api_credits');
+    const replay = await gw.api(org.key, 'POST', '/v1/sessions', SESSION, headers);
+    expect(replay.status).toBe(201);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body.id).toBe(first.body.id);
+  });
+
+  it('does not keep a 402 under an Idempotency-Key: after a top-up the same key runs again', async () => {
+    const org = await gw.createOrg({ changes: { credits: 0 } });
+    const headers = { 'idempotency-key': 'after-top-up' };
+    expectError(await gw.api(org.key, 'POST', '/v1/sessions', SESSION, headers), 402, 'permission_error', 'insufficient_api_credits');
+    await gw.db.query('UPDATE organizations SET credits = 10 WHERE id = $1', [org.orgId]);
+    const retry = await gw.api(org.key, 'POST', '/v1/sessions', SESSION, headers);
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get('idempotent-replayed')).toBeNull();
   });
 
   it('scopes keys per organization', async () => {

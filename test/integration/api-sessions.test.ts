@@ -98,6 +98,17 @@ describe('POST /v1/sessions: success', () => {
     expect(res.body.target_language).toBeNull();
   });
 
+  it('accepts source_language and target_language null (auto-detect), as the session object shows them', async () => {
+    const res = await gw.api(org.key, 'POST', '/v1/sessions', { mode: 'help_chat_voice', source_language: null, target_language: null });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body.source_language).toBeNull();
+    expect(res.body.target_language).toBeNull();
+    // Any other non-string is still refused.
+    const bad = await gw.api(org.key, 'POST', '/v1/sessions', { ...TRANSLATION, source_language: 5 });
+    expectInvalid(bad, 'invalid_request', 'source_language');
+    expect(bad.body.error.message).toMatch(/string or null/);
+  });
+
   it('uses wss for an https public URL', async () => {
     const app = await buildApp({ config: { ...gw.config, publicUrl: 'https://voice.example.com' }, logger: gw.logger, db: gw.db, redis: gw.redis });
     try {
@@ -142,6 +153,23 @@ describe('POST /v1/sessions: request rules', () => {
     expectInvalid(await gw.api(org.key, 'POST', '/v1/sessions', { ...TRANSLATION, audio: { channels: 2 } }), 'invalid_request', 'audio.channels');
     expectInvalid(await gw.api(org.key, 'POST', '/v1/sessions', { ...TRANSLATION, recording: { enabled: 'yes' } }), 'invalid_request', 'recording.enabled');
     expectInvalid(await gw.api(org.key, 'POST', '/v1/sessions', { ...TRANSLATION, recording: { consent_status: 'maybe' } }), 'invalid_request', 'recording.consent_status');
+  });
+
+  it('names every allowed value when a field takes one of several', async () => {
+    const consent = await gw.api(org.key, 'POST', '/v1/sessions', { ...TRANSLATION, recording: { consent_status: 'maybe' } });
+    expectInvalid(consent, 'invalid_request', 'recording.consent_status');
+    for (const value of ['granted', 'denied', 'pending', 'not_required']) expect(consent.body.error.message).toContain(value);
+    const mode = await gw.api(org.key, 'POST', '/v1/sessions', { ...TRANSLATION, recording: { mode: 'stereo' } });
+    expectInvalid(mode, 'invalid_request', 'recording.mode');
+    for (const value of ['dual_channel', 'mixed']) expect(mode.body.error.message).toContain(value);
+  });
+
+  it('reports a non-JSON Content-Type as such, not as a body of the wrong type', async () => {
+    for (const contentType of ['text/plain', 'application/x-www-form-urlencoded']) {
+      const res = await gw.api(org.key, 'POST', '/v1/sessions', JSON.stringify(TRANSLATION), { 'content-type': contentType });
+      expectInvalid(res, 'invalid_request', undefined);
+      expect(res.body.error.message).toBe(`Content-Type must be application/json, not ${contentType}.`);
+    }
   });
 
   it('refuses two equal languages in a translation mode', async () => {

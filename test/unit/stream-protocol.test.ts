@@ -21,7 +21,12 @@ describe('parseClientMessage', () => {
     expect(parse('null')).toMatchObject({ ok: false, code: 'invalid_message' });
     expect(parse({ type: 7 })).toMatchObject({ ok: false, code: 'invalid_message' });
     expect(parse({ type: 'audio.output' })).toMatchObject({ ok: false, code: 'invalid_message' });
-    expect(parse(audio({}, { speaker: 'supervisor' }))).toMatchObject({ ok: false, code: 'invalid_message' });
+    for (const speaker of ['super visor', 'x'.repeat(33), '', 7, { id: 1 }]) {
+      expect(parse(audio({}, { speaker })), JSON.stringify(speaker)).toMatchObject({ ok: false, code: 'invalid_message' });
+    }
+    // A bounded channel id is accepted and left for the connection to map to a party.
+    expect(parse(audio({}, { speaker: 'sip:leg-1' }))).toMatchObject({ ok: true, msg: { speaker: { channel: 'sip:leg-1' } } });
+    expect(parse(audio({}, { speaker: 'x'.repeat(32) }))).toMatchObject({ ok: true, msg: { speaker: { channel: 'x'.repeat(32) } } });
     expect(parse(audio({ encoding: 'linear16' }))).toMatchObject({ ok: false, code: 'invalid_audio_format' });
     expect(parse(audio({ sample_rate_hz: 8001 }))).toMatchObject({ ok: false, code: 'invalid_audio_format' });
     expect(parse(audio({ channels: 2 }))).toMatchObject({ ok: false, code: 'invalid_audio_format' });

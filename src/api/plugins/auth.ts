@@ -1,5 +1,5 @@
-// API key authentication and the gates of SPEC.md "Gate failures", in this order:
-// key (401s) → organization active (403) → scope (403) → credits where the route is gated (402).
+// API key authentication: the 401 gates of SPEC.md "Gate failures". The organization, scope and
+// credit gates follow the rate limiter and idempotency, in ./gates.ts.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { ApiError } from '../errors.js';
@@ -71,16 +71,6 @@ async function authPlugin(app: FastifyInstance, deps: ApiDeps): Promise<void> {
     const auth = await authenticate(deps, cache, req);
     req.auth = auth;
     setCreditHeaders(reply, auth.org);
-    if (auth.org.status !== 'active') throw new ApiError('organization_inactive');
-    if (!auth.scopes.includes(scope)) {
-      throw new ApiError('insufficient_permissions', { message: `The API key lacks the '${scope}' scope required by this endpoint.` });
-    }
-  });
-  // Credits are checked after the rate limiter (which runs in its own onRequest hook registered after this one).
-  app.addHook('preHandler', async (req) => {
-    if (req.routeOptions.config?.creditGated && req.auth && req.auth.org.credits <= 0) {
-      throw new ApiError('insufficient_api_credits');
-    }
   });
 }
 

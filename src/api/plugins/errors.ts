@@ -2,7 +2,7 @@
 // validation, malformed JSON, wrong content type, unknown routes and unexpected exceptions.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { ApiError } from '../errors.js';
+import { ApiError, type ErrorCode } from '../errors.js';
 import { TelephonyError } from '../../telephony/index.js';
 import { SessionEndedError, SessionNotFoundError } from '../../sessions/index.js';
 
@@ -13,7 +13,7 @@ type AjvError = NonNullable<FastifyError['validation']>[number];
  * every branch; the most specific complaint is the deepest one, and where all of those are type
  * mismatches the allowed types are combined ("must be string, number, boolean or null").
  */
-function primaryError(list: AjvError[]): { error: AjvError; types?: string[] } {
+function primaryError(list: AjvError[]): { error: AjvError; types?: string[]; allowed?: unknown[] } {
   if (!list.some((e) => e.keyword === 'anyOf')) return { error: list[0] };
   const candidates = list.filter((e) => e.keyword !== 'anyOf');
   if (candidates.length === 0) return { error: list[0] };
@@ -24,6 +24,10 @@ function primaryError(list: AjvError[]): { error: AjvError; types?: string[] } {
   const same = atDeepest.filter((e) => e.instancePath === pathOf);
   if (same.every((e) => e.keyword === 'type')) {
     return { error: same[0], types: [...new Set(same.map((e) => String((e.params as { type?: string }).type)))] };
+  }
+  // A union of literals (consent_status) fails every branch: name every allowed value, not the first.
+  if (same.every((e) => e.keyword === 'const')) {
+    return { error: same[0], allowed: same.map((e) => (e.params as { allowedValue?: unknown }).allowedValue) };
   }
   return { error: same[0] };
 }
@@ -43,9 +47,10 @@ const joinTypes = (types: string[]): string => (types.length > 1 ? `${types.slic
 
 function validationMessage(err: FastifyError, param: string | undefined): string {
   if (!err.validation?.length) return err.message;
-  const { error: v, types } = primaryError(err.validation);
+  const { error: v, types, allowed } = primaryError(err.validation);
   const where = param ?? err.validationContext ?? 'request';
   if (types) return `'${where}' must be ${joinTypes(types)}.`;
+  if (allowed) return `'${where}' must be one of: ${allowed.map(String).join(', ')}.`;
   if (v.keyword === 'required') return `Missing required field '${param}'.`;
   if (v.keyword === 'additionalProperties') return `Unknown field '${param}'.`;
   if (v.keyword === 'enum') return `'${where}' must be one of: ${((v.params as { allowedValues?: unknown[] }).allowedValues ?? []).join(', ')}.`;
@@ -78,7 +83,7 @@ function fromPlaneError(err: Error): ApiError | null {
   return null;
 }
 
-export function toApiError(err: FastifyError | ApiError | Error): ApiError {
+export function toApiError(err: FastifyError | ApiError | Error, contentType?: string): ApiError {
   if (err instanceof ApiError) return err;
   const mapped = fromPlaneError(err);
   if (mapped) return mapped;
@@ -89,7 +94,9 @@ export function toApiError(err: FastifyError | ApiError | Error): ApiError {
   }
   switch (fe.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new ApiError('invalid_request', { message: 'Content-Type must be application/json.' });
+      return new ApiError('invalid_request', {
+        message: `Content-Type must be application/json${contentType ? `, not ${contentType.split(';')[0].trim().slice(0, 100)}` : ''}.`,
+      });
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new ApiError('invalid_request', { message: 'The JSON body is empty.' });
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
@@ -107,6 +114,41 @@ export function toApiError(err: FastifyError | ApiError | Error): ApiError {
   return new ApiError('internal_error');
 }
 
+/** The resource a /v1/{collection}/{id} route addresses, with its 404 code and the param its handler names. */
+const RESOURCE_NOT_FOUND: Record<string, { code: ErrorCode; param: string }> = {
+  sessions: { code: 'session_not_found', param: 'session_id' },
+  recordings: { code: 'recording_not_found', param: 'recording_id' },
+  analyses: { code: 'analysis_not_found', param: 'analysis_id' },
+  agents: { code: 'agent_not_found', param: 'agent_id' },
+  webhook_endpoints: { code: 'webhook_endpoint_not_found', param: 'id' },
+};
+
+/**
+ * An id the path schema refuses (over-long, empty) names no resource that exists: SPEC answers
+ * 404 with the resource's `…_not_found` code, the same as for a well-formed unknown id.
+ */
+function unknownIdError(err: FastifyError, routeUrl: string | undefined): ApiError | null {
+  if (!err.validation || err.validationContext !== 'params' || !routeUrl) return null;
+  return notFoundUnder(routeUrl);
+}
+
+function notFoundUnder(path: string): ApiError | null {
+  const collection = /^\/v1\/([a-z_]+)\/[^/]+/.exec(path)?.[1];
+  const resource = collection ? RESOURCE_NOT_FOUND[collection] : undefined;
+  return resource ? new ApiError(resource.code, { param: resource.param }) : null;
+}
+
+/**
+ * Fastify's router refuses a path segment over `routerOptions.maxParamLength` (414) or a URL it
+ * cannot decode (400) before any route or hook runs, in its own body shape. Those become the SPEC
+ * shape: the resource's 404 under a /v1 collection (no such id can exist), route_not_found elsewhere.
+ */
+export function frameworkErrorHandler(_err: FastifyError, req: FastifyRequest, reply: FastifyReply): void {
+  reply.header('X-Request-ID', req.id);
+  const path = req.url.split('?')[0];
+  void sendApiError(req, reply, notFoundUnder(path) ?? new ApiError('route_not_found', { message: 'No such route.' }));
+}
+
 export function sendApiError(req: FastifyRequest, reply: FastifyReply, apiErr: ApiError): FastifyReply {
   if (apiErr.retryAfter !== undefined) reply.header('Retry-After', String(apiErr.retryAfter));
   for (const [k, v] of Object.entries(apiErr.headers ?? {})) reply.header(k, v);
@@ -115,7 +157,7 @@ export function sendApiError(req: FastifyRequest, reply: FastifyReply, apiErr: A
 
 async function errorsPlugin(app: FastifyInstance): Promise<void> {
   app.setErrorHandler((err: FastifyError, req, reply) => {
-    const apiErr = toApiError(err);
+    const apiErr = unknownIdError(err, req.routeOptions.url) ?? toApiError(err, req.headers['content-type']);
     if (apiErr.statusCode >= 500) req.log.error({ err }, 'request failed');
     else req.log.info({ code: apiErr.code, status: apiErr.statusCode }, 'request refused');
     return sendApiError(req, reply, apiErr);

@@ -89,8 +89,9 @@ async function idempotencyPlugin(app: FastifyInstance, deps: ApiDeps): Promise<v
     const redisKey = req.idempotencyRedisKey;
     if (!redisKey) return payload;
     req.idempotencyRedisKey = undefined;
-    // Server faults and throttling are not final answers: free the key so a retry runs again.
-    if (reply.statusCode >= 500 || reply.statusCode === 429) {
+    // Server faults, throttling and a credit refusal are not final answers: free the key so a
+    // retry (after the window, or a top-up) runs again.
+    if (reply.statusCode >= 500 || reply.statusCode === 429 || reply.statusCode === 402) {
       await deps.redis.del(redisKey);
       return payload;
     }

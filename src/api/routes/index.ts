@@ -20,6 +20,9 @@ export async function resourceRoutes(app: FastifyInstance, deps: ApiDeps): Promi
     if (text.trim() === '') return done(null, undefined);
     return defaultJson(req, text, done);
   });
+  // /v1 bodies are JSON only: without this, Fastify's built-in text/plain parser hands the schema a
+  // string and the client is told "body must be object" instead of what is wrong (the content type).
+  app.removeContentTypeParser('text/plain');
   await app.register(sessionRoutes, deps);
   await app.register(recordingRoutes, deps);
   await app.register(agentRoutes, deps);

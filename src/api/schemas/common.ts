@@ -65,7 +65,9 @@ export function ListOf<T extends TSchema>(item: T, description: string) {
   );
 }
 
-export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
+// Ids are prefix_base32 (src/ids.ts). Anything else (over-long, control characters such as NUL that
+// PostgreSQL cannot take) names no resource: the errors plugin answers the resource's 404.
+export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, pattern: '^[0-9A-Za-z_-]+$' }) });
 
 export const Iso8601 = (description: string) => Type.String({ format: 'date-time', description });
 export const NullableIso8601 = (description: string) => Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description });

@@ -81,8 +81,9 @@ export function CreateSessionBody(limits: { metadataMaxKeys: number; metadataMax
     {
       mode: Type.String({ description: `One of: ${SESSION_MODES.join(', ')}. Another value gives unsupported_mode.` }),
       configuration_mode: Type.Optional(Type.String({ maxLength: 100, description: 'Echoed back; not interpreted.' })),
-      source_language: Type.Optional(Type.String({ description: 'ISO 639-1 code of Party A; auto-detected when omitted.' })),
-      target_language: Type.Optional(Type.String({ description: 'ISO 639-1 code of Party B; auto-detected when omitted.' })),
+      // null is accepted as well: the session object shows null for an auto-detected language.
+      source_language: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'ISO 639-1 code of Party A; auto-detected when omitted or null.' })),
+      target_language: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'ISO 639-1 code of Party B; auto-detected when omitted or null.' })),
       routing: Type.Optional(SessionRouting),
       audio: Type.Optional(AudioInput),
       voice: Type.Optional(VoiceInput),

@@ -70,8 +70,8 @@ describe('PocketsphinxEngine (embedded decoder pool)', () => {
     expect(r.error).toBeUndefined();
     expect(r.final?.text).toMatch(/account/);
     expect(r.final?.text).toMatch(/balance/);
-    expect(r.final?.confidence).toBeGreaterThanOrEqual(0);
-    expect(r.final?.confidence).toBeLessThanOrEqual(1);
+    // The decoder's utterance posterior is not a confidence (0 on this correct result): omitted.
+    expect(r.final).not.toHaveProperty('confidence');
     expect(r.partials.length).toBeGreaterThan(0);
     expect(order.at(-1)).toBe('final');
     expect(order.filter((e) => e === 'final')).toHaveLength(1);

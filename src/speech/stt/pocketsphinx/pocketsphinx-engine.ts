@@ -249,8 +249,10 @@ export class PocketsphinxEngine implements SttEngine {
         if (final.audio_ms > 0 && final.cmn.length) utt.stream.cepstralMean = final.cmn;
         if (!utt.done) {
           utt.done = true;
+          // No confidence: pocketsphinx's utterance posterior (the decoder's "confidence") is the
+          // product over every word and frame, ~0 for any correctly recognised phrase. SPEC reports
+          // confidence "when available"; a meaningless 0 is worse than none.
           const out: SttFinal = { text: final.text };
-          if (final.text) out.confidence = final.confidence;
           utt.stream.settle(utt, 'final', out);
         }
       }
