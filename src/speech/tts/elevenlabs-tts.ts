@@ -7,6 +7,7 @@
 import { mulawDecode } from '../../media/index.js';
 import { EngineEndpoint, EngineHttpError, type EndpointPolicy } from '../http/engine-endpoint.js';
 import { SpeechEngineError, type TtsEngine, type VoiceSettings } from '../types.js';
+import { collectPcm } from './collect-stream.js';
 
 export interface ElevenLabsOptions {
   /** e.g. https://api.elevenlabs.io (the adapter adds /v1/…). */
@@ -32,16 +33,8 @@ export class ElevenLabsTts implements TtsEngine {
     return this.opts.languages;
   }
 
-  async synthesize(text: string, language: string, voice: VoiceSettings): Promise<Int16Array> {
-    const parts: Int16Array[] = [];
-    for await (const p of this.synthesizeStream(text, language, voice)) parts.push(p);
-    const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
-    let off = 0;
-    for (const p of parts) {
-      out.set(p, off);
-      off += p.length;
-    }
-    return out;
+  synthesize(text: string, language: string, voice: VoiceSettings): Promise<Int16Array> {
+    return collectPcm(this.synthesizeStream(text, language, voice));
   }
 
   async *synthesizeStream(text: string, language: string, voice: VoiceSettings): AsyncIterable<Int16Array> {

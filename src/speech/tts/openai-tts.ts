@@ -7,6 +7,7 @@ import { Resampler, SAMPLE_RATE } from '../../media/index.js';
 import { EngineEndpoint, EngineHttpError, type EndpointPolicy } from '../http/engine-endpoint.js';
 import { SpeechEngineError, type TtsEngine, type VoiceSettings } from '../types.js';
 import { WHISPER_LANGUAGES } from '../whisper-languages.js';
+import { collectPcm } from './collect-stream.js';
 
 /** Sample rate of `response_format: "pcm"` in OpenAI's API. */
 export const OPENAI_PCM_RATE = 24_000;
@@ -35,16 +36,8 @@ export class OpenAiTts implements TtsEngine {
     return this.opts.languages ?? WHISPER_LANGUAGES;
   }
 
-  async synthesize(text: string, language: string, voice: VoiceSettings): Promise<Int16Array> {
-    const parts: Int16Array[] = [];
-    for await (const chunk of this.synthesizeStream(text, language, voice)) parts.push(chunk);
-    const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
-    let off = 0;
-    for (const p of parts) {
-      out.set(p, off);
-      off += p.length;
-    }
-    return out;
+  synthesize(text: string, language: string, voice: VoiceSettings): Promise<Int16Array> {
+    return collectPcm(this.synthesizeStream(text, language, voice));
   }
 
   async *synthesizeStream(text: string, language: string, voice: VoiceSettings): AsyncIterable<Int16Array> {
