@@ -28,10 +28,10 @@ export interface paths {
                         mode: string;
                         /** @description Echoed back; not interpreted. */
                         configuration_mode?: string;
-                        /** @description ISO 639-1 code of Party A; auto-detected when omitted. */
-                        source_language?: string;
-                        /** @description ISO 639-1 code of Party B; auto-detected when omitted. */
-                        target_language?: string;
+                        /** @description ISO 639-1 code of Party A; auto-detected when omitted or null. */
+                        source_language?: string | null;
+                        /** @description ISO 639-1 code of Party B; auto-detected when omitted or null. */
+                        target_language?: string | null;
                         /** @description Exactly one method: phone_number, connection_id, type 'sip', or none of them for the organization's default route. The default route is the organization's default provider connection when one is set; with none, a session of an organization without SIP is a socket-only session (provider webrtc), and one of an organization with SIP enabled fails with no_default_provider. */
                         routing?: {
                             /** @description Managed number of the organization, E.164 (+14155550123). */
