@@ -70,12 +70,7 @@ export class LegQuality {
       this.prevTransit = NaN;
     }
     if (this.baseSeq < 0) {
-      this.baseSeq = seq;
-      this.maxSeq = seq;
-      this.cycles = 0;
-      this.received = 0;
-      this.expectedPrior = 0;
-      this.receivedPrior = 0;
+      this.initSequence(seq);
     } else {
       // RFC 3550 §A.1, without the probation: a forward step in range advances max_seq (counting the
       // wrap), a large jump is accepted once confirmed by the next packet.
@@ -85,12 +80,7 @@ export class LegQuality {
         this.maxSeq = seq;
       } else if (delta <= 0x10000 - MAX_MISORDER) {
         if (seq === this.badSeq) {
-          this.baseSeq = seq;
-          this.maxSeq = seq;
-          this.cycles = 0;
-          this.received = 0;
-          this.expectedPrior = 0;
-          this.receivedPrior = 0;
+          this.initSequence(seq);
         } else {
           this.badSeq = (seq + 1) & 0xffff;
           return;
@@ -106,6 +96,16 @@ export class LegQuality {
       if (d < CLOCK_RATE * 10) this.jitterTs += (d - this.jitterTs) / 16;
     }
     this.prevTransit = transit;
+  }
+
+  /** RFC 3550 §A.1 init_seq: (re)starts the sequence accounting at `seq`. */
+  private initSequence(seq: number): void {
+    this.baseSeq = seq;
+    this.maxSeq = seq;
+    this.cycles = 0;
+    this.received = 0;
+    this.expectedPrior = 0;
+    this.receivedPrior = 0;
   }
 
   private get extendedMax(): number {
