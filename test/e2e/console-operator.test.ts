@@ -1,13 +1,12 @@
 // The operator view and the portal's other pages in a real browser: an operator (created as the
 // admin CLI does) sees this node's health, finds calls, suspends an organization (whose API key is
 // refused at once); organization users never reach operator routes. Pages degrade when a route is absent.
-import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { launchChromium, signIn, startConsoleGateway, PASSWORD, type ConsoleGateway } from '../helpers/console-browser.js';
+import { runCli } from '../helpers/cli.js';
 
-const root = path.resolve(import.meta.dirname, '../..');
 const shots = process.env.CONSOLE_SCREENSHOTS_DIR;
 
 let t: ConsoleGateway;
@@ -27,18 +26,8 @@ afterAll(async () => {
 
 /** The real `voxbridge` command against the test's schema. */
 async function cli(args: string[], stdin?: string) {
-  const cfg = t.gw.config;
-  const child = execFile(process.execPath, [path.join(root, 'bin/voxbridge.js'), ...args], {
-    env: { ...process.env, DATABASE_URL: cfg.databaseUrl, DATABASE_SCHEMA: cfg.databaseSchema, PUBLIC_URL: t.base, LOG_LEVEL: 'silent' },
-  });
-  if (stdin !== undefined) child.stdin!.end(stdin);
-  else child.stdin!.end();
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (err += d));
-  const code = await new Promise<number>((resolve) => child.on('close', (c) => resolve(c ?? 1)));
-  return { code, out, err };
+  const r = await runCli(t.gw.config, args, { stdin, env: { PUBLIC_URL: t.base } });
+  return { code: r.code, out: r.stdout, err: r.stderr };
 }
 
 describe('admin CLI', () => {

@@ -1,10 +1,10 @@
 // The provisioning CLI (issue 2 "Provisioning"): one JSON object on stdout and exit 0, or a clear
 // error on stderr and a non-zero exit. Runs the real command against an isolated schema, then uses
 // what it provisioned against a gateway on the same schema.
-import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testConfig, dropTestState, startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { packageRoot, type Config } from '../../src/config/index.js';
+import type { Config } from '../../src/config/index.js';
+import { runCli, type CliResult } from '../helpers/cli.js';
 
 let config: Config;
 beforeAll(() => {
@@ -14,30 +14,8 @@ afterAll(async () => {
   await dropTestState(config);
 });
 
-interface CliResult { code: number; stdout: string; stderr: string; json?: any }
-
 function cli(...args: string[]): Promise<CliResult> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['bin/voxbridge.js', ...args],
-      {
-        cwd: packageRoot,
-        env: { ...process.env, DATABASE_URL: config.databaseUrl, DATABASE_SCHEMA: config.databaseSchema, REDIS_URL: config.redisUrl, REDIS_KEY_PREFIX: config.redisKeyPrefix, LOG_LEVEL: 'silent' },
-        timeout: 120_000,
-      },
-      (err, stdout, stderr) => {
-        const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
-        let json: unknown;
-        try {
-          json = stdout.trim() ? JSON.parse(stdout) : undefined;
-        } catch {
-          json = undefined;
-        }
-        resolve({ code, stdout, stderr, json });
-      },
-    );
-  });
+  return runCli(config, args);
 }
 
 // Each CLI run is the real compiled command (test/global-setup.ts rebuilds dist/ when stale); a busy

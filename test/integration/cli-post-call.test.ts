@@ -1,9 +1,8 @@
 // `voxbridge admin post-call policy|consent`: the organization's retention and compliance rules and
 // consent recorded later, run as the real compiled command against the test gateway's schema.
-import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway, type TestOrg } from '../helpers/gateway.js';
-import { packageRoot } from '../../src/config/index.js';
+import { runCli, type CliResult } from '../helpers/cli.js';
 
 let gw: TestGateway;
 let org: TestOrg;
@@ -15,17 +14,8 @@ afterAll(async () => {
   await gw?.stop();
 });
 
-function cli(...args: string[]): Promise<{ code: number; json?: any; stderr: string }> {
-  const c = gw.config;
-  return new Promise((resolve) => {
-    execFile(process.execPath, ['bin/voxbridge.js', 'admin', 'post-call', ...args], {
-      cwd: packageRoot, timeout: 120_000,
-      env: { ...process.env, DATABASE_URL: c.databaseUrl, DATABASE_SCHEMA: c.databaseSchema, REDIS_URL: c.redisUrl, REDIS_KEY_PREFIX: c.redisKeyPrefix, LOG_LEVEL: 'silent' },
-    }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
-      resolve({ code, json: stdout.trim() ? JSON.parse(stdout) : undefined, stderr });
-    });
-  });
+function cli(...args: string[]): Promise<CliResult> {
+  return runCli(gw.config, ['admin', 'post-call', ...args]);
 }
 
 describe('voxbridge admin post-call', () => {

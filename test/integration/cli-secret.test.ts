@@ -1,13 +1,13 @@
 // Named secrets: `voxbridge admin secret set|list|delete` (the real compiled CLI) on an isolated
 // schema, encrypted at rest, resolved per organization then node-wide, and used as an engine key.
-import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { packageRoot, type Config } from '../../src/config/index.js';
+import type { Config } from '../../src/config/index.js';
 import { secretResolver } from '../../src/secrets/index.js';
 import { createEngines } from '../../src/speech/index.js';
 import { createOrg, createPool, migrate, type Db } from '../../src/store/index.js';
 import { dropTestState, testConfig } from '../helpers/gateway.js';
 import { startOpenAiAudioServer, type OpenAiAudioServer } from '../helpers/speech-openai-server.js';
+import { runCli, type CliResult } from '../helpers/cli.js';
 
 let config: Config;
 let db: Db;
@@ -26,27 +26,8 @@ afterAll(async () => {
   await dropTestState(config);
 });
 
-function cli(args: string[], stdin = ''): Promise<{ code: number; stdout: string; stderr: string; json?: any }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['bin/voxbridge.js', ...args], {
-      cwd: packageRoot,
-      env: { ...process.env, DATABASE_URL: config.databaseUrl, DATABASE_SCHEMA: config.databaseSchema, LOG_LEVEL: 'silent' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.stdin.end(stdin);
-    child.on('close', (code) => {
-      let json: unknown;
-      try {
-        json = stdout.trim() ? JSON.parse(stdout) : undefined;
-      } catch {
-        json = undefined;
-      }
-      resolve({ code: code ?? 1, stdout, stderr, json });
-    });
-  });
+function cli(args: string[], stdin = ''): Promise<CliResult> {
+  return runCli(config, args, { stdin });
 }
 
 describe('voxbridge admin secret', () => {

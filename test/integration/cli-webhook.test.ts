@@ -1,8 +1,8 @@
 // `voxbridge admin webhook …` (issue 8): the real compiled command against an isolated schema.
-import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropTestState, testConfig } from '../helpers/gateway.js';
-import { packageRoot, type Config } from '../../src/config/index.js';
+import type { Config } from '../../src/config/index.js';
+import { runCli, type CliResult } from '../helpers/cli.js';
 
 let config: Config;
 beforeAll(() => {
@@ -12,25 +12,8 @@ afterAll(async () => {
   await dropTestState(config);
 });
 
-interface CliResult { code: number; stdout: string; stderr: string; json?: any }
-
 function cli(env: Record<string, string>, ...args: string[]): Promise<CliResult> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, ['bin/voxbridge.js', ...args], {
-      cwd: packageRoot,
-      env: { ...process.env, DATABASE_URL: config.databaseUrl, DATABASE_SCHEMA: config.databaseSchema, REDIS_URL: config.redisUrl, REDIS_KEY_PREFIX: config.redisKeyPrefix, LOG_LEVEL: 'silent', ...env },
-      timeout: 120_000,
-    }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
-      let json: unknown;
-      try {
-        json = stdout.trim() ? JSON.parse(stdout) : undefined;
-      } catch {
-        json = undefined;
-      }
-      resolve({ code, stdout, stderr, json });
-    });
-  });
+  return runCli(config, args, { env });
 }
 
 const DEV = { WEBHOOKS_ALLOW_LOOPBACK_HTTP: 'true' };
