@@ -6,15 +6,29 @@
 //       (300 ms in the agent modes) counts as part of the latency, as a caller hears it.
 //   (2) barge-in stop time: the customer talks over a long reply; time from the barge-in decision
 //       (after the minimum speech) to the last agent frame released.
+//   (3) concurrent agent sessions per core at conversational pace: M sessions share the engines and
+//       one media clock; each asks `turns` questions, listens to the reply to its end and pauses
+//       PAUSE_MS before the next (the customer talks ~25 % of the time); starts are spread evenly
+//       over one turn cycle. Sessions per core = the largest M whose end of speech → first agent
+//       audio meets the aim (p50 < 1.0 s, p99 < 1.5 s), divided by the cores.
 //
-//   npx tsx bench/agent/run.ts [trials=10]
+//   npx tsx bench/agent/run.ts [--trials 10] [--sessions 1,2,4,6,8] [--turns 3]
+import { availableParallelism } from 'node:os';
+import { parseArgs } from 'node:util';
 import { loadConfig } from '../../src/config/index.js';
 import { createEngines } from '../../src/speech/index.js';
 import { LiveSession, MediaClock, type SessionOutput } from '../../src/sessions/index.js';
 import { AgentRuntime, ScriptedBrain, ToolRunner, type AgentDefinition } from '../../src/agents/index.js';
 import { concatPcm, silence, synthesizeSpeech } from '../../test/helpers/speech-audio.js';
 
-const trials = Number(process.argv[2] ?? 10);
+const { values: args } = parseArgs({
+  options: { trials: { type: 'string', default: '10' }, sessions: { type: 'string', default: '1,2,4,6,8' }, turns: { type: 'string', default: '3' } },
+});
+const trials = Number(args.trials);
+const sessionCounts = args.sessions.split(',').map(Number).filter((n) => n > 0);
+const turns = Number(args.turns);
+const PAUSE_MS = 2000;
+const CYCLE_MS = 8000;
 const config = loadConfig();
 const engines = await createEngines(config.engines);
 const clock = new MediaClock();
@@ -28,9 +42,10 @@ const agent: AgentDefinition = {
   tools: [], escalation: null, knowledgeBase: [], voice: null,
 };
 
-function session(i: number) {
+function session(i: number | string) {
   const outputs: Array<SessionOutput & { at: number }> = [];
   const customerFinals: number[] = [];
+  const agentFinals: number[] = [];
   const s = new LiveSession({
     id: `sess_bench_${i}`, orgId: 'org_bench', mode: 'ai_agent', sourceLanguage: 'en', targetLanguage: 'en', voice: {},
     engines, defaultLanguage: 'en', clock, awaitsLeg: false,
@@ -41,9 +56,9 @@ function session(i: number) {
     },
   });
   if (process.env.BENCH_DEBUG) { console.log(JSON.stringify(s.plan)); s.on('partial', (p) => console.log('partial', p.text, performance.now().toFixed(0))); s.on('final', (f) => console.log('final', f.speaker, f.text, performance.now().toFixed(0))); s.on('error', (e) => console.log('error', e)); }
-  s.on('final', (f) => { if (f.speaker === 'customer') customerFinals.push(performance.now()); });
+  s.on('final', (f) => (f.speaker === 'customer' ? customerFinals : agentFinals).push(performance.now()));
   s.on('output', (o) => outputs.push({ ...(o as SessionOutput), at: performance.now() }));
-  return { s, outputs, customerFinals };
+  return { s, outputs, customerFinals, agentFinals };
 }
 
 /** Feeds PCM in real time; resolves when done. `onSpeechEnd` fires at the end of `speechSamples`. */
@@ -79,6 +94,7 @@ const lead = silence(400);
 const question = await synthesizeSpeech('what are your opening hours', { voice: 'flite' });
 const latencies: number[] = [];
 const afterFinal: number[] = [];
+const toFinal: number[] = [];
 for (let i = 0; i < trials; i++) {
   const { s, outputs, customerFinals } = session(i);
   s.carrierAttached();
@@ -87,10 +103,13 @@ for (let i = 0; i < trials; i++) {
   await waitFor(() => outputs.some((o) => o.speaker === 'agent'), 15_000);
   const first = outputs.find((o) => o.speaker === 'agent' && o.at > speechEnd);
   if (first) latencies.push(first.at - speechEnd);
-  if (first && customerFinals[0]) afterFinal.push(first.at - customerFinals[0]);
+  const final = customerFinals[0];
+  if (final !== undefined) toFinal.push(final - speechEnd);
+  if (first && final !== undefined) afterFinal.push(first.at - final);
   s.close('bench');
 }
-console.log(`recognizer final → first agent audio frame (brain + first-sentence TTS + pacer; negative = answered from the partial): p50 ${pct(afterFinal, 50)?.toFixed(0)} ms, max ${Math.max(...afterFinal).toFixed(0)} ms`);
+console.log(`recognizer's part: end of speech → customer final (VAD hangover + decoding): p50 ${pct(toFinal, 50)?.toFixed(0)} ms, max ${Math.max(...toFinal).toFixed(0)} ms`);
+console.log(`our part: customer final → first agent audio frame (brain + first-sentence TTS + pacer): p50 ${pct(afterFinal, 50)?.toFixed(0)} ms, max ${Math.max(...afterFinal).toFixed(0)} ms`);
 console.log(`end of speech → first agent audio frame (n=${latencies.length}/${trials}): p50 ${pct(latencies, 50)?.toFixed(0)} ms, p99 ${pct(latencies, 99)?.toFixed(0)} ms, max ${Math.max(...latencies).toFixed(0)} ms`);
 
 const stops: number[] = [];
@@ -109,5 +128,44 @@ for (let i = 0; i < trials; i++) {
   s.close('bench');
 }
 console.log(`barge-in decision → last agent frame (n=${stops.length}/${trials}): p50 ${pct(stops, 50)?.toFixed(0)} ms, max ${Math.max(...stops).toFixed(0)} ms (decision comes ${config.agents.bargeInMinSpeechMs} ms of voiced speech after the customer starts)`);
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** One caller at conversational pace: ask, hear the reply out, pause; latency of every turn. */
+async function conversation(id: string, offsetMs: number, latencies: number[]): Promise<number> {
+  const { s, outputs, agentFinals } = session(id);
+  s.carrierAttached();
+  await sleep(offsetMs);
+  let answered = 0;
+  for (let k = 0; k < turns; k++) {
+    let speechEnd = Infinity;
+    const repliesBefore = agentFinals.length;
+    await feed(s, concatPcm(lead, question, silence(1500)), lead.length + question.length, () => (speechEnd = performance.now()));
+    await waitFor(() => outputs.some((o) => o.speaker === 'agent' && o.at > speechEnd), 20_000);
+    const first = outputs.find((o) => o.speaker === 'agent' && o.at > speechEnd);
+    if (first) {
+      latencies.push(first.at - speechEnd);
+      answered++;
+    }
+    await waitFor(() => agentFinals.length > repliesBefore, 20_000);
+    await sleep(PAUSE_MS);
+  }
+  s.close('bench');
+  return answered;
+}
+
+const cores = availableParallelism();
+let best = 0;
+console.log(`concurrent agent sessions, conversational pace (${turns} turns each, starts spread over ${CYCLE_MS / 1000} s, ${PAUSE_MS / 1000} s pause after each reply), ${cores} cores:`);
+for (const m of sessionCounts) {
+  const lat: number[] = [];
+  const answered = await Promise.all(Array.from({ length: m }, (_, i) => conversation(`conv_${m}_${i}`, (i * CYCLE_MS) / m, lat)));
+  const p50 = pct(lat, 50) ?? Infinity;
+  const p99 = pct(lat, 99) ?? Infinity;
+  const meets = lat.length === m * turns && p50 < 1000 && p99 < 1500;
+  if (meets) best = m;
+  console.log(`  ${m} sessions: end of speech → first agent audio p50 ${p50.toFixed(0)} ms, p99 ${p99.toFixed(0)} ms, answered ${answered.reduce((a, b) => a + b, 0)}/${m * turns}${meets ? ' (meets the aim)' : ''}`);
+}
+console.log(`  → largest M meeting p50 < 1.0 s and p99 < 1.5 s: ${best} on ${cores} cores = ${(best / cores).toFixed(1)} sessions per core`);
 await engines.close();
 process.exit(0);

@@ -50,7 +50,7 @@ export class KnowledgeBase {
     const hits: KbHit[] = [];
     for (const r of this.index.search(query)) {
       const p = this.passages[r.id as number];
-      if (seen.has(p.title)) continue;
+      if (!p || seen.has(p.title)) continue; // ids are passage indexes; a miss would be an index bug
       seen.add(p.title);
       hits.push({ passage: p, score: r.score });
       if (hits.length >= limit) break;

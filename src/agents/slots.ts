@@ -16,11 +16,11 @@ export function extractSlots(utterance: string, now = new Date()): Slots {
   const text = wordsToDigits(utterance);
   const slots: Slots = {};
   // An order / reference id: a run of 3+ digits, or letters+digits, preferably after "order", "number", "id".
-  const orderId = /\b(?:order|reference|ticket|case|number|id)\s+(?:number\s+|id\s+|is\s+)?([a-z]{0,3}\d{3,})\b/.exec(text)
-    ?? /\b([a-z]{0,3}\d{3,})\b/.exec(text);
-  if (orderId) slots.order_id = orderId[1].toUpperCase();
-  const number = /\b(\d+)\b/.exec(text);
-  if (number) slots.number = number[1];
+  const orderId = (/\b(?:order|reference|ticket|case|number|id)\s+(?:number\s+|id\s+|is\s+)?([a-z]{0,3}\d{3,})\b/.exec(text)
+    ?? /\b([a-z]{0,3}\d{3,})\b/.exec(text))?.[1];
+  if (orderId) slots.order_id = orderId.toUpperCase();
+  const number = /\b(\d+)\b/.exec(text)?.[1];
+  if (number) slots.number = number;
   const time = /\b(\d{1,2})(?::(\d{2}))?\s*(am|pm|a m|p m|oclock)\b/.exec(text) ?? /\b(\d{1,2}):(\d{2})\b/.exec(text);
   if (time) {
     let h = Number(time[1]);
@@ -47,18 +47,19 @@ function extractDate(text: string, raw: string, now: Date): string | null {
   const isoDate = /\b(\d{4})-(\d{2})-(\d{2})\b/.exec(text);
   if (isoDate) return isoDate[0];
   const monthRe = new RegExp(`\\b(${MONTHS.join('|')})\\s+(?:the\\s+)?(\\d{1,2}|${Object.keys(ORDINALS).join('|')})(?:st|nd|rd|th)?\\b`);
-  const m = monthRe.exec(text) ?? monthRe.exec(raw);
-  if (m) {
-    const dayOfMonth = /^\d+$/.test(m[2]) ? Number(m[2]) : ORDINALS[m[2]];
+  const [, monthName, dayWord] = monthRe.exec(text) ?? monthRe.exec(raw) ?? [];
+  if (monthName && dayWord) {
+    const month = MONTHS.indexOf(monthName);
+    const dayOfMonth = /^\d+$/.test(dayWord) ? Number(dayWord) : (ORDINALS[dayWord] ?? 0);
     if (dayOfMonth >= 1 && dayOfMonth <= 31) {
-      let d = new Date(Date.UTC(now.getUTCFullYear(), MONTHS.indexOf(m[1]), dayOfMonth));
-      if (d.getTime() < now.getTime() - 86_400_000) d = new Date(Date.UTC(now.getUTCFullYear() + 1, MONTHS.indexOf(m[1]), dayOfMonth));
+      let d = new Date(Date.UTC(now.getUTCFullYear(), month, dayOfMonth));
+      if (d.getTime() < now.getTime() - 86_400_000) d = new Date(Date.UTC(now.getUTCFullYear() + 1, month, dayOfMonth));
       return iso(d);
     }
   }
-  const wd = new RegExp(`\\b(?:on|next|this)?\\s*(${WEEKDAYS.join('|')})\\b`).exec(text);
-  if (wd) {
-    const target = (WEEKDAYS.indexOf(wd[1]) + 1) % 7; // JS: Sunday = 0
+  const weekday = new RegExp(`\\b(?:on|next|this)?\\s*(${WEEKDAYS.join('|')})\\b`).exec(text)?.[1];
+  if (weekday) {
+    const target = (WEEKDAYS.indexOf(weekday) + 1) % 7; // JS: Sunday = 0
     let diff = (target - now.getUTCDay() + 7) % 7;
     if (diff === 0) diff = 7;
     return day(diff);

@@ -25,7 +25,7 @@ export function wordsToDigits(text: string): string {
     run = [];
   };
   for (const w of words) {
-    if (w in UNITS || w in TENS || w === 'hundred' || w === 'thousand') run.push(w);
+    if (unitOf(w) !== undefined || tensOf(w) !== undefined || w === 'hundred' || w === 'thousand') run.push(w);
     else {
       flush();
       out.push(w);
@@ -35,27 +35,34 @@ export function wordsToDigits(text: string): string {
   return out.join(' ').replace(/(\d) (?=\d)/g, '$1').trim();
 }
 
+// Own keys only: a word like "constructor" must not read as a number through the prototype.
+const unitOf = (w: string): number | undefined => (Object.hasOwn(UNITS, w) ? UNITS[w] : undefined);
+const tensOf = (w: string): number | undefined => (Object.hasOwn(TENS, w) ? TENS[w] : undefined);
+
 function readNumberRun(run: string[]): string {
   // Digit by digit when every word is a single digit ("one two three" → 123).
-  if (run.every((w) => w in UNITS && UNITS[w] < 10)) return run.map((w) => String(UNITS[w])).join('');
+  const digits = run.map(unitOf);
+  if (digits.every((d) => d !== undefined && d < 10)) return digits.join('');
   let total = 0;
   let current = 0;
   const groups: string[] = [];
   for (const w of run) {
-    if (w in UNITS) {
+    const unit = unitOf(w);
+    const tens = tensOf(w);
+    if (unit !== undefined) {
       if (current % 10 !== 0 || (current >= 10 && current < 20)) {
         groups.push(String(total + current));
         total = 0;
         current = 0;
       }
-      current += UNITS[w];
-    } else if (w in TENS) {
+      current += unit;
+    } else if (tens !== undefined) {
       if (current !== 0 && current % 100 !== 0) {
         groups.push(String(total + current));
         total = 0;
         current = 0;
       }
-      current += TENS[w];
+      current += tens;
     } else if (w === 'hundred') current = (current || 1) * 100;
     else if (w === 'thousand') {
       total += (current || 1) * 1000;

@@ -39,18 +39,18 @@ export class HelpDeskBrain implements Brain {
         return;
       }
     }
-    const hits = this.kb.search(text);
-    if (hits.length === 0) {
+    const [best, second] = this.kb.search(text);
+    if (!best) {
       this.offeredHuman = true;
       yield { kind: 'say', text: NO_MATCH_REPLY };
       return;
     }
-    if (hits.length > 1 && hits[1].score >= hits[0].score * TIE_RATIO) {
-      this.choices = hits.slice(0, 2);
-      yield { kind: 'say', text: `Is your question about ${hits[0].passage.title}, or about ${hits[1].passage.title}?` };
+    if (second && second.score >= best.score * TIE_RATIO) {
+      this.choices = [best, second];
+      yield { kind: 'say', text: `Is your question about ${best.passage.title}, or about ${second.passage.title}?` };
       return;
     }
-    yield { kind: 'say', text: shortAnswer(hits[0].passage) };
+    yield { kind: 'say', text: shortAnswer(best.passage) };
   }
 
   private escalate(reason: string): BrainAction {

@@ -39,7 +39,7 @@ export class ScriptedBrain implements Brain {
         yield* this.act(asked.intent, { ...asked.slots, ...extractSlots(text) });
         return;
       }
-      if (containsPhrase(text, NO) && rankIntents(text, this.agent.intents)[0]?.score < CLARIFY_THRESHOLD) {
+      if (containsPhrase(text, NO) && (rankIntents(text, this.agent.intents)[0]?.score ?? 0) < CLARIFY_THRESHOLD) {
         yield { kind: 'say', text: 'Alright. What can I help you with?' };
         return;
       }

@@ -30,6 +30,8 @@ describe('slots and numbers', () => {
     expect(wordsToDigits('order one two three four')).toBe('order 1234');
     expect(wordsToDigits('twenty five people')).toBe('25 people');
     expect(wordsToDigits('at seven thirty')).toBe('at 730');
+    // Words that are Object.prototype keys are words, not numbers.
+    expect(wordsToDigits('call the constructor for order one two')).toBe('call the constructor for order 12');
   });
 
   it('extracts order ids, dates and times', () => {
