@@ -100,7 +100,7 @@ for (let i = 0; i < trials; i++) {
   s.carrierAttached();
   let speechEnd = 0;
   await feed(s, concatPcm(lead, question, silence(1500)), lead.length + question.length, () => { speechEnd = performance.now(); if (process.env.BENCH_DEBUG) console.log('speech end', speechEnd.toFixed(0)); });
-  await waitFor(() => outputs.some((o) => o.speaker === 'agent'), 15_000);
+  await waitFor(() => outputs.some((o) => o.speaker === 'agent'), 60_000);
   const first = outputs.find((o) => o.speaker === 'agent' && o.at > speechEnd);
   if (first) latencies.push(first.at - speechEnd);
   const final = customerFinals[0];
@@ -119,7 +119,7 @@ for (let i = 0; i < trials; i++) {
   s.carrierAttached();
   // Ask the long question, wait for the reply to start, then talk over it.
   await feed(s, concatPcm(lead, order, silence(600)), 0, () => undefined);
-  await waitFor(() => outputs.some((o) => o.speaker === 'agent'), 15_000);
+  await waitFor(() => outputs.some((o) => o.speaker === 'agent'), 60_000);
   await new Promise((r) => setTimeout(r, 500));
   await feed(s, concatPcm(silence(100), question, silence(400)), 0, () => undefined);
   const at = s.lastBargeInAt;
@@ -141,13 +141,13 @@ async function conversation(id: string, offsetMs: number, latencies: number[]): 
     let speechEnd = Infinity;
     const repliesBefore = agentFinals.length;
     await feed(s, concatPcm(lead, question, silence(1500)), lead.length + question.length, () => (speechEnd = performance.now()));
-    await waitFor(() => outputs.some((o) => o.speaker === 'agent' && o.at > speechEnd), 20_000);
+    await waitFor(() => outputs.some((o) => o.speaker === 'agent' && o.at > speechEnd), 60_000);
     const first = outputs.find((o) => o.speaker === 'agent' && o.at > speechEnd);
     if (first) {
       latencies.push(first.at - speechEnd);
       answered++;
     }
-    await waitFor(() => agentFinals.length > repliesBefore, 20_000);
+    await waitFor(() => agentFinals.length > repliesBefore, 60_000);
     await sleep(PAUSE_MS);
   }
   s.close('bench');
