@@ -8,6 +8,7 @@ import { checkEngines } from '../../src/api/routes/session-create.js';
 import { streamUrl } from '../../src/api/routes/present.js';
 import { toApiError } from '../../src/api/plugins/errors.js';
 import { ApiError } from '../../src/api/errors.js';
+import type { SessionMode } from '../../src/sessions/index.js';
 
 describe('ISO 639-1', () => {
   it('holds the 183 current codes', () => {
@@ -60,7 +61,7 @@ describe('engine capability rule', () => {
     canTranslate: (f: string, t: string) => f === t || (f === 'en' && ['es', 'fr'].includes(t)) || (f === 'es' && t === 'en'),
     canSpeak: (l: string) => ['en', 'es', 'fr'].includes(l),
   };
-  const refusal = (mode: string, src: string | null, tgt: string | null) => {
+  const refusal = (mode: SessionMode, src: string | null, tgt: string | null) => {
     try {
       checkEngines(engines, mode, src, tgt, 'en');
       return null;
