@@ -1,4 +1,4 @@
-// /v1/agents (issue 2 "Agents"): the AI voice agents an organization defines for ai_agent and
+// /v1/agents: the AI voice agents an organization defines for ai_agent and
 // help_chat_voice sessions. Cursor pagination on time-ordered ids.
 import { deleteAgent, getAgent, insertAgent, listAgents, updateAgent, type AgentValues } from '../../store/index.js';
 import { ApiError } from '../errors.js';

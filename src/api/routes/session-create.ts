@@ -25,7 +25,7 @@ function checkMode(mode: string): SessionMode {
 }
 
 /**
- * Refuses a translation session that no configured engine can serve in either direction (issue 3):
+ * Refuses a translation session that no configured engine can serve in either direction:
  * the same plan the live pipeline will follow decides it. A session served one way only is accepted;
  * its socket is told which party's speech is not served (`engine_unavailable`) right after connect.
  * Languages left to auto-detection resolve to the default language; when that makes both parties

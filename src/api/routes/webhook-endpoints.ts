@@ -1,4 +1,4 @@
-// /v1/webhook_endpoints (issue 8): endpoint management for organizations (the developer portal uses
+// /v1/webhook_endpoints: endpoint management for organizations (the developer portal uses
 // these). Scope webhooks:manage; another organization's endpoint is 404 webhook_endpoint_not_found.
 import { deleteWebhookEndpoint, getWebhookEndpoint, listAttempts, listWebhookEndpoints } from '../../store/index.js';
 import {

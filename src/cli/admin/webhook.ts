@@ -1,4 +1,4 @@
-// `voxbridge admin webhook add|list|disable|rotate-secret|deliveries` (issue 8): the operator's view of
+// `voxbridge admin webhook add|list|disable|rotate-secret|deliveries`: the operator's view of
 // webhook endpoints, with the same rules as the REST routes (URL guard, subscriptions, secrets shown once).
 import type { Command } from 'commander';
 import { getWebhookEndpoint, listAllWebhookEndpoints, listAttempts, orgExists } from '../../store/index.js';
