@@ -1,4 +1,4 @@
-// AI agent benchmark (issue 10, "Tests and figures"). Prints figures; asserts nothing.
+// AI agent benchmark. Prints figures; asserts nothing.
 //
 //   (1) response latency: end of the customer's speech → first agent audio frame, with the embedded
 //       engines (pocketsphinx, espeak-ng) and the scripted brain, in one process (no sockets): the

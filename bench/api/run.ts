@@ -1,4 +1,4 @@
-// API load benchmark (issue 2 "Tests and figures"): POST /v1/sessions and GET /v1/sessions/{id}
+// API load benchmark: POST /v1/sessions and GET /v1/sessions/{id}
 // at fixed concurrency with autocannon. The gateway runs in a child process (its own schema and
 // Redis prefix) so the load generator and the server do not share an event loop.
 //

@@ -1,4 +1,4 @@
-// SIP benchmarks (issue 4 "Tests and figures"):
+// SIP benchmarks:
 //   npx tsx bench/sip/run.ts [--only setup|concurrent] [--rates 50,100,200,300] [--calls 100,200,400] [--seconds 10]
 // (1) call setup rate with SIPp: the highest rate with zero failed calls;
 // (2) concurrent calls streaming RTP both ways at 20 ms, each bridged to a socket consumer:

@@ -1,4 +1,4 @@
-// Stream benchmark (issue 3, "Tests and figures"). Prints figures; asserts nothing.
+// Stream benchmark. Prints figures; asserts nothing.
 //
 //   (1) engines off: N concurrent sockets each streaming real-time mu-law (100 ms chunks of speech
 //       and silence, so the VAD works) → server CPU, memory per session, event-loop delay (the

@@ -1,4 +1,4 @@
-// Webhook delivery benchmark (issue 8 "Tests and figures"): a gateway with the worker role in a child
+// Webhook delivery benchmark: a gateway with the worker role in a child
 // process delivers outbox events to a loopback HTTP receiver in this process.
 //   burst:  N events written at once (one INSERT), spread over S sessions → delivered events/s
 //   steady: events written one transaction each at R/s for T s → outbox-write → delivery delay p50/p99

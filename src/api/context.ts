@@ -1,4 +1,5 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyTypeProvider, FastifyRequest, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
+import type { Static, TSchema } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config/index.js';
@@ -64,4 +65,26 @@ declare module 'fastify' {
     /** Requires credits > 0 (402 insufficient_api_credits otherwise). */
     creditGated?: boolean;
   }
+}
+
+/**
+ * The TypeBox type provider (as @fastify/type-provider-typebox's) for the request side only: handlers see params, query, body and
+ * headers as their schemas' types. Responses stay `unknown` to the compiler: presenters build plain
+ * records and the response schemas are enforced where they matter, by the serializer at run time.
+ */
+export interface RequestTypeProvider extends FastifyTypeProvider {
+  validator: this['schema'] extends TSchema ? Static<this['schema']> : unknown;
+  serializer: unknown;
+}
+
+/** The instance a route plugin receives. */
+export type ApiApp = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, RequestTypeProvider>;
+
+/**
+ * The caller of a route that declares a `scope`: the auth plugin sets it before any handler runs, so
+ * a missing one is a wiring bug, answered 500 internal_error rather than a crash on `undefined`.
+ */
+export function authOf(req: FastifyRequest): AuthContext {
+  if (!req.auth) throw new Error(`${req.method} ${req.routeOptions.url ?? req.url} reached its handler without authentication: its route declares no scope`);
+  return req.auth;
 }

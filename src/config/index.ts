@@ -87,7 +87,7 @@ export const ConfigSchema = Type.Object({
     ng: Type.Union([Type.String({ pattern: '^[^:]+:\\d+$' }), Type.Null()]),
     timeoutMs: PositiveInt,
   }),
-  /** Webhook delivery (issue 8; README "Webhooks"). */
+  /** Webhook delivery (README "Webhooks"). */
   webhooks: Type.Object({
     /** Development only: endpoints on loopback addresses, plain http allowed to them. */
     allowLoopbackHttp: Type.Boolean(),

@@ -1,4 +1,4 @@
-// Webhook delivery worker (issue 8; runs with the `worker` role). A loop, woken by LISTEN/NOTIFY when
+// Webhook delivery worker (runs with the `worker` role). A loop, woken by LISTEN/NOTIFY when
 // an event is committed (trigger in migration 004), by finished attempts and by a safety-net poll:
 //   1. fan out undispatched outbox events into per-endpoint deliveries;
 //   2. claim due deliveries (SKIP LOCKED, per-endpoint bound, per-session order; see the repo);

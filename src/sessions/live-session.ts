@@ -10,6 +10,7 @@ import {
 } from './contracts.js';
 import type { Frame } from './frames.js';
 import type { TickSource } from './media-clock.js';
+import type { SessionMode } from './modes.js';
 import { buildPipeline, planPipeline, type Pipeline, type PipelinePlan } from './pipeline.js';
 import { SafeEmitter } from '../events/index.js';
 import { ORIGINAL_SPEAKER_LABEL } from './processors/bridge.js';
@@ -58,7 +59,7 @@ export interface LiveAgentOptions {
 export interface LiveSessionOptions {
   id: string;
   orgId: string;
-  mode: string;
+  mode: SessionMode;
   sourceLanguage: string | null;
   targetLanguage: string | null;
   voice: VoiceSettings;
@@ -80,7 +81,7 @@ export interface LiveSessionOptions {
 export class LiveSession extends SafeEmitter<LiveSessionEvents> {
   readonly id: string;
   readonly orgId: string;
-  readonly mode: string;
+  readonly mode: SessionMode;
   readonly plan: PipelinePlan;
   private readonly pipeline: Pipeline;
   private readonly hooks: LiveSessionHooks;

@@ -12,6 +12,7 @@ import type { TickSource } from './media-clock.js';
 import { chain, type FrameProcessor, type FrameSink } from './processors/processor.js';
 import { BridgeProcessor } from './processors/bridge.js';
 import { VadProcessor } from './processors/vad.js';
+import type { SessionMode } from './modes.js';
 import { SttProcessor } from './processors/stt.js';
 import { TranslateProcessor, type TranslationRoute } from './processors/translate.js';
 import { TtsProcessor } from './processors/tts.js';
@@ -21,9 +22,6 @@ import { AgentPlayoutTracker, AgentSpeechLedger, AgentSpeechStage } from './proc
 import { AgentBargeInProcessor } from './processors/barge-in.js';
 import { AgentListener, HandoffBridge } from './processors/agent-listener.js';
 
-export type SessionMode = 'bidirectional_translation' | 'assistive_translation' | 'ai_agent' | 'help_chat_voice';
-
-export const AGENT_MODES: ReadonlySet<string> = new Set(['ai_agent', 'help_chat_voice']);
 
 /**
  * End-of-turn in the agent modes: 300 ms of silence ends the customer's utterance (the translation
@@ -32,7 +30,7 @@ export const AGENT_MODES: ReadonlySet<string> = new Set(['ai_agent', 'help_chat_
 export const AGENT_VAD_HANGOVER_MS = 300;
 
 export interface PipelinePlan {
-  mode: string;
+  mode: SessionMode;
   languages: Record<Party, string>;
   /** True where the language was null and fell back to the default. */
   defaulted: Record<Party, boolean>;
@@ -47,7 +45,7 @@ export interface PipelinePlan {
 }
 
 export interface PlanInput {
-  mode: string;
+  mode: SessionMode;
   source_language: string | null;
   target_language: string | null;
 }

@@ -13,7 +13,7 @@ import { subscribeSessionCommands, type SessionCommand, type SessionOwnership } 
 import { getSessionRow, insertEvent, insertTranscriptTurn, lastTranscriptSequence, withTransaction, type SessionRow, type WebhookEventType } from '../store/index.js';
 import type { AgentServices } from '../agents/index.js';
 import type { PartyDialer } from './contracts.js';
-import { AGENT_MODES } from './pipeline.js';
+import { AGENT_MODES, isSessionMode } from './modes.js';
 import { activateSession, endSession } from './lifecycle.js';
 import { LiveSession } from './live-session.js';
 import { sharedMediaClock, type TickSource } from './media-clock.js';
@@ -152,6 +152,9 @@ export class SessionRegistry {
     const row = await getSessionRow(db, id);
     if (!row) throw new SessionNotFoundError(id);
     if (row.status === 'ended') throw new SessionEndedError(id);
+    // Rows are written only by session create, which validates the mode; anything else is corruption.
+    const mode = row.mode;
+    if (!isSessionMode(mode)) throw new Error(`session ${id} has an unknown mode '${mode}'`);
     const owner = await this.deps.ownership?.take(id);
     if (owner) throw new SessionOwnedElsewhereError(id, owner);
     let lastSequence: number;
@@ -165,7 +168,7 @@ export class SessionRegistry {
     const log = this.log.child({ session_id: id });
     const agents = this.deps.agents;
     let agentDef = null;
-    if (agents && AGENT_MODES.has(row.mode)) {
+    if (agents && AGENT_MODES.has(mode)) {
       try {
         agentDef = await agents.loadSessionAgent(db, row.org_id, row.ai_agent);
       } catch (err) {
@@ -175,13 +178,13 @@ export class SessionRegistry {
       if (!agentDef && row.ai_agent) log.warn({ agent_id: row.ai_agent.id }, 'the session names an agent that no longer exists: transcribing only');
     }
     const session: LiveSession = new LiveSession({
-      id, orgId: row.org_id, mode: row.mode,
+      id, orgId: row.org_id, mode,
       sourceLanguage: row.source_language, targetLanguage: row.target_language,
       // An agent's voice (or its per-session override) speaks in agent sessions.
       voice: agentDef?.voice ? { ...row.voice, ...agentDef.voice } : row.voice, engines, defaultLanguage: config.engines.stt.defaultLanguage,
       clock: this.clock, awaitsLeg: awaitsPhoneLeg(row), lastSequence, vad: this.deps.vad, logger: log,
       agent: agents && agentDef ? {
-        createRuntime: (host) => agents.runtime(agentDef, row.mode, host, log),
+        createRuntime: (host) => agents.runtime(agentDef, mode, host, log),
         language: agentDef.language ?? row.target_language ?? config.engines.stt.defaultLanguage,
         bargeInMinSpeechMs: config.agents.bargeInMinSpeechMs,
         earlyPartial: config.agents.earlyPartial,
@@ -215,7 +218,7 @@ export class SessionRegistry {
     const now = Date.now();
     this.live.set(id, { session, streams: 0, graceTimer: null, lastActivity: now, lastTouch: 0, lastCarrier: null });
     session.once('ended', () => this.forget(id));
-    log.info({ mode: row.mode, languages: session.plan.languages }, 'live session opened');
+    log.info({ mode, languages: session.plan.languages }, 'live session opened');
     try {
       this.deps.onOpened?.(session, row);
     } catch (err) {

@@ -125,3 +125,47 @@ export async function revokeApiKey(db: Db, id: string): Promise<ApiKeyRecord | n
   );
   return rows[0] ? ({ object: 'api_key', ...(iso(rows[0]) as object) } as ApiKeyRecord) : null;
 }
+
+/** Whether an organization with this id exists (the CLI checks before it provisions under one). */
+export async function orgExists(db: Db, id: string): Promise<boolean> {
+  const { rowCount } = await db.query('SELECT 1 FROM organizations WHERE id = $1', [id]);
+  return !!rowCount;
+}
+
+/** An API key joined with its organization, as authentication reads it: the key's fields beside every organization column. */
+export type ApiKeyWithOrgRow = Omit<OrgRecord, 'created_at' | 'updated_at'> & {
+  key_id: string;
+  environment: 'live' | 'test';
+  scopes: string[];
+  expires_at: Date | null;
+  revoked_at: Date | null;
+};
+
+export async function findApiKeyByHash(db: Db, keyHash: string): Promise<ApiKeyWithOrgRow | undefined> {
+  const { rows } = await db.query<ApiKeyWithOrgRow>(
+    `SELECT k.id AS key_id, k.environment, k.scopes, k.expires_at, k.revoked_at, o.*
+       FROM api_keys k JOIN organizations o ON o.id = k.org_id WHERE k.key_hash = $1`,
+    [keyHash],
+  );
+  return rows[0];
+}
+
+export interface PostCallPolicy {
+  id: string;
+  recording_retention_days: number;
+  compliance_rules: Record<string, unknown>;
+}
+
+/** Sets recording retention and compliance rules; a null field keeps its value. Null when no such organization. */
+export async function setPostCallPolicy(
+  db: Db,
+  id: string,
+  changes: { retentionDays: number | null; complianceRules: Record<string, unknown> | null },
+): Promise<PostCallPolicy | null> {
+  const { rows } = await db.query<PostCallPolicy>(
+    `UPDATE organizations SET recording_retention_days = COALESCE($2, recording_retention_days), compliance_rules = COALESCE($3, compliance_rules), updated_at = now()
+      WHERE id = $1 RETURNING id, recording_retention_days, compliance_rules`,
+    [id, changes.retentionDays, changes.complianceRules],
+  );
+  return rows[0] ?? null;
+}

@@ -95,3 +95,21 @@ export async function findIdleSessions(db: Db, seconds: number, limit: number): 
   );
   return rows.map((r) => r.id);
 }
+
+export async function sessionExistsInOrg(db: Db, id: string, orgId: string): Promise<boolean> {
+  const { rowCount } = await db.query('SELECT 1 FROM sessions WHERE id = $1 AND org_id = $2', [id, orgId]);
+  return !!rowCount;
+}
+
+/** Records recording consent given after creation (it makes consent required); null when no such session. */
+export async function recordRecordingConsent(
+  db: Db,
+  id: string,
+  status: 'granted' | 'denied' | 'pending',
+): Promise<{ id: string; recording: Record<string, unknown> } | null> {
+  const { rows } = await db.query<{ id: string; recording: Record<string, unknown> }>(
+    `UPDATE sessions SET recording = recording || jsonb_build_object('consent_required', true, 'consent_status', $2::text) WHERE id = $1 RETURNING id, recording`,
+    [id, status],
+  );
+  return rows[0] ?? null;
+}

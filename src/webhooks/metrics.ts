@@ -1,4 +1,4 @@
-// Prometheus metrics of webhook delivery (issue 8): attempts by outcome and delivery delay counted
+// Prometheus metrics of webhook delivery: attempts by outcome and delivery delay counted
 // as they happen; retry queue depth and the oldest undelivered event's age read from PostgreSQL at
 // scrape time (they describe the shared queue, the same from every node).
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';

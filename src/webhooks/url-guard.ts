@@ -1,4 +1,4 @@
-// SSRF guard for endpoint URLs (issue 8 "URLs"). HTTPS only; plain http only to loopback when the
+// SSRF guard for endpoint URLs. HTTPS only; plain http only to loopback when the
 // development setting allows it. Every address a host resolves to must be public unless configured:
 // loopback (allowLoopback), private/link-local/CGNAT/ULA (allowPrivate). Cloud metadata addresses are
 // refused always. The check runs at create/update and again before every attempt (DNS can change);

@@ -1,4 +1,4 @@
-// The two crashes of issue 11 and the TCP connection defences, against the real SIP front:
+// Two crashes found in review and the TCP connection defences, against the real SIP front:
 // hostile input is refused before the parser, counted, and the gateway keeps answering.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import dgram from 'node:dgram';

@@ -1,4 +1,4 @@
-// Protocol faults of issue 11 against the real SIP front: no Timer G over TCP (RFC 3261 §17.2.1),
+// Protocol faults against the real SIP front: no Timer G over TCP (RFC 3261 §17.2.1),
 // Record-Route copied into 180 (§12.1.1), ring timeout honoured when the callee never answers at all.
 import dgram from 'node:dgram';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// RTP source validation end to end (issue 11): a real SIP call from SIPp; a third party that knows
+// RTP source validation end to end: a real SIP call from SIPp; a third party that knows
 // the gateway's RTP port sends first. The caller's audio still reaches the session, the intruder's
 // packets are counted as strays, and the gateway sends its audio to the caller.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';

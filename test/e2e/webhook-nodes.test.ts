@@ -1,5 +1,4 @@
-// Webhook delivery across process death and across nodes (issue 8 "Nothing lost, nothing doubled at
-// once"). Gateways run as child processes (test/e2e/scale-out-child-node.ts) so one can be killed
+// Webhook delivery across process death and across nodes. Gateways run as child processes (test/e2e/scale-out-child-node.ts) so one can be killed
 // with SIGKILL: no shutdown, its claims left to expire. Receivers are real HTTP servers on loopback.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';

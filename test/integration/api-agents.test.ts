@@ -1,4 +1,4 @@
-// Conformance: the Agents API (issue 2 "Agents"; SPEC "Agents", "Pagination") against real PostgreSQL and Redis.
+// Conformance: the Agents API (SPEC "Agents", "Pagination") against real PostgreSQL and Redis.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway, type TestOrg } from '../helpers/gateway.js';
 

@@ -1,4 +1,4 @@
-// /v1/webhook_endpoints (issue 8): SPEC conventions (list object, cursor pagination, error shape,
+// /v1/webhook_endpoints: SPEC conventions (list object, cursor pagination, error shape,
 // scope webhooks:manage, another organization's endpoint is 404), URL and subscription validation.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway, type TestOrg } from '../helpers/gateway.js';

@@ -1,4 +1,4 @@
-// The provisioning CLI (issue 2 "Provisioning"): one JSON object on stdout and exit 0, or a clear
+// The provisioning CLI: one JSON object on stdout and exit 0, or a clear
 // error on stderr and a non-zero exit. Runs the real command against an isolated schema, then uses
 // what it provisioned against a gateway on the same schema.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

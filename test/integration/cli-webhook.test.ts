@@ -1,4 +1,4 @@
-// `voxbridge admin webhook …` (issue 8): the real compiled command against an isolated schema.
+// `voxbridge admin webhook …`: the real compiled command against an isolated schema.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropTestState, testConfig } from '../helpers/gateway.js';
 import type { Config } from '../../src/config/index.js';

@@ -1,4 +1,4 @@
-// Webhook delivery end to end on one gateway (issue 8): outbox write → signed POST to a real HTTP
+// Webhook delivery end to end on one gateway: outbox write → signed POST to a real HTTP
 // receiver on loopback. Timeout and retry schedule are shortened by configuration; everything else
 // (PostgreSQL queue, LISTEN/NOTIFY, HTTP) is the real thing. Signatures are checked with node:crypto
 // in test/helpers/webhook-receiver.ts, not with the product's function.

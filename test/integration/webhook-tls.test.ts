@@ -1,5 +1,5 @@
 // An HTTPS receiver on loopback whose certificate the gateway does not trust (self-signed, generated
-// with openssl at test time): the attempt fails with a TLS error, is logged and retried (issue 8:
+// with openssl at test time): the attempt fails with a TLS error, is logged and retried (README "Webhooks":
 // "anything else (status, timeout, connection error, TLS error) is retried").
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';

@@ -3,7 +3,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { ApiError } from '../errors.js';
-import { hashApiKey } from '../../store/index.js';
+import { findApiKeyByHash, hashApiKey, type ApiKeyWithOrgRow } from '../../store/index.js';
 import type { ApiDeps, AuthContext, OrgRow } from '../context.js';
 import { AuthCache } from './auth-cache.js';
 
@@ -19,15 +19,7 @@ function presentedKey(req: FastifyRequest): string | undefined {
   return typeof alt === 'string' ? alt.trim() : undefined;
 }
 
-interface KeyRow extends OrgRow {
-  key_id: string;
-  environment: 'live' | 'test';
-  scopes: string[];
-  expires_at: Date | null;
-  revoked_at: Date | null;
-}
-
-async function authenticate(deps: ApiDeps, cache: AuthCache<KeyRow>, req: FastifyRequest): Promise<AuthContext> {
+async function authenticate(deps: ApiDeps, cache: AuthCache<ApiKeyWithOrgRow>, req: FastifyRequest): Promise<AuthContext> {
   const key = presentedKey(req);
   if (key === undefined && deps.cookieAuth) {
     // No API key at all: a signed-in console browser may stand in for one (CSRF is checked there).
@@ -38,12 +30,7 @@ async function authenticate(deps: ApiDeps, cache: AuthCache<KeyRow>, req: Fastif
   const keyHash = hashApiKey(key);
   let row = cache.get(keyHash);
   if (!row) {
-    const { rows } = await deps.db.query<KeyRow>(
-      `SELECT k.id AS key_id, k.environment, k.scopes, k.expires_at, k.revoked_at, o.*
-         FROM api_keys k JOIN organizations o ON o.id = k.org_id WHERE k.key_hash = $1`,
-      [keyHash],
-    );
-    row = rows[0];
+    row = await findApiKeyByHash(deps.db, keyHash);
     if (!row) throw new ApiError('api_key_invalid');
     cache.set(keyHash, row);
   }
@@ -64,7 +51,7 @@ export function setCreditHeaders(reply: { header(k: string, v: string | number):
 }
 
 async function authPlugin(app: FastifyInstance, deps: ApiDeps): Promise<void> {
-  const cache = new AuthCache<KeyRow>(deps.authCacheTtlMs ?? 0);
+  const cache = new AuthCache<ApiKeyWithOrgRow>(deps.authCacheTtlMs ?? 0);
   app.addHook('onRequest', async (req, reply) => {
     const scope = req.routeOptions.config?.scope;
     if (!scope) return;

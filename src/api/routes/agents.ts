@@ -1,10 +1,8 @@
-// /v1/agents (issue 2 "Agents"): the AI voice agents an organization defines for ai_agent and
+// /v1/agents: the AI voice agents an organization defines for ai_agent and
 // help_chat_voice sessions. Cursor pagination on time-ordered ids.
-import type { FastifyInstance } from 'fastify';
-import type { Static } from '@sinclair/typebox';
 import { deleteAgent, getAgent, insertAgent, listAgents, updateAgent, type AgentValues } from '../../store/index.js';
 import { ApiError } from '../errors.js';
-import type { ApiDeps } from '../context.js';
+import { authOf, type ApiApp, type ApiDeps } from '../context.js';
 import { IdParams, ListOf, PageQuery, voiceWithDefaults, withAuthErrors } from '../schemas/common.js';
 import { AgentDeleted, AgentObject, CreateAgentBody, UpdateAgentBody, type AgentInput } from '../schemas/agents.js';
 import { checkMetadata } from '../schemas/checks.js';
@@ -23,7 +21,7 @@ function toValues(input: AgentInput): AgentValues {
   return values;
 }
 
-export default async function agentRoutes(app: FastifyInstance, deps: ApiDeps): Promise<void> {
+export default async function agentRoutes(app: ApiApp, deps: ApiDeps): Promise<void> {
   const limits = { metadataMaxKeys: deps.config.limits.metadataMaxKeys, metadataMaxBytes: deps.config.limits.metadataMaxBytes };
   const metaLimits = { maxKeys: limits.metadataMaxKeys, maxBytes: limits.metadataMaxBytes };
   const writeErrors = withAuthErrors({ 400: ['invalid_request', 'validation_error'] });
@@ -38,8 +36,8 @@ export default async function agentRoutes(app: FastifyInstance, deps: ApiDeps): 
       response: { 200: ListOf(AgentObject, 'Agents of the organization.'), ...withAuthErrors({ 400: ['invalid_request'] }) },
     },
   }, async (req) => {
-    const page = pageRequest(req.query as Static<typeof PageQuery>);
-    return presentList('/v1/agents', await listAgents(deps.db, req.auth!.orgId, page), presentAgent);
+    const page = pageRequest(req.query);
+    return presentList('/v1/agents', await listAgents(deps.db, authOf(req).orgId, page), presentAgent);
   });
 
   app.post('/v1/agents', {
@@ -52,10 +50,10 @@ export default async function agentRoutes(app: FastifyInstance, deps: ApiDeps): 
       response: { 201: AgentObject, ...writeErrors, 409: withAuthErrors({ 409: ['idempotency_conflict'] })[409] },
     },
   }, async (req, reply) => {
-    const body = req.body as AgentInput & { name: string };
+    const body = req.body;
     checkAgentFields(body, body.tools);
     checkMetadata('metadata', body.metadata, metaLimits);
-    const row = await insertAgent(deps.db, req.auth!.orgId, toValues(body) as AgentValues & { name: string });
+    const row = await insertAgent(deps.db, authOf(req).orgId, toValues(body) as AgentValues & { name: string });
     reply.code(201);
     return presentAgent(row);
   });
@@ -64,8 +62,8 @@ export default async function agentRoutes(app: FastifyInstance, deps: ApiDeps): 
     config: { scope: 'agents:read' },
     schema: { tags: ['agents'], summary: 'Retrieve an agent', description: 'Scope agents:read.', params: IdParams, response: { 200: AgentObject, ...withAuthErrors({ 404: ['agent_not_found'] }) } },
   }, async (req) => {
-    const { id } = req.params as Static<typeof IdParams>;
-    const row = await getAgent(deps.db, req.auth!.orgId, id);
+    const { id } = req.params;
+    const row = await getAgent(deps.db, authOf(req).orgId, id);
     if (!row) throw notFound(id);
     return presentAgent(row);
   });
@@ -81,16 +79,16 @@ export default async function agentRoutes(app: FastifyInstance, deps: ApiDeps): 
       response: { 200: AgentObject, ...withAuthErrors({ 400: ['invalid_request', 'validation_error'], 404: ['agent_not_found'] }) },
     },
   }, async (req) => {
-    const { id } = req.params as Static<typeof IdParams>;
-    const body = req.body as AgentInput;
-    const existing = await getAgent(deps.db, req.auth!.orgId, id);
+    const { id } = req.params;
+    const body = req.body;
+    const existing = await getAgent(deps.db, authOf(req).orgId, id);
     if (!existing) throw notFound(id);
     // Intent → tool references are checked against the agent as it will be after the change.
     const tools = (body.tools ?? existing.tools) as ToolLike[];
     const intents = body.intents ?? (body.tools ? (existing.intents as IntentLike[]) : undefined);
     checkAgentFields({ language: body.language, brain: body.brain, tools: body.tools, intents }, tools);
     checkMetadata('metadata', body.metadata, metaLimits);
-    const row = await updateAgent(deps.db, req.auth!.orgId, id, toValues(body));
+    const row = await updateAgent(deps.db, authOf(req).orgId, id, toValues(body));
     if (!row) throw notFound(id);
     return presentAgent(row);
   });
@@ -99,8 +97,8 @@ export default async function agentRoutes(app: FastifyInstance, deps: ApiDeps): 
     config: { scope: 'agents:write' },
     schema: { tags: ['agents'], summary: 'Delete an agent', description: 'Scope agents:write.', params: IdParams, response: { 200: AgentDeleted, ...withAuthErrors({ 404: ['agent_not_found'] }) } },
   }, async (req) => {
-    const { id } = req.params as Static<typeof IdParams>;
-    if (!(await deleteAgent(deps.db, req.auth!.orgId, id))) throw notFound(id);
+    const { id } = req.params;
+    if (!(await deleteAgent(deps.db, authOf(req).orgId, id))) throw notFound(id);
     return { id, object: 'agent', deleted: true };
   });
 }

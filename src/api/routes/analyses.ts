@@ -2,12 +2,11 @@
 // Gates in SPEC order: scope and organization (auth plugin), session ownership (404), transcript
 // available (400), then credits: 1 credit is taken in the same transaction that creates the
 // analysis (402 when none is left, race-safe); Idempotency-Key replays the 202 without a charge.
-import type { FastifyInstance } from 'fastify';
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import { ANALYSIS_PARTS, PROFILE_NAMES } from '../../analysis/index.js';
 import { createChargedAnalysis, getAnalysis, getSessionWithCall, type AnalysisRow } from '../../store/index.js';
 import { ApiError } from '../errors.js';
-import type { ApiDeps } from '../context.js';
+import { authOf, type ApiApp, type ApiDeps } from '../context.js';
 import { setCreditHeaders } from '../plugins/auth.js';
 import { IdParams, Iso8601, NullableIso8601, withAuthErrors } from '../schemas/common.js';
 
@@ -58,7 +57,7 @@ function presentAnalysis(a: AnalysisRow): Record<string, unknown> {
   };
 }
 
-export default async function analysisRoutes(app: FastifyInstance, deps: ApiDeps): Promise<void> {
+export default async function analysisRoutes(app: ApiApp, deps: ApiDeps): Promise<void> {
   app.post('/v1/sessions/:id/analysis', {
     config: { scope: 'analysis:write', idempotent: true },
     schema: {
@@ -73,9 +72,9 @@ export default async function analysisRoutes(app: FastifyInstance, deps: ApiDeps
       },
     },
   }, async (req, reply) => {
-    const { id } = req.params as Static<typeof IdParams>;
-    const body = (req.body ?? {}) as Static<typeof AnalysisBody>;
-    const auth = req.auth!;
+    const { id } = req.params;
+    const body = req.body ?? {};
+    const auth = authOf(req);
     const s = await getSessionWithCall(deps.db, id, auth.orgId);
     if (!s) throw new ApiError('session_not_found', { param: 'session_id', message: `No session '${id}' in this organization.` });
     if (s.status !== 'ended') {
@@ -106,8 +105,8 @@ export default async function analysisRoutes(app: FastifyInstance, deps: ApiDeps
       response: { 200: AnalysisObject, ...withAuthErrors({ 404: ['analysis_not_found'] }) },
     },
   }, async (req) => {
-    const { id } = req.params as Static<typeof IdParams>;
-    const a = await getAnalysis(deps.db, req.auth!.orgId, id);
+    const { id } = req.params;
+    const a = await getAnalysis(deps.db, authOf(req).orgId, id);
     if (!a) throw new ApiError('analysis_not_found', { param: 'analysis_id', message: `No analysis '${id}'.` });
     return presentAnalysis(a);
   });

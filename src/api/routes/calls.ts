@@ -3,9 +3,9 @@
 // timeout) so a refusal comes back as 502 dial_failed naming the SIP status.
 // Scale-out: a node that does not own the live session forwards the command over the session bus to
 // the owner and returns the owner's answer unchanged (503 service_unavailable when it does not answer).
-import type { FastifyInstance } from 'fastify';
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import { ApiError } from '../errors.js';
+import { authOf, type ApiApp } from '../context.js';
 import { ErrorBody, IdParams, withAuthErrors } from '../schemas/common.js';
 import {
   TelephonyError, disallowedHeaderMessage, firstDisallowedHeader, type DialRequest, type Telephony, type TelephonyErrorCode } from '../../telephony/index.js';
@@ -116,7 +116,7 @@ async function onOwner<T>(forwarder: CallForwarder | undefined, cmd: Pick<Forwar
   }
 }
 
-export default async function callRoutes(app: FastifyInstance, opts: CallRoutesOptions): Promise<void> {
+export default async function callRoutes(app: ApiApp, opts: CallRoutesOptions): Promise<void> {
   const { telephony, forwarder } = opts;
   // Registered beside (not inside) the resource routes: make the shared error schema visible here.
   if (!app.getSchema('ErrorBody')) app.addSchema(ErrorBody);
@@ -140,12 +140,12 @@ export default async function callRoutes(app: FastifyInstance, opts: CallRoutesO
       },
     },
   }, async (req) => {
-    const { id } = req.params as Static<typeof IdParams>;
-    const b = (req.body ?? {}) as Static<typeof DialBody>;
+    const { id } = req.params;
+    const b = req.body ?? {};
     const bad = firstDisallowedHeader(b.headers);
     if (bad !== undefined) throw new ApiError('invalid_request', { param: `headers.${bad}`, message: disallowedHeaderMessage(bad) });
     const dial: DialRequest = { to: b.to, from: b.from, party: b.party, ringTimeoutSeconds: b.ring_timeout_seconds, headers: b.headers };
-    const orgId = req.auth!.orgId;
+    const orgId = authOf(req).orgId;
     const call = await onOwner(forwarder, { kind: 'dial', sessionId: id, orgId, payload: dial }, (b.ring_timeout_seconds ?? 30) * 1000 + FORWARD_MARGIN_MS,
       telephony ? () => telephony.dial(id, orgId, dial) : null);
     return { ...call, session_id: id };
@@ -165,10 +165,10 @@ export default async function callRoutes(app: FastifyInstance, opts: CallRoutesO
       },
     },
   }, async (req) => {
-    const { id } = req.params as Static<typeof IdParams>;
-    const b = (req.body ?? {}) as Static<typeof HangupBody>;
+    const { id } = req.params;
+    const b = req.body ?? {};
     const hangup: HangupRequest = { call_id: b.call_id, party: b.party };
-    const orgId = req.auth!.orgId;
+    const orgId = authOf(req).orgId;
     const calls = await onOwner(forwarder, { kind: 'hangup', sessionId: id, orgId, payload: hangup }, FORWARD_MARGIN_MS,
       telephony ? () => telephony.hangup(id, orgId, hangup) : null);
     return { object: 'list' as const, data: calls.map((c) => ({ ...c, session_id: id })) };

@@ -1,13 +1,12 @@
 // /v1/recordings/{id} and its audio (SPEC "Recordings"): 202 while processing, organization policy
 // and consent enforced, expired recordings are gone (404), audio streamed from storage with HTTP
 // Range support (RFC 9110 §14: 206 + Content-Range, 416 for an unsatisfiable range) for players.
-import type { FastifyInstance } from 'fastify';
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import parseRange from 'range-parser';
 import { getRecording, type RecordingWithConsent } from '../../store/index.js';
 import { createRecordingStorage, recordingPermitted } from '../../recordings/index.js';
 import { ApiError } from '../errors.js';
-import type { ApiDeps, OrgRow } from '../context.js';
+import { authOf, type ApiApp, type ApiDeps, type OrgRow } from '../context.js';
 import { IdParams, withAuthErrors } from '../schemas/common.js';
 import { RecordingObject, RecordingProcessing } from '../schemas/recordings.js';
 import { presentProcessingRecording, presentRecording } from './present.js';
@@ -34,7 +33,7 @@ async function accessibleRecording(deps: ApiDeps, org: OrgRow, id: string): Prom
   return r;
 }
 
-export default async function recordingRoutes(app: FastifyInstance, deps: ApiDeps): Promise<void> {
+export default async function recordingRoutes(app: ApiApp, deps: ApiDeps): Promise<void> {
   const errors = withAuthErrors({ 403: ['recording_not_permitted', 'consent_required'], 404: ['recording_not_found'] });
   const storage = createRecordingStorage(deps.config);
   app.addHook('onClose', async () => storage.close?.());
@@ -49,8 +48,8 @@ export default async function recordingRoutes(app: FastifyInstance, deps: ApiDep
       response: { 200: RecordingObject, 202: RecordingProcessing, ...errors },
     },
   }, async (req, reply) => {
-    const { id } = req.params as Static<typeof IdParams>;
-    const r = await accessibleRecording(deps, req.auth!.org, id);
+    const { id } = req.params;
+    const r = await accessibleRecording(deps, authOf(req).org, id);
     if (r.status === 'processing') {
       reply.code(202);
       return presentProcessingRecording(r);
@@ -76,8 +75,8 @@ export default async function recordingRoutes(app: FastifyInstance, deps: ApiDep
       },
     },
   }, async (req, reply) => {
-    const { id } = req.params as Static<typeof IdParams>;
-    const r = await accessibleRecording(deps, req.auth!.org, id);
+    const { id } = req.params;
+    const r = await accessibleRecording(deps, authOf(req).org, id);
     if (r.status === 'processing') {
       reply.code(202);
       return presentProcessingRecording(r);
@@ -132,12 +131,12 @@ export default async function recordingRoutes(app: FastifyInstance, deps: ApiDep
       },
     },
   }, async (req) => {
-    const { id } = req.params as Static<typeof IdParams>;
-    const { consent_status } = req.body as Static<typeof ConsentBody>;
+    const { id } = req.params;
+    const { consent_status } = req.body;
     const { rows } = await deps.db.query<{ recording: { enabled: boolean; mode?: string; consent_required?: boolean; consent_status?: string } }>(
       `UPDATE sessions SET recording = recording || jsonb_build_object('consent_required', true, 'consent_status', $3::text)
         WHERE id = $1 AND org_id = $2 RETURNING recording`,
-      [id, req.auth!.orgId, consent_status],
+      [id, authOf(req).orgId, consent_status],
     );
     if (!rows[0]) throw new ApiError('session_not_found', { param: 'session_id', message: `No session '${id}' in this organization.` });
     const rec = rows[0].recording;

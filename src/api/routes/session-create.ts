@@ -10,27 +10,28 @@ import type { ApiDeps, AuthContext, EngineCapabilityCheck } from '../context.js'
 import { checkLanguage, checkMetadata } from '../schemas/checks.js';
 import { checkAgentFields } from '../schemas/agent-checks.js';
 import { voiceWithDefaults } from '../schemas/common.js';
-import { SESSION_MODES, TRANSLATION_MODES, type CreateSessionInput } from '../schemas/sessions.js';
+import type { CreateSessionInput } from '../schemas/sessions.js';
 import { presentCreatedSession, streamUrl } from './present.js';
-import { planPipeline } from '../../sessions/index.js';
+import { isSessionMode, planPipeline, SESSION_MODES, TRANSLATION_MODES, type SessionMode } from '../../sessions/index.js';
 
 /** How long a client should wait before retrying when the organization is at its session limit. */
 export const CONCURRENT_LIMIT_RETRY_AFTER_SECONDS = 30;
 
-function checkMode(mode: string): void {
-  if (!(SESSION_MODES as readonly string[]).includes(mode)) {
+function checkMode(mode: string): SessionMode {
+  if (!isSessionMode(mode)) {
     throw new ApiError('unsupported_mode', { param: 'mode', message: `Mode '${mode}' is not supported; use one of: ${SESSION_MODES.join(', ')}.` });
   }
+  return mode;
 }
 
 /**
- * Refuses a translation session that no configured engine can serve in either direction (issue 3):
+ * Refuses a translation session that no configured engine can serve in either direction:
  * the same plan the live pipeline will follow decides it. A session served one way only is accepted;
  * its socket is told which party's speech is not served (`engine_unavailable`) right after connect.
  * Languages left to auto-detection resolve to the default language; when that makes both parties
  * speak one language, the session is accepted as transcription only.
  */
-export function checkEngines(engines: EngineCapabilityCheck, mode: string, src: string | null, tgt: string | null, defaultLanguage: string): void {
+export function checkEngines(engines: EngineCapabilityCheck, mode: SessionMode, src: string | null, tgt: string | null, defaultLanguage: string): void {
   const plan = planPipeline({ mode, source_language: src, target_language: tgt }, engines, defaultLanguage);
   if (Object.keys(plan.routes).length > 0) return;
   if (plan.languages.agent === plan.languages.customer && (plan.defaulted.agent || plan.defaulted.customer)) return;
@@ -69,7 +70,7 @@ async function checkAiAgent(deps: ApiDeps, auth: AuthContext, body: CreateSessio
 
 export async function createSession(deps: ApiDeps, auth: AuthContext, body: CreateSessionInput): Promise<Record<string, unknown>> {
   const { config } = deps;
-  checkMode(body.mode);
+  const mode = checkMode(body.mode);
   checkLanguage('source_language', body.source_language);
   checkLanguage('target_language', body.target_language);
   const src = body.source_language ?? null;
@@ -79,7 +80,7 @@ export async function createSession(deps: ApiDeps, auth: AuthContext, body: Crea
   }
   await checkAiAgent(deps, auth, body);
   checkMetadata('metadata', body.metadata, { maxKeys: config.limits.metadataMaxKeys, maxBytes: config.limits.metadataMaxBytes });
-  if (deps.engines && TRANSLATION_MODES.has(body.mode)) checkEngines(deps.engines, body.mode, src, tgt, config.engines.stt.defaultLanguage);
+  if (deps.engines && TRANSLATION_MODES.has(body.mode)) checkEngines(deps.engines, mode, src, tgt, config.engines.stt.defaultLanguage);
 
   const route = await resolveRouting(deps.db, auth.org, body.routing, { docsUrl: `${config.publicUrl}/v1/openapi.json#/paths/~1v1~1sessions/post` });
 

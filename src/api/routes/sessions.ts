@@ -1,13 +1,11 @@
 // /v1/sessions: create, retrieve, end, transcript and the session's recordings (SPEC "Sessions").
-import type { FastifyInstance } from 'fastify';
-import { type Static } from '@sinclair/typebox';
 import { issueStreamToken, ownerOf } from '../../coord/index.js';
 import { endSession } from '../../sessions/index.js';
 import { getSessionWithCall, listSessionRecordings, listTranscriptTurns } from '../../store/index.js';
 import { ApiError } from '../errors.js';
-import type { ApiDeps } from '../context.js';
+import { authOf, type ApiApp, type ApiDeps } from '../context.js';
 import { IdParams, ListOf, PageQuery, withAuthErrors } from '../schemas/common.js';
-import { CreateSessionBody, SessionCreated, SessionEnded, SessionRetrieved, TranscriptObject, type CreateSessionInput } from '../schemas/sessions.js';
+import { CreateSessionBody, SessionCreated, SessionEnded, SessionRetrieved, TranscriptObject } from '../schemas/sessions.js';
 import { RecordingListItem } from '../schemas/recordings.js';
 import { createSession } from './session-create.js';
 import { pageRequest } from './paging.js';
@@ -15,7 +13,7 @@ import { presentEndedSession, presentList, presentRecordingItem, presentSession,
 
 const notFound = (id: string) => new ApiError('session_not_found', { param: 'session_id', message: `No session '${id}' in this organization.` });
 
-export default async function sessionRoutes(app: FastifyInstance, deps: ApiDeps): Promise<void> {
+export default async function sessionRoutes(app: ApiApp, deps: ApiDeps): Promise<void> {
   const body = CreateSessionBody({ metadataMaxKeys: deps.config.limits.metadataMaxKeys, metadataMaxBytes: deps.config.limits.metadataMaxBytes });
 
   app.post('/v1/sessions', {
@@ -48,7 +46,7 @@ export default async function sessionRoutes(app: FastifyInstance, deps: ApiDeps)
       }
     },
   }, async (req, reply) => {
-    const created = await createSession(deps, req.auth!, req.body as CreateSessionInput);
+    const created = await createSession(deps, authOf(req), req.body);
     reply.code(201);
     return created;
   });
@@ -63,8 +61,8 @@ export default async function sessionRoutes(app: FastifyInstance, deps: ApiDeps)
       response: { 200: SessionRetrieved, ...withAuthErrors({ 404: ['session_not_found'] }) },
     },
   }, async (req) => {
-    const { id } = req.params as Static<typeof IdParams>;
-    const s = await getSessionWithCall(deps.db, id, req.auth!.orgId);
+    const { id } = req.params;
+    const s = await getSessionWithCall(deps.db, id, authOf(req).orgId);
     if (!s) throw notFound(id);
     let stream = null;
     if (s.status === 'active') {
@@ -86,8 +84,8 @@ export default async function sessionRoutes(app: FastifyInstance, deps: ApiDeps)
       response: { 200: SessionEnded, ...withAuthErrors({ 404: ['session_not_found'] }) },
     },
   }, async (req) => {
-    const { id } = req.params as Static<typeof IdParams>;
-    const ended = await endSession({ db: deps.db, redis: deps.redis, redisKeyPrefix: deps.config.redisKeyPrefix }, id, 'api_request', req.auth!.orgId);
+    const { id } = req.params;
+    const ended = await endSession({ db: deps.db, redis: deps.redis, redisKeyPrefix: deps.config.redisKeyPrefix }, id, 'api_request', authOf(req).orgId);
     if (!ended) throw notFound(id);
     return presentEndedSession(ended.row);
   });
@@ -102,8 +100,8 @@ export default async function sessionRoutes(app: FastifyInstance, deps: ApiDeps)
       response: { 200: TranscriptObject, ...withAuthErrors({ 404: ['session_not_found'] }) },
     },
   }, async (req) => {
-    const { id } = req.params as Static<typeof IdParams>;
-    const [s, turns] = await Promise.all([getSessionWithCall(deps.db, id, req.auth!.orgId), listTranscriptTurns(deps.db, id)]);
+    const { id } = req.params;
+    const [s, turns] = await Promise.all([getSessionWithCall(deps.db, id, authOf(req).orgId), listTranscriptTurns(deps.db, id)]);
     if (!s) throw notFound(id);
     return presentTranscript(s, turns);
   });
@@ -119,9 +117,9 @@ export default async function sessionRoutes(app: FastifyInstance, deps: ApiDeps)
       response: { 200: ListOf(RecordingListItem, 'Recordings of the session.'), ...withAuthErrors({ 400: ['invalid_request'], 404: ['session_not_found'] }) },
     },
   }, async (req) => {
-    const { id } = req.params as Static<typeof IdParams>;
-    const page = pageRequest(req.query as Static<typeof PageQuery>);
-    const s = await getSessionWithCall(deps.db, id, req.auth!.orgId);
+    const { id } = req.params;
+    const page = pageRequest(req.query);
+    const s = await getSessionWithCall(deps.db, id, authOf(req).orgId);
     if (!s) throw notFound(id);
     const result = await listSessionRecordings(deps.db, s.id, page);
     return presentList(`/v1/sessions/${s.id}/recordings`, result, presentRecordingItem);

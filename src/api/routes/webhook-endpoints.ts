@@ -1,13 +1,11 @@
-// /v1/webhook_endpoints (issue 8): endpoint management for organizations (the developer portal uses
+// /v1/webhook_endpoints: endpoint management for organizations (the developer portal uses
 // these). Scope webhooks:manage; another organization's endpoint is 404 webhook_endpoint_not_found.
-import type { FastifyInstance } from 'fastify';
-import type { Static } from '@sinclair/typebox';
 import { deleteWebhookEndpoint, getWebhookEndpoint, listAttempts, listWebhookEndpoints } from '../../store/index.js';
 import {
-  presentAttempt, presentEndpoint, SubscriptionError, UrlRefused, WebhookEndpoints, type EndpointChanges, type EndpointInput,
+  presentAttempt, presentEndpoint, SubscriptionError, UrlRefused, WebhookEndpoints,
 } from '../../webhooks/index.js';
 import { ApiError } from '../errors.js';
-import type { ApiDeps } from '../context.js';
+import { authOf, type ApiApp, type ApiDeps } from '../context.js';
 import { IdParams, ListOf, PageQuery, withAuthErrors } from '../schemas/common.js';
 import { checkMetadata } from '../schemas/checks.js';
 import {
@@ -32,7 +30,7 @@ async function validated<T>(fn: () => Promise<T>): Promise<T> {
 
 const TAGS = ['webhook_endpoints'];
 
-export default async function webhookEndpointRoutes(app: FastifyInstance, deps: ApiDeps): Promise<void> {
+export default async function webhookEndpointRoutes(app: ApiApp, deps: ApiDeps): Promise<void> {
   const limits = { metadataMaxKeys: deps.config.limits.metadataMaxKeys, metadataMaxBytes: deps.config.limits.metadataMaxBytes };
   const metaLimits = { maxKeys: limits.metadataMaxKeys, maxBytes: limits.metadataMaxBytes };
   const endpoints = new WebhookEndpoints(deps.db, deps.config);
@@ -48,9 +46,9 @@ export default async function webhookEndpointRoutes(app: FastifyInstance, deps: 
       response: { 201: WebhookEndpointObject, ...withAuthErrors({ 400: ['invalid_request', 'validation_error'], 409: ['idempotency_conflict'] }) },
     },
   }, async (req, reply) => {
-    const body = req.body as EndpointInput;
+    const body = req.body;
     checkMetadata('metadata', body.metadata ?? undefined, metaLimits);
-    const { row, secret } = await validated(() => endpoints.create(req.auth!.orgId, body));
+    const { row, secret } = await validated(() => endpoints.create(authOf(req).orgId, body));
     reply.code(201);
     return presentEndpoint(row, secret);
   });
@@ -65,16 +63,16 @@ export default async function webhookEndpointRoutes(app: FastifyInstance, deps: 
       response: { 200: ListOf(WebhookEndpointObject, 'Webhook endpoints of the organization.'), ...withAuthErrors({ 400: ['invalid_request'] }) },
     },
   }, async (req) => {
-    const page = pageRequest(req.query as Static<typeof PageQuery>);
-    return presentList('/v1/webhook_endpoints', await listWebhookEndpoints(deps.db, req.auth!.orgId, page), (row) => presentEndpoint(row));
+    const page = pageRequest(req.query);
+    return presentList('/v1/webhook_endpoints', await listWebhookEndpoints(deps.db, authOf(req).orgId, page), (row) => presentEndpoint(row));
   });
 
   app.get('/v1/webhook_endpoints/:id', {
     config: { scope },
     schema: { tags: TAGS, summary: 'Retrieve a webhook endpoint', description: 'Scope webhooks:manage.', params: IdParams, response: { 200: WebhookEndpointObject, ...withAuthErrors({ 404: ['webhook_endpoint_not_found'] }) } },
   }, async (req) => {
-    const { id } = req.params as Static<typeof IdParams>;
-    const row = await getWebhookEndpoint(deps.db, req.auth!.orgId, id);
+    const { id } = req.params;
+    const row = await getWebhookEndpoint(deps.db, authOf(req).orgId, id);
     if (!row) throw notFound(id);
     return presentEndpoint(row);
   });
@@ -90,10 +88,10 @@ export default async function webhookEndpointRoutes(app: FastifyInstance, deps: 
       response: { 200: WebhookEndpointObject, ...withAuthErrors({ 400: ['invalid_request', 'validation_error'], 404: ['webhook_endpoint_not_found'] }) },
     },
   }, async (req) => {
-    const { id } = req.params as Static<typeof IdParams>;
-    const body = req.body as EndpointChanges;
+    const { id } = req.params;
+    const body = req.body;
     checkMetadata('metadata', body.metadata ?? undefined, metaLimits);
-    const row = await validated(() => endpoints.update(req.auth!.orgId, id, body));
+    const row = await validated(() => endpoints.update(authOf(req).orgId, id, body));
     if (!row) throw notFound(id);
     return presentEndpoint(row);
   });
@@ -102,8 +100,8 @@ export default async function webhookEndpointRoutes(app: FastifyInstance, deps: 
     config: { scope },
     schema: { tags: TAGS, summary: 'Delete a webhook endpoint', description: 'Scope webhooks:manage. Pending deliveries to it are dropped.', params: IdParams, response: { 200: WebhookEndpointDeleted, ...withAuthErrors({ 404: ['webhook_endpoint_not_found'] }) } },
   }, async (req) => {
-    const { id } = req.params as Static<typeof IdParams>;
-    if (!(await deleteWebhookEndpoint(deps.db, req.auth!.orgId, id))) throw notFound(id);
+    const { id } = req.params;
+    if (!(await deleteWebhookEndpoint(deps.db, authOf(req).orgId, id))) throw notFound(id);
     return { id, object: 'webhook_endpoint', deleted: true };
   });
 
@@ -117,8 +115,8 @@ export default async function webhookEndpointRoutes(app: FastifyInstance, deps: 
       response: { 200: WebhookEndpointObject, ...withAuthErrors({ 404: ['webhook_endpoint_not_found'] }) },
     },
   }, async (req) => {
-    const { id } = req.params as Static<typeof IdParams>;
-    const rotated = await endpoints.rotateSecret(req.auth!.orgId, id);
+    const { id } = req.params;
+    const rotated = await endpoints.rotateSecret(authOf(req).orgId, id);
     if (!rotated) throw notFound(id);
     return presentEndpoint(rotated.row, rotated.secret);
   });
@@ -133,8 +131,8 @@ export default async function webhookEndpointRoutes(app: FastifyInstance, deps: 
       response: { 202: WebhookTestEvent, ...withAuthErrors({ 404: ['webhook_endpoint_not_found'] }) },
     },
   }, async (req, reply) => {
-    const { id } = req.params as Static<typeof IdParams>;
-    const row = await getWebhookEndpoint(deps.db, req.auth!.orgId, id);
+    const { id } = req.params;
+    const row = await getWebhookEndpoint(deps.db, authOf(req).orgId, id);
     if (!row) throw notFound(id);
     reply.code(202);
     return endpoints.sendTest(row);
@@ -151,9 +149,9 @@ export default async function webhookEndpointRoutes(app: FastifyInstance, deps: 
       response: { 200: ListOf(DeliveryAttemptObject, 'Delivery attempts, newest first.'), ...withAuthErrors({ 400: ['invalid_request'], 404: ['webhook_endpoint_not_found'] }) },
     },
   }, async (req) => {
-    const { id } = req.params as Static<typeof IdParams>;
-    const q = req.query as Static<typeof DeliveriesQuery>;
-    if (!(await getWebhookEndpoint(deps.db, req.auth!.orgId, id))) throw notFound(id);
+    const { id } = req.params;
+    const q = req.query;
+    if (!(await getWebhookEndpoint(deps.db, authOf(req).orgId, id))) throw notFound(id);
     const page = await listAttempts(deps.db, id, q.limit ?? 20, q.starting_after);
     const last = page.items[page.items.length - 1];
     return presentList(`/v1/webhook_endpoints/${id}/deliveries`, { items: page.items, hasMore: page.hasMore, nextCursor: page.hasMore && last ? last.id : null }, presentAttempt);

@@ -1,4 +1,4 @@
-// Agent resource schemas (issue 2 "Agents"): the fields of an AI voice agent, validated at the edge.
+// Agent resource schemas: the fields of an AI voice agent, validated at the edge.
 // Cross-field rules (brain provider needs, intent→tool references, tool parameter schemas) live in agent-checks.ts.
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Iso8601, MetadataSchema, VoiceInput, VoiceOutput } from './common.js';

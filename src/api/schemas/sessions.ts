@@ -3,9 +3,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Iso8601, MetadataSchema, NullableIso8601, VoiceInput } from './common.js';
 import { AgentOverrides } from './agents.js';
 
-export const SESSION_MODES = ['bidirectional_translation', 'assistive_translation', 'ai_agent', 'help_chat_voice'] as const;
-export type SessionMode = (typeof SESSION_MODES)[number];
-export const TRANSLATION_MODES: ReadonlySet<string> = new Set(['bidirectional_translation', 'assistive_translation']);
+import { SESSION_MODES } from '../../sessions/index.js';
 
 export const E164 = '^\\+[1-9][0-9]{1,14}$';
 export const SIP_URI = '^sips?:[^\\s]+$';
@@ -126,7 +124,7 @@ const sessionFields = {
   id: Type.String({ description: 'sess_…' }),
   object: Type.Literal('session'),
   status: Type.Union([Type.Literal('created'), Type.Literal('active'), Type.Literal('ended')]),
-  mode: Type.String(),
+  mode: Type.Union(SESSION_MODES.map((m) => Type.Literal(m))),
   configuration_mode: Type.Union([Type.String(), Type.Null()]),
   source_language: Type.Union([Type.String(), Type.Null()]),
   target_language: Type.Union([Type.String(), Type.Null()]),

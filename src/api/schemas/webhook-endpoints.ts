@@ -1,4 +1,4 @@
-// Webhook endpoint schemas (issue 8): the management REST routes SPEC "Webhook endpoint management"
+// Webhook endpoint schemas: the management REST routes SPEC "Webhook endpoint management"
 // leaves open. Event names are checked again (categories, aliases, realtime rule) in src/webhooks/events.ts.
 import { Type } from '@sinclair/typebox';
 import { Iso8601, MetadataSchema, NullableIso8601 } from './common.js';

@@ -2,7 +2,7 @@
 // organization dials out through and accepts calls from. Passwords are encrypted at rest with
 // config.secretKey (AES-256-GCM) and never printed back.
 import type { Command } from 'commander';
-import { createConnection, disableConnection, type ConnectionRecord } from '../../store/index.js';
+import { createConnection, disableConnection, orgExists, type ConnectionRecord } from '../../store/index.js';
 import { encryptSecret, isValidCidr } from '../../telephony/index.js';
 import { type CliContext, CliUsageError, parseList, printJson } from '../context.js';
 
@@ -55,8 +55,7 @@ export function register(admin: Command, ctx: CliContext): void {
       if (bad.length) throw new CliUsageError(`--inbound-cidrs: not IPv4 CIDRs: ${bad.join(', ')}`);
       const { host, port } = parseHostPort(o.host);
       const db = await ctx.db();
-      const { rowCount } = await db.query('SELECT 1 FROM organizations WHERE id = $1', [o.org]);
-      if (!rowCount) throw new CliUsageError(`no organization ${o.org}`);
+      if (!(await orgExists(db, o.org))) throw new CliUsageError(`no organization ${o.org}`);
       const created = await createConnection(db, {
         orgId: o.org, provider: o.provider, host, port, transport: o.transport,
         username: o.username ?? null,

@@ -1,6 +1,7 @@
 // Shared by `admin user add` and `admin operator add`: reading a password from stdin and creating
 // the user, printing either the user or a one-time set-password link.
 import { createConsoleUser, EmailTakenError, setPasswordLink, type ConsoleRole } from '../../console/index.js';
+import { orgExists } from '../../store/index.js';
 import { type CliContext, CliUsageError, printJson } from '../context.js';
 
 const MIN_PASSWORD = 10;
@@ -19,8 +20,7 @@ export async function addConsoleUser(ctx: CliContext, input: { orgId: string | n
   const password = input.passwordStdin ? await readPasswordFromStdin() : undefined;
   const db = await ctx.db();
   if (input.orgId) {
-    const { rowCount } = await db.query('SELECT 1 FROM organizations WHERE id = $1', [input.orgId]);
-    if (!rowCount) throw new CliUsageError(`no organization ${input.orgId}`);
+    if (!(await orgExists(db, input.orgId))) throw new CliUsageError(`no organization ${input.orgId}`);
   }
   try {
     const { user, setPasswordToken } = await createConsoleUser(db, { orgId: input.orgId, email: input.email, role: input.role, password });

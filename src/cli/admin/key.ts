@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { DEFAULT_SCOPES } from '../../api/index.js';
-import { createApiKey, revokeApiKey } from '../../store/index.js';
+import { createApiKey, orgExists, revokeApiKey } from '../../store/index.js';
 import { type CliContext, CliUsageError, parseList, printJson } from '../context.js';
 
 export function register(admin: Command, ctx: CliContext): void {
@@ -24,8 +24,7 @@ export function register(admin: Command, ctx: CliContext): void {
         if (Number.isNaN(expiresAt.getTime())) throw new CliUsageError(`--expires-at must be an ISO 8601 time, got '${o.expiresAt}'`);
       }
       const db = await ctx.db();
-      const { rowCount } = await db.query('SELECT 1 FROM organizations WHERE id = $1', [o.org]);
-      if (!rowCount) throw new CliUsageError(`no organization ${o.org}`);
+      if (!(await orgExists(db, o.org))) throw new CliUsageError(`no organization ${o.org}`);
       printJson(await createApiKey(db, { orgId: o.org, environment: env, scopes, expiresAt }));
     });
 

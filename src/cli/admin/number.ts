@@ -2,7 +2,7 @@
 // session created for it (routing.phone_number) or, when none waits, the number's default
 // session (--default-session); otherwise the caller hears 480 Temporarily Unavailable.
 import type { Command } from 'commander';
-import { createPhoneNumber, getConnection, type PhoneNumberRecord } from '../../store/index.js';
+import { createPhoneNumber, findPhoneNumber, getConnection, orgExists, sessionExistsInOrg, type PhoneNumberRecord } from '../../store/index.js';
 import { type CliContext, CliUsageError, printJson } from '../context.js';
 
 const E164 = /^\+[1-9]\d{6,14}$/;
@@ -31,18 +31,15 @@ export function register(admin: Command, ctx: CliContext): void {
     .action(async (o) => {
       if (!E164.test(o.number)) throw new CliUsageError(`--number must be E.164 (+ and 7 to 15 digits), got '${o.number}'`);
       const db = await ctx.db();
-      const { rowCount } = await db.query('SELECT 1 FROM organizations WHERE id = $1', [o.org]);
-      if (!rowCount) throw new CliUsageError(`no organization ${o.org}`);
+      if (!(await orgExists(db, o.org))) throw new CliUsageError(`no organization ${o.org}`);
       if (o.connection) {
         const c = await getConnection(db, o.connection);
         if (!c || c.org_id !== o.org) throw new CliUsageError(`--connection: no connection ${o.connection} in organization ${o.org}`);
       }
       if (o.defaultSession) {
-        const s = await db.query('SELECT 1 FROM sessions WHERE id = $1 AND org_id = $2', [o.defaultSession, o.org]);
-        if (!s.rowCount) throw new CliUsageError(`--default-session: no session ${o.defaultSession} in organization ${o.org}`);
+        if (!(await sessionExistsInOrg(db, o.defaultSession, o.org))) throw new CliUsageError(`--default-session: no session ${o.defaultSession} in organization ${o.org}`);
       }
-      const existing = await db.query('SELECT 1 FROM phone_numbers WHERE number = $1', [o.number]);
-      if (existing.rowCount) throw new CliUsageError(`${o.number} is already a managed number`);
+      if (await findPhoneNumber(db, o.number)) throw new CliUsageError(`${o.number} is already a managed number`);
       printJson(presentNumber(await createPhoneNumber(db, { orgId: o.org, number: o.number, connectionId: o.connection ?? null, defaultSessionId: o.defaultSession ?? null })));
     });
 }

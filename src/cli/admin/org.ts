@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { createOrg, updateOrg, ORG_FEATURES, type UpdateOrgInput } from '../../store/index.js';
+import { createOrg, getConnection, updateOrg, ORG_FEATURES, type UpdateOrgInput } from '../../store/index.js';
 import { type CliContext, CliUsageError, parseIntOption, parseList, parsePositiveIntOption, printJson } from '../context.js';
 
 const OVERRIDABLE_FIELDS = ['greeting', 'instructions', 'voice', 'language', 'brain', 'tools', 'escalation', 'knowledge_base', 'intents'];
@@ -61,8 +61,8 @@ export function register(admin: Command, ctx: CliContext): void {
       };
       const db = await ctx.db();
       if (changes.defaultConnectionId) {
-        const { rowCount } = await db.query('SELECT 1 FROM provider_connections WHERE id = $1 AND org_id = $2', [changes.defaultConnectionId, id]);
-        if (!rowCount) throw new CliUsageError(`--default-connection: no connection ${changes.defaultConnectionId} in organization ${id}`);
+        const c = await getConnection(db, changes.defaultConnectionId);
+        if (!c || c.org_id !== id) throw new CliUsageError(`--default-connection: no connection ${changes.defaultConnectionId} in organization ${id}`);
       }
       const updated = await updateOrg(db, id, changes);
       if (!updated) throw new CliUsageError(`no organization ${id}`);

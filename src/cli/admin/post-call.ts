@@ -1,6 +1,7 @@
 // `voxbridge admin post-call …`: an organization's recording retention and analysis compliance
 // rules, and recording consent given after a session was created (README "Recordings", "Analysis").
 import type { Command } from 'commander';
+import { recordRecordingConsent, setPostCallPolicy } from '../../store/index.js';
 import { type CliContext, CliUsageError, printJson } from '../context.js';
 
 function parseRules(json: string): Record<string, unknown> {
@@ -33,13 +34,9 @@ export function register(admin: Command, ctx: CliContext): void {
       const days = o.retentionDays === undefined ? null : Number(o.retentionDays);
       if (days !== null && (!Number.isInteger(days) || days < 1)) throw new CliUsageError(`--retention-days must be a positive integer, got '${o.retentionDays}'`);
       const rules = o.complianceRules === undefined ? null : parseRules(o.complianceRules);
-      const { rows } = await (await ctx.db()).query(
-        `UPDATE organizations SET recording_retention_days = COALESCE($2, recording_retention_days), compliance_rules = COALESCE($3, compliance_rules), updated_at = now()
-          WHERE id = $1 RETURNING id, recording_retention_days, compliance_rules`,
-        [id, days, rules],
-      );
-      if (!rows[0]) throw new CliUsageError(`no organization ${id}`);
-      printJson(rows[0]);
+      const policy = await setPostCallPolicy(await ctx.db(), id, { retentionDays: days, complianceRules: rules });
+      if (!policy) throw new CliUsageError(`no organization ${id}`);
+      printJson(policy);
     });
 
   pc.command('consent')
@@ -47,12 +44,9 @@ export function register(admin: Command, ctx: CliContext): void {
     .argument('<session_id>')
     .argument('<status>')
     .action(async (id: string, status: string) => {
-      if (!['granted', 'denied', 'pending'].includes(status)) throw new CliUsageError(`status must be granted, denied or pending, got '${status}'`);
-      const { rows } = await (await ctx.db()).query(
-        `UPDATE sessions SET recording = recording || jsonb_build_object('consent_required', true, 'consent_status', $2::text) WHERE id = $1 RETURNING id, recording`,
-        [id, status],
-      );
-      if (!rows[0]) throw new CliUsageError(`no session ${id}`);
-      printJson(rows[0]);
+      if (status !== 'granted' && status !== 'denied' && status !== 'pending') throw new CliUsageError(`status must be granted, denied or pending, got '${status}'`);
+      const updated = await recordRecordingConsent(await ctx.db(), id, status);
+      if (!updated) throw new CliUsageError(`no session ${id}`);
+      printJson(updated);
     });
 }

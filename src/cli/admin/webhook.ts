@@ -1,7 +1,7 @@
-// `voxbridge admin webhook add|list|disable|rotate-secret|deliveries` (issue 8): the operator's view of
+// `voxbridge admin webhook add|list|disable|rotate-secret|deliveries`: the operator's view of
 // webhook endpoints, with the same rules as the REST routes (URL guard, subscriptions, secrets shown once).
 import type { Command } from 'commander';
-import { getWebhookEndpoint, listAllWebhookEndpoints, listAttempts } from '../../store/index.js';
+import { getWebhookEndpoint, listAllWebhookEndpoints, listAttempts, orgExists } from '../../store/index.js';
 import { presentAttempt, presentEndpoint, SubscriptionError, UrlRefused, WebhookEndpoints } from '../../webhooks/index.js';
 import { type CliContext, CliUsageError, parseList, parsePositiveIntOption, printJson } from '../context.js';
 
@@ -28,8 +28,7 @@ export function register(admin: Command, ctx: CliContext): void {
     .option('--description <text>', 'free text')
     .action(async (o) => {
       const db = await ctx.db();
-      const { rowCount } = await db.query('SELECT 1 FROM organizations WHERE id = $1', [o.org]);
-      if (!rowCount) throw new CliUsageError(`no organization ${o.org}`);
+      if (!(await orgExists(db, o.org))) throw new CliUsageError(`no organization ${o.org}`);
       if (!o.events.length) throw new CliUsageError('--events: give at least one event type, category or *');
       const { row, secret } = await usage(async () => (await service()).create(o.org, { url: o.url, events: o.events, realtime: o.realtime, description: o.description ?? null }));
       printJson({ ...presentEndpoint(row, secret), org_id: row.org_id });

@@ -4,7 +4,7 @@
 //
 // Live (bridged) audio has its own converging queue (media/LiveQueue): it arrives already paced by
 // another clock (a leg's jitter buffer) or in 100-200 ms chunks from a socket client, and a plain
-// FIFO between two clocks keeps whatever depth start-up left it with (issue 12). TTS audio is
+// FIFO between two clocks keeps whatever depth start-up left it with. TTS audio is
 // queued in full (it is produced faster than real time on purpose). When both are due for one
 // listener in the same tick they are mixed.
 import { performance } from 'node:perf_hooks';

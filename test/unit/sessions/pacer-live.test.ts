@@ -54,7 +54,7 @@ describe('OutputPacer live audio', () => {
     expect(out).toEqual(Array.from({ length: sent() }, (_, i) => i + 1));
   });
 
-  it('drains a deep start-up backlog to about one frame instead of keeping it (issue 12)', () => {
+  it('drains a deep start-up backlog to about one frame instead of keeping it', () => {
     const { clock, pacer, send, out, sent } = setup();
     send(12, false); // a burst at start-up (a leg's jitter buffer catching up)
     const depths: number[] = [];

@@ -1,4 +1,4 @@
-// RTP source validation (issue 11): the signalled source always wins, NAT latching only early,
+// RTP source validation: the signalled source always wins, NAT latching only early,
 // same family, same address unless the SDP address is private; strays ignored.
 import { describe, expect, it } from 'vitest';
 import { SourceLatch, NAT_WINDOW_PACKETS, isPrivateAddress } from '../../../src/telephony/rtp/source-latch.js';

@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { parseSdp, negotiate, answerOffer, buildSdp, SdpError, answerDirection } from '../../src/telephony/sdp/sdp.js';
+import { parseSdp, negotiate, answerOffer, buildSdp, SdpError, answerDirection } from '../../../src/telephony/sdp/sdp.js';
 
 const offer = (m: string, extra = '', c = '10.0.0.5') =>
   ['v=0', 'o=- 1 2 IN IP4 10.0.0.5', 's=-', `c=IN IP4 ${c}`, 't=0 0', m, extra].filter(Boolean).join('\r\n') + '\r\n';

@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
-import { parseRtp, serializeRtp, SequenceUnwrapper } from '../../src/telephony/rtp/packet.js';
-import { DtmfDecoder, digitPackets, parseTelephoneEvent } from '../../src/telephony/rtp/dtmf.js';
+import { parseRtp, serializeRtp, SequenceUnwrapper } from '../../../src/telephony/rtp/packet.js';
+import { DtmfDecoder, digitPackets, parseTelephoneEvent } from '../../../src/telephony/rtp/dtmf.js';
 
 describe('RTP packet', () => {
   it('round-trips the fixed header and payload', () => {

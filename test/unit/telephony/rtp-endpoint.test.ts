@@ -1,11 +1,11 @@
 import { describe, it, expect, afterEach } from 'vitest';
 import dgram from 'node:dgram';
 import { once } from 'node:events';
-import { RtpEndpoint } from '../../src/telephony/rtp/endpoint.js';
-import { MediaClock } from '../../src/media/index.js';
-import { parseRtp, serializeRtp } from '../../src/telephony/rtp/packet.js';
-import { digitPackets } from '../../src/telephony/rtp/dtmf.js';
-import { mulawEncode } from '../../src/media/g711.js';
+import { RtpEndpoint } from '../../../src/telephony/rtp/endpoint.js';
+import { MediaClock } from '../../../src/media/index.js';
+import { parseRtp, serializeRtp } from '../../../src/telephony/rtp/packet.js';
+import { digitPackets } from '../../../src/telephony/rtp/dtmf.js';
+import { mulawEncode } from '../../../src/media/g711.js';
 
 const opened: RtpEndpoint[] = [];
 const sockets: dgram.Socket[] = [];

@@ -1,13 +1,14 @@
 // Unit tests for the API's pure pieces: the ISO 639-1 list, keyset pages, the auth cache, the
 // engine capability rule, stream URLs and validation-error mapping.
 import { describe, expect, it } from 'vitest';
-import { ISO_639_1_CODES, isIso6391 } from '../../src/api/schemas/iso639-1.js';
-import { finishPage, pageClause } from '../../src/store/page.js';
-import { AuthCache } from '../../src/api/plugins/auth-cache.js';
-import { checkEngines } from '../../src/api/routes/session-create.js';
-import { streamUrl } from '../../src/api/routes/present.js';
-import { toApiError } from '../../src/api/plugins/errors.js';
-import { ApiError } from '../../src/api/errors.js';
+import { ISO_639_1_CODES, isIso6391 } from '../../../src/api/schemas/iso639-1.js';
+import { finishPage, pageClause } from '../../../src/store/page.js';
+import { AuthCache } from '../../../src/api/plugins/auth-cache.js';
+import { checkEngines } from '../../../src/api/routes/session-create.js';
+import { streamUrl } from '../../../src/api/routes/present.js';
+import { toApiError } from '../../../src/api/plugins/errors.js';
+import { ApiError } from '../../../src/api/errors.js';
+import type { SessionMode } from '../../../src/sessions/index.js';
 
 describe('ISO 639-1', () => {
   it('holds the 183 current codes', () => {
@@ -60,7 +61,7 @@ describe('engine capability rule', () => {
     canTranslate: (f: string, t: string) => f === t || (f === 'en' && ['es', 'fr'].includes(t)) || (f === 'es' && t === 'en'),
     canSpeak: (l: string) => ['en', 'es', 'fr'].includes(l),
   };
-  const refusal = (mode: string, src: string | null, tgt: string | null) => {
+  const refusal = (mode: SessionMode, src: string | null, tgt: string | null) => {
     try {
       checkEngines(engines, mode, src, tgt, 'en');
       return null;

@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { JitterBuffer } from '../../src/media/jitter-buffer.js';
+import { JitterBuffer } from '../../../src/media/jitter-buffer.js';
 
 const frame = (v: number) => new Int16Array(160).fill(v);
 /** Feeds frames with value = frame number so the played order is visible. */

@@ -1,12 +1,12 @@
 // LiveSession with scripted engines and a manual clock: events, stored turns, legs, ready, close.
 import { describe, expect, it, vi } from 'vitest';
-import { LiveSession, type LiveSessionHooks, type PartyLeg, type SessionOutput, type StoredTurn, type TranscriptFinal } from '../../src/sessions/index.js';
-import type { Engines } from '../../src/speech/index.js';
-import { fakeEngines, loudFrame, quietFrame } from '../helpers/fake-engines.js';
-import { ManualClock } from '../helpers/manual-clock.js';
+import { LiveSession, type LiveSessionHooks, type PartyLeg, type SessionMode, type SessionOutput, type StoredTurn, type TranscriptFinal } from '../../../src/sessions/index.js';
+import type { Engines } from '../../../src/speech/index.js';
+import { fakeEngines, loudFrame, quietFrame } from '../../helpers/fake-engines.js';
+import { ManualClock } from '../../helpers/manual-clock.js';
 
 
-function makeSession(engines: Engines, opts: { awaitsLeg?: boolean; mode?: string } = {}) {
+function makeSession(engines: Engines, opts: { awaitsLeg?: boolean; mode?: SessionMode } = {}) {
   const clock = new ManualClock();
   const stored: StoredTurn[] = [];
   const hooks: LiveSessionHooks = {

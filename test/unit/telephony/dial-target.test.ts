@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
-import { resolveDialTarget, xHeaders } from '../../src/telephony/dial-target.js';
-import type { ConnectionRecord, PhoneNumberRecord, TelephonySessionRecord } from '../../src/store/telephony-repo.js';
+import { resolveDialTarget, xHeaders } from '../../../src/telephony/dial-target.js';
+import type { ConnectionRecord, PhoneNumberRecord, TelephonySessionRecord } from '../../../src/store/telephony-repo.js';
 
 const session = (o: Partial<TelephonySessionRecord>): TelephonySessionRecord => ({
   id: 'sess_1', org_id: 'org_1', status: 'created', mode: 'bidirectional_translation', provider: null, phone_number: null,

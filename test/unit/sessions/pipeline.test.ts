@@ -3,10 +3,10 @@ import { describe, expect, it, vi } from 'vitest';
 import {
   VadProcessor, SttProcessor, TranslateProcessor, TtsProcessor, OutputPacer, BridgeProcessor, InterruptionProcessor,
   planPipeline, MAX_LIVE_BACKLOG_FRAMES, type Frame,
-} from '../../src/sessions/index.js';
-import { buildEngines } from '../../src/speech/index.js';
-import { fakeEngines, FakeStt, FakeTranslator, FakeTts, loudFrame, quietFrame } from '../helpers/fake-engines.js';
-import { ManualClock } from '../helpers/manual-clock.js';
+} from '../../../src/sessions/index.js';
+import { buildEngines } from '../../../src/speech/index.js';
+import { fakeEngines, FakeStt, FakeTranslator, FakeTts, loudFrame, quietFrame } from '../../helpers/fake-engines.js';
+import { ManualClock } from '../../helpers/manual-clock.js';
 
 function collect(): { frames: Frame[]; sink: (f: Frame) => void; kinds: () => string[] } {
   const frames: Frame[] = [];

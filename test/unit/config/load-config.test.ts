@@ -1,0 +1,47 @@
+// Configuration errors name the bad setting and the environment variable that set it (src/config).
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../../src/config/index.js';
+
+const fails = (env: NodeJS.ProcessEnv): string => {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as Error).message;
+  }
+  throw new Error('loadConfig accepted a bad setting');
+};
+
+describe('loadConfig errors', () => {
+  it('loads the defaults without any variable set', () => {
+    const cfg = loadConfig({});
+    expect(cfg.sip.rtpPortMin).toBeLessThan(cfg.sip.rtpPortMax);
+  });
+
+  it('names the setting and its variable when an integer is not a number', () => {
+    expect(fails({ RTP_PORT_MIN: 'ten' })).toMatch(/sip\.rtpPortMin \(RTP_PORT_MIN\): .*got "ten"/);
+  });
+
+  it('names the variable of a boolean that is neither true nor false', () => {
+    expect(fails({ RECORDINGS_S3_FORCE_PATH_STYLE: 'maybe' })).toMatch(/recordings\.s3\.forcePathStyle \(RECORDINGS_S3_FORCE_PATH_STYLE\)/);
+  });
+
+  it('names both variables of an RTP port range that is upside down', () => {
+    expect(fails({ RTP_PORT_MIN: '30000', RTP_PORT_MAX: '20000' })).toMatch(/RTP_PORT_MIN.*RTP_PORT_MAX/);
+  });
+
+  it('refuses the development secret with live keys, naming SECRET_KEY', () => {
+    expect(fails({ API_ENVIRONMENT: 'live' })).toMatch(/secretKey \(SECRET_KEY\)/);
+  });
+
+  it('lists every missing S3 setting by variable when S3 storage is chosen', () => {
+    const msg = fails({ RECORDINGS_STORAGE: 's3', RECORDINGS_S3_BUCKET: 'b' });
+    expect(msg).toContain('RECORDINGS_S3_ACCESS_KEY_ID');
+    expect(msg).toContain('RECORDINGS_S3_SECRET_ACCESS_KEY');
+    expect(msg).not.toContain('RECORDINGS_S3_BUCKET');
+  });
+
+  it('says which profile file is missing', () => {
+    expect(fails({ VOXBRIDGE_ENV: 'no-such-profile' })).toMatch(/VOXBRIDGE_ENV=no-such-profile .*does not exist/);
+  });
+});
