@@ -222,7 +222,7 @@ export class TelephonyService {
     inv.progress(180);
 
     const endpoint = await RtpEndpoint.open({
-      bindAddress: sipCfg.host, portMin: sipCfg.rtpPortMin, portMax: sipCfg.rtpPortMax, timeoutMs: sipCfg.rtpTimeoutSeconds * 1000, clock: this.clock,
+      bindAddress: sipCfg.host, portMin: sipCfg.rtpPortMin, portMax: sipCfg.rtpPortMax, timeoutMs: sipCfg.rtpTimeoutSeconds * 1000, clock: this.clock, latching: connection?.rtp_latching,
     });
     const fromTag = String(inv.from.params.tag ?? '');
     // rtpengine keys a call by the tag of whoever offered first: the caller's, or ours on a late offer.
@@ -398,7 +398,7 @@ export class TelephonyService {
     });
 
     const endpoint = await RtpEndpoint.open({
-      bindAddress: sipCfg.host, portMin: sipCfg.rtpPortMin, portMax: sipCfg.rtpPortMax, timeoutMs: sipCfg.rtpTimeoutSeconds * 1000, clock: this.clock,
+      bindAddress: sipCfg.host, portMin: sipCfg.rtpPortMin, portMax: sipCfg.rtpPortMax, timeoutMs: sipCfg.rtpTimeoutSeconds * 1000, clock: this.clock, latching: target.latching,
     });
     let callSid = '';
     let fromTag = '';
