@@ -110,6 +110,8 @@ interface CallEnds {
   latencies: number[];
   framesAtSink: number;
   burstsSent: number;
+  /** Socket messages the client received, by type (what the gateway spends socket writes on). */
+  wsTypes: Record<string, number>;
 }
 
 /** A queue of child replies: requests are sequential, each takes the next message. */
@@ -197,8 +199,13 @@ async function connectCall(gw: BenchGateway, scenario: Scenario, i: number, s: {
   const c: CallEnds = {
     sessionId: s.id, ws, wsSeq: 0, customer: null, customerDialog: null, customerGwPort: 0, customerSeq: 0,
     agent: null, agentDialog: null, agentGw: null, agentSeq: 0, chunk: [], chunkFrames: 5 + (i % 6), chunksSent: 0,
-    lastLoudSentAt: 0, awaitingLoud: false, latencies: [], framesAtSink: 0, burstsSent: 0,
+    lastLoudSentAt: 0, awaitingLoud: false, latencies: [], framesAtSink: 0, burstsSent: 0, wsTypes: {},
   };
+  ws.on('message', (raw) => {
+    const type = /^\{"type":"([^"]+)"/.exec(raw.toString().slice(0, 40))?.[1] ?? 'other';
+    c.wsTypes[type] = (c.wsTypes[type] ?? 0) + 1;
+    if (type === "session.error" && process.env.BENCH_STAGES) console.log(raw.toString().slice(0, 300));
+  });
   if (scenario === 'rtp_to_socket') {
     ws.on('message', (raw) => {
       const text = raw.toString();
@@ -339,6 +346,11 @@ export async function runStep(gw: BenchGateway, scenario: Scenario, calls: numbe
     loadGeneratorCpuPercent: Math.round(((genCpu.user + genCpu.system) / 1e6 / elapsed) * 100),
     gatewayLoopDelayP99Ms: usage1.media?.loopDelayP99Ms,
   };
+  if (process.env.BENCH_STAGES) {
+    const types: Record<string, number> = {};
+    for (const c of ends) for (const [k, v] of Object.entries(c.wsTypes)) types[k] = (types[k] ?? 0) + v;
+    console.log(`${scenario} ${calls}: socket messages received by type:`, JSON.stringify(types));
+  }
   if (process.env.BENCH_STAGES) console.log(`${scenario} ${calls}: gateway per-stage time (ms, cumulative):`, JSON.stringify(usage1.stages));
   for (const c of ends) {
     await c.customerDialog?.bye('bench_done').catch(() => undefined);
