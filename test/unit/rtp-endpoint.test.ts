@@ -156,15 +156,15 @@ describe('RtpEndpoint', () => {
 
   it('sends a frame played during a tick in that same tick (late phase), not one tick later', async () => {
     // A clock the test drives: ordinary listeners, then late ones, like MediaClock.
-    const early = new Set<() => void>();
-    const late = new Set<() => void>();
+    const early = new Set<(tick: number) => void>();
+    const late = new Set<(tick: number) => void>();
     const clock = {
-      subscribe: (fn: () => void) => { early.add(fn); return () => early.delete(fn); },
-      subscribeLate: (fn: () => void) => { late.add(fn); return () => late.delete(fn); },
+      subscribe: (fn: (tick: number) => void) => { early.add(fn); return () => { early.delete(fn); }; },
+      subscribeLate: (fn: (tick: number) => void) => { late.add(fn); return () => { late.delete(fn); }; },
     };
     const tick = () => {
-      for (const fn of [...early]) fn();
-      for (const fn of [...late]) fn();
+      for (const fn of [...early]) fn(1);
+      for (const fn of [...late]) fn(1);
     };
     const ep = await RtpEndpoint.open({ bindAddress: '127.0.0.1', portMin: 40000, portMax: 44999, timeoutMs: 5000, clock, jitter: { targetFrames: 2, adaptive: false } });
     opened.push(ep);
