@@ -199,7 +199,9 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       extra.push({ plugin: consoleRoutes, opts: { config, db, store: signIns, liveSessionCount: liveRegistry ? () => liveRegistry.size : undefined } });
     }
     const cookieAuth = signIns ? new ConsoleCookieAuthenticator(db, signIns) : undefined;
-    const app = await buildApp({ config, logger, db, redis, engines, authCacheTtlMs: config.limits.authCacheTtlMs, cookieAuth }, extra, { resources: has('api') });
+    const liveTelephony = telephony;
+    const liveCallQuality = liveTelephony ? (sessionId: string, callId: string) => liveTelephony.callQuality(sessionId, callId) : undefined;
+    const app = await buildApp({ config, logger, db, redis, engines, authCacheTtlMs: config.limits.authCacheTtlMs, cookieAuth, liveCallQuality }, extra, { resources: has('api') });
     shutdown.add('http', () => app.close());
     const stream = registry ? attachStreamServer(app.server, { config, logger, db, redis, registry }) : undefined;
     if (stream) shutdown.add('stream', () => stream.close());

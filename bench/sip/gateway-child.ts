@@ -1,6 +1,7 @@
 // The gateway under test for the concurrent-calls benchmark, in its own process (own event loop
 // and CPU accounting): server.ts wiring with the media role, SIP on a free port, engines off.
-// IPC: {cmd:'prepare', calls} → {sessions:[{number,id,token}]}; {cmd:'usage'} → cpu/memory; {cmd:'stop'}.
+// IPC: {cmd:'prepare', calls} → {sessions:[{number,id,token}]}; {cmd:'usage'} → cpu/memory;
+// {cmd:'dial', sessionId, to} → {ok} | {error} (an agent leg dialled out, bench/media); {cmd:'stop'}.
 import { startStreamGateway } from '../../test/helpers/stream.js';
 import * as repo from '../../src/store/telephony-repo.js';
 import { updateOrg } from '../../src/store/index.js';
@@ -25,7 +26,9 @@ await updateOrg(t.gw.db, t.org.orgId, { sipEnabled: true, maxConcurrentSessions:
 const conn = await repo.createConnection(t.gw.db, { orgId: t.org.orgId, provider: 'carrier_a', host: '127.0.0.1', port: 5060, transport: 'udp', inboundCidrs: ['127.0.0.0/8'] });
 let numberSeq = 1_000_000 + Math.floor(Math.random() * 8_000_000);
 
-async function onParentMessage(msg: { cmd: string; calls?: number }): Promise<void> {
+interface ParentMessage { cmd: string; calls?: number; sessionId?: string; to?: string }
+
+async function onParentMessage(msg: ParentMessage): Promise<void> {
   if (msg.cmd === 'prepare') {
     const sessions = [];
     for (let i = 0; i < (msg.calls ?? 0); i++) {
@@ -37,8 +40,15 @@ async function onParentMessage(msg: { cmd: string; calls?: number }): Promise<vo
     }
     process.send!({ sessions });
   } else if (msg.cmd === 'usage') {
-    process.send!({ stages: await mediaStageSummary(), cpu: process.cpuUsage(), rss: process.memoryUsage().rss, activeCalls: telephony.activeCalls, media: { ...telephony.mediaStats(), loopDelayP99Ms: Math.round(loopDelay.percentile(99) / 1e5) / 10, loopDelayMaxMs: Math.round(loopDelay.max / 1e5) / 10 } });
+    process.send!({ stages: await mediaStageSummary(), cpu: process.cpuUsage(), rss: process.memoryUsage().rss, heapUsed: process.memoryUsage().heapUsed, activeCalls: telephony.activeCalls, media: { ...telephony.mediaStats(), loopDelayP99Ms: Math.round(loopDelay.percentile(99) / 1e5) / 10, loopDelayMaxMs: Math.round(loopDelay.max / 1e5) / 10 } });
     loopDelay.reset();
+  } else if (msg.cmd === 'dial') {
+    try {
+      await telephony.dial(msg.sessionId ?? '', t.org.orgId, { to: msg.to, party: 'agent', ringTimeoutSeconds: 30 });
+      process.send!({ ok: true });
+    } catch (err) {
+      process.send!({ error: String(err) });
+    }
   } else if (msg.cmd === 'stop') {
     await t.stop();
     process.exit(0);
@@ -46,5 +56,5 @@ async function onParentMessage(msg: { cmd: string; calls?: number }): Promise<vo
 }
 
 // A rejected handler would be an unhandled rejection: the handler catches, the listener discards.
-process.on('message', (m: { cmd: string; calls?: number }) => void onParentMessage(m));
+process.on('message', (m: ParentMessage) => void onParentMessage(m));
 process.send!({ ready: true, sipPort: telephony.sipPort });

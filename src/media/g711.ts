@@ -27,13 +27,15 @@ const ALAW_ENCODE = encodeTable(alaw.encodeSample);
 
 function decodeInto(table: Int16Array, bytes: Uint8Array, out: Int16Array): Int16Array {
   const n = bytes.length;
-  for (let i = 0; i < n; i++) out[i] = table[bytes[i]];
+  // i < n = bytes.length; a byte indexes the 256-entry table.
+  for (let i = 0; i < n; i++) out[i] = table[bytes[i] ?? 0] ?? 0;
   return out;
 }
 
 function encodeInto(table: Uint8Array, pcm: Int16Array, out: Uint8Array): Uint8Array {
   const n = pcm.length;
-  for (let i = 0; i < n; i++) out[i] = table[pcm[i] & 0xffff];
+  // i < n = pcm.length; a 16-bit value indexes the 65,536-entry table.
+  for (let i = 0; i < n; i++) out[i] = table[(pcm[i] ?? 0) & 0xffff] ?? 0;
   return out;
 }
 

@@ -217,7 +217,7 @@ export class JitterBuffer {
     this.next++;
     if (this.slotIndex[slot] === this.next - 1) {
       this.slotIndex[slot] = NaN;
-      this.lastWaitMs = nowMs - this.slotArrival[slot];
+      this.lastWaitMs = nowMs - (this.slotArrival[slot] ?? nowMs);
       out.set(this.store.subarray(slot * SAMPLES, (slot + 1) * SAMPLES));
       this.last.set(out);
       this.concealRun = 0;
@@ -245,11 +245,11 @@ export class JitterBuffer {
   private conceal(out: Int16Array): Int16Array {
     this.s.concealed++;
     this.concealRun++;
-    const gain = this.concealRun <= this.concealFrames ? FADE[this.concealRun] : 0;
+    const gain = this.concealRun <= this.concealFrames ? FADE[this.concealRun] ?? 0 : 0;
     if (gain === 0) {
       out.fill(0);
     } else {
-      for (let i = 0; i < SAMPLES; i++) out[i] = Math.round(this.last[i] * gain);
+      for (let i = 0; i < SAMPLES; i++) out[i] = Math.round((this.last[i] ?? 0) * gain); // last holds SAMPLES
     }
     return out;
   }

@@ -63,7 +63,7 @@ export class LiveQueue<T> {
   shift(): T | undefined {
     if (this.head >= this.items.length) return undefined;
     const item = this.items[this.head];
-    this.lastEnqueuedAt = this.enqueuedAt[this.head];
+    this.lastEnqueuedAt = this.enqueuedAt[this.head] ?? 0;
     this.head++;
     if (this.head > 64 && this.head * 2 > this.items.length) this.compact();
     return item;
@@ -104,7 +104,7 @@ export class LiveQueue<T> {
     for (let k = 0; k < n; k++) {
       let best = -1;
       for (let i = 0; i < energies.length; i++) {
-        if (!drop.has(i) && (best < 0 || energies[i] < energies[best])) best = i;
+        if (!drop.has(i) && (best < 0 || (energies[i] ?? 0) < (energies[best] ?? 0))) best = i; // both indexes < energies.length
       }
       if (best < 0) break;
       drop.add(best);
@@ -125,6 +125,6 @@ export class LiveQueue<T> {
 /** Energy of a PCM16 frame (sum of squares, sampled every 4th sample: enough to rank silence). */
 export function frameEnergy(pcm: Int16Array): number {
   let e = 0;
-  for (let i = 0; i < pcm.length; i += 4) e += pcm[i] * pcm[i];
+  for (let i = 0; i < pcm.length; i += 4) e += (pcm[i] ?? 0) * (pcm[i] ?? 0); // i < pcm.length
   return e;
 }

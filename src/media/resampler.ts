@@ -86,7 +86,7 @@ export class Resampler {
     if (this.work.length < total) this.work = new Float32Array(Math.max(total, this.work.length * 2));
     const x = this.work;
     x.set(this.history, 0);
-    for (let i = 0; i < input.length; i++) x[h + i] = input[i];
+    for (let i = 0; i < input.length; i++) x[h + i] = (input[i] ?? 0);
 
     const L = this.up;
     const M = this.down;
@@ -101,7 +101,8 @@ export class Resampler {
       const base = p * T;
       let acc = 0;
       let xi = h + i; // index of x[i] in the work buffer
-      for (let j = 0; j < T; j++, xi--) acc += this.coefs[base + j] * x[xi];
+      // base + j < up * taps = coefs.length; xi stays within the history + input held in x.
+      for (let j = 0; j < T; j++, xi--) acc += (this.coefs[base + j] ?? 0) * (x[xi] ?? 0);
       const s = Math.round(acc);
       out[o] = s > 32767 ? 32767 : s < -32768 ? -32768 : s;
     }

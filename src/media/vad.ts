@@ -41,7 +41,7 @@ const SILENCE_DB = -96;
 /** Level of a frame in dBFS (RMS relative to full scale), allocation-free. */
 export function frameLevelDb(frame: Int16Array): number {
   let sum = 0;
-  for (let i = 0; i < frame.length; i++) sum += frame[i] * frame[i];
+  for (let i = 0; i < frame.length; i++) sum += (frame[i] ?? 0) * (frame[i] ?? 0);
   if (sum === 0 || frame.length === 0) return SILENCE_DB;
   const rms = Math.sqrt(sum / frame.length) / 32768;
   return Math.max(SILENCE_DB, 20 * Math.log10(rms));

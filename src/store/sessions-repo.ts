@@ -64,6 +64,8 @@ export interface CallSummary {
   status: string;
   from_uri: string | null;
   to_uri: string | null;
+  /** Final RTP/RTCP quality, stored when the leg ended (null while live or when it never carried media). */
+  quality: Record<string, unknown> | null;
 }
 
 /** The columns the API presents (retrieve, transcript, end summary); the rest stay in the database. */
@@ -78,7 +80,7 @@ export async function getSessionWithCall(db: Db, id: string, orgId: string): Pro
     `SELECT s.id, s.org_id, s.status, s.mode, s.configuration_mode, s.source_language, s.target_language, s.provider,
             s.phone_number, s.recording, s.metadata, s.duration_seconds, s.created_at, s.started_at, s.ended_at,
             (SELECT row_to_json(c) FROM (
-              SELECT id, provider, call_sid, direction, status, from_uri, to_uri FROM calls
+              SELECT id, provider, call_sid, direction, status, from_uri, to_uri, quality FROM calls
                WHERE session_id = s.id ORDER BY created_at DESC, id DESC LIMIT 1) c) AS call
        FROM sessions s WHERE s.id = $1 AND s.org_id = $2`,
     [id, orgId],

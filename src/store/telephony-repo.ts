@@ -3,6 +3,8 @@ import { newId } from '../ids.js';
 import type { DbClient } from './db.js';
 
 export type ProviderName = 'carrier_a' | 'carrier_b';
+export type RtpLatching = 'nat' | 'signalled';
+export const RTP_LATCHING_MODES: readonly RtpLatching[] = ['nat', 'signalled'];
 
 export interface ConnectionRecord {
   id: string;
@@ -17,6 +19,8 @@ export interface ConnectionRecord {
   inbound_cidrs: string[];
   status: 'active' | 'disabled';
   credentials_valid: boolean;
+  /** Which RTP sources legs through this connection accept (telephony/rtp/source-latch.ts). */
+  rtp_latching: RtpLatching;
   created_at: Date;
   updated_at: Date;
 }
@@ -39,15 +43,24 @@ export interface CreateConnectionInput {
   username?: string | null;
   passwordEnc?: string | null;
   inboundCidrs: string[];
+  /** Default 'nat'. */
+  rtpLatching?: RtpLatching;
 }
 
 export async function createConnection(db: DbClient, i: CreateConnectionInput): Promise<ConnectionRecord> {
   const { rows } = await db.query<ConnectionRecord>(
-    `INSERT INTO provider_connections (id, org_id, provider, host, port, transport, username, password_enc, inbound_cidrs)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
-    [newId('pcon'), i.orgId, i.provider, i.host, i.port, i.transport, i.username ?? null, i.passwordEnc ?? null, i.inboundCidrs],
+    `INSERT INTO provider_connections (id, org_id, provider, host, port, transport, username, password_enc, inbound_cidrs, rtp_latching)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
+    [newId('pcon'), i.orgId, i.provider, i.host, i.port, i.transport, i.username ?? null, i.passwordEnc ?? null, i.inboundCidrs, i.rtpLatching ?? 'nat'],
   );
   return rows[0];
+}
+
+/** Changes a connection's RTP latching rule (applies to legs set up afterwards). */
+export async function setConnectionRtpLatching(db: DbClient, id: string, latching: RtpLatching): Promise<ConnectionRecord | null> {
+  const { rows } = await db.query<ConnectionRecord>(
+    `UPDATE provider_connections SET rtp_latching = $2, updated_at = now() WHERE id = $1 RETURNING *`, [id, latching]);
+  return rows[0] ?? null;
 }
 
 export async function getConnection(db: DbClient, id: string): Promise<ConnectionRecord | null> {
@@ -195,7 +208,7 @@ export async function recordCallConnected(db: DbClient, i: { callId: string; ses
  */
 export async function recordCallEnded(db: DbClient, i: { callId: string; orgId: string; status: string; reason: string; data: Record<string, unknown> }): Promise<boolean> {
   const { rowCount } = await db.query(
-    `WITH c AS (UPDATE calls SET status = $2, disconnect_reason = $3, ended_at = now()
+    `WITH c AS (UPDATE calls SET status = $2, disconnect_reason = $3, ended_at = now(), quality = $6::jsonb #> '{provider,quality}'
                  WHERE id = $1 AND ended_at IS NULL RETURNING connected_at)
      INSERT INTO webhook_events (id, org_id, type, data)
      SELECT $4, $5, 'session.provider.disconnected', $6 FROM c WHERE c.connected_at IS NOT NULL`,

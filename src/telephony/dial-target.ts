@@ -25,6 +25,8 @@ export interface DialTarget {
   provider: string;
   transport: 'udp' | 'tcp';
   auth: { username: string; password: string } | null;
+  /** RTP source latching of the connection dialled through (migration 008); absent: the endpoint default. */
+  latching?: 'nat' | 'signalled';
 }
 
 export interface DialLookups {
@@ -99,5 +101,6 @@ export async function resolveDialTarget(s: TelephonySessionRecord, req: DialRequ
     provider: c.provider,
     transport: c.transport,
     auth,
+    latching: c.rtp_latching,
   };
 }

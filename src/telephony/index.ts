@@ -6,6 +6,7 @@ import type { Party } from '../sessions/index.js';
 import { TelephonyService, type CallView, type TelephonyOptions } from './service.js';
 import type { TelephonySessionPort } from './session-port.js';
 import type { DialRequest } from './dial-target.js';
+import type { CallQuality } from './rtp/call-quality.js';
 import { MediaAnchor } from './media-anchor.js';
 import { sessionPortFromRegistry } from './registry-port.js';
 import type { SessionRegistry } from '../sessions/index.js';
@@ -13,6 +14,7 @@ import type { SessionRegistry } from '../sessions/index.js';
 export { TelephonyError, type TelephonyErrorCode, type TelephonyErrorDetail } from './errors.js';
 export { isCustomSipHeader, firstDisallowedHeader, disallowedHeaderMessage } from './custom-headers.js';
 export type { CallView } from './service.js';
+export type { CallQuality } from './rtp/call-quality.js';
 export type { DialRequest } from './dial-target.js';
 export type { TelephonySessionPort, SessionAttachment } from './session-port.js';
 export { encryptSecret, decryptSecret } from '../secrets/index.js';
@@ -39,6 +41,8 @@ export interface Telephony {
   hangup(sessionId: string, orgId: string, req: { call_id?: string; party?: Party }): Promise<CallView[]>;
   /** Live SIP legs of a session (for the session's `call` object). */
   calls(sessionId: string): CallView[];
+  /** Live RTP/RTCP quality of a leg this node carries (GET /v1/sessions/{id}); null when it carries none. */
+  callQuality(sessionId: string, callId: string): CallQuality | null;
   /** Hangs up every leg of a session (session ended). */
   endSession(sessionId: string, reason: string): void;
   readonly activeCalls: number;
@@ -71,8 +75,9 @@ export async function startTelephony(deps: TelephonyDeps): Promise<Telephony> {
     hangup: (sessionId, orgId, req) => svc.hangup(sessionId, orgId, req),
     calls: (sessionId) => svc.legsOf(sessionId).map((l) => ({
       id: l.id, object: 'call', provider: l.provider, call_sid: l.callSid, party: l.party, direction: l.direction,
-      status: 'in-progress', from: l.from, to: l.to,
+      status: 'in-progress', from: l.from, to: l.to, quality: l.callQuality,
     })),
+    callQuality: (sessionId, callId) => svc.legsOf(sessionId).find((l) => l.id === callId)?.callQuality ?? null,
     endSession: (sessionId, reason) => {
       for (const leg of svc.legsOf(sessionId)) leg.close(reason);
     },

@@ -16,7 +16,7 @@ import { RtpEndpoint } from './rtp/endpoint.js';
 import { addLegQuality, finishQualitySummary, type CallQuality } from './rtp/call-quality.js';
 import type { TickSource } from '../media/index.js';
 import { rtpMediaClock } from './rtp/endpoint.js';
-import { answerOffer, buildSdp, DEFAULT_CODECS, DEFAULT_DTMF_PT, negotiate, parseSdp, SdpError, type NegotiatedMedia } from './sdp/sdp.js';
+import { answerOffer, buildSdp, DEFAULT_CODECS, DEFAULT_DTMF_PT, negotiate, parseSdp, requireAudio, SdpError, type NegotiatedMedia } from './sdp/sdp.js';
 import type { Dialog } from './sip/dialog.js';
 import type { SipRequest } from 'sip';
 import { MediaAnchor, MediaServerUnavailable } from './media-anchor.js';
@@ -193,7 +193,8 @@ export class TelephonyService {
     const offer = inv.sdp;
     if (offer) {
       try {
-        negotiate(parseSdp(offer));
+        // Anchored, rtpengine transcodes what we do not speak (G.722 and the like) to PCMU: an audio line is enough.
+        if (this.anchor) requireAudio(parseSdp(offer)); else negotiate(parseSdp(offer));
       } catch (err) {
         if (!(err instanceof SdpError)) throw err;
         // A body that is not SDP at all is a bad request; SDP without a codec we speak is not acceptable.
@@ -222,7 +223,7 @@ export class TelephonyService {
     inv.progress(180);
 
     const endpoint = await RtpEndpoint.open({
-      bindAddress: sipCfg.host, portMin: sipCfg.rtpPortMin, portMax: sipCfg.rtpPortMax, timeoutMs: sipCfg.rtpTimeoutSeconds * 1000, clock: this.clock,
+      bindAddress: sipCfg.host, portMin: sipCfg.rtpPortMin, portMax: sipCfg.rtpPortMax, timeoutMs: sipCfg.rtpTimeoutSeconds * 1000, clock: this.clock, latching: connection?.rtp_latching,
     });
     const fromTag = String(inv.from.params.tag ?? '');
     // rtpengine keys a call by the tag of whoever offered first: the caller's, or ours on a late offer.
@@ -398,7 +399,7 @@ export class TelephonyService {
     });
 
     const endpoint = await RtpEndpoint.open({
-      bindAddress: sipCfg.host, portMin: sipCfg.rtpPortMin, portMax: sipCfg.rtpPortMax, timeoutMs: sipCfg.rtpTimeoutSeconds * 1000, clock: this.clock,
+      bindAddress: sipCfg.host, portMin: sipCfg.rtpPortMin, portMax: sipCfg.rtpPortMax, timeoutMs: sipCfg.rtpTimeoutSeconds * 1000, clock: this.clock, latching: target.latching,
     });
     let callSid = '';
     let fromTag = '';

@@ -67,6 +67,19 @@ describe('admin connection and number', () => {
     expect((await run('connection', 'disable', 'pcon_missing')).error?.message).toMatch(/no connection/);
   });
 
+  it('sets the RTP latching rule on add and changes it with update', async () => {
+    const c = await run('connection', 'add', '--org', orgId, '--provider', 'carrier_a', '--host', '192.0.2.20');
+    expect(c.json.rtp_latching).toBe('nat');
+    const s = await run('connection', 'add', '--org', orgId, '--provider', 'carrier_a', '--host', '192.0.2.21', '--rtp-latching', 'signalled');
+    expect(s.json.rtp_latching).toBe('signalled');
+    const u = await run('connection', 'update', c.json.id, '--rtp-latching', 'signalled');
+    expect(u.json).toMatchObject({ id: c.json.id, rtp_latching: 'signalled' });
+    expect((await db.query('SELECT rtp_latching FROM provider_connections WHERE id = $1', [c.json.id])).rows[0].rtp_latching).toBe('signalled');
+    expect((await run('connection', 'update', c.json.id, '--rtp-latching', 'open')).error?.message).toMatch(/--rtp-latching must be one of nat, signalled/);
+    expect((await run('connection', 'add', '--org', orgId, '--provider', 'carrier_a', '--host', 'h', '--rtp-latching', 'any')).error?.message).toMatch(/--rtp-latching/);
+    expect((await run('connection', 'update', 'pcon_missing', '--rtp-latching', 'nat')).error?.message).toMatch(/no connection/);
+  });
+
   it('adds a managed number bound to a connection, once', async () => {
     const c = await run('connection', 'add', '--org', orgId, '--provider', 'carrier_b', '--host', '192.0.2.10');
     const r = await run('number', 'add', '--org', orgId, '--number', '+14155550123', '--connection', c.json.id);

@@ -7,6 +7,7 @@ import { Type } from '@sinclair/typebox';
 import { ApiError } from '../errors.js';
 import { authOf, type ApiApp } from '../context.js';
 import { ErrorBody, IdParams, withAuthErrors } from '../schemas/common.js';
+import { CallQualityObject } from '../schemas/sessions.js';
 import {
   TelephonyError, disallowedHeaderMessage, firstDisallowedHeader, type DialRequest, type Telephony, type TelephonyErrorCode } from '../../telephony/index.js';
 import { RemoteCommandError, RemoteCommandTimeout, type CommandExecutor, type ForwardedCommand } from '../../coord/index.js';
@@ -45,17 +46,7 @@ export const CallObject = Type.Object({
   to: Type.String(),
   disconnect_reason: Type.Optional(Type.Union([Type.String(), Type.Null()])),
   duration: Type.Optional(Type.Number({ description: 'Seconds since the leg connected.' })),
-  quality: Type.Optional(Type.Object({
-    packets_sent: Type.Integer(),
-    packets_received: Type.Integer(),
-    packets_lost: Type.Integer({ description: 'Expected from the phone but never received (RFC 3550 §A.3).' }),
-    loss_percent: Type.Number(),
-    jitter_ms: Type.Number({ description: 'Interarrival jitter of what the gateway receives (RFC 3550 §A.8).' }),
-    rtt_ms: Type.Union([Type.Number(), Type.Null()], { description: 'Round trip from RTCP (null until the phone reported on our SR).' }),
-    remote: Type.Union([Type.Object({ loss_percent: Type.Number(), jitter_ms: Type.Number() }), Type.Null()], { description: "The phone's view of our stream, from its RTCP reports." }),
-    mos: Type.Number({ description: 'MOS estimate 1–4.5 (ITU-T G.107 simplified E-model).' }),
-    rtcp: Type.Object({ sent: Type.Integer(), received: Type.Integer(), mux: Type.Boolean() }),
-  }, { description: 'RTP/RTCP quality of the leg so far (additive to SPEC).' })),
+  quality: Type.Optional(CallQualityObject),
 });
 
 /** Forwarding to the owning node (coord/session-rpc.ts SessionRpc). */

@@ -39,7 +39,10 @@ export function presentCreatedSession(s: SessionFields, stream: StreamDetails): 
 }
 
 export function presentCall(c: CallSummary): Record<string, unknown> {
-  return { id: c.id, object: 'call', provider: c.provider, call_sid: c.call_sid, direction: c.direction, status: c.status, from: c.from_uri, to: c.to_uri };
+  return {
+    id: c.id, object: 'call', provider: c.provider, call_sid: c.call_sid, direction: c.direction, status: c.status, from: c.from_uri, to: c.to_uri,
+    ...(c.quality ? { quality: c.quality } : {}),
+  };
 }
 
 /** GET /v1/sessions/{id}: started_at/ended_at always, call when a leg exists, stream only while active. */

@@ -71,7 +71,9 @@ export default async function sessionRoutes(app: ApiApp, deps: ApiDeps): Promise
       const owner = await ownerOf(deps.redis, s.id);
       stream = { url: streamUrl(owner?.url ?? deps.config.publicUrl, s.id), token: t.token, expires_at: t.expiresAt.toISOString() };
     }
-    return presentSession(s, s.call, stream);
+    // A live leg's quality comes from the node carrying it; an ended leg's was stored when it ended.
+    const live = s.call && deps.liveCallQuality ? deps.liveCallQuality(s.id, s.call.id) : null;
+    return presentSession(s, s.call && live ? { ...s.call, quality: live as Record<string, unknown> } : s.call, stream);
   });
 
   app.post('/v1/sessions/:id/end', {

@@ -107,6 +107,19 @@ export const SessionRecording = Type.Object({
   consent_status: Type.String(),
 });
 
+/** RTP/RTCP quality of a phone leg (issue 12): live for an active leg, final once it ended. */
+export const CallQualityObject = Type.Object({
+  packets_sent: Type.Integer(),
+  packets_received: Type.Integer(),
+  packets_lost: Type.Integer({ description: 'Expected from the phone but never received (RFC 3550 §A.3).' }),
+  loss_percent: Type.Number(),
+  jitter_ms: Type.Number({ description: 'Interarrival jitter of what the gateway receives (RFC 3550 §A.8).' }),
+  rtt_ms: Type.Union([Type.Number(), Type.Null()], { description: 'Round trip from RTCP (null until the phone reported on our SR).' }),
+  remote: Type.Union([Type.Object({ loss_percent: Type.Number(), jitter_ms: Type.Number() }), Type.Null()], { description: "The phone's view of our stream, from its RTCP reports." }),
+  mos: Type.Number({ description: 'MOS estimate 1–4.5 (ITU-T G.107 simplified E-model).' }),
+  rtcp: Type.Object({ sent: Type.Integer(), received: Type.Integer(), mux: Type.Boolean() }),
+}, { description: 'RTP/RTCP quality of the leg: so far while it is live, final once it ended (additive to SPEC).' });
+
 export const CallObject = Type.Object({
   id: Type.String(),
   object: Type.Literal('call'),
@@ -116,6 +129,7 @@ export const CallObject = Type.Object({
   status: Type.String(),
   from: Type.Union([Type.String(), Type.Null()]),
   to: Type.Union([Type.String(), Type.Null()]),
+  quality: Type.Optional(CallQualityObject),
 });
 
 const Metadata = Type.Union([Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()])), Type.Null()]);

@@ -1,8 +1,8 @@
-// `voxbridge admin connection add|disable`: provider connections (pcon_), the SIP trunks an
+// `voxbridge admin connection add|update|disable`: provider connections (pcon_), the SIP trunks an
 // organization dials out through and accepts calls from. Passwords are encrypted at rest with
 // config.secretKey (AES-256-GCM) and never printed back.
 import type { Command } from 'commander';
-import { createConnection, disableConnection, orgExists, type ConnectionRecord } from '../../store/index.js';
+import { RTP_LATCHING_MODES, createConnection, disableConnection, orgExists, setConnectionRtpLatching, type ConnectionRecord, type RtpLatching } from '../../store/index.js';
 import { encryptSecret, isValidCidr } from '../../telephony/index.js';
 import { type CliContext, CliUsageError, parseList, printJson } from '../context.js';
 
@@ -21,6 +21,7 @@ export function presentConnection(c: ConnectionRecord): Record<string, unknown> 
     username: c.username,
     password_set: c.password_enc !== null,
     inbound_cidrs: c.inbound_cidrs,
+    rtp_latching: c.rtp_latching,
     status: c.status,
     created_at: c.created_at instanceof Date ? c.created_at.toISOString() : c.created_at,
   };
@@ -32,6 +33,13 @@ export function parseHostPort(raw: string): { host: string; port: number } {
   const port = m[2] ? Number(m[2]) : 5060;
   if (port < 1 || port > 65535) throw new CliUsageError(`--host port must be 1-65535, got ${port}`);
   return { host: m[1], port };
+}
+
+const RTP_LATCHING_HELP = "which RTP sources a call's media is taken from: nat (the SDP's, or a NAT-rewritten one in the first packets; default) | signalled (the SDP's only)";
+
+function parseRtpLatching(raw: string): RtpLatching {
+  if (!(RTP_LATCHING_MODES as readonly string[]).includes(raw)) throw new CliUsageError(`--rtp-latching must be one of ${RTP_LATCHING_MODES.join(', ')}, got '${raw}'`);
+  return raw as RtpLatching;
 }
 
 export function register(admin: Command, ctx: CliContext): void {
@@ -46,7 +54,9 @@ export function register(admin: Command, ctx: CliContext): void {
     .option('--username <user>', 'digest user (outbound auth; also lets a PBX authenticate inbound)')
     .option('--password <password>', 'digest password (stored encrypted)')
     .option('--inbound-cidrs <list>', 'comma list of IPv4 CIDRs allowed to send calls', parseList)
+    .option('--rtp-latching <mode>', RTP_LATCHING_HELP, 'nat')
     .action(async (o) => {
+      const rtpLatching = parseRtpLatching(o.rtpLatching);
       if (!PROVIDERS.includes(o.provider)) throw new CliUsageError(`--provider must be one of ${PROVIDERS.join(', ')}, got '${o.provider}'`);
       if (o.transport !== 'udp' && o.transport !== 'tcp') throw new CliUsageError(`--transport must be udp or tcp, got '${o.transport}'`);
       if (!!o.username !== !!o.password) throw new CliUsageError('--username and --password go together');
@@ -61,8 +71,19 @@ export function register(admin: Command, ctx: CliContext): void {
         username: o.username ?? null,
         passwordEnc: o.password ? encryptSecret(ctx.config().secretKey, o.password) : null,
         inboundCidrs: cidrs.map((c) => (c.includes('/') ? c : `${c}/32`)),
+        rtpLatching,
       });
       printJson(presentConnection(created));
+    });
+
+  conn.command('update')
+    .description('change a provider connection (applies to calls set up afterwards)')
+    .argument('<pcon_id>')
+    .requiredOption('--rtp-latching <mode>', RTP_LATCHING_HELP)
+    .action(async (id: string, o: { rtpLatching: string }) => {
+      const updated = await setConnectionRtpLatching(await ctx.db(), id, parseRtpLatching(o.rtpLatching));
+      if (!updated) throw new CliUsageError(`no connection ${id}`);
+      printJson(presentConnection(updated));
     });
 
   conn.command('disable')

@@ -208,7 +208,8 @@ export function addLegQuality(sum: Record<string, number>, q: CallQuality, jitte
 export function finishQualitySummary(sum: Record<string, number>): Record<string, number> {
   const n = sum.qualityLegs ?? 0;
   for (const k of ['mosAvg', 'lossPercentAvg', 'jitterMsAvg', 'jitterTargetFramesAvg', 'jitterDepthFramesAvg']) {
-    if (k in sum) sum[k] = n > 0 ? Math.round((sum[k] / n) * 100) / 100 : 0;
+    const v = sum[k];
+    if (v !== undefined) sum[k] = n > 0 ? Math.round((v / n) * 100) / 100 : 0;
   }
   if ('rttMsAvg' in sum) sum.rttMsAvg = Math.round((sum.rttMsAvg / Math.max(1, sum.rttLegs ?? 0)) * 10) / 10;
   return sum;

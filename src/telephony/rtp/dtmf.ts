@@ -10,7 +10,7 @@ export function digitToEvent(d: string): number {
 }
 
 export function eventToDigit(e: number): string | null {
-  return e < DIGITS.length ? DIGITS[e] : null;
+  return DIGITS[e] ?? null;
 }
 
 export interface TelephoneEvent {
@@ -22,7 +22,8 @@ export interface TelephoneEvent {
 
 export function parseTelephoneEvent(p: Uint8Array): TelephoneEvent | null {
   if (p.length < 4) return null;
-  return { event: p[0], end: (p[1] & 0x80) !== 0, volume: p[1] & 0x3f, duration: (p[2] << 8) | p[3] };
+  // Four bytes checked above.
+  return { event: (p[0] ?? 0), end: ((p[1] ?? 0) & 0x80) !== 0, volume: (p[1] ?? 0) & 0x3f, duration: ((p[2] ?? 0) << 8) | (p[3] ?? 0) };
 }
 
 export function writeTelephoneEvent(out: Uint8Array, offset: number, e: TelephoneEvent): void {

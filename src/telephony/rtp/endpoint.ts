@@ -21,8 +21,10 @@ import {
 export const rtpMediaClock = processMediaClock;
 
 const SAMPLES = FRAME_SAMPLES;
-// Outbound frames come from the session's pacer, already in real time but on another clock: the
-// queue converges to one frame of standing backlog and never holds more than 300 ms (LiveQueue).
+// Outbound frames come from the session's pacer, already in real time. Sending runs in the clock's
+// late phase, after the pacers, so a frame released in a tick leaves in that tick; the queue only
+// absorbs a pacer on another clock (tests) or a burst: it converges to a one-frame backlog and never
+// holds more than 300 ms (LiveQueue).
 const OUT_QUEUE_TARGET = 1;
 const OUT_QUEUE_MAX = 15;
 
@@ -100,6 +102,9 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
   private asmTs = 0;
   private readonly silence = new Int16Array(SAMPLES);
   private readonly unsubscribe: () => void;
+  private readonly unsubscribeLate: () => void;
+  /** The clock has a late phase: sending happens there (see OUT_QUEUE_TARGET). */
+  private readonly lateSend: boolean;
   private ticks = 0;
 
   private readonly quality = new LegQuality();
@@ -121,7 +126,12 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
     socket.on('error', () => {
       // ICMP unreachable and the like: RTP is best effort, the timeout notices a dead peer.
     });
-    this.unsubscribe = (o.clock ?? rtpMediaClock).subscribe(() => this.tick());
+    const clock = o.clock ?? rtpMediaClock;
+    this.unsubscribe = clock.subscribe(() => this.tick());
+    this.lateSend = typeof clock.subscribeLate === 'function';
+    this.unsubscribeLate = clock.subscribeLate?.(() => {
+      if (!this.closed) this.sendTick();
+    }) ?? (() => {});
   }
 
   static async open(o: RtpEndpointOptions): Promise<RtpEndpoint> {
@@ -172,6 +182,7 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
     const to = this.remoteAddress;
     this.closed = true;
     this.unsubscribe();
+    this.unsubscribeLate();
     this.outQueue.clear();
     this.removeAllListeners();
     const closeSockets = () => {
@@ -271,7 +282,7 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
       // Everything downstream of a leg's frame (bridge, VAD, STT feed, pacer enqueue) runs synchronously.
       observeStage('pipeline', performance.now() - t0);
     }
-    this.sendTick();
+    if (!this.lateSend) this.sendTick();
     if (++this.ticks % 25 === 0) this.checkTimeout();
     if (this.ticks % this.rtcpEveryTicks === 0) this.sendRtcp();
   }

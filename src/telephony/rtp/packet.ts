@@ -13,10 +13,11 @@ export const RTP_HEADER_BYTES = 12;
 
 /** Parses an RTP datagram; returns null for anything that is not RTP version 2 (RTCP, STUN, garbage). */
 export function parseRtp(buf: Uint8Array): RtpPacket | null {
+  // Every index read below is bounds-checked first (12-byte header, extension and padding checks).
   if (buf.length < RTP_HEADER_BYTES) return null;
-  const b0 = buf[0];
+  const b0 = (buf[0] ?? 0);
   if (b0 >> 6 !== 2) return null;
-  const b1 = buf[1];
+  const b1 = (buf[1] ?? 0);
   const payloadType = b1 & 0x7f;
   // RTCP packet types 200..204 collide with marker+PT 72..76 (RFC 5761 §4): not audio for us.
   if (payloadType >= 72 && payloadType <= 76) return null;
@@ -26,22 +27,22 @@ export function parseRtp(buf: Uint8Array): RtpPacket | null {
   if (b0 & 0x10) {
     // Header extension (RFC 3550 §5.3.1): 16-bit profile, 16-bit length in 32-bit words.
     if (offset + 4 > buf.length) return null;
-    const words = (buf[offset + 2] << 8) | buf[offset + 3];
+    const words = ((buf[offset + 2] ?? 0) << 8) | (buf[offset + 3] ?? 0);
     offset += 4 + words * 4;
     if (offset > buf.length) return null;
   }
   let end = buf.length;
   if (b0 & 0x20) {
-    const pad = buf[buf.length - 1];
+    const pad = (buf[buf.length - 1] ?? 0);
     if (pad === 0 || offset + pad > end) return null;
     end -= pad;
   }
   return {
     marker: (b1 & 0x80) !== 0,
     payloadType,
-    sequence: (buf[2] << 8) | buf[3],
-    timestamp: ((buf[4] << 24) | (buf[5] << 16) | (buf[6] << 8) | buf[7]) >>> 0,
-    ssrc: ((buf[8] << 24) | (buf[9] << 16) | (buf[10] << 8) | buf[11]) >>> 0,
+    sequence: ((buf[2] ?? 0) << 8) | (buf[3] ?? 0),
+    timestamp: (((buf[4] ?? 0) << 24) | ((buf[5] ?? 0) << 16) | ((buf[6] ?? 0) << 8) | (buf[7] ?? 0)) >>> 0,
+    ssrc: (((buf[8] ?? 0) << 24) | ((buf[9] ?? 0) << 16) | ((buf[10] ?? 0) << 8) | (buf[11] ?? 0)) >>> 0,
     payload: buf.subarray(offset, end),
   };
 }

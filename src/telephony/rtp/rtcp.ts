@@ -40,7 +40,7 @@ export interface RtcpReport {
 
 /** RFC 5761 §4: on a muxed port, RTCP is told from RTP by the second byte (packet type 192..223). */
 export function looksLikeRtcp(buf: Uint8Array): boolean {
-  return buf.length >= 8 && buf[0] >> 6 === 2 && buf[1] >= 192 && buf[1] <= 223;
+  return buf.length >= 8 && (buf[0] ?? 0) >> 6 === 2 && (buf[1] ?? 0) >= 192 && (buf[1] ?? 0) <= 223; // 8 bytes checked first
 }
 
 const NTP_UNIX_OFFSET = 2208988800;
@@ -118,8 +118,9 @@ export function parseRtcp(buf: Uint8Array): { reports: RtcpReport[]; bye: boolea
   let bye = false;
   let off = 0;
   while (off + 4 <= view.length) {
-    if (view[off] >> 6 !== 2) return null;
-    const count = view[off] & 0x1f;
+    const b0 = view.readUInt8(off);
+    if (b0 >> 6 !== 2) return null;
+    const count = b0 & 0x1f;
     const type = view[off + 1];
     const len = (view.readUInt16BE(off + 2) + 1) * 4;
     if (off + len > view.length) return null;

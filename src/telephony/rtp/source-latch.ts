@@ -21,7 +21,7 @@ export const NAT_WINDOW_PACKETS = 10;
 
 export function isPrivateAddress(address: string): boolean {
   if (net.isIPv4(address)) {
-    const [a, b] = address.split('.').map(Number);
+    const [a = -1, b = -1] = address.split('.').map(Number); // isIPv4: four parts
     return a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127) || (a === 169 && b === 254);
   }
   const v6 = address.toLowerCase();

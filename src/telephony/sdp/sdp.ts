@@ -144,6 +144,11 @@ export interface NegotiatedMedia {
  * Chooses the codec from a remote description: the first of its payload types that is PCMU or PCMA
  * (honouring its order), and its telephone-event payload type at 8000 Hz.
  */
+/** An offer with a usable audio stream, whatever its codecs (rtpengine transcodes them for us). */
+export function requireAudio(remote: ParsedSdp): void {
+  if (!remote.audio || remote.audio.port === 0) throw new SdpError('no audio stream offered', 'no_audio');
+}
+
 export function negotiate(remote: ParsedSdp): NegotiatedMedia {
   const audio = remote.audio;
   if (!audio || audio.port === 0) throw new SdpError('no audio stream offered', 'no_audio');

@@ -51,4 +51,20 @@ describe('MediaClock', () => {
     expect(clock.listenerErrors).toBe(5);
     clock.stop();
   });
+
+  it('runs late listeners after every ordinary listener of the same tick, even one that joined in it', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const clock = new MediaClock(20, 10);
+    const order: string[] = [];
+    clock.subscribeLate((t) => order.push(`send${t}`));
+    let joined: (() => void) | null = null;
+    clock.subscribe((t) => {
+      order.push(`leg${t}`);
+      // Like a pacer woken by the leg's frame: it joins the tick in progress.
+      joined ??= clock.subscribe((u) => order.push(`pacer${u}`));
+    });
+    vi.advanceTimersByTime(40);
+    expect(order).toEqual(['leg1', 'pacer1', 'send1', 'leg2', 'pacer2', 'send2']);
+    clock.stop();
+  });
 });

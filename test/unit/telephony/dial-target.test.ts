@@ -8,7 +8,7 @@ const session = (o: Partial<TelephonySessionRecord>): TelephonySessionRecord => 
 });
 const conn = (o: Partial<ConnectionRecord> = {}): ConnectionRecord => ({
   id: 'pcon_1', org_id: 'org_1', provider: 'carrier_a', host: 'sip.carrier.test', port: 5080, transport: 'udp', username: 'u', password_enc: 'enc',
-  inbound_cidrs: [], status: 'active', credentials_valid: true, created_at: new Date(), updated_at: new Date(), ...o,
+  inbound_cidrs: [], status: 'active', credentials_valid: true, rtp_latching: 'nat', created_at: new Date(), updated_at: new Date(), ...o,
 });
 const look = (c: ConnectionRecord | null, n: PhoneNumberRecord | null = null) => ({
   connection: async () => c, number: async () => n, decrypt: (e: string) => `plain-${e}`,

@@ -153,4 +153,35 @@ describe('RtpEndpoint', () => {
     ep.configure({ address: '127.0.0.1', port: far.address().port, payloadType: 8, dtmfPayloadType: null, send: true, expectReceive: true });
     await once(ep, 'timeout');
   });
+
+  it('sends a frame played during a tick in that same tick (late phase), not one tick later', async () => {
+    // A clock the test drives: ordinary listeners, then late ones, like MediaClock.
+    const early = new Set<(tick: number) => void>();
+    const late = new Set<(tick: number) => void>();
+    const clock = {
+      subscribe: (fn: (tick: number) => void) => { early.add(fn); return () => { early.delete(fn); }; },
+      subscribeLate: (fn: (tick: number) => void) => { late.add(fn); return () => { late.delete(fn); }; },
+    };
+    const tick = () => {
+      for (const fn of [...early]) fn(1);
+      for (const fn of [...late]) fn(1);
+    };
+    const ep = await RtpEndpoint.open({ bindAddress: '127.0.0.1', portMin: 40000, portMax: 44999, timeoutMs: 5000, clock, jitter: { targetFrames: 2, adaptive: false } });
+    opened.push(ep);
+    const far = await peer();
+    const got: ReturnType<typeof parseRtp>[] = [];
+    far.on('message', (m) => got.push(parseRtp(m)));
+    ep.configure({ address: '127.0.0.1', port: far.address().port, payloadType: 0, dtmfPayloadType: null, send: true, expectReceive: false });
+    // A pacer on the same clock that subscribed after the endpoint releases a loud frame in tick 1.
+    let released = false;
+    clock.subscribe(() => {
+      if (!released) ep.playFrame(new Int16Array(160).fill(8000));
+      released = true;
+    });
+    tick();
+    await until(() => (got.length >= 1 ? true : undefined));
+    expect(ep.stats.packetsOut).toBe(1);
+    expect(got[0]!.payload[0]).toBe(mulawEncode(new Int16Array([8000]))[0]);
+    expect(ep.outQueueDepth).toBe(0);
+  });
 });

@@ -373,6 +373,30 @@ export interface paths {
                                 status: string;
                                 from: string | null;
                                 to: string | null;
+                                /** @description RTP/RTCP quality of the leg: so far while it is live, final once it ended (additive to SPEC). */
+                                quality?: {
+                                    packets_sent: number;
+                                    packets_received: number;
+                                    /** @description Expected from the phone but never received (RFC 3550 §A.3). */
+                                    packets_lost: number;
+                                    loss_percent: number;
+                                    /** @description Interarrival jitter of what the gateway receives (RFC 3550 §A.8). */
+                                    jitter_ms: number;
+                                    /** @description Round trip from RTCP (null until the phone reported on our SR). */
+                                    rtt_ms: number | null;
+                                    /** @description The phone's view of our stream, from its RTCP reports. */
+                                    remote: {
+                                        loss_percent: number;
+                                        jitter_ms: number;
+                                    } | null;
+                                    /** @description MOS estimate 1–4.5 (ITU-T G.107 simplified E-model). */
+                                    mos: number;
+                                    rtcp: {
+                                        sent: number;
+                                        received: number;
+                                        mux: boolean;
+                                    };
+                                };
                             };
                             stream?: {
                                 /** @description ws(s)://{host}/v1/sessions/{id}/connect */
@@ -3537,7 +3561,7 @@ export interface paths {
                             disconnect_reason?: string | null;
                             /** @description Seconds since the leg connected. */
                             duration?: number;
-                            /** @description RTP/RTCP quality of the leg so far (additive to SPEC). */
+                            /** @description RTP/RTCP quality of the leg: so far while it is live, final once it ended (additive to SPEC). */
                             quality?: {
                                 packets_sent: number;
                                 packets_received: number;
@@ -3707,7 +3731,7 @@ export interface paths {
                                 disconnect_reason?: string | null;
                                 /** @description Seconds since the leg connected. */
                                 duration?: number;
-                                /** @description RTP/RTCP quality of the leg so far (additive to SPEC). */
+                                /** @description RTP/RTCP quality of the leg: so far while it is live, final once it ended (additive to SPEC). */
                                 quality?: {
                                     packets_sent: number;
                                     packets_received: number;

@@ -1,0 +1,58 @@
+// Media-path benchmark (issue 12), one command:
+//   npx tsx bench/media/run.ts [--calls 1,20,50,200,400] [--seconds 10] [--scenarios rtp_to_socket,...]
+//                              [--capacity-step 200] [--capacity-max 1000]
+// Prints, in one run: the added latency p50/p99 per call count for RTP-in → socket-out,
+// socket-in → RTP-out, RTP-in → RTP-out (two phone legs bridged through one session) and socket
+// 100–200 ms chunks → RTP-out; then steps bridged RTP→RTP calls up from the last count until the
+// loss reaches 0.1 % (the calls carried), with CPU per call-second and memory per call.
+// BENCH_STAGES=1 also prints the gateway's per-stage histograms; SIP_BENCH_PROFILE=<dir> writes a
+// V8 CPU profile of the gateway. Prints figures; asserts nothing.
+import { SCENARIOS, describe, runStep, startBenchGateway, type Scenario, type StepResult } from './scenarios.js';
+
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : undefined;
+}
+const counts = (arg('calls') ?? '1,20,50,200,400').split(',').map(Number);
+const seconds = Number(arg('seconds') ?? 10);
+const scenarios = (arg('scenarios')?.split(',') as Scenario[] | undefined) ?? SCENARIOS;
+const capacityStep = Number(arg('capacity-step') ?? 200);
+const capacityMax = Number(arg('capacity-max') ?? 1000);
+const LOSS_LIMIT = 0.1;
+
+const gw = await startBenchGateway();
+const results: StepResult[] = [];
+try {
+  for (const scenario of scenarios) {
+    for (const calls of counts) {
+      const r = await runStep(gw, scenario, calls, seconds);
+      results.push(r);
+      console.log(describe(r));
+      if (r.connected < calls) break;
+    }
+  }
+  // Capacity: bridged phone-to-phone calls (the heaviest per call: two legs), stepped up until loss.
+  if (capacityStep > 0) {
+    let calls = Math.max(...counts) + capacityStep;
+    while (calls <= capacityMax) {
+      const r = await runStep(gw, 'rtp_to_rtp', calls, seconds);
+      results.push({ ...r });
+      console.log(`capacity: ${describe(r)}`);
+      if (r.lossPercent >= LOSS_LIMIT || r.connected < calls) break;
+      calls += capacityStep;
+    }
+  }
+} finally {
+  await gw.stop();
+}
+
+console.log('\nscenario              calls  p50_ms  p99_ms  max_ms  loss_%  cpu_ms/call-s  rss_MB/call  gw_cpu_%');
+for (const r of results) {
+  console.log(`${r.scenario.padEnd(20)}  ${String(r.calls).padStart(5)}  ${String(r.latencyP50Ms).padStart(6)}  ${String(r.latencyP99Ms).padStart(6)}  ${String(r.latencyMaxMs).padStart(6)}  ${String(r.lossPercent).padStart(6)}  ${String(r.cpuMsPerCallSecond).padStart(13)}  ${String(r.rssMbPerCall).padStart(11)}  ${String(r.gatewayCpuPercentOfOneCore).padStart(8)}`);
+}
+for (const s of new Set(results.map((r) => r.scenario))) {
+  const clean = results.filter((r) => r.scenario === s && r.lossPercent < LOSS_LIMIT && r.connected === r.calls).map((r) => r.calls);
+  console.log(`${s}: most calls carried at < ${LOSS_LIMIT} % loss: ${clean.length ? Math.max(...clean) : 'none of the steps'}`);
+}
+console.log(JSON.stringify({ bench: 'media_path', results }));
+process.exit(0);

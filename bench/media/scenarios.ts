@@ -1,0 +1,372 @@
+// The media-path latency scenarios (issue 12), one gateway child process for all of them.
+// Every call is an assistive-translation session (engines off, so the media path itself is
+// measured); the customer's audio is bridged to the agent. Where the customer and the agent are:
+//   rtp_to_socket         customer = a phone (inbound SIP call, RTP in), agent = the socket (audio.output)
+//   socket_to_rtp         customer = the socket (audio.input, one 20 ms frame per message),
+//                         agent = a phone leg the gateway dials out (RTP out)
+//   socket_chunks_to_rtp  as socket_to_rtp, but the socket sends 100–200 ms chunks (SPEC's advice;
+//                         each call keeps one chunk size, as a client with a fixed buffer does)
+//   rtp_to_rtp            customer = an inbound phone, agent = a dialled phone: two legs through one session
+// Latency: loud tone frames are sent among quiet ones; a loud frame's arrival at the sink minus
+// its send time is the added latency. A chunk's loud frame is its first, so the figure is measured
+// from the chunk's arrival (the gateway cannot play audio before it has it).
+// Phones on both ends send RTP at 20 ms both ways, on a drift-free 20 ms grid.
+// The load generator is this process; the gateway is a child (bench/sip/gateway-child.ts), whose
+// CPU and memory are the ones reported.
+import dgram from 'node:dgram';
+import WebSocket from 'ws';
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { UserAgent } from '../../src/telephony/sip/user-agent.js';
+import type { Dialog } from '../../src/telephony/sip/dialog.js';
+import { buildSdp, parseSdp } from '../../src/telephony/sdp/sdp.js';
+import { serializeRtp, parseRtp } from '../../src/telephony/rtp/packet.js';
+import { alawDecode, alawEncode, mulawDecode, mulawEncode } from '../../src/media/g711.js';
+
+export type Scenario = 'rtp_to_socket' | 'socket_to_rtp' | 'socket_chunks_to_rtp' | 'rtp_to_rtp';
+export const SCENARIOS: Scenario[] = ['rtp_to_socket', 'socket_to_rtp', 'rtp_to_rtp', 'socket_chunks_to_rtp'];
+
+export interface StepResult {
+  scenario: Scenario;
+  calls: number;
+  connected: number;
+  seconds: number;
+  /** Frames the sink should have received (one per 20 ms per call). */
+  framesExpected: number;
+  framesAtSink: number;
+  /** Sink short of frames (socket frames or RTP packets), percent. */
+  sinkShortPercent: number;
+  burstsSent: number;
+  burstsDelivered: number;
+  burstLossPercent: number;
+  /** Frames the gateway's jitter buffers discarded (drift drops, late), over packets received. */
+  gatewayDiscardPercent: number;
+  /** The step's loss figure: the worst of sink short, bursts missed and gateway discards. */
+  lossPercent: number;
+  latencyP50Ms: number;
+  latencyP99Ms: number;
+  latencyMaxMs: number;
+  gatewayCpuPercentOfOneCore: number;
+  cpuMsPerCallSecond: number;
+  rssMbPerCall: number;
+  heapMbPerCall: number;
+  loadGeneratorCpuPercent: number;
+  gatewayLoopDelayP99Ms?: number;
+}
+
+const FRAME = 160;
+const tone = (amp: number): Int16Array => {
+  const f = new Int16Array(FRAME);
+  for (let i = 0; i < FRAME; i++) f[i] = Math.round(amp * Math.sin((2 * Math.PI * 1000 * i) / 8000));
+  return f;
+};
+const LOUD_PCM = tone(12000);
+const QUIET_PCM = new Int16Array(FRAME).fill(8);
+const LOUD = { alaw: Buffer.from(alawEncode(LOUD_PCM)), mulaw: Buffer.from(mulawEncode(LOUD_PCM)) };
+const QUIET = { alaw: Buffer.from(alawEncode(QUIET_PCM)), mulaw: Buffer.from(mulawEncode(QUIET_PCM)) };
+const BURST_EVERY = 25;
+const WARMUP_TICKS = 50;
+const LOUD_PEAK = 6000;
+
+const pct = (a: number, b: number): number => (b > 0 ? Math.round((a / b) * 10000) / 100 : 0);
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return Math.round((sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN) * 10) / 10;
+}
+const peakOf = (pcm: Int16Array): number => {
+  let peak = 0;
+  for (let k = 0; k < pcm.length; k++) peak = Math.max(peak, Math.abs(pcm[k] ?? 0));
+  return peak;
+};
+
+interface Usage {
+  stages?: Record<string, { count: number; meanMs: number; p50Ms: number; p99Ms: number }>;
+  media?: Record<string, number>;
+  cpu: NodeJS.CpuUsage;
+  rss: number;
+  heapUsed?: number;
+  activeCalls: number;
+}
+
+/** One call's both ends, as the load generator sees them. */
+interface CallEnds {
+  sessionId: string;
+  ws: WebSocket;
+  wsSeq: number;
+  customer: dgram.Socket | null;
+  customerDialog: Dialog | null;
+  customerGwPort: number;
+  customerSeq: number;
+  agent: dgram.Socket | null;
+  agentDialog: Dialog | null;
+  agentGw: { address: string; port: number } | null;
+  agentSeq: number;
+  /** Socket chunking: frames gathered for the next chunk, and its size in frames (5–10: 100–200 ms, fixed per call, as a client's buffer). */
+  chunk: Buffer[];
+  chunkFrames: number;
+  chunksSent: number;
+  lastLoudSentAt: number;
+  awaitingLoud: boolean;
+  latencies: number[];
+  framesAtSink: number;
+  burstsSent: number;
+  /** Socket messages the client received, by type (what the gateway spends socket writes on). */
+  wsTypes: Record<string, number>;
+}
+
+/** A queue of child replies: requests are sequential, each takes the next message. */
+class ChildLink {
+  private waiting: ((m: unknown) => void)[] = [];
+  constructor(readonly child: ChildProcess) {
+    child.on('message', (m) => this.waiting.shift()?.(m));
+  }
+  ask<T>(msg: object): Promise<T> {
+    return new Promise((resolve) => {
+      this.waiting.push((m) => resolve(m as T));
+      this.child.send(msg);
+    });
+  }
+}
+
+export interface BenchGateway {
+  link: ChildLink;
+  sipPort: number;
+  ua: UserAgent;
+  /** Agent legs the gateway dials in, answered by the call's agent socket. */
+  pendingAgents: Map<string, CallEnds>;
+  stop(): Promise<void>;
+}
+
+export async function startBenchGateway(): Promise<BenchGateway> {
+  const profileDir = process.env.SIP_BENCH_PROFILE;
+  const child = fork(fileURLToPath(new URL('../sip/gateway-child.ts', import.meta.url)), [], {
+    execArgv: ['--import', 'tsx', ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const ready = await new Promise<{ sipPort: number }>((resolve) => child.once('message', (m) => resolve(m as { sipPort: number })));
+  const link = new ChildLink(child);
+  const pendingAgents = new Map<string, CallEnds>();
+  const ua = await UserAgent.start({ host: '127.0.0.1', port: 0, transports: ['udp'], advertisedAddress: '127.0.0.1' }, {
+    onInvite: (inv) => {
+      const user = /sip:([^@]+)@/.exec(typeof inv.req.uri === 'string' ? inv.req.uri : '')?.[1] ?? '';
+      const call = pendingAgents.get(user);
+      const offer = inv.req.content ? parseSdp(String(inv.req.content)) : null;
+      if (!call?.agent || !offer?.audio) {
+        inv.reject(404, 'Not Found');
+        return;
+      }
+      pendingAgents.delete(user);
+      call.agentGw = { address: offer.audio.address, port: offer.audio.port };
+      const answer = buildSdp({ address: '127.0.0.1', port: call.agent.address().port, sessionId: user, sessionVersion: 1, codecs: [{ payloadType: 0, name: 'PCMU' }], dtmfPayloadType: 101, direction: 'sendrecv' });
+      call.agentDialog = inv.answer(answer);
+    },
+  });
+  return {
+    link, sipPort: ready.sipPort, ua, pendingAgents,
+    async stop() {
+      ua.close();
+      const exited = new Promise((res) => child.once('exit', res));
+      child.send({ cmd: 'stop' });
+      const t = setTimeout(() => child.kill('SIGKILL'), 15000);
+      await exited;
+      clearTimeout(t);
+    },
+  };
+}
+
+const customerIsPhone = (s: Scenario): boolean => s === 'rtp_to_socket' || s === 'rtp_to_rtp';
+const agentIsPhone = (s: Scenario): boolean => s !== 'rtp_to_socket';
+
+async function udp(): Promise<dgram.Socket> {
+  const sock = dgram.createSocket('udp4');
+  await new Promise<void>((res) => sock.bind(0, '127.0.0.1', () => res()));
+  return sock;
+}
+
+/** Marks a sink frame: counts it and, when a loud frame is awaited, measures its latency. */
+function atSink(c: CallEnds, pcm: () => Int16Array): void {
+  c.framesAtSink++;
+  if (!c.awaitingLoud) return;
+  if (peakOf(pcm()) > LOUD_PEAK) {
+    c.latencies.push(performance.now() - c.lastLoudSentAt);
+    c.awaitingLoud = false;
+  }
+}
+
+async function connectCall(gw: BenchGateway, scenario: Scenario, i: number, s: { number: string; id: string; wsUrl: string }): Promise<CallEnds> {
+  const ws = new WebSocket(s.wsUrl);
+  await new Promise((res, rej) => { ws.once('open', res); ws.once('error', rej); });
+  const c: CallEnds = {
+    sessionId: s.id, ws, wsSeq: 0, customer: null, customerDialog: null, customerGwPort: 0, customerSeq: 0,
+    agent: null, agentDialog: null, agentGw: null, agentSeq: 0, chunk: [], chunkFrames: 5 + (i % 6), chunksSent: 0,
+    lastLoudSentAt: 0, awaitingLoud: false, latencies: [], framesAtSink: 0, burstsSent: 0, wsTypes: {},
+  };
+  ws.on('message', (raw) => {
+    const type = /^\{"type":"([^"]+)"/.exec(raw.toString().slice(0, 40))?.[1] ?? 'other';
+    c.wsTypes[type] = (c.wsTypes[type] ?? 0) + 1;
+    if (type === "session.error" && process.env.BENCH_STAGES) console.log(raw.toString().slice(0, 300));
+  });
+  if (scenario === 'rtp_to_socket') {
+    ws.on('message', (raw) => {
+      const text = raw.toString();
+      if (!text.startsWith('{"type":"audio.output"')) return;
+      atSink(c, () => mulawDecode(Buffer.from(/"payload":"([^"]+)"/.exec(text)?.[1] ?? '', 'base64')));
+    });
+  }
+  if (customerIsPhone(scenario)) {
+    c.customer = await udp();
+    const offer = buildSdp({ address: '127.0.0.1', port: c.customer.address().port, sessionId: String(i), sessionVersion: 1, codecs: [{ payloadType: 8, name: 'PCMA' }], dtmfPayloadType: 101, direction: 'sendrecv' });
+    c.customerDialog = await gw.ua.call(`sip:${s.number}@127.0.0.1:${gw.sipPort}`, { from: 'sip:+15550000000@127.0.0.1', sdp: offer, ringTimeoutMs: 30000 });
+    c.customerGwPort = parseSdp(c.customerDialog.remoteSdp ?? '').audio?.port ?? 0;
+  }
+  if (agentIsPhone(scenario)) {
+    const agent = await udp();
+    c.agent = agent;
+    agent.on('message', (m) => {
+      const p = parseRtp(m);
+      if (!p || p.payloadType > 8) return;
+      atSink(c, () => (p.payloadType === 8 ? alawDecode(p.payload) : mulawDecode(p.payload)));
+    });
+    const user = `agent${i}x${Date.now() % 100000}`;
+    gw.pendingAgents.set(user, c);
+    const r = await gw.link.ask<{ ok?: true; error?: string }>({ cmd: 'dial', sessionId: s.id, to: `sip:${user}@127.0.0.1:${gw.ua.port}` });
+    if (r.error || !c.agentGw) throw new Error(`agent leg ${i}: ${r.error ?? 'no SDP offer'}`);
+  }
+  return c;
+}
+
+/** One 20 ms tick of the phones and the socket. */
+function sendTick(scenario: Scenario, c: CallEnds, tick: number, now: number): void {
+  const loud = tick % BURST_EVERY === 0;
+  if (c.customer) {
+    c.customer.send(serializeRtp({ marker: c.customerSeq === 0, payloadType: 8, sequence: c.customerSeq & 0xffff, timestamp: (c.customerSeq * FRAME) >>> 0, ssrc: 1234, payload: loud ? LOUD.alaw : QUIET.alaw }), c.customerGwPort, '127.0.0.1');
+    c.customerSeq++;
+  }
+  if (c.agent && c.agentGw) {
+    c.agent.send(serializeRtp({ marker: c.agentSeq === 0, payloadType: 0, sequence: c.agentSeq & 0xffff, timestamp: (c.agentSeq * FRAME) >>> 0, ssrc: 4321, payload: QUIET.mulaw }), c.agentGw.port, c.agentGw.address);
+    c.agentSeq++;
+  }
+  if (scenario === 'socket_to_rtp') {
+    sendAudioInput(c, loud ? LOUD.mulaw : QUIET.mulaw);
+  } else if (scenario === 'socket_chunks_to_rtp') {
+    // A loud frame opens every third chunk (bursts 300–600 ms apart); the chunk leaves once full.
+    const opensChunk = c.chunk.length === 0;
+    c.chunk.push(opensChunk && c.chunksSent % 3 === 0 ? LOUD.mulaw : QUIET.mulaw);
+    if (c.chunk.length < c.chunkFrames) return;
+    sendAudioInput(c, Buffer.concat(c.chunk));
+    if (c.chunksSent % 3 === 0) markLoud(c, now);
+    c.chunksSent++;
+    c.chunk = [];
+    return;
+  }
+  if (loud) markLoud(c, now);
+}
+
+function markLoud(c: CallEnds, now: number): void {
+  c.lastLoudSentAt = now;
+  c.awaitingLoud = true;
+  c.burstsSent++;
+}
+
+function sendAudioInput(c: CallEnds, mulaw: Buffer): void {
+  c.ws.send(`{"type":"audio.input","sequence":${++c.wsSeq},"speaker":"customer","audio":{"encoding":"mulaw","sample_rate_hz":8000,"payload":"${mulaw.toString('base64')}"}}`);
+}
+
+export async function runStep(gw: BenchGateway, scenario: Scenario, calls: number, seconds: number): Promise<StepResult> {
+  const baseline = await gw.link.ask<Usage>({ cmd: 'usage' });
+  const { sessions } = await gw.link.ask<{ sessions: { number: string; id: string; wsUrl: string }[] }>({ cmd: 'prepare', calls });
+  const ends: CallEnds[] = [];
+  for (const [i, s] of sessions.entries()) {
+    try {
+      ends.push(await connectCall(gw, scenario, i, s));
+    } catch (err) {
+      console.error(`${scenario} call ${i} failed: ${String(err)}`);
+    }
+  }
+  const totalTicks = seconds * 50 + WARMUP_TICKS;
+  let usage0 = await gw.link.ask<Usage>({ cmd: 'usage' });
+  let usage0Pending: Promise<Usage> | null = null;
+  let t0 = performance.now();
+  let genCpu0 = process.cpuUsage();
+  const start = performance.now();
+  let tick = 0;
+  await new Promise<void>((resolve) => {
+    const timer = setInterval(() => {
+      const due = Math.min(totalTicks, Math.floor((performance.now() - start) / 20));
+      for (; tick < due; tick++) {
+        if (tick === WARMUP_TICKS) {
+          usage0Pending = gw.link.ask<Usage>({ cmd: 'usage' });
+          t0 = performance.now();
+          genCpu0 = process.cpuUsage();
+          for (const c of ends) {
+            c.latencies = [];
+            c.framesAtSink = 0;
+            c.burstsSent = 0;
+            c.awaitingLoud = false;
+          }
+        }
+        const now = performance.now();
+        for (const c of ends) sendTick(scenario, c, tick, now);
+      }
+      if (tick >= totalTicks) {
+        clearInterval(timer);
+        resolve();
+      }
+    }, 5);
+  });
+  const elapsed = (performance.now() - t0) / 1000;
+  const genCpu = process.cpuUsage(genCpu0);
+  // Assigned in the timer callback, which control-flow narrowing cannot see.
+  const pending = usage0Pending as Promise<Usage> | null;
+  if (pending) usage0 = await pending;
+  const usage1 = await gw.link.ask<Usage>({ cmd: 'usage' });
+  const framesAtSink = ends.reduce((a, c) => a + c.framesAtSink, 0);
+  const burstsSent = ends.reduce((a, c) => a + c.burstsSent, 0);
+  // In-flight loud frames land; the last burst of each call is not counted when it is still on its way.
+  await new Promise((r) => setTimeout(r, 300));
+  const latencies = ends.flatMap((c) => c.latencies).sort((a, b) => a - b);
+  const stillAwaiting = ends.filter((c) => c.awaitingLoud).length;
+  const cpuSec = (usage1.cpu.user - usage0.cpu.user + usage1.cpu.system - usage0.cpu.system) / 1e6;
+  const framesExpected = Math.round(elapsed * 50) * ends.length;
+  const media = (k: string): number => (usage1.media?.[k] ?? 0) - (usage0.media?.[k] ?? 0);
+  const sinkShortPercent = Math.max(0, pct(framesExpected - framesAtSink, framesExpected));
+  const burstLossPercent = Math.max(0, pct(burstsSent - latencies.length - stillAwaiting, burstsSent));
+  const gatewayDiscardPercent = pct(media('dropped') + media('late'), media('packetsIn'));
+  const live = Math.max(1, ends.length);
+  const r: StepResult = {
+    scenario, calls, connected: ends.length, seconds: Math.round(elapsed * 10) / 10,
+    framesExpected, framesAtSink, sinkShortPercent, burstsSent, burstsDelivered: latencies.length, burstLossPercent, gatewayDiscardPercent,
+    lossPercent: Math.max(sinkShortPercent, burstLossPercent, gatewayDiscardPercent),
+    latencyP50Ms: percentile(latencies, 50), latencyP99Ms: percentile(latencies, 99), latencyMaxMs: percentile(latencies, 100),
+    gatewayCpuPercentOfOneCore: Math.round((cpuSec / elapsed) * 100),
+    cpuMsPerCallSecond: Math.round(((cpuSec * 1000) / (elapsed * live)) * 100) / 100,
+    // Against the gateway before this step's calls existed (garbage of earlier steps blurs it).
+    rssMbPerCall: Math.round(((usage1.rss - baseline.rss) / 1e6 / live) * 1000) / 1000,
+    heapMbPerCall: Math.round((((usage1.heapUsed ?? 0) - (baseline.heapUsed ?? 0)) / 1e6 / live) * 1000) / 1000,
+    loadGeneratorCpuPercent: Math.round(((genCpu.user + genCpu.system) / 1e6 / elapsed) * 100),
+    gatewayLoopDelayP99Ms: usage1.media?.loopDelayP99Ms,
+  };
+  if (process.env.BENCH_STAGES) {
+    const types: Record<string, number> = {};
+    for (const c of ends) for (const [k, v] of Object.entries(c.wsTypes)) types[k] = (types[k] ?? 0) + v;
+    console.log(`${scenario} ${calls}: socket messages received by type:`, JSON.stringify(types));
+  }
+  if (process.env.BENCH_STAGES) console.log(`${scenario} ${calls}: gateway per-stage time (ms, cumulative):`, JSON.stringify(usage1.stages));
+  for (const c of ends) {
+    await c.customerDialog?.bye('bench_done').catch(() => undefined);
+    await c.agentDialog?.bye('bench_done').catch(() => undefined);
+    c.ws.close();
+    c.customer?.close();
+    c.agent?.close();
+  }
+  for (let i = 0; i < 200; i++) {
+    const u = await gw.link.ask<Usage>({ cmd: 'usage' });
+    if (u.activeCalls === 0) break;
+    await new Promise((res) => setTimeout(res, 50));
+  }
+  return r;
+}
+
+export function describe(r: StepResult): string {
+  return `${r.scenario} ${r.connected}/${r.calls} calls: latency p50 ${r.latencyP50Ms} p99 ${r.latencyP99Ms} max ${r.latencyMaxMs} ms; bursts ${r.burstsDelivered}/${r.burstsSent}; sink short ${r.sinkShortPercent}%, gateway discarded ${r.gatewayDiscardPercent}%; gateway ${r.gatewayCpuPercentOfOneCore}% of a core (${r.cpuMsPerCallSecond} ms CPU per call-second), RSS ${r.rssMbPerCall} MB/call, heap ${r.heapMbPerCall} MB/call; loop delay p99 ${r.gatewayLoopDelayP99Ms} ms; load generator ${r.loadGeneratorCpuPercent}%`;
+}
