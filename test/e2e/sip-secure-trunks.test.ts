@@ -5,12 +5,16 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { startTelephonyFixture, startSipp, freePort, type TelephonyFixture } from '../helpers/sip-harness.js';
+import { startTelephonyFixture, startSipp, freePort, eventually, type TelephonyFixture } from '../helpers/sip-harness.js';
 import { startRtpengine, type RtpengineHandle } from '../helpers/rtpengine.js';
 import { makeTestPki, type TestPki } from '../helpers/tls-certs.js';
 import { tlsClientTunnel, tlsServerTunnel, type Tunnel } from '../helpers/tls-tunnel.js';
 import * as repo from '../../src/store/telephony-repo.js';
 import type { SipLeg } from '../../src/telephony/call-leg.js';
+import dgram from 'node:dgram';
+import { parseRtp, serializeRtp } from '../../src/telephony/rtp/packet.js';
+import { mulawDecode, mulawEncode } from '../../src/media/g711.js';
+import { protect, srtpContext, unprotect } from '../helpers/srtp.js';
 
 let pki: TestPki;
 let rtpengine: RtpengineHandle;
@@ -22,6 +26,12 @@ const tunnels: Tunnel[] = [];
 const tlsConfig = () => ({ tls: { port: 0, certFile: pki.serverCert, keyFile: pki.serverKey, caFile: pki.caFile, verifyServer: true } });
 const ok = (r: { code: number; errors: string; stderr: string }) => expect(r.code, `${r.errors}\n${r.stderr}`).toBe(0);
 const crypto = () => `a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:${randomBytes(30).toString('base64')}`;
+const rms = (f: Int16Array) => Math.sqrt(f.reduce((a, v) => a + v * v, 0) / f.length);
+function tone(amplitude: number): Int16Array {
+  const f = new Int16Array(160);
+  for (let i = 0; i < 160; i++) f[i] = Math.round(amplitude * Math.sin((2 * Math.PI * 440 * i) / 8000));
+  return f;
+}
 const PLAIN = { profile: 'RTP/AVP', crypto: 'a=ptime:20' };
 const SRTP = () => ({ profile: 'RTP/SAVP', crypto: crypto() });
 
@@ -109,6 +119,53 @@ describe('SRTP (SDES) through rtpengine', () => {
     expect(port).toBeGreaterThanOrEqual(rtpengine.portMin);
     expect(port).toBeLessThanOrEqual(rtpengine.portMax);
     ok((await call).result);
+  });
+
+  it('carries decodable audio both ways: the caller\'s SRTP reaches the gateway as PCMU, the gateway\'s reaches the caller as SRTP', async () => {
+    await fx.createSession({ phoneNumber: fx.openNumber });
+    const peer = dgram.createSocket('udp4');
+    await new Promise<void>((r) => peer.bind(0, '127.0.0.1', () => r()));
+    const key = randomBytes(30).toString('base64');
+    const attached = fx.sessions.nextLeg();
+    const sipp = await startSipp({
+      scenario: 'uac-secure-call-remote-bye.xml', target: `127.0.0.1:${fx.sipPort}`, service: fx.openNumber,
+      keys: { rtp_port: String(peer.address().port), codecs: '0 101', profile: 'RTP/SAVP', crypto: `a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:${key}` },
+    });
+    const rec = await attached;
+    const leg = rec.leg as SipLeg;
+    const answer = leg.dialog.localSdp;
+    const port = Number(/^m=audio (\d+) RTP\/SAVP /m.exec(answer)?.[1]);
+    const theirKey = /^a=crypto:\d+ AES_CM_128_HMAC_SHA1_80 inline:([A-Za-z0-9+/=]+)/m.exec(answer)?.[1];
+    expect(port).toBeGreaterThan(0);
+    expect(theirKey).toBeTruthy();
+    const toRtpengine = srtpContext(key);
+    const fromRtpengine = srtpContext(theirKey!);
+    const heard: number[] = [];
+    let undecryptable = 0;
+    peer.on('message', (m) => {
+      const rtp = unprotect(fromRtpengine, m);
+      if (!rtp) return void undecryptable++;
+      const p = parseRtp(rtp);
+      if (p?.payloadType === 0) heard.push(rms(mulawDecode(p.payload)));
+    });
+    const payload = mulawEncode(tone(8000));
+    let seq = 0;
+    const sender = setInterval(() => {
+      const rtp = serializeRtp({ marker: seq === 0, payloadType: 0, sequence: seq, timestamp: seq * 160, ssrc: 0x1234, payload });
+      peer.send(protect(toRtpengine, rtp), port, '127.0.0.1');
+      seq++;
+    }, 20);
+    try {
+      await eventually(() => rec.frames.some((f) => rms(f) > 3000));
+      for (let i = 0; i < 25; i++) leg.playFrame(tone(6000));
+      await eventually(() => heard.some((v) => v > 3000));
+    } finally {
+      clearInterval(sender);
+    }
+    expect(undecryptable).toBe(0);
+    leg.close('test_done');
+    ok(await sipp.done);
+    peer.close();
   });
 
   it('offers RTP/SAVP with a=crypto when dialing a connection that requires secure calls', async () => {
