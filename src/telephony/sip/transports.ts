@@ -57,6 +57,7 @@ function parseFramed(text: string): SipMessage | undefined {
 function stampVia(m: SipMessage, address: string, port: number, udp: boolean): void {
   if (!('method' in m) || !m.method) return;
   const via = m.headers.via[0];
+  if (!via) return; // parseFramed() refuses messages without a Via
   via.params.received = address;
   if (udp && Object.prototype.hasOwnProperty.call(via.params, 'rport')) via.params.rport = String(port);
 }
