@@ -82,6 +82,17 @@ export const ConfigSchema = Type.Object({
       maxConnectionsPerSource: PositiveInt,
       maxConnections: PositiveInt,
     }),
+    /** Secure trunks (issue 11): SIP over TLS on its own port, on when a certificate and key are given (src/telephony/sip/transports.ts). */
+    tls: Type.Object({
+      port: Port,
+      /** PEM file paths. */
+      certFile: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+      keyFile: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+      /** CAs for client certificates (mutual TLS) and for carriers' server certificates when dialing out; null: system CAs. */
+      caFile: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+      /** Check the carrier's certificate when dialing out over TLS. */
+      verifyServer: Type.Boolean(),
+    }),
   }),
   rtpengine: Type.Object({
     ng: Type.Union([Type.String({ pattern: '^[^:]+:\\d+$' }), Type.Null()]),
@@ -256,6 +267,12 @@ const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' 
   SIP_RATE_BURST: { path: ['sip', 'guard', 'burst'], kind: 'int' },
   SIP_BAN_SECONDS: { path: ['sip', 'guard', 'banSeconds'], kind: 'int' },
   SIP_ALLOW_CIDRS: { path: ['sip', 'guard', 'allowCidrs'], kind: 'list' },
+  // Secure trunks (issue 11)
+  SIP_TLS_PORT: { path: ['sip', 'tls', 'port'], kind: 'int' },
+  SIP_TLS_CERT: { path: ['sip', 'tls', 'certFile'], kind: 'nullable' },
+  SIP_TLS_KEY: { path: ['sip', 'tls', 'keyFile'], kind: 'nullable' },
+  SIP_TLS_CA: { path: ['sip', 'tls', 'caFile'], kind: 'nullable' },
+  SIP_TLS_VERIFY_SERVER: { path: ['sip', 'tls', 'verifyServer'], kind: 'bool' },
   RTPENGINE_NG: { path: ['rtpengine', 'ng'], kind: 'nullable' },
   STT_PROVIDER: { path: ['engines', 'stt', 'provider'], kind: 'string' },
   STT_URL: { path: ['engines', 'stt', 'url'], kind: 'string' },
@@ -393,6 +410,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Json
   const cfg = merged;
   if (cfg.sip.rtpPortMin >= cfg.sip.rtpPortMax) {
     throw new ConfigError(`invalid configuration: sip.rtpPortMin (RTP_PORT_MIN) must be below sip.rtpPortMax (RTP_PORT_MAX)`);
+  }
+  if (!!cfg.sip.tls.certFile !== !!cfg.sip.tls.keyFile) {
+    throw new ConfigError('invalid configuration: sip.tls.certFile (SIP_TLS_CERT) and sip.tls.keyFile (SIP_TLS_KEY) go together');
   }
   if (cfg.apiEnvironment === 'live' && cfg.secretKey.startsWith('dev-only')) {
     throw new ConfigError('invalid configuration: secretKey (SECRET_KEY) must be set to a private random value when API_ENVIRONMENT=live');

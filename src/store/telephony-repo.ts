@@ -12,7 +12,7 @@ export interface ConnectionRecord {
   provider: ProviderName;
   host: string;
   port: number;
-  transport: 'udp' | 'tcp';
+  transport: 'udp' | 'tcp' | 'tls';
   username: string | null;
   /** AES-256-GCM ciphertext (see telephony/secrets.ts); never returned to clients. */
   password_enc: string | null;
@@ -21,6 +21,12 @@ export interface ConnectionRecord {
   credentials_valid: boolean;
   /** Which RTP sources legs through this connection accept (telephony/rtp/source-latch.ts). */
   rtp_latching: RtpLatching;
+  /** Secure trunks (migration 011): calls from it must come over TLS and offer SRTP. */
+  require_secure: boolean;
+  /** Mutual TLS: a client certificate from tls_client_ca (PEM; null: the listener's CA) with subject tls_client_subject (null: any). */
+  require_client_cert: boolean;
+  tls_client_ca: string | null;
+  tls_client_subject: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -39,27 +45,51 @@ export interface CreateConnectionInput {
   provider: ProviderName;
   host: string;
   port: number;
-  transport: 'udp' | 'tcp';
+  transport: 'udp' | 'tcp' | 'tls';
   username?: string | null;
   passwordEnc?: string | null;
   inboundCidrs: string[];
   /** Default 'nat'. */
   rtpLatching?: RtpLatching;
+  security?: ConnectionSecurity;
+}
+
+/** The secure-trunk settings of a connection (migration 011). */
+export interface ConnectionSecurity {
+  requireSecure?: boolean;
+  requireClientCert?: boolean;
+  tlsClientCa?: string | null;
+  tlsClientSubject?: string | null;
 }
 
 export async function createConnection(db: DbClient, i: CreateConnectionInput): Promise<ConnectionRecord> {
   const { rows } = await db.query<ConnectionRecord>(
-    `INSERT INTO provider_connections (id, org_id, provider, host, port, transport, username, password_enc, inbound_cidrs, rtp_latching)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
-    [newId('pcon'), i.orgId, i.provider, i.host, i.port, i.transport, i.username ?? null, i.passwordEnc ?? null, i.inboundCidrs, i.rtpLatching ?? 'nat'],
+    `INSERT INTO provider_connections (id, org_id, provider, host, port, transport, username, password_enc, inbound_cidrs, rtp_latching,
+                                       require_secure, require_client_cert, tls_client_ca, tls_client_subject)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING *`,
+    [newId('pcon'), i.orgId, i.provider, i.host, i.port, i.transport, i.username ?? null, i.passwordEnc ?? null, i.inboundCidrs, i.rtpLatching ?? 'nat',
+      i.security?.requireSecure ?? false, i.security?.requireClientCert ?? false, i.security?.tlsClientCa ?? null, i.security?.tlsClientSubject ?? null],
   );
   return rows[0];
 }
 
-/** Changes a connection's RTP latching rule (applies to legs set up afterwards). */
-export async function setConnectionRtpLatching(db: DbClient, id: string, latching: RtpLatching): Promise<ConnectionRecord | null> {
+/** Changes the settings given (undefined: unchanged); they apply to calls set up afterwards. */
+export async function updateConnection(
+  db: DbClient, id: string, u: ConnectionSecurity & { transport?: 'udp' | 'tcp' | 'tls'; rtpLatching?: RtpLatching },
+): Promise<ConnectionRecord | null> {
   const { rows } = await db.query<ConnectionRecord>(
-    `UPDATE provider_connections SET rtp_latching = $2, updated_at = now() WHERE id = $1 RETURNING *`, [id, latching]);
+    `UPDATE provider_connections SET
+       transport = COALESCE($2, transport),
+       require_secure = COALESCE($3, require_secure),
+       require_client_cert = COALESCE($4, require_client_cert),
+       tls_client_ca = CASE WHEN $5::boolean THEN $6 ELSE tls_client_ca END,
+       tls_client_subject = CASE WHEN $7::boolean THEN $8 ELSE tls_client_subject END,
+       rtp_latching = COALESCE($9, rtp_latching),
+       updated_at = now()
+     WHERE id = $1 RETURNING *`,
+    [id, u.transport ?? null, u.requireSecure ?? null, u.requireClientCert ?? null,
+      u.tlsClientCa !== undefined, u.tlsClientCa ?? null, u.tlsClientSubject !== undefined, u.tlsClientSubject ?? null, u.rtpLatching ?? null],
+  );
   return rows[0] ?? null;
 }
 

@@ -4,6 +4,7 @@
 import type { ConnectionRecord, PhoneNumberRecord, TelephonySessionRecord } from '../store/index.js';
 import { TelephonyError } from './errors.js';
 import { isCustomSipHeader } from './custom-headers.js';
+import { transportOfTarget, type SipTransportName } from './sip/secure-transport.js';
 
 export interface DialRequest {
   /** Destination: E.164 number (through a connection) or a full sip: URI (routing type sip). */
@@ -23,7 +24,10 @@ export interface DialTarget {
   to: string;
   headers: Record<string, string>;
   provider: string;
-  transport: 'udp' | 'tcp';
+  /** sips: or ;transport=tls in the target, or a connection whose transport is tls, dial over TLS. */
+  transport: SipTransportName;
+  /** Offer SRTP (SDES) to the callee: the connection requires secure calls. */
+  srtp: boolean;
   auth: { username: string; password: string } | null;
   /** RTP source latching of the connection dialled through (migration 008); absent: the endpoint default. */
   latching?: 'nat' | 'signalled';
@@ -63,8 +67,8 @@ export async function resolveDialTarget(s: TelephonySessionRecord, req: DialRequ
     const to = req.to ?? routing.sip?.to_uri;
     if (!to || !/^sips?:/.test(to)) throw new TelephonyError('validation_error', 'routing.sip.to_uri or a sip: URI in `to` is required for SIP routing.');
     const from = req.from ? asUri(req.from, advertisedAddress) : routing.sip?.from_uri ?? `sip:voxbridge@${advertisedAddress}`;
-    const transport = /;transport=tcp/i.test(to) ? 'tcp' : 'udp';
-    return { uri: to.replace(/;transport=\w+/i, ''), from, to, headers, provider: 'sip', transport, auth: null };
+    const transport = transportOfTarget(to, 'udp');
+    return { uri: to.replace(/;transport=\w+/i, ''), from, to, headers, provider: 'sip', transport, srtp: false, auth: null };
   }
 
   let connectionId = routing.connection_id ?? s.connection_id ?? null;
@@ -99,7 +103,8 @@ export async function resolveDialTarget(s: TelephonySessionRecord, req: DialRequ
     to: uri,
     headers,
     provider: c.provider,
-    transport: c.transport,
+    transport: /^sips?:/.test(dest) ? transportOfTarget(dest, c.transport) : c.transport,
+    srtp: c.require_secure,
     auth,
     latching: c.rtp_latching,
   };

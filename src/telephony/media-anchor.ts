@@ -34,6 +34,11 @@ export interface MediaAnchorOptions {
 }
 
 const TO_GATEWAY_PCMU = { codec: { mask: ['all'], transcode: ['PCMU', 'telephone-event'] } };
+// SRTP (RFC 4568 SDES) ends at rtpengine: the gateway's side of every leg is plain RTP/AVP, the
+// peer's side keeps the profile it offered (answer) or the one we ask for (offer). ng's
+// `transport-protocol` names the protocol towards the recipient of the SDP being rewritten.
+const PLAIN_TO_GATEWAY = { 'transport-protocol': 'RTP/AVP' };
+const SDES_TO_PEER = { 'transport-protocol': 'RTP/SAVP', DTLS: 'off' };
 
 export class MediaAnchor {
   private readonly host: string;
@@ -57,7 +62,7 @@ export class MediaAnchor {
    */
   async offerFromPeer(callId: string, fromTag: string, sdp: string): Promise<string> {
     return this.sdpOf(await this.call(() => this.client.offer(this.port, this.host, {
-      'call-id': callId, 'from-tag': fromTag, sdp, replace: ['origin', 'session-connection'], ...TO_GATEWAY_PCMU,
+      'call-id': callId, 'from-tag': fromTag, sdp, replace: ['origin', 'session-connection'], ...TO_GATEWAY_PCMU, ...PLAIN_TO_GATEWAY,
     })));
   }
 
@@ -68,10 +73,14 @@ export class MediaAnchor {
     })));
   }
 
-  /** Outbound leg, step 1: our PCMU offer goes in; out comes the offer for the carrier (PCMA added, transcoded). */
-  async offerFromGateway(callId: string, fromTag: string, sdp: string): Promise<string> {
+  /**
+   * Outbound leg, step 1: our PCMU offer goes in; out comes the offer for the carrier (PCMA added,
+   * transcoded), as RTP/SAVP with a=crypto when `srtp` (a secure trunk).
+   */
+  async offerFromGateway(callId: string, fromTag: string, sdp: string, srtp = false): Promise<string> {
     return this.sdpOf(await this.call(() => this.client.offer(this.port, this.host, {
       'call-id': callId, 'from-tag': fromTag, sdp, replace: ['origin', 'session-connection'], codec: { transcode: ['PCMA'] },
+      ...(srtp ? SDES_TO_PEER : {}),
     })));
   }
 

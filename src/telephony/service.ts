@@ -25,6 +25,8 @@ import { decryptSecret } from '../secrets/index.js';
 import { TelephonyError } from './errors.js';
 import { resolveDialTarget, type DialRequest } from './dial-target.js';
 import type { SessionAttachment, TelephonySessionPort } from './session-port.js';
+import { checkInboundSecurity, checkOfferSecurity, mediaSecurityOf } from './secure-trunk.js';
+import { tlsListenerOf } from './tls-config.js';
 
 export interface TelephonyOptions {
   config: Config;
@@ -92,7 +94,7 @@ export class TelephonyService {
     const sip = o.config.sip;
     svc.ua = await UserAgent.start(
       { host: sip.host, port: sip.port, transports: sip.transports, advertisedAddress: sip.advertisedAddress, userAgent: 'voxbridge', logger: svc.log,
-        limits: sip.limits, stream: sip.stream, guard: svc.guard, onRefused: (fault, remote, detail) => svc.refusals.record(fault, remote, detail) },
+        limits: sip.limits, stream: sip.stream, tls: tlsListenerOf(sip.tls), guard: svc.guard, onRefused: (fault, remote, detail) => svc.refusals.record(fault, remote, detail) },
       { onInvite: (inv) => void svc.onInvite(inv) },
     );
     return svc;
@@ -200,6 +202,7 @@ export class TelephonyService {
         // A body that is not SDP at all is a bad request; SDP without a codec we speak is not acceptable.
         throw err.code === 'malformed' ? new SipError(400, 'Bad SDP') : new SipError(488, 'Not Acceptable Here');
       }
+      checkOfferSecurity(offer, this.anchor !== null);
     }
     // Only an allow-listed source (carrier, SBC) may learn which numbers exist: anyone else gets the
     // same digest challenge, then the same 403, for an unknown number as for one not open to it.
@@ -213,6 +216,7 @@ export class TelephonyService {
     }
     const connection = await this.sourceAuth.check(inv, number, trusted);
     if (connection === 'challenged') return;
+    checkInboundSecurity(connection, inv.remote, offer);
     // A session whose customer already talks on a live leg here is not waiting for this call.
     const candidates = await repo.findSessionsWaitingForNumber(this.o.db, number.org_id, number.number);
     const sessionId = candidates.find((id) => !this.legsOf(id).some((l) => l.party === 'customer'))
@@ -414,8 +418,9 @@ export class TelephonyService {
       callSid = newCallId(sipCfg.advertisedAddress);
       fromTag = newTag();
       let offerOut = ourOffer;
+      if (target.srtp && !this.anchor) throw new TelephonyError('dial_failed', 'The connection requires SRTP, which needs rtpengine (RTPENGINE_NG).');
       if (this.anchor) {
-        offerOut = await this.anchor.offerFromGateway(callSid, fromTag, ourOffer);
+        offerOut = await this.anchor.offerFromGateway(callSid, fromTag, ourOffer, target.srtp);
         anchored = true;
       }
       callRow = await repo.insertCall(this.o.db, {
@@ -436,6 +441,10 @@ export class TelephonyService {
       });
       let answerSdp = dialog.remoteSdp;
       if (!answerSdp) throw new SipError(488, 'Answer without SDP');
+      if (target.srtp && !mediaSecurityOf(answerSdp).sdes) {
+        void dialog.bye('srtp_refused');
+        throw new SipError(488, 'Answer without SRTP on a secure connection');
+      }
       if (this.anchor) answerSdp = await this.anchor.answerFromPeer(dialog.callId, dialog.localTag, dialog.remoteTag, answerSdp);
       const media = negotiate(parseSdp(answerSdp));
       const row: repo.CallRecord = callRow;

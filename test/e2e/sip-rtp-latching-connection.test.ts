@@ -32,7 +32,7 @@ const mean = (f: Int16Array) => f.reduce((a, s) => a + s, 0) / f.length;
 async function numberWith(latching: 'nat' | 'signalled'): Promise<string> {
   const conn = await repo.createConnection(fx.db, { orgId: fx.orgId, provider: 'carrier_a', host: '127.0.0.1', port: 5060, transport: 'udp', inboundCidrs: ['127.0.0.0/8'] });
   expect(conn.rtp_latching).toBe('nat');
-  if (latching !== 'nat') expect((await repo.setConnectionRtpLatching(fx.db, conn.id, latching))?.rtp_latching).toBe(latching);
+  if (latching !== 'nat') expect((await repo.updateConnection(fx.db, conn.id, { rtpLatching: latching }))?.rtp_latching).toBe(latching);
   const number = `+1888${String(Math.floor(Math.random() * 1e9)).padStart(9, '0')}`.slice(0, 12);
   await repo.createPhoneNumber(fx.db, { orgId: fx.orgId, number, connectionId: conn.id });
   return number;

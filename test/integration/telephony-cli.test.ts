@@ -8,6 +8,7 @@ import { register as registerConnection } from '../../src/cli/admin/connection.j
 import { register as registerNumber } from '../../src/cli/admin/number.js';
 import { decryptSecret } from '../../src/secrets/index.js';
 import type { CliContext } from '../../src/cli/context.js';
+import { makeTestPki } from '../helpers/tls-certs.js';
 import type { Config } from '../../src/config/index.js';
 
 let config: Config;
@@ -57,6 +58,21 @@ describe('admin connection and number', () => {
     expect(decryptSecret(config.secretKey, row.password_enc)).toBe('p@ss');
     const d = await run('connection', 'disable', r.json.id);
     expect(d.json).toMatchObject({ id: r.json.id, status: 'disabled' });
+  });
+
+  it('adds and updates a secure trunk (TLS + SRTP required, mutual TLS with a CA file and subject)', async () => {
+    const pki = makeTestPki();
+    const r = await run('connection', 'add', '--org', orgId, '--provider', 'carrier_a', '--host', 'sbc.carrier.test', '--transport', 'tls', '--require-secure',
+      '--require-client-cert', '--client-ca', pki.caFile, '--client-subject', 'carrier.test');
+    expect(r.json).toMatchObject({ transport: 'tls', port: 5061, require_secure: true, require_client_cert: true, tls_client_ca_set: true, tls_client_subject: 'carrier.test' });
+    const row = (await db.query('SELECT tls_client_ca FROM provider_connections WHERE id = $1', [r.json.id])).rows[0];
+    expect(row.tls_client_ca).toContain('BEGIN CERTIFICATE');
+    const u = await run('connection', 'update', r.json.id, '--no-require-secure', '--no-require-client-cert', '--client-ca', 'none');
+    expect(u.json).toMatchObject({ transport: 'tls', require_secure: false, require_client_cert: false, tls_client_ca_set: false, tls_client_subject: 'carrier.test' });
+    expect((await run('connection', 'update', r.json.id, '--transport', 'udp', '--require-secure')).error?.message).toMatch(/--require-secure needs/);
+    expect((await run('connection', 'add', '--org', orgId, '--provider', 'carrier_a', '--host', 'h', '--require-secure')).error?.message).toMatch(/--transport tls/);
+    expect((await run('connection', 'update', r.json.id, '--client-ca', pki.serverKey)).error?.message).toMatch(/--client-ca/);
+    expect((await run('connection', 'update', 'pcon_nope', '--require-secure')).error?.message).toMatch(/no connection/);
   });
 
   it('rejects bad input with a usage error', async () => {

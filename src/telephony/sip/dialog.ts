@@ -3,6 +3,7 @@
 import { SafeEmitter } from '../../events/index.js';
 import type { NameAddr, SipRequest, SipResponse } from 'sip';
 import { SipError } from './errors.js';
+import type { SipTransportName } from './secure-transport.js';
 
 export interface DialogDestroyed {
   by: 'local' | 'remote';
@@ -42,7 +43,7 @@ export interface DialogInit {
   remoteSeq: number;
   localSdp: string;
   remoteSdp: string | null;
-  transport: 'udp' | 'tcp';
+  transport: SipTransportName;
 }
 
 export class Dialog extends SafeEmitter<DialogEvents> {
@@ -50,7 +51,7 @@ export class Dialog extends SafeEmitter<DialogEvents> {
   readonly direction: 'inbound' | 'outbound';
   readonly local: NameAddr;
   readonly remote: NameAddr;
-  readonly transport: 'udp' | 'tcp';
+  readonly transport: SipTransportName;
   remoteTarget: string;
   routeSet: NameAddr[];
   localSeq: number;

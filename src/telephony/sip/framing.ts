@@ -139,16 +139,23 @@ function header(scan: Scanned, name: string): HeaderLine[] {
   return scan.headers.filter((h) => h.name === name);
 }
 
+/** The first value of a header checkRequest() found present ('' otherwise). */
+function first(scan: Scanned, name: string): string {
+  return header(scan, name)[0]?.value ?? '';
+}
+
+const headerTitle = (name: string): string =>
+  name === 'cseq' ? 'CSeq' : name === 'call-id' ? 'Call-ID' : name.charAt(0).toUpperCase() + name.slice(1);
+
 /** Start line and header syntax a request must have before any parser or lookup sees it. */
 function checkRequest(scan: Scanned): number | null {
-  const parts = scan.startLine.split(' ');
-  if (parts.length !== 3 || !isToken(parts[0]) || parts[1].length === 0) {
+  const [method, uri, version, ...extra] = scan.startLine.split(' ');
+  if (method === undefined || uri === undefined || version === undefined || extra.length > 0 || !isToken(method) || uri.length === 0) {
     throw new ScanError(400, 'Malformed Request Line', 'bad_request_line');
   }
-  const [method, uri, version] = parts;
   if (version.toUpperCase() !== 'SIP/2.0') {
     const v = version.slice(0, 4).toUpperCase() === 'SIP/' ? version.slice(4).split('.') : [];
-    if (v.length === 2 && isDigits(v[0], 3) && isDigits(v[1], 3)) throw new ScanError(505, 'Version Not Supported', 'bad_version');
+    if (v.length === 2 && isDigits(v[0] ?? '', 3) && isDigits(v[1] ?? '', 3)) throw new ScanError(505, 'Version Not Supported', 'bad_version');
     throw new ScanError(400, 'Malformed Request Line', 'bad_request_line');
   }
   const colon = uri.indexOf(':');
@@ -157,19 +164,19 @@ function checkRequest(scan: Scanned): number | null {
   if (scheme !== 'sip' && scheme !== 'sips') throw new ScanError(416, 'Unsupported URI Scheme', 'unsupported_uri_scheme');
   for (const name of ['via', 'from', 'to', 'call-id', 'cseq']) {
     const found = header(scan, name);
-    if (found.length === 0) throw new ScanError(400, `Missing ${name === 'cseq' ? 'CSeq' : name === 'call-id' ? 'Call-ID' : name[0].toUpperCase() + name.slice(1)} Header`, 'missing_header');
-    if (name !== 'via' && found.length > 1) throw new ScanError(400, `Duplicate ${name === 'cseq' ? 'CSeq' : name === 'call-id' ? 'Call-ID' : name[0].toUpperCase() + name.slice(1)} Header`, 'duplicate_header');
+    if (found.length === 0) throw new ScanError(400, `Missing ${headerTitle(name)} Header`, 'missing_header');
+    if (name !== 'via' && found.length > 1) throw new ScanError(400, `Duplicate ${headerTitle(name)} Header`, 'duplicate_header');
   }
-  const cseq = header(scan, 'cseq')[0].value.split(/[ \t]+/, 3);
-  if (cseq.length !== 2 || !isDigits(cseq[0], 10) || Number(cseq[0]) >= 2 ** 31 || !isToken(cseq[1])) {
+  const [seq, cseqMethod, ...cseqExtra] = first(scan, 'cseq').split(/[ \t]+/, 3);
+  if (seq === undefined || cseqMethod === undefined || cseqExtra.length > 0 || !isDigits(seq, 10) || Number(seq) >= 2 ** 31 || !isToken(cseqMethod)) {
     throw new ScanError(400, 'Bad CSeq', 'bad_cseq');
   }
-  if (cseq[1] !== method) throw new ScanError(400, 'CSeq Method Mismatch', 'bad_cseq');
-  const via = header(scan, 'via')[0].value;
+  if (cseqMethod !== method) throw new ScanError(400, 'CSeq Method Mismatch', 'bad_cseq');
+  const via = first(scan, 'via');
   if (!via.slice(0, 24).replace(/\s/g, '').toUpperCase().startsWith('SIP/2.0/')) throw new ScanError(400, 'Bad Via', 'bad_via');
   const mf = header(scan, 'max-forwards');
-  if (mf.length > 1 || (mf.length === 1 && !isDigits(mf[0].value, 3))) throw new ScanError(400, 'Bad Max-Forwards', 'bad_max_forwards');
-  const callId = header(scan, 'call-id')[0].value;
+  if (mf.length > 1 || (mf.length === 1 && !isDigits(mf[0]?.value ?? '', 3))) throw new ScanError(400, 'Bad Max-Forwards', 'bad_max_forwards');
+  const callId = first(scan, 'call-id');
   if (callId.length === 0 || callId.includes(' ')) throw new ScanError(400, 'Bad Call-ID', 'bad_call_id');
   return null;
 }
@@ -178,13 +185,14 @@ function checkRequest(scan: Scanned): number | null {
 function contentLength(scan: Scanned, limits: SipLimits): number | null {
   const values = header(scan, 'content-length');
   if (values.length === 0) return null;
+  const firstValue = values[0]?.value ?? '';
   for (const v of values) {
     if (!isDigits(v.value, 10)) throw new ScanError(400, 'Bad Content-Length', 'bad_content_length');
-    if (v.value !== values[0].value && Number(v.value) !== Number(values[0].value)) {
+    if (v.value !== firstValue && Number(v.value) !== Number(firstValue)) {
       throw new ScanError(400, 'Conflicting Content-Length', 'bad_content_length');
     }
   }
-  const n = Number(values[0].value);
+  const n = Number(firstValue);
   if (n > limits.maxBodyBytes) throw new ScanError(413, 'Request Entity Too Large', 'body_too_large');
   return n;
 }

@@ -4,7 +4,7 @@
 // whole messages. Flow tokens and strict-route rewriting of the package are not needed here.
 import sip, { type Remote, type SipMessage, type SipRequest, type SipResponse, type SipStack } from 'sip';
 import { DEFAULT_SIP_LIMITS, type SipLimits } from './framing.js';
-import { DEFAULT_STREAM_LIMITS, makeTcpTransport, makeUdpTransport, type Connection, type FrontSink, type StreamLimits, type Transport } from './transports.js';
+import { DEFAULT_STREAM_LIMITS, makeTcpTransport, makeTlsTransport, makeUdpTransport, type Connection, type FrontSink, type StreamLimits, type TlsMaterial, type Transport } from './transports.js';
 
 export interface StackOptions {
   host: string;
@@ -14,6 +14,8 @@ export interface StackOptions {
   publicAddress: string;
   limits?: Partial<SipLimits>;
   stream?: Partial<StreamLimits>;
+  /** SIP over TLS on its own port (RFC 3261 §26.2; 5061 by convention). */
+  tls?: { port: number; material: TlsMaterial } | null;
   onError?: (e: unknown) => void;
   onSend?(m: SipMessage, target: Remote): void;
   onReceive?(m: SipMessage, remote: Remote): void;
@@ -34,6 +36,7 @@ export function createSipStack(o: StackOptions, onRequest: (rq: SipRequest, remo
   const transports: Record<string, Transport> = {};
   if (o.transports.includes('udp')) transports.UDP = makeUdpTransport(o.host, o.port, limits, sink);
   if (o.transports.includes('tcp')) transports.TCP = makeTcpTransport(o.host, o.port, limits, streamLimits, sink);
+  if (o.tls) transports.TLS = makeTlsTransport(o.host, o.tls.port, o.tls.material, limits, streamLimits, sink);
 
   /** Stamps our Via on requests at send time (the package leaves that to its transport). */
   const wrap = (cn: Connection, target: Remote): Connection => ({
@@ -43,7 +46,7 @@ export function createSipStack(o: StackOptions, onRequest: (rq: SipRequest, remo
       if ('method' in m && m.method) {
         const via = m.headers.via[0];
         via.host = o.publicAddress;
-        via.port = o.port;
+        via.port = cn.protocol === 'TLS' && o.tls ? o.tls.port : o.port;
         via.protocol = cn.protocol;
         if (cn.protocol === 'UDP') via.params.rport = null;
       }
@@ -146,6 +149,8 @@ export function createSipStack(o: StackOptions, onRequest: (rq: SipRequest, remo
           }
         }
       }
+      // RFC 3261 §26.2.2: a sips: URI is reached over TLS only.
+      if (hop && hop.schema === 'sips' && !hop.params.transport) hop = { ...hop, params: { ...hop.params, transport: 'tls' } };
       if (!hop) {
         errorLog(new Error(`cannot route ${sip.stringifyUri(rq.uri)}`));
         callback?.(sip.makeResponse(rq, 400, 'Bad Request-URI'));

@@ -1,9 +1,10 @@
-// UDP and TCP transports of the SIP front, replacing the `sip` package's own: every datagram and
+// UDP, TCP and TLS transports of the SIP front, replacing the `sip` package's own: every datagram and
 // stream passes the framing layer (framing.ts) before the package's parser, TCP connections have
 // an idle and a slow-sender timeout and a cap per source address, and a hostile message is
 // answered (or its connection closed), counted and logged while the process keeps serving.
 import dgram from 'node:dgram';
 import net from 'node:net';
+import tls from 'node:tls';
 import sip, { type Remote, type SipMessage } from 'sip';
 import { frameDatagram, StreamFramer, type FrameResult, type SipLimits } from './framing.js';
 
@@ -56,6 +57,7 @@ function parseFramed(text: string): SipMessage | undefined {
 function stampVia(m: SipMessage, address: string, port: number, udp: boolean): void {
   if (!('method' in m) || !m.method) return;
   const via = m.headers.via[0];
+  if (!via) return; // parseFramed() refuses messages without a Via
   via.params.received = address;
   if (udp && Object.prototype.hasOwnProperty.call(via.params, 'rport')) via.params.rport = String(port);
 }
@@ -97,23 +99,91 @@ function handleFramed(framed: FrameResult, remote: Remote, sink: FrontSink, repl
   sink.message(m, remote);
 }
 
-interface TcpConn {
+interface StreamConn {
   socket: net.Socket;
   key: string;
   source: string;
+  tls?: Remote['tls'];
+}
+
+/** TLS material of the SIP-over-TLS listener (and of the client side when dialing out). */
+export interface TlsMaterial {
+  key: string | Buffer;
+  cert: string | Buffer;
+  /** CAs trusted for peer certificates (client certificates inbound, servers outbound); system CAs when absent. */
+  ca?: string | Buffer;
+  /** Verify the server certificate when dialing out (off for self-signed carrier test rigs). */
+  verifyServer: boolean;
+}
+
+/** How a stream transport (TCP or TLS) listens and dials. */
+interface StreamKind {
+  protocol: 'TCP' | 'TLS';
+  listen(onSocket: (s: net.Socket) => void, admit: (raw: net.Socket) => boolean): net.Server;
+  connect(port: number, address: string): net.Socket;
+  /** What the handshake proved about the peer (TLS only). */
+  peer?(s: net.Socket): Remote['tls'];
+}
+
+const tcpKind: StreamKind = {
+  protocol: 'TCP',
+  listen: (onSocket, admit) => net.createServer((s) => {
+    if (admit(s)) onSocket(s);
+  }),
+  connect: (port, address) => net.connect(port, address),
+};
+
+function tlsKind(m: TlsMaterial, handshakeTimeoutMs: number): StreamKind {
+  return {
+    protocol: 'TLS',
+    listen(onSocket, admit) {
+      // A client certificate is asked for but not required at the handshake: which connection the
+      // caller claims decides whether one is needed (checked per INVITE, src/telephony/secure-trunk.ts).
+      const server = tls.createServer({ key: m.key, cert: m.cert, ca: m.ca, requestCert: true, rejectUnauthorized: false, handshakeTimeout: handshakeTimeoutMs }, onSocket);
+      // Caps apply to the raw connection, before any handshake work is spent on it.
+      server.on('connection', (raw: net.Socket) => {
+        if (!admit(raw)) raw.destroy();
+      });
+      server.on('tlsClientError', () => {});
+      return server;
+    },
+    connect: (port, address) => tls.connect({ port, host: address, key: m.key, cert: m.cert, ca: m.ca, rejectUnauthorized: m.verifyServer, servername: net.isIP(address) ? undefined : address }),
+    peer(s) {
+      const t = s as tls.TLSSocket;
+      const cert = t.getPeerCertificate?.();
+      return {
+        authorized: t.authorized === true,
+        ...(t.authorizationError ? { authorizationError: String(t.authorizationError) } : {}),
+        ...(cert && cert.raw ? { peerCertificate: cert.raw } : {}),
+      };
+    },
+  };
 }
 
 export function makeTcpTransport(host: string, port: number, limits: SipLimits, stream: StreamLimits, sink: FrontSink): Transport {
-  const byRemote = new Map<string, TcpConn>();
+  return makeStreamTransport(tcpKind, host, port, limits, stream, sink);
+}
+
+/** SIP over TLS (RFC 3261 §26.2): the TCP transport's framing, caps and timeouts over a TLS socket. */
+export function makeTlsTransport(host: string, port: number, material: TlsMaterial, limits: SipLimits, stream: StreamLimits, sink: FrontSink): Transport {
+  return makeStreamTransport(tlsKind(material, stream.tcpMessageTimeoutMs), host, port, limits, stream, sink);
+}
+
+function makeStreamTransport(kind: StreamKind, host: string, port: number, limits: SipLimits, stream: StreamLimits, sink: FrontSink): Transport {
+  const byRemote = new Map<string, StreamConn>();
   const perSource = new Map<string, number>();
   const keyOf = (address: string, p: number): string => `${address}|${p}`;
+  const protocol = kind.protocol;
 
-  function init(socket: net.Socket, address: string, remotePort: number): TcpConn {
-    const conn: TcpConn = { socket, key: keyOf(address, remotePort), source: address };
+  function init(socket: net.Socket, address: string, remotePort: number): StreamConn {
+    const conn: StreamConn = { socket, key: keyOf(address, remotePort), source: address };
     byRemote.set(conn.key, conn);
     perSource.set(address, (perSource.get(address) ?? 0) + 1);
     const framer = new StreamFramer(limits);
-    const remote = (): Remote => ({ protocol: 'TCP', address, port: remotePort, local: { address: socket.localAddress ?? host, port: socket.localPort ?? port } });
+    const remote = (): Remote => ({
+      protocol, address, port: remotePort, local: { address: socket.localAddress ?? host, port: socket.localPort ?? port },
+      ...(conn.tls ? { tls: conn.tls } : {}),
+    });
     let messageTimer: NodeJS.Timeout | null = null;
     const armMessageTimer = (): void => {
       if (framer.pending === 0) {
@@ -153,26 +223,30 @@ export function makeTcpTransport(host: string, port: number, limits: SipLimits, 
     return conn;
   }
 
-  const server = net.createServer((socket) => {
-    const address = socket.remoteAddress ?? '';
+  const admit = (raw: net.Socket): boolean => {
+    const address = raw.remoteAddress ?? '';
     if (byRemote.size >= stream.maxConnections || (perSource.get(address) ?? 0) >= stream.maxConnectionsPerSource) {
-      sink.refused('connection_limit', { protocol: 'TCP', address, port: socket.remotePort ?? 0 });
-      socket.destroy();
-      return;
+      sink.refused('connection_limit', { protocol, address, port: raw.remotePort ?? 0 });
+      raw.destroy();
+      return false;
     }
-    init(socket, address, socket.remotePort ?? 0);
-  });
-  server.on('error', (e) => sink.refused('socket_error', { address: host, port, protocol: 'TCP' }, String(e)));
+    return true;
+  };
+  const server = kind.listen((socket) => {
+    const conn = init(socket, socket.remoteAddress ?? '', socket.remotePort ?? 0);
+    if (kind.peer) conn.tls = kind.peer(socket);
+  }, admit);
+  server.on('error', (e) => sink.refused('socket_error', { address: host, port, protocol }, String(e)));
   server.listen(port, host);
 
-  const handle = (conn: TcpConn, onError?: (e: Error) => void): Connection => {
+  const handle = (conn: StreamConn, onError?: (e: Error) => void): Connection => {
     if (onError) conn.socket.once('error', onError);
     // RFC 3261 §17.2.1: Timer G (retransmitting a non-2xx final) is for unreliable transports. The
     // package's INVITE server transaction resends regardless; this connection object belongs to one
     // transaction, so a second send of the same final response object is dropped here.
     let lastFinal: SipMessage | null = null;
     return {
-      protocol: 'TCP',
+      protocol,
       release() {
         if (onError) conn.socket.removeListener('error', onError);
       },
@@ -190,8 +264,10 @@ export function makeTcpTransport(host: string, port: number, limits: SipLimits, 
     open(target, onError) {
       const existing = byRemote.get(keyOf(target.address, target.port));
       if (existing && !existing.socket.destroyed) return handle(existing, onError);
-      const socket = net.connect(target.port, target.address);
-      return handle(init(socket, target.address, target.port), onError);
+      const socket = kind.connect(target.port, target.address);
+      const conn = init(socket, target.address, target.port);
+      if (kind.peer) socket.once('secureConnect', () => (conn.tls = kind.peer?.(socket)));
+      return handle(conn, onError);
     },
     get(target) {
       const c = byRemote.get(keyOf(target.address, target.port));

@@ -12,7 +12,8 @@ import { reserveSipPort } from './bind-check.js';
 import { createSipStack } from './stack.js';
 import type { SourceGuard } from './source-guard.js';
 import type { SipLimits } from './framing.js';
-import type { StreamLimits } from './transports.js';
+import type { StreamLimits, TlsMaterial } from './transports.js';
+import { applyTransport, contactFor, transportOfVia, type SipTransportName } from './secure-transport.js';
 
 export interface SipLogger {
   debug(obj: object, msg?: string): void;
@@ -30,6 +31,8 @@ export interface UserAgentOptions {
   logger?: SipLogger;
   limits?: Partial<SipLimits>;
   stream?: Partial<StreamLimits>;
+  /** SIP over TLS listener (off when null/absent). */
+  tls?: { port: number; material: TlsMaterial } | null;
   /** Per-source flood and scanner defences, checked before anything else looks at a request. */
   guard?: SourceGuard;
   /** Input the front refused before parsing (hostile or malformed), for counters and logs. */
@@ -54,7 +57,7 @@ export interface CallOptions {
   auth?: { username: string; password: string };
   /** Send CANCEL when no final answer arrives in this time. */
   ringTimeoutMs?: number;
-  transport?: 'udp' | 'tcp';
+  transport?: SipTransportName;
   signal?: AbortSignal;
   onProvisional?(rs: SipResponse): void;
   /** Gets the Call-ID as soon as the INVITE is built (for bookkeeping before the answer). */
@@ -93,6 +96,7 @@ export class UserAgent implements DialogTransport {
         publicAddress: o.advertisedAddress,
         limits: o.limits,
         stream: o.stream,
+        tls: o.tls,
         onError: (e) => this.log.warn({ err: String(e) }, 'sip stack error'),
         onSend: (m, target) => this.log.debug({ target, msg: sip.stringify(m) }, 'sip send'),
         onReceive: (m, remote) => this.log.debug({ remote, msg: sip.stringify(m) }, 'sip recv'),
@@ -109,11 +113,17 @@ export class UserAgent implements DialogTransport {
   /** Starts the stack on o.port (0: any free port; read `port` afterwards). Rejects when the port is taken. */
   static async start(o: UserAgentOptions, handlers: UserAgentHandlers): Promise<UserAgent> {
     const port = await reserveSipPort(o.port, o.host, o.transports);
-    return new UserAgent({ ...o, port }, handlers);
+    const tls = o.tls && { ...o.tls, port: await reserveSipPort(o.tls.port, o.host, ['tcp']) };
+    return new UserAgent({ ...o, port, tls }, handlers);
   }
 
   get port(): number {
     return this.o.port;
+  }
+
+  /** The SIP-over-TLS port, or null when TLS is off. */
+  get tlsPort(): number | null {
+    return this.o.tls?.port ?? null;
   }
 
   /** Live dialogs plus INVITEs not yet answered. */
@@ -129,9 +139,8 @@ export class UserAgent implements DialogTransport {
     return this.invites.size;
   }
 
-  contactFor(transport: 'udp' | 'tcp'): NameAddr {
-    const t = transport === 'tcp' ? ';transport=tcp' : '';
-    return { uri: `sip:voxbridge@${this.o.advertisedAddress}:${this.o.port}${t}`, params: {} };
+  contactFor(transport: SipTransportName): NameAddr {
+    return contactFor(transport, this.o.advertisedAddress, this.o.port, this.o.tls?.port ?? null);
   }
 
   close(): void {
@@ -288,8 +297,8 @@ export class UserAgent implements DialogTransport {
     return dialog;
   }
 
-  private dialogTransport(rq: SipRequest): 'udp' | 'tcp' {
-    return String(rq.headers.via[0]?.protocol ?? 'UDP').toUpperCase() === 'TCP' ? 'tcp' : 'udp';
+  private dialogTransport(rq: SipRequest): SipTransportName {
+    return transportOfVia(rq);
   }
 
   /** RFC 3261 §13.3.1.4: the UAS core retransmits 2xx until ACK, T1 doubling to T2, for 64*T1. */
@@ -298,7 +307,7 @@ export class UserAgent implements DialogTransport {
     const old = this.pending2xx.get(key);
     if (old) this.ack2xx(key, old);
     this.stack.send(rs);
-    const reliable = this.dialogTransport(rq) === 'tcp';
+    const reliable = this.dialogTransport(rq) !== 'udp';
     const p: Pending2xx = {
       timer: null,
       dialog,
@@ -358,7 +367,7 @@ export class UserAgent implements DialogTransport {
   /** A request inside the dialog (RFC 3261 §12.2.1.1): remote target as Request-URI, route set, tags, Call-ID. */
   private inDialogRequest(dialog: Dialog, method: string, seq: number): SipRequest {
     const uri = sip.parseUri(dialog.remoteTarget) ?? dialog.remoteTarget;
-    if (typeof uri === 'object' && dialog.transport === 'tcp') uri.params.transport = 'tcp';
+    if (typeof uri === 'object') applyTransport(uri, dialog.transport);
     return {
       method,
       uri,
@@ -382,7 +391,7 @@ export class UserAgent implements DialogTransport {
     const transport = o.transport ?? 'udp';
     const uriObj = sip.parseUri(target);
     if (!uriObj) return Promise.reject(new SipError(400, `bad target URI ${target}`));
-    if (transport === 'tcp') uriObj.params.transport = 'tcp';
+    applyTransport(uriObj, transport);
     const callId = o.callId ?? newCallId(this.o.advertisedAddress);
     o.onCallId?.(callId);
     const from: NameAddr = { name: o.fromName, uri: o.from, params: { tag: o.fromTag ?? newTag() } };

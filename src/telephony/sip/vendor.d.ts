@@ -55,6 +55,8 @@ declare module 'sip' {
     address: string;
     port: number;
     local?: { address: string; port: number };
+    /** Set by voxbridge's TLS transport: the peer's certificate as presented in the handshake. */
+    tls?: { authorized: boolean; authorizationError?: string; peerCertificate?: Buffer };
   }
   export interface CreateOptions {
     port?: number;

@@ -8,7 +8,8 @@ const session = (o: Partial<TelephonySessionRecord>): TelephonySessionRecord => 
 });
 const conn = (o: Partial<ConnectionRecord> = {}): ConnectionRecord => ({
   id: 'pcon_1', org_id: 'org_1', provider: 'carrier_a', host: 'sip.carrier.test', port: 5080, transport: 'udp', username: 'u', password_enc: 'enc',
-  inbound_cidrs: [], status: 'active', credentials_valid: true, rtp_latching: 'nat', created_at: new Date(), updated_at: new Date(), ...o,
+    inbound_cidrs: [], status: 'active', credentials_valid: true, rtp_latching: 'nat', require_secure: false, require_client_cert: false, tls_client_ca: null, tls_client_subject: null,
+    created_at: new Date(), updated_at: new Date(), ...o,
 });
 const look = (c: ConnectionRecord | null, n: PhoneNumberRecord | null = null) => ({
   connection: async () => c, number: async () => n, decrypt: (e: string) => `plain-${e}`,
@@ -18,6 +19,15 @@ describe('resolveDialTarget', () => {
   it('dials routing.sip.to_uri with X- headers only, request headers winning', async () => {
     const t = await resolveDialTarget(session({ routing: { type: 'sip', sip: { to_uri: 'sip:bob@10.0.0.1:5070;transport=tcp', from_uri: 'sip:alice@x', headers: { 'X-A': '1', 'P-Asserted-Identity': 'no', 'X-B': 'old' } } } }), { headers: { 'X-B': 'new' } }, '192.0.2.1', look(null));
     expect(t).toMatchObject({ uri: 'sip:bob@10.0.0.1:5070', from: 'sip:alice@x', provider: 'sip', transport: 'tcp', auth: null, headers: { 'x-a': '1', 'x-b': 'new' } });
+  });
+
+  it('dials over TLS with SRTP through a secure connection, and over TLS to a sips: URI', async () => {
+    const t = await resolveDialTarget(session({ routing: { connection_id: 'pcon_1' } }), { to: '+14155550100' }, 'h', look(conn({ transport: 'tls', require_secure: true })));
+    expect(t).toMatchObject({ uri: 'sip:+14155550100@sip.carrier.test:5080', transport: 'tls', srtp: true });
+    const plain = await resolveDialTarget(session({ routing: { connection_id: 'pcon_1' } }), { to: '+14155550100' }, 'h', look(conn()));
+    expect(plain).toMatchObject({ transport: 'udp', srtp: false });
+    const sips = await resolveDialTarget(session({ routing: { type: 'sip', sip: { to_uri: 'sips:bob@10.0.0.1:5061' } } }), {}, 'h', look(null));
+    expect(sips).toMatchObject({ uri: 'sips:bob@10.0.0.1:5061', transport: 'tls', srtp: false });
   });
 
   it('dials E.164 through the connection with decrypted digest credentials', async () => {
