@@ -82,6 +82,11 @@ export const ConfigSchema = Type.Object({
       maxConnectionsPerSource: PositiveInt,
       maxConnections: PositiveInt,
     }),
+    /** Kamailio edge (issue 11, sip/kamailio/): SIP only from these addresses/CIDRs, the caller's address from `sourceHeader`. Empty: no edge. */
+    trustedEdge: Type.Object({
+      cidrs: Type.Array(Type.String({ minLength: 1 })),
+      sourceHeader: Type.String({ pattern: '^[A-Za-z0-9-]+$' }),
+    }),
   }),
   rtpengine: Type.Object({
     ng: Type.Union([Type.String({ pattern: '^[^:]+:\\d+$' }), Type.Null()]),
@@ -256,6 +261,9 @@ const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' 
   SIP_RATE_BURST: { path: ['sip', 'guard', 'burst'], kind: 'int' },
   SIP_BAN_SECONDS: { path: ['sip', 'guard', 'banSeconds'], kind: 'int' },
   SIP_ALLOW_CIDRS: { path: ['sip', 'guard', 'allowCidrs'], kind: 'list' },
+  // Kamailio edge (issue 11)
+  SIP_TRUSTED_EDGE: { path: ['sip', 'trustedEdge', 'cidrs'], kind: 'list' },
+  SIP_TRUSTED_EDGE_HEADER: { path: ['sip', 'trustedEdge', 'sourceHeader'], kind: 'string' },
   RTPENGINE_NG: { path: ['rtpengine', 'ng'], kind: 'nullable' },
   STT_PROVIDER: { path: ['engines', 'stt', 'provider'], kind: 'string' },
   STT_URL: { path: ['engines', 'stt', 'url'], kind: 'string' },
