@@ -85,6 +85,8 @@ export class UserAgent implements DialogTransport {
   private readonly pending2xx = new Map<string, Pending2xx>();
   private readonly log: SipLogger;
   private closed = false;
+  /** Requests taken in by method (after the trusted-edge check): how much reached this node. */
+  readonly requestCounts: Record<string, number> = {};
 
   private constructor(readonly o: UserAgentOptions, private readonly handlers: UserAgentHandlers) {
     this.log = o.logger ?? noopLogger;
@@ -156,6 +158,7 @@ export class UserAgent implements DialogTransport {
     if (this.closed) return;
     const remote = this.edgeSource(rq, received);
     if (!remote) return;
+    this.requestCounts[rq.method] = (this.requestCounts[rq.method] ?? 0) + 1;
     const ua = rq.headers['user-agent'];
     const verdict = this.o.guard?.check(remote.address, typeof ua === 'string' ? ua : undefined);
     if (verdict && verdict.kind !== 'pass') {
