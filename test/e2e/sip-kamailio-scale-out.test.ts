@@ -72,4 +72,28 @@ describe('the edge in front of two nodes', () => {
     await a.api(org.key, 'POST', `/v1/sessions/${id}/end`);
     await socket.closed;
   });
+
+  it('does not follow a 302 to a node outside its set: the caller gets 480, never a node address', async () => {
+    const created = await a.api(org.key, 'POST', '/v1/sessions', { mode: 'help_chat_voice', routing: { phone_number: number, direction: 'inbound' } });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const { id, stream } = created.body as { id: string; stream: { url: string; token: string } };
+    const socket = await TestSocket.open(`${stream.url}?token=${stream.token}`);
+    socket.ws.send(JSON.stringify({ type: 'audio.input', speaker: 'customer', audio: { encoding: 'mulaw', sample_rate_hz: 8000, payload: FRAME } }));
+    await eventually(async () => (await ownerOf(a.redis, id))?.node === 'node-a');
+    // An edge that knows only B: A, the owner, is not one of its nodes.
+    const onlyB = await startKamailio({ nodes: [`127.0.0.1:${b.telephony!.sipPort}`] });
+    try {
+      const redirectsBefore = b.telephony!.callCounts()['inbound:redirected_302'] ?? 0;
+      const caller = await startSipp({ scenario: 'uac-expect-480.xml', target: `127.0.0.1:${onlyB.port}`, localIp: '127.0.0.2', service: number });
+      const r = await caller.done;
+      expect(r.code, `${r.errors}\n${r.stderr}\n${onlyB.log().slice(-3000)}`).toBe(0);
+      expect(b.telephony!.callCounts()['inbound:redirected_302']).toBe(redirectsBefore + 1);
+      expect(a.telephony!.calls(id)).toHaveLength(0);
+      expect(onlyB.log()).toMatch(/is not one of our nodes; answering 480/);
+    } finally {
+      await onlyB.stop();
+    }
+    await a.api(org.key, 'POST', `/v1/sessions/${id}/end`);
+    await socket.closed;
+  });
 });
