@@ -230,4 +230,57 @@ describe('the Kamailio edge in front of a node', () => {
     expect(requests('OPTIONS')).toBe(taken + 1);
     socket.destroy();
   });
+
+  it('terminates SRTP offered over TLS in the edge’s rtpengine: the node gets RTP/AVP, the caller RTP/SAVP with a key', async () => {
+    await fx.createSession({ phoneNumber: fx.openNumber });
+    const acksBefore = requests('ACK');
+    const attached = fx.sessions.nextLeg();
+    const socket = tls.connect({ host: '127.0.0.1', port: edge.tlsPort!, rejectUnauthorized: false });
+    await new Promise<void>((resolve, reject) => {
+      socket.once('secureConnect', () => resolve());
+      socket.once('error', reject);
+    });
+    let text = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (d: string) => (text += d));
+    const local = `127.0.0.1:${socket.localPort}`;
+    const sdp = [
+      'v=0', 'o=caller 1 1 IN IP4 127.0.0.1', 's=-', 'c=IN IP4 127.0.0.1', 't=0 0',
+      'm=audio 40002 RTP/SAVP 0 101', 'a=rtpmap:0 PCMU/8000', 'a=rtpmap:101 telephone-event/8000',
+      'a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:WVNfX19zZW1jdGwgKCkgewkyMjA7fQp9CnVubGVz', 'a=sendrecv', '',
+    ].join('\r\n');
+    const head = (method: string, cseq: number, extra: string[] = [], uri = `sip:${fx.openNumber}@127.0.0.1:${edge.tlsPort};transport=tls`) => [
+      `${method} ${uri} SIP/2.0`,
+      `Via: SIP/2.0/TLS ${local};branch=z9hG4bK-srtp-${method}-${cseq};rport`,
+      'From: <sip:+15550002222@127.0.0.1>;tag=srtp1',
+      `To: <sip:${fx.openNumber}@127.0.0.1>${extra.find((l) => l.startsWith(';tag=')) ?? ''}`,
+      'Call-ID: srtp-1@test',
+      `CSeq: ${cseq} ${method}`,
+      `Contact: <sip:caller@${local};transport=tls>`,
+      'Max-Forwards: 70',
+      ...extra.filter((l) => !l.startsWith(';tag=')),
+    ];
+    socket.write([...head('INVITE', 1, ['Content-Type: application/sdp', `Content-Length: ${sdp.length}`]), '', sdp].join('\r\n'), 'latin1');
+    const leg = (await attached).leg as SipLeg;
+    // The node was offered plain RTP by rtpengine.
+    expect(leg.dialog.remoteSdp).toMatch(/m=audio \d+ RTP\/AVP /);
+    expect(leg.dialog.remoteSdp).not.toMatch(/a=crypto/);
+    await eventually(() => /SIP\/2\.0 200 OK[\s\S]*\r\n\r\n[\s\S]*m=audio/.test(text));
+    const ok200 = parseRawResponse(text.slice(text.indexOf('SIP/2.0 200 OK')));
+    const answer = ok200.text.split('\r\n\r\n')[1] ?? '';
+    expect(answer).toMatch(/m=audio \d+ RTP\/SAVP 0/);
+    expect(answer).toMatch(/a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:/);
+    // ACK along the Record-Route set, then the node hangs up: its BYE reaches us over TLS.
+    // RFC 3261 §12.1.2: the route set is the Record-Route list reversed; the remote target is the Contact.
+    const recordRoutes = ok200.text.split('\r\n\r\n')[0].split('\r\n').filter((l) => /^record-route:/i.test(l))
+      .flatMap((l) => l.replace(/^record-route:\s*/i, '').split(/,\s*(?=<)/));
+    const routes = recordRoutes.reverse().map((r) => `Route: ${r}`);
+    const target = /<([^>]+)>/.exec(ok200.header('Contact') ?? '')?.[1] ?? '';
+    const toTag = /;tag=([^;\s]+)/.exec(ok200.header('To') ?? '')?.[1] ?? '';
+    socket.write([...head('ACK', 1, [`;tag=${toTag}`, ...routes, 'Content-Length: 0'], target), '', ''].join('\r\n'), 'latin1');
+    await eventually(() => requests('ACK') > acksBefore);
+    leg.close('test_done');
+    await eventually(() => /^BYE /m.test(text));
+    socket.destroy();
+  });
 });
