@@ -272,7 +272,7 @@ describe('the Kamailio edge in front of a node', () => {
     expect(answer).toMatch(/a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:/);
     // ACK along the Record-Route set, then the node hangs up: its BYE reaches us over TLS.
     // RFC 3261 §12.1.2: the route set is the Record-Route list reversed; the remote target is the Contact.
-    const recordRoutes = ok200.text.split('\r\n\r\n')[0].split('\r\n').filter((l) => /^record-route:/i.test(l))
+    const recordRoutes = (ok200.text.split('\r\n\r\n')[0] ?? '').split('\r\n').filter((l) => /^record-route:/i.test(l))
       .flatMap((l) => l.replace(/^record-route:\s*/i, '').split(/,\s*(?=<)/));
     const routes = recordRoutes.reverse().map((r) => `Route: ${r}`);
     const target = /<([^>]+)>/.exec(ok200.header('Contact') ?? '')?.[1] ?? '';
