@@ -3,13 +3,23 @@
 # system packages (only the missing ones), PostgreSQL and Redis (started only when not answering),
 # npm dependencies and the build, the 8 kHz speech model, the pocketsphinx streaming decoder,
 # the database role and databases, and the migrations.
-#   scripts/setup.sh          for running the gateway
-#   scripts/setup.sh --test   also prepares the test database
+#   scripts/setup.sh             for running the gateway
+#   scripts/setup.sh --test      also prepares the test database (and installs Kamailio for the edge tests)
+#   scripts/setup.sh --kamailio  also installs the Kamailio edge, writes its configuration from the
+#                                EDGE_* variables (sip/kamailio/render.sh) into .voxbridge/kamailio/
+#                                and starts it (README "Edge: Kamailio")
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 FOR_TEST=0
-[ "${1:-}" = "--test" ] && FOR_TEST=1
+WITH_KAMAILIO=0
+for arg in "$@"; do
+  case "$arg" in
+    --test) FOR_TEST=1 ;;
+    --kamailio) WITH_KAMAILIO=1 ;;
+    *) echo "usage: scripts/setup.sh [--test] [--kamailio]" >&2; exit 2 ;;
+  esac
+done
 
 log() { printf '\033[1;34m[setup]\033[0m %s\n' "$*" >&2; }
 die() { printf '\033[1;31m[setup] %s\033[0m\n' "$*" >&2; exit 1; }
@@ -30,6 +40,8 @@ PACKAGES=(
   gcc make pkg-config ca-certificates curl
   chromium
 )
+# The SIP edge (sip/kamailio/): for the edge itself and for its end-to-end tests.
+if [ $FOR_TEST = 1 ] || [ $WITH_KAMAILIO = 1 ]; then PACKAGES+=(kamailio kamailio-tls-modules openssl); fi
 missing=()
 for p in "${PACKAGES[@]}"; do
   [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || missing+=("$p")
@@ -47,6 +59,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   [ ${#unavailable[@]} -eq 0 ] || die "not available from this machine's apt sources: ${unavailable[*]} (voxbridge needs Debian 12 or newer, or Ubuntu 24.04 or newer with universe)"
   # Through env: sudo drops DEBIAN_FRONTEND from the caller's environment.
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+# The Debian kamailio package enables its own service with a sample configuration on 5060 (the
+# gateway's port): voxbridge runs its edge itself, so that service stays off.
+if [ $FOR_TEST = 1 ] || [ $WITH_KAMAILIO = 1 ]; then
+  if command -v systemctl >/dev/null && systemctl is-enabled kamailio >/dev/null 2>&1; then
+    $SUDO systemctl disable --now kamailio >/dev/null 2>&1 || true
+  fi
 fi
 command -v node >/dev/null || die "Node.js 20 is required (node not found)"
 node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)' || die "Node.js 20 or newer is required (found $(node --version))"
@@ -126,4 +145,19 @@ if [ -f scripts/build-sphinx-decoder.sh ]; then bash scripts/build-sphinx-decode
 
 # ---- schema ----------------------------------------------------------------------------------
 DATABASE_URL=${DATABASE_URL:-postgres://voxbridge:voxbridge@127.0.0.1:5432/voxbridge} node bin/voxbridge.js migrate >/dev/null
+
+# ---- Kamailio edge (--kamailio) ------------------------------------------------------------------
+if [ $WITH_KAMAILIO = 1 ]; then
+  EDGE_DIR="$ROOT/.voxbridge/kamailio"
+  bash sip/kamailio/render.sh "$EDGE_DIR" >/dev/null
+  kamailio -c -f "$EDGE_DIR/kamailio.cfg" >/dev/null 2>"$EDGE_DIR/check.log" || die "the edge configuration does not load: see $EDGE_DIR/check.log"
+  if [ -f "$EDGE_DIR/run/kamailio.pid" ] && kill -0 "$(cat "$EDGE_DIR/run/kamailio.pid")" 2>/dev/null; then
+    log "restarting the Kamailio edge with the new configuration"
+    kill "$(cat "$EDGE_DIR/run/kamailio.pid")"
+    for _ in $(seq 1 40); do kill -0 "$(cat "$EDGE_DIR/run/kamailio.pid")" 2>/dev/null || break; sleep 0.25; done
+  fi
+  log "starting the Kamailio edge on ${EDGE_LISTEN:-0.0.0.0}:${EDGE_PORT:-5060} for nodes ${EDGE_NODES:-127.0.0.1:5080} (log: $EDGE_DIR/kamailio.log)"
+  nohup kamailio -DD -E -f "$EDGE_DIR/kamailio.cfg" -Y "$EDGE_DIR/run" -P "$EDGE_DIR/run/kamailio.pid" >"$EDGE_DIR/kamailio.log" 2>&1 &
+  log "run the gateway behind it on the port EDGE_NODES names (SIP_PORT=5080) with SIP_TRUSTED_EDGE=<the edge's address>"
+fi
 log "ready"

@@ -93,6 +93,11 @@ export const ConfigSchema = Type.Object({
       /** Check the carrier's certificate when dialing out over TLS. */
       verifyServer: Type.Boolean(),
     }),
+    /** Kamailio edge (issue 11, sip/kamailio/): SIP only from these addresses/CIDRs, the caller's address from `sourceHeader`. Empty: no edge. */
+    trustedEdge: Type.Object({
+      cidrs: Type.Array(Type.String({ minLength: 1 })),
+      sourceHeader: Type.String({ pattern: '^[A-Za-z0-9-]+$' }),
+    }),
   }),
   rtpengine: Type.Object({
     ng: Type.Union([Type.String({ pattern: '^[^:]+:\\d+$' }), Type.Null()]),
@@ -273,6 +278,9 @@ const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' 
   SIP_TLS_KEY: { path: ['sip', 'tls', 'keyFile'], kind: 'nullable' },
   SIP_TLS_CA: { path: ['sip', 'tls', 'caFile'], kind: 'nullable' },
   SIP_TLS_VERIFY_SERVER: { path: ['sip', 'tls', 'verifyServer'], kind: 'bool' },
+  // Kamailio edge (issue 11)
+  SIP_TRUSTED_EDGE: { path: ['sip', 'trustedEdge', 'cidrs'], kind: 'list' },
+  SIP_TRUSTED_EDGE_HEADER: { path: ['sip', 'trustedEdge', 'sourceHeader'], kind: 'string' },
   RTPENGINE_NG: { path: ['rtpengine', 'ng'], kind: 'nullable' },
   STT_PROVIDER: { path: ['engines', 'stt', 'provider'], kind: 'string' },
   STT_URL: { path: ['engines', 'stt', 'url'], kind: 'string' },

@@ -52,6 +52,8 @@ export interface Telephony {
   callCounts(): Record<string, number>;
   /** Input the SIP front refused since start, by fault. */
   refusedCounts(): Record<string, number>;
+  /** SIP requests taken in since start, by method (behind an edge: what the edge let through). */
+  requestCounts(): Record<string, number>;
   /** The SIP port bound (config.sip.port, or the one chosen when it is 0). */
   readonly sipPort: number;
   close(): Promise<void>;
@@ -88,6 +90,7 @@ export async function startTelephony(deps: TelephonyDeps): Promise<Telephony> {
     mediaStats: () => svc.mediaStats(),
     callCounts: () => ({ ...svc.callCounts }),
     refusedCounts: () => ({ ...svc.refusals.counts }),
+    requestCounts: () => ({ ...svc.ua.requestCounts }),
     // Shutdown drains first (config.sip.drainSeconds; 0 ends calls at once), then ends what is left.
     close: async () => {
       await svc.drain(deps.config.sip.drainSeconds * 1000);

@@ -3,7 +3,7 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { Telephony } from './index.js';
 
-const METRIC_NAMES = ['voxbridge_sip_active_calls', 'voxbridge_sip_calls', 'voxbridge_rtp_media', 'voxbridge_rtp_call_quality', 'voxbridge_sip_refused'];
+const METRIC_NAMES = ['voxbridge_sip_active_calls', 'voxbridge_sip_calls', 'voxbridge_rtp_media', 'voxbridge_rtp_call_quality', 'voxbridge_sip_refused', 'voxbridge_sip_requests'];
 
 /** Registers the gauges, replacing those of a previous telephony service in this process (restart, tests). */
 export function registerTelephonyMetrics(registry: Registry, telephony: Telephony): void {
@@ -23,6 +23,15 @@ export function registerTelephonyMetrics(registry: Registry, telephony: Telephon
     registers: [registry],
     collect() {
       for (const [fault, n] of Object.entries(telephony.refusedCounts())) this.set({ fault }, n);
+    },
+  });
+  new Gauge({
+    name: 'voxbridge_sip_requests',
+    help: 'SIP requests taken in since start, by method (behind a trusted edge: only what the edge passed on)',
+    labelNames: ['method'] as const,
+    registers: [registry],
+    collect() {
+      for (const [method, n] of Object.entries(telephony.requestCounts())) this.set({ method }, n);
     },
   });
   new Gauge({

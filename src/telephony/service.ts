@@ -10,6 +10,7 @@ import { UserAgent, newCallId, newTag } from './sip/user-agent.js';
 import { RefusalCounter } from './sip/refusals.js';
 import { SourceGuard } from './sip/source-guard.js';
 import { SourceAuth } from './source-auth.js';
+import { TrustedEdge } from './sip/trusted-edge.js';
 import type { IncomingInvite } from './sip/incoming-invite.js';
 import { SipError } from './sip/errors.js';
 import { RtpEndpoint } from './rtp/endpoint.js';
@@ -74,12 +75,16 @@ export class TelephonyService {
   /** Input the SIP front refused, by fault (metrics). */
   readonly refusals: RefusalCounter;
   readonly guard: SourceGuard;
+  readonly edge: TrustedEdge;
   private closed = false;
 
   constructor(private readonly o: TelephonyOptions) {
     this.log = o.logger.child({ component: 'telephony' });
     this.refusals = new RefusalCounter(this.log);
-    this.guard = new SourceGuard(o.config.sip.guard, (source, reason, seconds) => {
+    this.edge = new TrustedEdge(o.config.sip.trustedEdge);
+    // The edge carries many callers: they are limited by their own addresses, the edge never.
+    const guardCfg = o.config.sip.guard;
+    this.guard = new SourceGuard({ ...guardCfg, allowCidrs: [...guardCfg.allowCidrs, ...this.edge.edgeCidrs] }, (source, reason, seconds) => {
       this.refusals.counts.bans = (this.refusals.counts.bans ?? 0) + 1;
       this.log.warn({ source, reason, seconds }, 'sip source banned');
     });
@@ -94,7 +99,8 @@ export class TelephonyService {
     const sip = o.config.sip;
     svc.ua = await UserAgent.start(
       { host: sip.host, port: sip.port, transports: sip.transports, advertisedAddress: sip.advertisedAddress, userAgent: 'voxbridge', logger: svc.log,
-        limits: sip.limits, stream: sip.stream, tls: tlsListenerOf(sip.tls), guard: svc.guard, onRefused: (fault, remote, detail) => svc.refusals.record(fault, remote, detail) },
+        limits: sip.limits, stream: sip.stream, tls: tlsListenerOf(sip.tls), guard: svc.guard, edge: svc.edge.enabled ? svc.edge : undefined,
+        onRefused: (fault, remote, detail) => svc.refusals.record(fault, remote, detail) },
       { onInvite: (inv) => void svc.onInvite(inv) },
     );
     return svc;

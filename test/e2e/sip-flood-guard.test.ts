@@ -53,10 +53,11 @@ describe('SIP flood and scanner defences', () => {
     // Banned: a well-formed request gets no answer at all.
     expect(await udpExchange(fx.sipPort, options(`after-ban-${Date.now()}`, 9), 1500)).toBeNull();
     const registry = new Registry();
-    registerTelephonyMetrics(registry, { refusedCounts: () => ({ ...fx!.svc.refusals.counts }), activeCalls: 0, callCounts: () => ({}), mediaStats: () => ({}) } as unknown as Telephony);
+    registerTelephonyMetrics(registry, { refusedCounts: () => ({ ...fx!.svc.refusals.counts }), activeCalls: 0, callCounts: () => ({}), requestCounts: () => ({ ...fx!.svc.ua.requestCounts }), mediaStats: () => ({}) } as unknown as Telephony);
     const text = await registry.metrics();
     expect(text).toMatch(/voxbridge_sip_refused\{fault="rate_limited"\} [1-9]/);
     expect(text).toMatch(/voxbridge_sip_refused\{fault="bans"\} 1/);
+    expect(text).toMatch(/voxbridge_sip_requests\{method="OPTIONS"\} [1-9]/);
   }, 60_000);
 
   it('drops known scanners without an answer', async () => {

@@ -123,6 +123,7 @@ describe('metrics', () => {
       get activeCalls() { return svc.activeLegs; },
       callCounts: () => ({ ...svc.callCounts }),
       refusedCounts: () => ({ ...svc.refusals.counts }),
+      requestCounts: () => ({ ...svc.ua.requestCounts }),
       mediaStats: () => svc.mediaStats(),
     } as unknown as Telephony);
     const text = await registry.metrics();

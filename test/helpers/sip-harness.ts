@@ -67,6 +67,8 @@ export interface SippOptions {
   timeoutSeconds?: number;
   port?: number;
   mediaPort?: number;
+  /** Loopback address SIPp binds (default 127.0.0.1): another 127/8 address is another caller. */
+  localIp?: string;
   extra?: string[];
 }
 
@@ -90,7 +92,7 @@ export async function startSipp(o: SippOptions): Promise<{ port: number; mediaPo
   const args = [
     ...(o.target ? [o.target] : []),
     '-sf', path.join(SCENARIOS, o.scenario),
-    '-i', '127.0.0.1', '-p', String(port), ...mediaPortArgs(mediaPort),
+    '-i', o.localIp ?? '127.0.0.1', '-p', String(port), ...mediaPortArgs(mediaPort),
     '-m', String(o.calls ?? 1),
     '-r', String(o.rate ?? 10),
     '-l', String(o.rateLimit ?? o.calls ?? 1),

@@ -11,6 +11,7 @@ import { validateRequest } from './validate.js';
 import { reserveSipPort } from './bind-check.js';
 import { createSipStack } from './stack.js';
 import type { SourceGuard } from './source-guard.js';
+import type { TrustedEdge } from './trusted-edge.js';
 import type { SipLimits } from './framing.js';
 import type { StreamLimits, TlsMaterial } from './transports.js';
 import { applyTransport, contactFor, transportOfVia, type SipTransportName } from './secure-transport.js';
@@ -35,6 +36,8 @@ export interface UserAgentOptions {
   tls?: { port: number; material: TlsMaterial } | null;
   /** Per-source flood and scanner defences, checked before anything else looks at a request. */
   guard?: SourceGuard;
+  /** Behind an SBC: requests only from it, the caller's address from its header (trusted-edge.ts). */
+  edge?: TrustedEdge;
   /** Input the front refused before parsing (hostile or malformed), for counters and logs. */
   onRefused?(fault: string, remote: { address: string; port: number; protocol: string }, detail?: string): void;
 }
@@ -85,6 +88,8 @@ export class UserAgent implements DialogTransport {
   private readonly pending2xx = new Map<string, Pending2xx>();
   private readonly log: SipLogger;
   private closed = false;
+  /** Requests taken in by method (after the trusted-edge check): how much reached this node. */
+  readonly requestCounts: Record<string, number> = {};
 
   private constructor(readonly o: UserAgentOptions, private readonly handlers: UserAgentHandlers) {
     this.log = o.logger ?? noopLogger;
@@ -158,8 +163,11 @@ export class UserAgent implements DialogTransport {
 
   // ---- inbound -----------------------------------------------------------------------------
 
-  private onRequest(rq: SipRequest, remote: Remote): void {
+  private onRequest(rq: SipRequest, received: Remote): void {
     if (this.closed) return;
+    const remote = this.edgeSource(rq, received);
+    if (!remote) return;
+    this.requestCounts[rq.method] = (this.requestCounts[rq.method] ?? 0) + 1;
     const ua = rq.headers['user-agent'];
     const verdict = this.o.guard?.check(remote.address, typeof ua === 'string' ? ua : undefined);
     if (verdict && verdict.kind !== 'pass') {
@@ -179,6 +187,18 @@ export class UserAgent implements DialogTransport {
       this.log.warn({ err: String(err), method: rq.method }, 'sip request failed');
       if (rq.method !== 'ACK') this.respond(rq, 500, 'Server Internal Error');
     }
+  }
+
+  /** With a trusted edge: the caller's address for everything that follows, or null (refused, counted). */
+  private edgeSource(rq: SipRequest, received: Remote): Remote | null {
+    if (!this.o.edge) return received;
+    const key = `${rq.headers['call-id']}:${rq.headers.to?.params?.tag ?? ''}`;
+    const verdict = this.o.edge.classify(rq, received, () => this.dialogs.get(key)?.direction === 'outbound');
+    if (verdict.kind === 'refuse') {
+      this.o.onRefused?.('not_from_edge', { address: received.address, port: received.port, protocol: received.protocol });
+      return null;
+    }
+    return verdict.kind === 'edge' ? { ...received, address: verdict.source } : received;
   }
 
   private dispatch(rq: SipRequest, remote: Remote): void {
