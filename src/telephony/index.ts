@@ -20,6 +20,8 @@ export { isValidCidr } from './cidr.js';
 export { resolveRouting, type ResolvedRouting, type RoutingInput, type RoutingOrg, type ResolveOptions, type Provider } from './routing.js';
 export { sessionPortFromRegistry } from './registry-port.js';
 export { registerTelephonyMetrics } from './metrics.js';
+export { renderLadder } from './capture/ladder.js';
+export { encodeHep, decodeHep, HEP_CHUNK } from './capture/hep.js';
 
 export interface TelephonyDeps {
   config: Config;
@@ -48,6 +50,8 @@ export interface Telephony {
   callCounts(): Record<string, number>;
   /** Input the SIP front refused since start, by fault. */
   refusedCounts(): Record<string, number>;
+  /** SIP capture since start: captured, written, dropped (queue full or write failed), queued, hep_sent, hep_failed. */
+  captureCounts(): Record<string, number>;
   /** The SIP port bound (config.sip.port, or the one chosen when it is 0). */
   readonly sipPort: number;
   close(): Promise<void>;
@@ -83,6 +87,7 @@ export async function startTelephony(deps: TelephonyDeps): Promise<Telephony> {
     mediaStats: () => svc.mediaStats(),
     callCounts: () => ({ ...svc.callCounts }),
     refusedCounts: () => ({ ...svc.refusals.counts }),
+    captureCounts: () => svc.captureCounts(),
     // Shutdown drains first (config.sip.drainSeconds; 0 ends calls at once), then ends what is left.
     close: async () => {
       await svc.drain(deps.config.sip.drainSeconds * 1000);

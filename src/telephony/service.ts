@@ -25,6 +25,8 @@ import { OutboundDialer } from './outbound.js';
 import { CallStats } from './call-stats.js';
 import { LiveLegs } from './live-legs.js';
 import type { MediaSetupDeps } from './media-setup.js';
+import { SipCapture } from './capture/sip-capture.js';
+import { HepSender } from './capture/hep.js';
 
 export interface TelephonyOptions {
   config: Config;
@@ -74,6 +76,8 @@ export class TelephonyService {
   /** Input the SIP front refused, by fault (metrics). */
   readonly refusals: RefusalCounter;
   readonly guard: SourceGuard;
+  /** SIP capture (config.sipCapture), null when off. */
+  readonly capture: SipCapture | null;
   private closed = false;
   /** True once drain() began: new INVITEs get 503 + Retry-After while live calls finish. */
   draining = false;
@@ -86,6 +90,13 @@ export class TelephonyService {
       this.log.warn({ source, reason, seconds }, 'sip source banned');
     });
     const clock = o.clock ?? rtpMediaClock;
+    const cap = o.config.sipCapture;
+    this.capture = cap.enabled
+      ? new SipCapture({
+        db: o.db, log: this.log, queueSize: cap.queueSize, batchSize: cap.batchSize,
+        hep: cap.hepAddress ? HepSender.fromAddress(cap.hepAddress) : null, hepAgentId: cap.hepAgentId,
+      })
+      : null;
     this.anchor = o.config.rtpengine.ng ? new MediaAnchor({ ng: o.config.rtpengine.ng, timeoutMs: o.config.rtpengine.timeoutMs }) : null;
     this.stats = new CallStats(clock);
     this.legs = new LiveLegs({ db: o.db, log: this.log, sessions: o.sessions, stats: this.stats });
@@ -117,7 +128,8 @@ export class TelephonyService {
     const sip = o.config.sip;
     svc.ua = await UserAgent.start(
       { host: sip.host, port: sip.port, transports: sip.transports, advertisedAddress: sip.advertisedAddress, userAgent: 'voxbridge', logger: svc.log,
-        limits: sip.limits, stream: sip.stream, guard: svc.guard, onRefused: (fault, remote, detail) => svc.refusals.record(fault, remote, detail) },
+        limits: sip.limits, stream: sip.stream, guard: svc.guard, onRefused: (fault, remote, detail) => svc.refusals.record(fault, remote, detail),
+        onCapture: svc.capture ? (dir, m, remote) => svc.capture?.record(dir, m, remote.protocol, { address: sip.advertisedAddress, port: svc.ua.port }, remote) : undefined },
       { onInvite: (inv) => void svc.onInvite(inv) },
     );
     return svc;
@@ -145,6 +157,13 @@ export class TelephonyService {
     return this.stats.mediaStats(this.legs.all());
   }
 
+  /** SIP capture counters (metrics): captured, written, dropped, hep_sent, hep_failed. */
+  captureCounts(): Record<string, number> {
+    const c = this.capture;
+    if (!c) return {};
+    return { ...c.counts, queued: c.queued, ...(c.hep ? { hep_sent: c.hep.sent, hep_failed: c.hep.failed } : {}) };
+  }
+
   legsOf(sessionId: string): SipLeg[] {
     return this.legs.ofSession(sessionId);
   }
@@ -169,6 +188,11 @@ export class TelephonyService {
     for (const leg of this.legs.all()) leg.close('shutdown');
     this.ua.close();
     this.anchor?.close();
+    if (this.capture) {
+      // The BYEs just sent are captured too: the UA sends them before its sockets close (50 ms).
+      await new Promise((r) => setTimeout(r, 60));
+      await this.capture.close();
+    }
   }
 
   private async onInvite(inv: IncomingInvite): Promise<void> {

@@ -36,6 +36,8 @@ export interface UserAgentOptions {
   guard?: SourceGuard;
   /** Input the front refused before parsing (hostile or malformed), for counters and logs. */
   onRefused?(fault: string, remote: { address: string; port: number; protocol: string }, detail?: string): void;
+  /** SIP capture: every message sent and received, with its peer (never blocks; see capture/sip-capture.ts). */
+  onCapture?(direction: 'in' | 'out', m: SipMessage, remote: Remote): void;
 }
 
 export interface UserAgentHandlers {
@@ -76,8 +78,14 @@ export class UserAgent implements ClientInviteHost {
         limits: o.limits,
         stream: o.stream,
         onError: (e) => this.log.warn({ err: String(e) }, 'sip stack error'),
-        onSend: (m, target) => this.log.debug({ target, msg: sip.stringify(m) }, 'sip send'),
-        onReceive: (m, remote) => this.log.debug({ remote, msg: sip.stringify(m) }, 'sip recv'),
+        onSend: (m, target) => {
+          this.log.debug({ target, msg: sip.stringify(m) }, 'sip send');
+          o.onCapture?.('out', m, target);
+        },
+        onReceive: (m, remote) => {
+          this.log.debug({ remote, msg: sip.stringify(m) }, 'sip recv');
+          o.onCapture?.('in', m, remote);
+        },
         onRefused: (fault, remote, detail) => {
           o.onRefused?.(fault, remote, detail);
           // Hostile input counts against its source; an idle connection closing is no fault.
