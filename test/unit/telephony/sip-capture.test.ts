@@ -12,19 +12,26 @@ import type { Db, SipMessageRow } from '../../../src/store/index.js';
 const INVITE = 'INVITE sip:+15550100@192.0.2.1 SIP/2.0\r\nVia: SIP/2.0/UDP 203.0.113.9:5062;branch=z9hG4bK1\r\nFrom: <sip:alice@203.0.113.9>;tag=a1\r\nTo: <sip:+15550100@192.0.2.1>\r\nCall-ID: cid-1@x\r\nCSeq: 1 INVITE\r\nContent-Length: 0\r\n\r\n';
 
 /** The test's own HEP3 reader: type → chunk body, with vendor ids checked. */
-function chunks(buf: Buffer): Map<number, Buffer> {
+function chunks(buf: Buffer): { get(t: number): Buffer; has(t: number): boolean } {
   expect(buf.subarray(0, 4).toString('latin1')).toBe('HEP3');
-  expect((buf[4]! << 8) | buf[5]!).toBe(buf.length);
+  expect(buf.readUInt16BE(4)).toBe(buf.length);
   const out = new Map<number, Buffer>();
   for (let off = 6; off < buf.length;) {
-    const vendor = (buf[off]! << 8) | buf[off + 1]!;
-    const type = (buf[off + 2]! << 8) | buf[off + 3]!;
-    const len = (buf[off + 4]! << 8) | buf[off + 5]!;
+    const vendor = buf.readUInt16BE(off);
+    const type = buf.readUInt16BE(off + 2);
+    const len = buf.readUInt16BE(off + 4);
     expect(vendor).toBe(0);
     out.set(type, buf.subarray(off + 6, off + len));
     off += len;
   }
-  return out;
+  return {
+    get(t) {
+      const b = out.get(t);
+      if (!b) throw new Error(`no chunk ${t}`);
+      return b;
+    },
+    has: (t) => out.has(t),
+  };
 }
 
 const sockets: dgram.Socket[] = [];
@@ -45,16 +52,16 @@ describe('HEP v3', () => {
     sender.close();
     expect(c.get(1)).toEqual(Buffer.from([2])); // AF_INET
     expect(c.get(2)).toEqual(Buffer.from([17])); // UDP
-    expect([...c.get(3)!]).toEqual([203, 0, 113, 9]);
-    expect([...c.get(4)!]).toEqual([192, 0, 2, 1]);
-    expect(c.get(7)!.readUInt16BE(0)).toBe(5062);
-    expect(c.get(8)!.readUInt16BE(0)).toBe(5060);
-    expect(c.get(9)!.readUInt32BE(0)).toBe(Math.floor(at.getTime() / 1000));
-    expect(c.get(10)!.readUInt32BE(0)).toBe(678_000);
+    expect([...c.get(3)]).toEqual([203, 0, 113, 9]);
+    expect([...c.get(4)]).toEqual([192, 0, 2, 1]);
+    expect(c.get(7).readUInt16BE(0)).toBe(5062);
+    expect(c.get(8).readUInt16BE(0)).toBe(5060);
+    expect(c.get(9).readUInt32BE(0)).toBe(Math.floor(at.getTime() / 1000));
+    expect(c.get(10).readUInt32BE(0)).toBe(678_000);
     expect(c.get(11)).toEqual(Buffer.from([1])); // SIP
-    expect(c.get(12)!.readUInt32BE(0)).toBe(2001);
-    expect(c.get(15)!.toString()).toBe(INVITE);
-    expect(c.get(17)!.toString()).toBe('cid-1@x');
+    expect(c.get(12).readUInt32BE(0)).toBe(2001);
+    expect(c.get(15).toString()).toBe(INVITE);
+    expect(c.get(17).toString()).toBe('cid-1@x');
     expect(sender.sent).toBe(1);
   });
 
@@ -62,8 +69,8 @@ describe('HEP v3', () => {
     const c = chunks(encodeHep({ at: new Date(0), transport: 'TCP', src: { address: '2001:db8::5', port: 5060 }, dst: { address: '198.51.100.7', port: 5070 }, payload: 'x', callId: 'c', agentId: 0 }));
     expect(c.get(1)).toEqual(Buffer.from([10]));
     expect(c.get(2)).toEqual(Buffer.from([6]));
-    expect(c.get(5)!.toString('hex')).toBe('20010db8000000000000000000000005');
-    expect(c.get(6)!.toString('hex')).toBe('00000000000000000000ffffc6336407');
+    expect(c.get(5).toString('hex')).toBe('20010db8000000000000000000000005');
+    expect(c.get(6).toString('hex')).toBe('00000000000000000000ffffc6336407');
     expect(c.has(3)).toBe(false);
   });
 
@@ -93,18 +100,18 @@ describe('ladder diagram', () => {
     ]);
     const lines = text.split('\n');
     expect(lines[0]).toBe('Call-ID: cid-1@x');
-    const header = lines[3]!;
+    const header = lines[3] ?? '';
     expect(header).toContain('203.0.113.9:5062');
     expect(header).toContain('192.0.2.1:5060');
     expect(header.indexOf('203.0.113.9')).toBeLessThan(header.indexOf('192.0.2.1'));
     const arrows = lines.slice(5, 9);
-    expect(arrows[0]).toMatch(/^\+0\.000s\s+\|-+ INVITE -+>\|  UDP$/);
-    expect(arrows[1]).toMatch(/^\+0\.002s\s+\|<-+ 100 Trying -+\|  UDP$/);
-    expect(arrows[2]).toMatch(/^\+1\.500s\s+\|<-+ 200 OK \(SDP\) -+\|  UDP$/);
-    expect(arrows[3]).toMatch(/^\+1\.510s\s+\|-+ ACK -+>\|  UDP$/);
+    expect(arrows[0]).toMatch(/^\+0\.000s\s+\|-+ INVITE -+>\| {2}UDP$/);
+    expect(arrows[1]).toMatch(/^\+0\.002s\s+\|<-+ 100 Trying -+\| {2}UDP$/);
+    expect(arrows[2]).toMatch(/^\+1\.500s\s+\|<-+ 200 OK \(SDP\) -+\| {2}UDP$/);
+    expect(arrows[3]).toMatch(/^\+1\.510s\s+\|-+ ACK -+>\| {2}UDP$/);
     // The lanes line up: every arrow starts and ends at the columns' bars.
     const bars = (l: string) => [l.indexOf('|'), l.lastIndexOf('|')];
-    for (const a of arrows) expect(bars(a)).toEqual(bars(lines[4]!));
+    for (const a of arrows) expect(bars(a)).toEqual(bars(lines[4] ?? ''));
   });
 
   it('says so when nothing was captured', () => {
@@ -155,6 +162,6 @@ describe('SipCapture queue', () => {
       ['in', '203.0.113.9', '192.0.2.1', 'INVITE', null, '1 INVITE', 'alice', '+15550100', 'UDP'],
       ['out', '192.0.2.1', '203.0.113.9', null, 180, '1 INVITE', 'alice', '+15550100', 'UDP'],
     ]);
-    expect(rows[0]!.raw).toMatch(/^INVITE sip:\+15550100@192\.0\.2\.1 SIP\/2\.0\r\n/);
+    expect(rows[0]?.raw).toMatch(/^INVITE sip:\+15550100@192\.0\.2\.1 SIP\/2\.0\r\n/);
   });
 });
