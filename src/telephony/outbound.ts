@@ -24,11 +24,32 @@ export interface OutboundOptions {
   liveCount(): number;
   /** False once the service closes. */
   accepting(): boolean;
+  /** True while the node drains for a restart: new dials are refused, ringing ones cancelled. */
+  draining(): boolean;
   count(result: string): void;
 }
 
+/** Seconds a client should wait before dialing again (another node takes it meanwhile). */
+export const DRAIN_RETRY_AFTER_SECONDS = 5;
+
+function drainingError(): TelephonyError {
+  return new TelephonyError('media_server_unavailable', 'This gateway node is draining for a restart; retry the dial.', undefined, { retryAfterSeconds: DRAIN_RETRY_AFTER_SECONDS });
+}
+
 export class OutboundDialer {
+  /** Dials not yet answered, aborted when the node starts draining. */
+  private readonly pending = new Set<AbortController>();
+
   constructor(private readonly o: OutboundOptions) {}
+
+  /** Drain: every dial still ringing is cancelled (CANCEL after a provisional) and answers 503. */
+  cancelPending(): void {
+    for (const ac of this.pending) ac.abort();
+  }
+
+  get pendingCount(): number {
+    return this.pending.size;
+  }
 
   /** Dials out for a session and resolves with the answered leg (or throws TelephonyError). */
   async dial(sessionId: string, orgId: string, req: DialRequest): Promise<SipLeg> {
@@ -37,6 +58,7 @@ export class OutboundDialer {
     const s = await repo.getTelephonySession(db, sessionId);
     if (!s || s.org_id !== orgId) throw new TelephonyError('session_not_found', 'No such session.');
     if (s.status === 'ended') throw new TelephonyError('session_not_dialable', 'The session has ended.');
+    if (this.o.draining()) throw drainingError();
     if (!this.o.accepting()) throw new TelephonyError('media_server_unavailable', 'Telephony is shutting down.');
     const busy = new Set(this.o.legsOf(sessionId).map((l) => l.party));
     const party: Party = req.party ?? (busy.has('customer') ? 'agent' : 'customer');
@@ -49,6 +71,8 @@ export class OutboundDialer {
     });
 
     const setup = await LegSetup.open(this.o.media);
+    const ac = new AbortController();
+    this.pending.add(ac);
     try {
       const callSid = newCallId(sipCfg.advertisedAddress);
       const fromTag = newTag();
@@ -60,8 +84,9 @@ export class OutboundDialer {
       const ringMs = Math.min(Math.max(req.ringTimeoutSeconds ?? 30, 1), 120) * 1000;
       const dialog = await this.o.ua().call(target.uri, {
         callId: callSid, fromTag, from: target.from, to: target.to, headers: target.headers, sdp: offer,
-        auth: target.auth ?? undefined, transport: target.transport, ringTimeoutMs: ringMs,
+        auth: target.auth ?? undefined, transport: target.transport, ringTimeoutMs: ringMs, signal: ac.signal,
       });
+      this.pending.delete(ac);
       if (!dialog.remoteSdp) throw new SipError(488, 'Answer without SDP');
       const media = await setup.peerAnswer(dialog.callId, dialog.localTag, dialog.remoteTag, dialog.remoteSdp);
       return setup.leg({
@@ -69,6 +94,12 @@ export class OutboundDialer {
         from: target.from, to: target.to, dialog, media,
       });
     } catch (err) {
+      this.pending.delete(ac);
+      if (ac.signal.aborted) {
+        await setup.release('canceled', 'drain');
+        this.o.count('canceled_drain');
+        throw drainingError();
+      }
       await setup.release('failed', err instanceof SipError ? `sip_${err.status}` : 'error');
       this.o.count(err instanceof SipError ? `failed_${err.status}` : 'failed');
       if (err instanceof TelephonyError) throw err;

@@ -118,7 +118,7 @@ export class TelephonyService {
     this.outbound = new OutboundDialer({
       config: o.config, db: o.db, media: this.media, ua: () => this.ua,
       legsOf: (id) => this.legs.ofSession(id), liveCount: () => this.legs.size,
-      accepting: () => !this.closed, count: (result) => this.stats.countCall('outbound', result),
+      accepting: () => !this.closed, draining: () => this.draining, count: (result) => this.stats.countCall('outbound', result),
     });
   }
 
@@ -169,11 +169,15 @@ export class TelephonyService {
   }
 
   /**
-   * Graceful drain (rolling upgrades): stop taking INVITEs, let live calls end on their own for up
+   * Graceful drain (rolling upgrades): stop taking INVITEs and dials (503 + Retry-After), cancel
+   * dials still ringing, let live calls end on their own for up
    * to `maxMs`, then return (close() ends what is left with BYE). Resolves at once with no calls.
    */
   async drain(maxMs: number): Promise<void> {
     this.draining = true;
+    // Dials still ringing would become new calls on a node about to stop: cancel them now.
+    if (this.outbound.pendingCount > 0) this.log.info({ dials: this.outbound.pendingCount }, 'draining: cancelling ringing dials');
+    this.outbound.cancelPending();
     const deadline = Date.now() + maxMs;
     if (this.legs.size > 0) this.log.info({ calls: this.legs.size, maxMs }, 'draining SIP calls');
     while (this.legs.size > 0 && Date.now() < deadline) {
