@@ -4,11 +4,13 @@ import type { TickSource } from '../media/index.js';
 import type { SipLeg } from './call-leg.js';
 import { addLegQuality, finishQualitySummary } from './rtp/call-quality.js';
 
+type MediaTotals = { packetsIn: number; packetsOut: number; ignoredSource: number; concealed: number; dropped: number; late: number; underruns: number; played: number };
+
 export class CallStats {
   /** Call outcomes since start, keyed "direction:result". */
   readonly callCounts: Record<string, number> = {};
   /** Media counters of legs that have ended (live legs are added by mediaStats). */
-  private readonly endedMedia: Record<string, number> = { packetsIn: 0, packetsOut: 0, ignoredSource: 0, concealed: 0, dropped: 0, late: 0, underruns: 0, played: 0 };
+  private readonly endedMedia: MediaTotals = { packetsIn: 0, packetsOut: 0, ignoredSource: 0, concealed: 0, dropped: 0, late: 0, underruns: 0, played: 0 };
 
   constructor(private readonly clock: TickSource) {}
 
@@ -34,7 +36,7 @@ export class CallStats {
 
   /** Media counters: live legs (legs, maxTargetFrames, maxJitterMs) and totals since start (the rest). */
   mediaStats(live: Iterable<SipLeg>): Record<string, number> {
-    const sum: Record<string, number> = { ...this.endedMedia, clockLateTicks: (this.clock as { lateTicks?: number }).lateTicks ?? 0, legs: 0, maxTargetFrames: 0, maxJitterMs: 0 };
+    const sum: MediaTotals & { clockLateTicks: number; legs: number; maxTargetFrames: number; maxJitterMs: number } = { ...this.endedMedia, clockLateTicks: (this.clock as { lateTicks?: number }).lateTicks ?? 0, legs: 0, maxTargetFrames: 0, maxJitterMs: 0 };
     for (const leg of live) {
       const r = leg.rtpStats;
       const j = leg.jitterStats;
