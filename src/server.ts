@@ -26,7 +26,7 @@ import { registerWebhookMetrics } from './webhooks/index.js';
 import { deliveryQueueStats } from './store/index.js';
 import { attachRecorder, createRecordingStorage, recordingsDir, type CallRecorder } from './recordings/index.js';
 import {
-  startAnalysisWorker, startInactivitySweeper, startNodeLostSweeper, startRecordingEncoder, startRecordingRetention, startWebhookDelivery, startWebhookRetention,
+  startAnalysisWorker, startInactivitySweeper, startNodeLostSweeper, startRecordingEncoder, startRecordingRetention, startSipCaptureRetention, startWebhookDelivery, startWebhookRetention,
   type InactivitySweeper, type NodeLostSweeper, type RecordingEncoder, type Sweeper, type WebhookDeliveryWorker,
 } from './jobs/index.js';
 
@@ -231,7 +231,9 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       recordingEncoder.kick(); // resumes what a previous run left `processing`
       recordingRetention = startRecordingRetention({ db, logger, storage, intervalMs: pc.retentionIntervalMs });
       analysisWorker = startAnalysisWorker({ db, logger, intervalMs: pc.jobIntervalMs, leaseSeconds: pc.leaseSeconds });
-      const ownedSweepers: Sweeper[] = [sweeper, nodeLostSweeper, retention, recordingEncoder, recordingRetention, analysisWorker];
+      // SIP capture retention (sipcore): runs on worker nodes whether or not this node captures.
+      const sipCaptureRetention = startSipCaptureRetention({ db, logger, retentionHours: config.sipCapture.retentionHours });
+      const ownedSweepers: Sweeper[] = [sweeper, nodeLostSweeper, retention, recordingEncoder, recordingRetention, analysisWorker, sipCaptureRetention];
       shutdown.add('sweeper', async () => {
         await Promise.all(ownedSweepers.map((s) => s.stop()));
         storage.close?.();

@@ -13,6 +13,7 @@ import { register as registerOperator } from './admin/operator.js';
 import { register as registerWebhook } from './admin/webhook.js';
 import { register as registerPostCall } from './admin/post-call.js';
 import { register as registerSecret } from './admin/secret.js';
+import { register as registerCalls } from './admin/calls.js';
 
 const ctx = new CliContext();
 const program = new Command('voxbridge').description('voxbridge telephony media gateway').exitOverride();
@@ -49,6 +50,7 @@ registerOperator(admin, ctx);
 registerWebhook(admin, ctx);
 registerPostCall(admin, ctx);
 registerSecret(admin, ctx);
+registerCalls(admin, ctx);
 
 async function main(): Promise<void> {
   try {

@@ -99,6 +99,20 @@ export const ConfigSchema = Type.Object({
       sourceHeader: Type.String({ pattern: '^[A-Za-z0-9-]+$' }),
     }),
   }),
+  /** SIP capture (issue 11, sipcore): every SIP message of a call, kept for a while, optionally sent to Homer. */
+  sipCapture: Type.Object({
+    enabled: Type.Boolean(),
+    /** Captured messages are deleted after this many hours (default 24). */
+    retentionHours: PositiveInt,
+    /** Messages waiting for the database; beyond this they are dropped and counted (the call path never waits). */
+    queueSize: PositiveInt,
+    /** Rows per INSERT. */
+    batchSize: PositiveInt,
+    /** A Homer/sipcapture collector (HEP v3 over UDP), host:port; null: no export. */
+    hepAddress: Type.Union([Type.String({ pattern: '^.+:\\d+$' }), Type.Null()]),
+    /** HEP capture agent id. */
+    hepAgentId: Type.Integer({ minimum: 0, maximum: 4_294_967_295 }),
+  }),
   rtpengine: Type.Object({
     ng: Type.Union([Type.String({ pattern: '^[^:]+:\\d+$' }), Type.Null()]),
     timeoutMs: PositiveInt,
@@ -282,6 +296,12 @@ const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' 
   SIP_TRUSTED_EDGE: { path: ['sip', 'trustedEdge', 'cidrs'], kind: 'list' },
   SIP_TRUSTED_EDGE_HEADER: { path: ['sip', 'trustedEdge', 'sourceHeader'], kind: 'string' },
   RTPENGINE_NG: { path: ['rtpengine', 'ng'], kind: 'nullable' },
+  // SIP capture (sipcore)
+  SIP_CAPTURE_ENABLED: { path: ['sipCapture', 'enabled'], kind: 'bool' },
+  SIP_CAPTURE_RETENTION_HOURS: { path: ['sipCapture', 'retentionHours'], kind: 'int' },
+  SIP_CAPTURE_QUEUE_SIZE: { path: ['sipCapture', 'queueSize'], kind: 'int' },
+  SIP_HEP_ADDRESS: { path: ['sipCapture', 'hepAddress'], kind: 'nullable' },
+  SIP_HEP_AGENT_ID: { path: ['sipCapture', 'hepAgentId'], kind: 'int' },
   STT_PROVIDER: { path: ['engines', 'stt', 'provider'], kind: 'string' },
   STT_URL: { path: ['engines', 'stt', 'url'], kind: 'string' },
   STT_POOL_SIZE: { path: ['engines', 'stt', 'poolSize'], kind: 'int' },

@@ -8,3 +8,4 @@ export { startWebhookRetention, type WebhookRetentionOptions } from './webhook-r
 export { startRecordingEncoder, MAX_ENCODE_ATTEMPTS, type RecordingEncoder, type RecordingEncoderDeps } from './recording-encoder.js';
 export { startRecordingRetention } from './recording-retention.js';
 export { startAnalysisWorker, runAnalysis, MAX_ANALYSIS_ATTEMPTS } from './analysis-worker.js';
+export { startSipCaptureRetention, type SipCaptureRetentionOptions } from './sip-capture-retention.js';

@@ -18,6 +18,8 @@ export type TelephonyErrorCode =
 export interface TelephonyErrorDetail {
   param?: string;
   extra?: Record<string, unknown>;
+  /** Sent as Retry-After (e.g. a node draining for a restart). */
+  retryAfterSeconds?: number;
 }
 
 export class TelephonyError extends Error {

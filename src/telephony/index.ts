@@ -22,6 +22,8 @@ export { isValidCidr } from './cidr.js';
 export { resolveRouting, type ResolvedRouting, type RoutingInput, type RoutingOrg, type ResolveOptions, type Provider } from './routing.js';
 export { sessionPortFromRegistry } from './registry-port.js';
 export { registerTelephonyMetrics } from './metrics.js';
+export { renderLadder } from './capture/ladder.js';
+export { encodeHep, decodeHep, HEP_CHUNK } from './capture/hep.js';
 
 export interface TelephonyDeps {
   config: Config;
@@ -54,6 +56,8 @@ export interface Telephony {
   refusedCounts(): Record<string, number>;
   /** SIP requests taken in since start, by method (behind an edge: what the edge let through). */
   requestCounts(): Record<string, number>;
+  /** SIP capture since start: captured, written, dropped (queue full or write failed), queued, hep_sent, hep_failed. */
+  captureCounts(): Record<string, number>;
   /** The SIP port bound (config.sip.port, or the one chosen when it is 0). */
   readonly sipPort: number;
   close(): Promise<void>;
@@ -91,6 +95,7 @@ export async function startTelephony(deps: TelephonyDeps): Promise<Telephony> {
     callCounts: () => ({ ...svc.callCounts }),
     refusedCounts: () => ({ ...svc.refusals.counts }),
     requestCounts: () => ({ ...svc.ua.requestCounts }),
+    captureCounts: () => svc.captureCounts(),
     // Shutdown drains first (config.sip.drainSeconds; 0 ends calls at once), then ends what is left.
     close: async () => {
       await svc.drain(deps.config.sip.drainSeconds * 1000);

@@ -3,7 +3,10 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { Telephony } from './index.js';
 
-const METRIC_NAMES = ['voxbridge_sip_active_calls', 'voxbridge_sip_calls', 'voxbridge_rtp_media', 'voxbridge_rtp_call_quality', 'voxbridge_sip_refused', 'voxbridge_sip_requests'];
+const METRIC_NAMES = [
+  'voxbridge_sip_active_calls', 'voxbridge_sip_calls', 'voxbridge_rtp_media', 'voxbridge_rtp_call_quality', 'voxbridge_sip_refused', 'voxbridge_sip_requests',
+  'voxbridge_sip_capture',
+];
 
 /** Registers the gauges, replacing those of a previous telephony service in this process (restart, tests). */
 export function registerTelephonyMetrics(registry: Registry, telephony: Telephony): void {
@@ -32,6 +35,15 @@ export function registerTelephonyMetrics(registry: Registry, telephony: Telephon
     registers: [registry],
     collect() {
       for (const [method, n] of Object.entries(telephony.requestCounts())) this.set({ method }, n);
+    },
+  });
+  new Gauge({
+    name: 'voxbridge_sip_capture',
+    help: 'SIP capture since start: captured, written, dropped (queue full or database too slow), queued, hep_sent, hep_failed',
+    labelNames: ['counter'] as const,
+    registers: [registry],
+    collect() {
+      for (const [counter, n] of Object.entries(telephony.captureCounts?.() ?? {})) this.set({ counter }, n);
     },
   });
   new Gauge({

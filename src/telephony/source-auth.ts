@@ -14,6 +14,9 @@ import type { SourceGuard } from './sip/source-guard.js';
 
 const AUTH_TTL_MS = 60_000;
 
+/** The parts of an INVITE the source check reads and answers. */
+export type SourceAuthInvite = Pick<IncomingInvite, 'callId' | 'remote' | 'req' | 'reject'>;
+
 export interface SourceAuthOptions {
   db: Db;
   secretKey: string;
@@ -31,7 +34,7 @@ export class SourceAuth {
    * must list the source address in its inbound CIDRs, or the caller must pass digest auth
    * with the connection's username/password (a PBX). Returns the matched connection.
    */
-  async check(inv: IncomingInvite, number: repo.PhoneNumberRecord, trusted: boolean): Promise<repo.ConnectionRecord | null | 'challenged'> {
+  async check(inv: SourceAuthInvite, number: repo.PhoneNumberRecord, trusted: boolean): Promise<repo.ConnectionRecord | null | 'challenged'> {
     const connections = number.connection_id
       ? [await repo.getConnection(this.o.db, number.connection_id)].filter((c): c is repo.ConnectionRecord => c !== null && c.status === 'active')
       : await repo.listActiveConnections(this.o.db, number.org_id);
@@ -73,7 +76,7 @@ export class SourceAuth {
   }
 
   /** For an untrusted source and nothing it may reach: challenge first, refuse the answer (same as a wrong password). */
-  challengeOrRefuse(inv: IncomingInvite): 'challenged' {
+  challengeOrRefuse(inv: SourceAuthInvite): 'challenged' {
     const pending = this.authChallenges.get(inv.callId);
     if (pending && inv.req.headers.authorization) {
       this.authChallenges.delete(inv.callId);
@@ -83,7 +86,7 @@ export class SourceAuth {
     return this.challenge(inv);
   }
 
-  private challenge(inv: IncomingInvite): 'challenged' {
+  private challenge(inv: SourceAuthInvite): 'challenged' {
     this.prune();
     // RFC 3261 §22.2: challenge with 401 and WWW-Authenticate.
     const ctx: Record<string, unknown> = { realm: this.o.realm };

@@ -2,6 +2,7 @@
 // going until its caller hangs up; drain() then returns without ending it early.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTelephonyFixture, startSipp, runSipp, eventually, type TelephonyFixture } from '../helpers/sip-harness.js';
+import { TelephonyError } from '../../src/telephony/errors.js';
 
 let fx: TelephonyFixture;
 beforeAll(async () => {
@@ -25,4 +26,31 @@ describe('graceful SIP drain', () => {
     expect(fx.svc.activeLegs).toBe(0);
     expect(fx.svc.callCounts['inbound:rejected_503']).toBe(1);
   }, 90_000);
+
+  it('cancels a ringing dial when the drain starts and refuses new dials with 503 + Retry-After', async () => {
+    // A fresh fixture: the first test left this one draining.
+    const f = await startTelephonyFixture();
+    try {
+      const callee = await startSipp({ scenario: 'uas-ring-cancel.xml' });
+      const sessionId = await f.createSession({ routing: { type: 'sip', sip: { to_uri: `sip:callee@127.0.0.1:${callee.port}` } } });
+      const dialing = f.svc.dial(sessionId, f.orgId, { ringTimeoutSeconds: 60 }).then(() => null, (e: unknown) => e);
+      // Ringing: the 180 reached us (the call row exists, the dial is pending).
+      await eventually(async () => (await f.db.query('SELECT 1 FROM calls WHERE session_id = $1', [sessionId])).rowCount === 1, 20_000);
+      await new Promise((r) => setTimeout(r, 200)); // let the 180 arrive so CANCEL is allowed (RFC 3261 §9.1)
+      const drained = f.svc.drain(10_000);
+      const err = await dialing;
+      expect(err).toBeInstanceOf(TelephonyError);
+      expect(err).toMatchObject({ code: 'media_server_unavailable', detail: { retryAfterSeconds: 5 } });
+      const r = await callee.done; // the callee saw CANCEL, answered 487 and got its ACK
+      expect(r.code, r.errors).toBe(0);
+      const row = await eventually(async () => (await f.db.query('SELECT status, disconnect_reason FROM calls WHERE session_id = $1 AND ended_at IS NOT NULL', [sessionId])).rows[0], 20_000);
+      expect(row).toEqual({ status: 'canceled', disconnect_reason: 'drain' });
+      const refused = await f.svc.dial(sessionId, f.orgId, {}).then(() => null, (e: unknown) => e);
+      expect(refused).toMatchObject({ code: 'media_server_unavailable', detail: { retryAfterSeconds: 5 } });
+      await drained;
+      expect(f.svc.callCounts['outbound:canceled_drain']).toBe(1);
+    } finally {
+      await f.stop();
+    }
+  }, 120_000);
 });

@@ -213,7 +213,7 @@ export interface TelephonyFixture {
   stop(): Promise<void>;
 }
 
-export async function startTelephonyFixture(o: { rtpengineNg?: string | null; maxConcurrentCalls?: number; rtpTimeoutSeconds?: number; sipPort?: number; rtpRange?: { min: number; max: number }; sip?: Record<string, unknown> } = {}): Promise<TelephonyFixture> {
+export async function startTelephonyFixture(o: { rtpengineNg?: string | null; maxConcurrentCalls?: number; rtpTimeoutSeconds?: number; sipPort?: number; rtpRange?: { min: number; max: number }; sip?: Record<string, unknown>; capture?: Record<string, unknown> } = {}): Promise<TelephonyFixture> {
   const rtpBase = 30000 + Math.floor(Math.random() * 300) * 100;
   const config = testConfig({
     sip: {
@@ -222,6 +222,7 @@ export async function startTelephonyFixture(o: { rtpengineNg?: string | null; ma
       maxConcurrentCalls: o.maxConcurrentCalls ?? 500, realm: 'voxbridge.test', ...o.sip,
     },
     rtpengine: { ng: o.rtpengineNg ?? null, timeoutMs: 2000 },
+    ...(o.capture ? { sipCapture: o.capture } : {}),
   });
   await migrate(config.databaseUrl, config.databaseSchema);
   const db = createPool(config.databaseUrl, config.databaseSchema, undefined, 10);

@@ -76,7 +76,8 @@ export function isDependencyOutage(err: Error): boolean {
 function fromPlaneError(err: Error): ApiError | null {
   if (err instanceof TelephonyError) {
     const param = err.detail.param ?? (err.code === 'session_not_found' ? 'session_id' : undefined);
-    return new ApiError(err.code, { param, message: err.message, extra: err.detail.extra });
+    const retryAfter = err.detail.retryAfterSeconds;
+    return new ApiError(err.code, { param, message: err.message, extra: err.detail.extra, ...(retryAfter ? { retryAfter } : {}) });
   }
   if (err instanceof SessionNotFoundError) return new ApiError('session_not_found', { param: 'session_id' });
   if (err instanceof SessionEndedError) return new ApiError('session_already_ended', { param: 'session_id' });

@@ -2,11 +2,11 @@
 // small promise API: inbound INVITEs arrive as IncomingInvite objects, `answer()` gives a Dialog,
 // `call()` places an outbound INVITE (with digest auth retry) and resolves with a Dialog.
 import { randomBytes } from 'node:crypto';
-import sip, { type NameAddr, type Remote, type SipRequest, type SipResponse, type SipStack } from 'sip';
-import digest from 'sip/digest.js';
-import { Dialog, type DialogTransport } from './dialog.js';
+import sip, { type NameAddr, type Remote, type SipMessage, type SipRequest, type SipResponse, type SipStack } from 'sip';
+import { Dialog } from './dialog.js';
+import { ClientInvite, type CallOptions, type ClientInviteHost } from './client-invite.js';
 import { IncomingInvite } from './incoming-invite.js';
-import { ALLOW_HEADER, SipError } from './errors.js';
+import { ALLOW_HEADER } from './errors.js';
 import { validateRequest } from './validate.js';
 import { reserveSipPort } from './bind-check.js';
 import { createSipStack } from './stack.js';
@@ -15,6 +15,8 @@ import type { TrustedEdge } from './trusted-edge.js';
 import type { SipLimits } from './framing.js';
 import type { StreamLimits, TlsMaterial } from './transports.js';
 import { applyTransport, contactFor, transportOfVia, type SipTransportName } from './secure-transport.js';
+
+export type { CallOptions } from './client-invite.js';
 
 export interface SipLogger {
   debug(obj: object, msg?: string): void;
@@ -40,31 +42,13 @@ export interface UserAgentOptions {
   edge?: TrustedEdge;
   /** Input the front refused before parsing (hostile or malformed), for counters and logs. */
   onRefused?(fault: string, remote: { address: string; port: number; protocol: string }, detail?: string): void;
+  /** SIP capture: every message sent and received, with its peer (never blocks; see capture/sip-capture.ts). */
+  onCapture?(direction: 'in' | 'out', m: SipMessage, remote: Remote): void;
 }
 
 export interface UserAgentHandlers {
   /** A new INVITE outside any dialog; 100 Trying has been sent. */
   onInvite(invite: IncomingInvite): void;
-}
-
-export interface CallOptions {
-  /** Call-ID and From tag chosen by the caller (rtpengine needs them before the INVITE leaves). */
-  callId?: string;
-  fromTag?: string;
-  from: string;
-  fromName?: string;
-  /** To header URI; defaults to the request URI. */
-  to?: string;
-  headers?: Record<string, string>;
-  sdp: string;
-  auth?: { username: string; password: string };
-  /** Send CANCEL when no final answer arrives in this time. */
-  ringTimeoutMs?: number;
-  transport?: SipTransportName;
-  signal?: AbortSignal;
-  onProvisional?(rs: SipResponse): void;
-  /** Gets the Call-ID as soon as the INVITE is built (for bookkeeping before the answer). */
-  onCallId?(callId: string): void;
 }
 
 const T1 = 500;
@@ -81,7 +65,7 @@ interface Pending2xx {
   dialog: Dialog | null;
 }
 
-export class UserAgent implements DialogTransport {
+export class UserAgent implements ClientInviteHost {
   private readonly stack: SipStack;
   private readonly dialogs = new Map<string, Dialog>();
   private readonly invites = new Map<string, IncomingInvite>();
@@ -103,8 +87,14 @@ export class UserAgent implements DialogTransport {
         stream: o.stream,
         tls: o.tls,
         onError: (e) => this.log.warn({ err: String(e) }, 'sip stack error'),
-        onSend: (m, target) => this.log.debug({ target, msg: sip.stringify(m) }, 'sip send'),
-        onReceive: (m, remote) => this.log.debug({ remote, msg: sip.stringify(m) }, 'sip recv'),
+        onSend: (m, target) => {
+          this.log.debug({ target, msg: sip.stringify(m) }, 'sip send');
+          o.onCapture?.('out', m, target);
+        },
+        onReceive: (m, remote) => {
+          this.log.debug({ remote, msg: sip.stringify(m) }, 'sip recv');
+          o.onCapture?.('in', m, remote);
+        },
         onRefused: (fault, remote, detail) => {
           o.onRefused?.(fault, remote, detail);
           // Hostile input counts against its source; an idle connection closing is no fault.
@@ -380,7 +370,7 @@ export class UserAgent implements DialogTransport {
     });
   }
 
-  private sendAck(dialog: Dialog, seq: number): void {
+  sendAck(dialog: Dialog, seq: number): void {
     this.stack.send(this.inDialogRequest(dialog, 'ACK', seq));
   }
 
@@ -408,150 +398,25 @@ export class UserAgent implements DialogTransport {
    * failure (after one digest retry on 401/407), on ring timeout (408) or when aborted (487).
    */
   call(target: string, o: CallOptions): Promise<Dialog> {
-    const transport = o.transport ?? 'udp';
-    const uriObj = sip.parseUri(target);
-    if (!uriObj) return Promise.reject(new SipError(400, `bad target URI ${target}`));
-    applyTransport(uriObj, transport);
-    const callId = o.callId ?? newCallId(this.o.advertisedAddress);
-    o.onCallId?.(callId);
-    const from: NameAddr = { name: o.fromName, uri: o.from, params: { tag: o.fromTag ?? newTag() } };
-    const to: NameAddr = { uri: o.to ?? target, params: {} };
-    let seq = 1;
-    const build = (): SipRequest => ({
-      method: 'INVITE',
-      uri: { ...uriObj, params: { ...uriObj.params } },
-      headers: {
-        via: [],
-        to,
-        from,
-        'call-id': callId,
-        cseq: { seq, method: 'INVITE' },
-        contact: [this.contactFor(transport)],
-        'max-forwards': 70,
-        allow: ALLOW_HEADER,
-        'content-type': 'application/sdp',
-        ...(this.o.userAgent ? { 'user-agent': this.o.userAgent } : {}),
-        ...(o.headers ?? {}),
-      },
-      content: o.sdp,
-    });
+    try {
+      const invite = new ClientInvite(this, target, o, o.callId ?? newCallId(this.o.advertisedAddress), o.fromTag ?? newTag());
+      return invite.run();
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+  }
 
-    return new Promise<Dialog>((resolve, reject) => {
-      let rq = build();
-      let authTried = false;
-      let done = false;
-      let provisional = false;
-      let cancelWanted: { status: number; reason: string } | null = null;
-      let ringTimer: NodeJS.Timeout | null = null;
-      let dialog: Dialog | null = null;
+  // ---- ClientInviteHost ----------------------------------------------------------------------
 
-      const finish = (err: SipError | null, d?: Dialog): void => {
-        if (done) return;
-        done = true;
-        if (ringTimer) clearTimeout(ringTimer);
-        o.signal?.removeEventListener('abort', onAbort);
-        if (err) reject(err);
-        else resolve(d!);
-      };
-      const sendCancel = (): void => {
-        this.stack.send({
-          method: 'CANCEL',
-          uri: rq.uri,
-          headers: {
-            via: [rq.headers.via[0]],
-            to: rq.headers.to,
-            from: rq.headers.from,
-            'call-id': callId,
-            cseq: { seq: rq.headers.cseq.seq, method: 'CANCEL' },
-            'max-forwards': 70,
-          },
-        });
-      };
-      const cancel = (status: number, reason: string): void => {
-        if (done || cancelWanted) return;
-        cancelWanted = { status, reason };
-        // RFC 3261 §9.1: CANCEL only after a provisional response. Without one the caller still
-        // gets its answer now (ring timeout honoured); a late provisional gets the CANCEL, a late
-        // 2xx an ACK and a BYE (onResponse below).
-        if (provisional) sendCancel();
-        else finish(new SipError(status, reason));
-      };
-      const onAbort = (): void => cancel(487, 'Request Terminated');
-      o.signal?.addEventListener('abort', onAbort);
-      if (o.signal?.aborted) {
-        finish(new SipError(487, 'Request Terminated'));
-        return;
-      }
-      if (o.ringTimeoutMs) ringTimer = setTimeout(() => cancel(408, 'Request Timeout'), o.ringTimeoutMs);
+  send(m: SipMessage, onResponse?: (rs: SipResponse) => void): void {
+    this.stack.send(m, onResponse);
+  }
 
-      const onResponse = (rs: SipResponse): void => {
-        if (rs.status < 200) {
-          if (!provisional) {
-            provisional = true;
-            if (cancelWanted) sendCancel();
-          }
-          o.onProvisional?.(rs);
-          return;
-        }
-        if (rs.status < 300) {
-          if (dialog) {
-            this.sendAck(dialog, rs.headers.cseq.seq); // retransmitted 2xx
-            return;
-          }
-          const contact = Array.isArray(rs.headers.contact) ? rs.headers.contact[0] : undefined;
-          dialog = new Dialog(
-            {
-              callId,
-              direction: 'outbound',
-              local: from,
-              remote: rs.headers.to,
-              remoteTarget: sip.stringifyUri(contact?.uri ?? target),
-              routeSet: [...(rs.headers['record-route'] ?? [])].reverse(),
-              localSeq: seq,
-              remoteSeq: 0,
-              localSdp: o.sdp,
-              remoteSdp: rs.content ?? null,
-              transport,
-            },
-            this,
-          );
-          this.dialogs.set(`${callId}:${dialog.localTag}`, dialog);
-          this.sendAck(dialog, seq);
-          if (done) {
-            // Answered after we gave up (CANCEL crossed the 200): hang up at once (RFC 3261 §9.1).
-            void dialog.bye('cancelled');
-            return;
-          }
-          if (cancelWanted) {
-            void dialog.bye('cancelled');
-            finish(new SipError(cancelWanted.status, cancelWanted.reason));
-            return;
-          }
-          finish(null, dialog);
-          return;
-        }
-        if ((rs.status === 401 || rs.status === 407) && o.auth && !authTried && !cancelWanted) {
-          authTried = true;
-          seq++;
-          const next = build();
-          try {
-            digest.signRequest({}, next, rs, { user: o.auth.username, password: o.auth.password });
-          } catch {
-            finish(new SipError(rs.status, rs.reason));
-            return;
-          }
-          rq = next;
-          provisional = false;
-          this.stack.send(rq, onResponse);
-          return;
-        }
-        if (cancelWanted && rs.status === 487) {
-          finish(new SipError(cancelWanted.status, cancelWanted.reason));
-          return;
-        }
-        finish(new SipError(rs.status, rs.reason || 'Failed'));
-      };
-      this.stack.send(rq, onResponse);
-    });
+  addDialog(dialog: Dialog): void {
+    this.dialogs.set(`${dialog.callId}:${dialog.localTag}`, dialog);
+  }
+
+  get userAgent(): string | undefined {
+    return this.o.userAgent;
   }
 }

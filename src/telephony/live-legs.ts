@@ -1,0 +1,78 @@
+// The SIP legs live on this node: each connected leg is attached to its session and recorded as
+// connected; when it ends it is detached, counted and recorded as ended.
+import type { Logger } from 'pino';
+import type { Db } from '../store/index.js';
+import * as repo from '../store/index.js';
+import type { SipLeg } from './call-leg.js';
+import type { CallStats } from './call-stats.js';
+import type { SessionAttachment, TelephonySessionPort } from './session-port.js';
+
+interface Entry {
+  leg: SipLeg;
+  attachment: SessionAttachment | null;
+}
+
+export class LiveLegs {
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(private readonly o: { db: Db; log: Logger; sessions: TelephonySessionPort; stats: CallStats }) {}
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  all(): SipLeg[] {
+    return [...this.entries.values()].map((e) => e.leg);
+  }
+
+  ofSession(sessionId: string): SipLeg[] {
+    return this.all().filter((l) => l.sessionId === sessionId);
+  }
+
+  /** Attaches a connected leg to its session and records it; hangs up when the session is gone. */
+  async bridge(leg: SipLeg): Promise<void> {
+    const entry: Entry = { leg, attachment: null };
+    this.entries.set(leg.id, entry);
+    const ended = new Promise<{ reason: string; durationSeconds: number }>((r) => leg.once('ended', r));
+    void ended.then((e) => this.onEnded(entry, e.reason, e.durationSeconds));
+    let attachment: SessionAttachment | null = null;
+    try {
+      attachment = await this.o.sessions.attachLeg(leg.sessionId, leg);
+    } catch (err) {
+      this.o.log.warn({ err, sessionId: leg.sessionId }, 'attaching leg failed');
+    }
+    if (!attachment) {
+      leg.close('session_unavailable');
+      return;
+    }
+    if (leg.isEnded) {
+      attachment.detach('ended');
+      return;
+    }
+    entry.attachment = attachment;
+    leg.on('audio', (f) => attachment.pushAudio(f));
+    await repo.recordCallConnected(this.o.db, {
+      callId: leg.id, sessionId: leg.sessionId, orgId: leg.orgId, provider: leg.provider,
+      data: { session_id: leg.sessionId, provider: { type: leg.provider, call_sid: leg.callSid, status: 'connected', from: leg.from, to: leg.to } },
+    }).catch((err) => this.o.log.error({ err, callSid: leg.callSid }, 'recording connected call failed'));
+    this.o.log.info({ callSid: leg.callSid, sessionId: leg.sessionId, party: leg.party, direction: leg.direction }, 'call connected');
+  }
+
+  private async onEnded(entry: Entry, reason: string, durationSeconds: number): Promise<void> {
+    const leg = entry.leg;
+    this.entries.delete(leg.id);
+    this.o.stats.countCall(leg.direction, 'completed');
+    this.o.stats.addEnded(leg);
+    try {
+      entry.attachment?.detach(reason);
+    } catch (err) {
+      this.o.log.warn({ err }, 'detaching leg failed');
+    }
+    await repo.recordCallEnded(this.o.db, {
+      callId: leg.id, orgId: leg.orgId, status: 'completed', reason,
+      data: { session_id: leg.sessionId, provider: { type: leg.provider, call_sid: leg.callSid, status: 'disconnected', disconnect_reason: reason, duration: durationSeconds, quality: leg.callQuality } },
+    }).catch((err) => this.o.log.error({ err, callSid: leg.callSid }, 'recording ended call failed'));
+    const q = leg.callQuality;
+    this.o.log.info({ callSid: leg.callSid, reason, durationSeconds, mos: q.mos, lossPercent: q.loss_percent, jitterMs: q.jitter_ms, rttMs: q.rtt_ms, media: leg.finalStats }, 'call ended');
+  }
+}

@@ -1,0 +1,78 @@
+// SIP capture end to end: a real call (SIPp) is captured in both directions, found by Call-ID,
+// number and session, exported to a HEP collector (a UDP socket here) and drawn by
+// `voxbridge admin calls trace`.
+import dgram from 'node:dgram';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTelephonyFixture, startSipp, eventually, type TelephonyFixture } from '../helpers/sip-harness.js';
+import { getSipTrace, searchSipCalls, purgeSipMessages } from '../../src/store/index.js';
+import { decodeHep, HEP_CHUNK } from '../../src/telephony/index.js';
+import { runCli } from '../helpers/cli.js';
+
+let fx: TelephonyFixture;
+let collector: dgram.Socket;
+const hep: Buffer[] = [];
+beforeAll(async () => {
+  collector = dgram.createSocket('udp4');
+  collector.on('message', (m) => hep.push(m));
+  await new Promise<void>((r) => collector.bind(0, '127.0.0.1', r));
+  fx = await startTelephonyFixture({ capture: { enabled: true, hepAddress: `127.0.0.1:${collector.address().port}`, queueSize: 50, batchSize: 10 } });
+}, 60_000);
+afterAll(async () => {
+  await fx?.stop();
+  collector?.close();
+});
+
+describe('SIP capture', () => {
+  it('keeps every message of a call, both directions, searchable, exported over HEP and drawn as a ladder', async () => {
+    const sessionId = await fx.createSession({ phoneNumber: fx.openNumber });
+    const caller = await startSipp({ scenario: 'uac-call.xml', target: `127.0.0.1:${fx.sipPort}`, service: fx.openNumber, durationMs: 300 });
+    const r = await caller.done;
+    expect(r.code, r.errors).toBe(0);
+    const call = await eventually(async () => (await fx.db.query<{ call_sid: string }>('SELECT call_sid FROM calls WHERE session_id = $1 AND ended_at IS NOT NULL', [sessionId])).rows[0]);
+    // The caller's BYE and our 200 are the last two messages.
+    const trace = await eventually(async () => {
+      await fx.svc.capture?.flush();
+      const rows = await getSipTrace(fx.db, call.call_sid);
+      return rows.some((m) => m.status === 200 && m.cseq.endsWith('BYE')) ? rows : null;
+    }, 20_000);
+    const flow = trace.map((m) => `${m.direction} ${m.method ?? m.status}`);
+    expect(flow.slice(0, 3)).toEqual(['in INVITE', 'out 100', 'out 180']);
+    expect(flow).toContain('out 200');
+    expect(flow).toContain('in ACK');
+    expect(flow.slice(-2)).toEqual(['in BYE', 'out 200']);
+    const invite = trace[0];
+    expect(invite).toMatchObject({ transport: 'UDP', dst_address: '127.0.0.1', dst_port: fx.sipPort, src_address: '127.0.0.1', to_user: fx.openNumber });
+    expect(invite.raw).toMatch(/^INVITE sip:/);
+    expect(trace[1]).toMatchObject({ src_port: fx.sipPort, dst_port: invite?.src_port });
+
+    for (const q of [{ callId: call.call_sid }, { number: fx.openNumber }, { sessionId }]) {
+      const found = await searchSipCalls(fx.db, q);
+      expect(found.map((c) => c.call_id)).toContain(call.call_sid);
+    }
+    expect((await searchSipCalls(fx.db, { sessionId }))[0]).toMatchObject({ session_id: sessionId, messages: trace.length });
+
+    // HEP: one packet per captured message, grouped by the Call-ID.
+    const mine = await eventually(() => {
+      const p = hep.map(decodeHep).filter((c) => c.get(HEP_CHUNK.correlationId)?.toString() === call.call_sid);
+      return p.length >= trace.length ? p : null;
+    });
+    expect(mine[0]?.get(HEP_CHUNK.payload)?.toString()).toMatch(/^INVITE sip:/);
+
+    const cli = await runCli(fx.config, ['admin', 'calls', 'trace', call.call_sid]);
+    expect(cli.code, cli.stderr).toBe(0);
+    expect(cli.stdout).toContain(`Call-ID: ${call.call_sid}`);
+    expect(cli.stdout).toMatch(/\+0\.000s\s+\|-+ INVITE \(SDP\) -+>\|/);
+    expect(cli.stdout).toMatch(/\|<-+ 200 OK \(SDP\) -+\|/);
+    const missing = await runCli(fx.config, ['admin', 'calls', 'trace', 'no-such-call']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/no SIP messages captured/);
+  }, 120_000);
+
+  it('purges messages older than the retention', async () => {
+    await fx.db.query(`INSERT INTO sip_messages (captured_at, call_id, direction, transport, src_address, src_port, dst_address, dst_port, method, cseq, raw)
+      VALUES (now() - interval '25 hours', 'old-call', 'in', 'UDP', '192.0.2.1', 5060, '192.0.2.2', 5060, 'INVITE', '1 INVITE', 'INVITE sip:x@y SIP/2.0')`);
+    const keep = (await fx.db.query('SELECT count(*)::int AS n FROM sip_messages WHERE call_id <> $1', ['old-call'])).rows[0].n as number;
+    expect(await purgeSipMessages(fx.db, 24, 1000)).toBe(1);
+    expect((await fx.db.query('SELECT count(*)::int AS n FROM sip_messages')).rows[0].n).toBe(keep);
+  });
+});
