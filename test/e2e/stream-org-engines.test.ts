@@ -20,7 +20,7 @@ let el: ElevenLabsServer;
 let t: StreamTestGateway;
 
 beforeAll(async () => {
-  [dg, el] = await Promise.all([startDeepgramServer({ apiKey: DG_KEY }), startElevenLabsServer({ apiKey: EL_KEY })]);
+  [dg, el] = await Promise.all([startDeepgramServer({ apiKey: DG_KEY, decoderTimeoutMs: 120_000 }), startElevenLabsServer({ apiKey: EL_KEY })]);
   // Generous engine deadlines: the decoders behind the fake servers share a loaded machine.
   t = await startStreamGateway({ engines: 'none', overrides: { engines: { stt: { timeoutMs: 120_000 }, tts: { timeoutMs: 60_000 }, translate: { timeoutMs: 60_000 } } } });
 }, 120_000);
