@@ -11,9 +11,9 @@ import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
 import type { Config } from './config/index.js';
 import { createLogger } from './logger.js';
-import { createPool, migrate, type Db } from './store/index.js';
+import { createPool, getOrgEngines, migrate, type Db } from './store/index.js';
 import { buildApp, callCommandExecutor, callRoutes, metricsRegistry, type ExtraRoutes } from './api/index.js';
-import { createEngines, type Engines } from './speech/index.js';
+import { createEngines, EmbeddedEngines, EngineDirectory, type Engines } from './speech/index.js';
 import { secretResolver } from './secrets/index.js';
 import { SessionRegistry, sharedMediaClock } from './sessions/index.js';
 import { SessionOwnership, SessionRpc, createRedis, ownerOf } from './coord/index.js';
@@ -118,18 +118,33 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     let recordingRetention: Sweeper | undefined;
     let analysisWorker: Sweeper | undefined;
     let engines: Engines | undefined;
+    let enginesFor: ((orgId: string) => Promise<Engines>) | undefined;
     let registry: SessionRegistry | undefined;
     let telephony: Telephony | undefined;
     let ownership: SessionOwnership | undefined;
     let rpc: SessionRpc | undefined;
     if (has('media')) {
+      const onListenerError = (err: unknown): void => logger.error({ err }, 'speech engine listener failed');
+      // The embedded engines start on first use and are shared: the node's embedded stages, the
+      // organizations that choose them, and the fallback of remote engines (engines.fallback).
+      const embedded = new EmbeddedEngines(config.engines, { onListenerError });
       engines = opts.engines ?? (await createEngines(config.engines, {
-        onListenerError: (err) => logger.error({ err }, 'speech engine listener failed'),
+        onListenerError, embedded,
         // Engine API keys named by STT_API_KEY_SECRET / TTS_API_KEY_SECRET are node-wide secrets.
         resolveSecret: (name) => secretResolver(db, config.secretKey)(null, name),
       }));
       const ownedEngines = engines;
-      shutdown.add('engines', () => ownedEngines.close());
+      // Organizations' own engines (`admin org update --stt …`), built on first use and cached.
+      const directory = new EngineDirectory({
+        config: config.engines, node: engines, embedded, onListenerError,
+        load: (orgId) => getOrgEngines(db, orgId),
+        resolveSecret: (orgId, name) => secretResolver(db, config.secretKey)(orgId, name),
+      });
+      enginesFor = (orgId) => directory.forOrg(orgId);
+      shutdown.add('engines', async () => {
+        await Promise.allSettled([directory.close(), ownedEngines.close()]);
+        await embedded.close();
+      });
       registerMediaStageMetrics(metricsRegistry);
       // One clock for session pacers and RTP endpoints (media/processMediaClock).
       sharedMediaClock.onListenerError((err) => logger.error({ err }, 'media clock listener failed'));
@@ -145,7 +160,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
         secrets: opts.agentSecrets ?? (async (orgId, name) => (await storedSecrets(orgId, name)) ?? configSecrets(orgId, name)),
       });
       registry = new SessionRegistry({
-        config, logger, db, redis, engines, ownership, agents,
+        config, logger, db, redis, engines, enginesFor, ownership, agents,
         vad: { engine: config.vad.engine, sileroModel: config.vad.sileroModel },
         // Recorder taps (src/recordings): a session that ends hands its WAVs to the encoder job.
         onOpened: (session, row) => {
@@ -201,7 +216,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     const cookieAuth = signIns ? new ConsoleCookieAuthenticator(db, signIns) : undefined;
     const liveTelephony = telephony;
     const liveCallQuality = liveTelephony ? (sessionId: string, callId: string) => liveTelephony.callQuality(sessionId, callId) : undefined;
-    const app = await buildApp({ config, logger, db, redis, engines, authCacheTtlMs: config.limits.authCacheTtlMs, cookieAuth, liveCallQuality }, extra, { resources: has('api') });
+    const app = await buildApp({ config, logger, db, redis, engines, enginesFor, authCacheTtlMs: config.limits.authCacheTtlMs, cookieAuth, liveCallQuality }, extra, { resources: has('api') });
     shutdown.add('http', () => app.close());
     const stream = registry ? attachStreamServer(app.server, { config, logger, db, redis, registry }) : undefined;
     if (stream) shutdown.add('stream', () => stream.close());

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config/index.js';
 import type { Db, OrgRecord } from '../store/index.js';
+import type { EngineCapabilities } from '../speech/index.js';
 
 /** What an authenticated request carries after the auth plugin ran. */
 export interface AuthContext {
@@ -19,13 +20,6 @@ export type OrgRow = Omit<OrgRecord, 'created_at' | 'updated_at'>;
 export type Scope = 'sessions:read' | 'sessions:write' | 'recordings:read' | 'analysis:read' | 'analysis:write' | 'webhooks:manage' | 'agents:read' | 'agents:write';
 
 export const DEFAULT_SCOPES: Scope[] = ['sessions:read', 'sessions:write', 'recordings:read', 'analysis:read', 'analysis:write', 'webhooks:manage', 'agents:read', 'agents:write'];
-
-/** What session creation asks of the speech engines (src/speech `Engines` satisfies it). */
-export interface EngineCapabilityCheck {
-  canTranscribe(language: string): boolean;
-  canTranslate(from: string, to: string): boolean;
-  canSpeak(language: string): boolean;
-}
 
 /**
  * Resolves a signed-in console browser (cookie) to the same organization context an API key gives,
@@ -43,7 +37,9 @@ export interface ApiDeps {
   db: Db;
   redis: Redis;
   /** When present, translation sessions no configured engine can serve are refused at create. */
-  engines?: EngineCapabilityCheck;
+  engines?: EngineCapabilities;
+  /** The engines an organization's sessions use (its own choice, else the node's); preferred over `engines`. */
+  enginesFor?: (orgId: string) => Promise<EngineCapabilities>;
   /**
    * How long an authenticated API key (with its organization) is reused in-process, in ms.
    * 0 or absent: every request reads PostgreSQL. See plugins/auth-cache.ts for what staleness it allows.

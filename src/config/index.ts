@@ -181,6 +181,9 @@ export const ConfigSchema = Type.Object({
       languages: Type.Optional(Type.Array(Type.String({ minLength: 2, maxLength: 2 }))),
     }),
     pocketsphinx: Type.Object({ hmm: Type.String(), lm: Type.String(), dict: Type.String() }),
+    // Speech engines (issue 13): when a remote engine fails, the stage falls back to the embedded
+    // engine (pocketsphinx / apertium / espeak-ng) where it serves the language; `none` reports the error only.
+    fallback: Type.Union([Type.Literal('embedded'), Type.Literal('none')]),
   }),
   /** The web console (web/, served at /console/) and its cookie sign-in (src/console/). */
   console: Type.Object({
@@ -332,6 +335,7 @@ const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' 
   TTS_TIMEOUT_MS: { path: ['engines', 'tts', 'timeoutMs'], kind: 'int' },
   TTS_RETRIES: { path: ['engines', 'tts', 'retries'], kind: 'int' },
   VAD_ENGINE: { path: ['vad', 'engine'], kind: 'string' },
+  ENGINE_FALLBACK: { path: ['engines', 'fallback'], kind: 'string' },
   VAD_SILERO_MODEL: { path: ['vad', 'sileroModel'], kind: 'string' },
   POCKETSPHINX_HMM: { path: ['engines', 'pocketsphinx', 'hmm'], kind: 'string' },
   POSTCALL_JOB_INTERVAL_MS: { path: ['postCall', 'jobIntervalMs'], kind: 'int' },

@@ -5,7 +5,7 @@
 // party's stream is opened in detect mode; the first final that names a language replaces the
 // default and the routes are planned again (replanWithDetected). Engines that cannot detect keep
 // the default (documented in the README).
-import type { Engines, VoiceSettings } from '../speech/index.js';
+import type { EngineCapabilities, Engines, VoiceSettings } from '../speech/index.js';
 import type { VadChoice } from './processors/vad.js';
 import { otherParty, PARTIES, type Party } from './contracts.js';
 import type { TickSource } from './media-clock.js';
@@ -49,9 +49,6 @@ export interface PlanInput {
   source_language: string | null;
   target_language: string | null;
 }
-
-/** What planning asks of the engines: capabilities only, so the API can plan without running engines. */
-export type EngineCapabilities = Pick<Engines, 'canTranscribe' | 'canTranslate' | 'canSpeak'> & Partial<Pick<Engines, 'detectsLanguage'>>;
 
 export function planPipeline(s: PlanInput, engines: EngineCapabilities, defaultLanguage: string): PipelinePlan {
   const languages: Record<Party, string> = {

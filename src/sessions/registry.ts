@@ -26,6 +26,8 @@ export interface SessionRegistryDeps {
   db: Db;
   redis: Redis;
   engines: Engines;
+  /** An organization's engines (its own choice, else `engines`); absent: every session uses `engines`. */
+  enginesFor?: (orgId: string) => Promise<Engines>;
   /** Dedicated connection for the session bus (subscribe mode); default: redis.duplicate(). */
   subscriber?: Redis;
   clock?: TickSource;
@@ -148,7 +150,7 @@ export class SessionRegistry {
   }
 
   private async doOpen(id: string): Promise<LiveSession> {
-    const { db, config, engines } = this.deps;
+    const { db, config } = this.deps;
     const row = await getSessionRow(db, id);
     if (!row) throw new SessionNotFoundError(id);
     if (row.status === 'ended') throw new SessionEndedError(id);
@@ -158,8 +160,10 @@ export class SessionRegistry {
     const owner = await this.deps.ownership?.take(id);
     if (owner) throw new SessionOwnedElsewhereError(id, owner);
     let lastSequence: number;
+    let engines: Engines;
     try {
       lastSequence = await lastTranscriptSequence(db, id);
+      engines = this.deps.enginesFor ? await this.deps.enginesFor(row.org_id) : this.deps.engines;
       await db.query('UPDATE sessions SET owner_node = $2 WHERE id = $1', [id, config.nodeId]);
     } catch (err) {
       this.releaseClaim(id);

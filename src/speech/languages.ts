@@ -23,3 +23,9 @@ export function toIso1(code: string): string | null {
 export function toIso3(iso1: string): string | null {
   return ISO1_TO_3[iso1.toLowerCase()] ?? null;
 }
+
+/** "en:es" (how translators key their pairs) -> { from: 'en', to: 'es' }. */
+export function splitPair(key: string): { from: string; to: string } {
+  const i = key.indexOf(':');
+  return { from: key.slice(0, i), to: key.slice(i + 1) };
+}

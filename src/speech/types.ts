@@ -26,10 +26,20 @@ export interface SttError {
   message: string;
 }
 
+/** A stage's remote engine failed and the embedded engine took over (reported as `engine_error`). */
+export interface EngineFallback {
+  message: string;
+}
+
+/** Called by a fallback-wrapped translator or synthesizer when the embedded engine served the call. */
+export type FallbackNotice = (fallback: EngineFallback) => void;
+
 export interface SttStreamEvents {
   partial: [SttPartial];
   final: [SttFinal];
   error: [SttError];
+  /** The stream's remote engine failed; the utterance in flight and the rest go to the embedded engine. */
+  fallback: [EngineFallback];
 }
 
 /**
@@ -64,7 +74,8 @@ export interface Translator {
   readonly name: string;
   pairs(): Array<{ from: string; to: string }>;
   supports(from: string, to: string): boolean;
-  translate(text: string, from: string, to: string): Promise<string>;
+  /** `onFallback`: told when the embedded engine served the call instead (see fallback.ts). */
+  translate(text: string, from: string, to: string, onFallback?: FallbackNotice): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -80,27 +91,36 @@ export interface TtsEngine {
   readonly name: string;
   languages(): string[];
   /** PCM16 mono at 8 kHz. */
-  synthesize(text: string, language: string, voice: VoiceSettings): Promise<Int16Array>;
+  synthesize(text: string, language: string, voice: VoiceSettings, onFallback?: FallbackNotice): Promise<Int16Array>;
   /** Streaming engines: 8 kHz PCM16 chunks as the server sends them, so playback starts early. */
-  synthesizeStream?(text: string, language: string, voice: VoiceSettings): AsyncIterable<Int16Array>;
+  synthesizeStream?(text: string, language: string, voice: VoiceSettings, onFallback?: FallbackNotice): AsyncIterable<Int16Array>;
   close(): Promise<void>;
 }
 
-export interface EngineCapabilities {
+/** What the engines offer, as data (providers and their languages), for reports and tests. */
+export interface EngineCatalog {
   stt: { provider: string; languages: string[] };
   translate: { provider: string; pairs: Array<{ from: string; to: string }> };
   tts: { provider: string; languages: string[] };
 }
 
-export interface Engines {
-  stt: SttEngine | null;
-  translator: Translator | null;
-  tts: TtsEngine | null;
-  capabilities(): EngineCapabilities;
+/**
+ * What capability planning asks of the engines (sessions/ planPipeline, the API's create check):
+ * questions only, so a plan can be made without opening any stream. `Engines` satisfies it.
+ */
+export interface EngineCapabilities {
   canTranscribe(language: string): boolean;
   canTranslate(from: string, to: string): boolean;
   canSpeak(language: string): boolean;
   /** Whether the STT engine reports the language it heard (null session languages are then detected). */
+  detectsLanguage?(): boolean;
+}
+
+export interface Engines extends EngineCapabilities {
+  stt: SttEngine | null;
+  translator: Translator | null;
+  tts: TtsEngine | null;
+  capabilities(): EngineCatalog;
   detectsLanguage(): boolean;
   /** Stops every engine (decoder processes included); idempotent. */
   close(): Promise<void>;

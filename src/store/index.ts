@@ -14,3 +14,4 @@ export * from './webhook-endpoints-repo.js';
 export * from './webhook-deliveries-repo.js';
 export * from './analyses-repo.js';
 export * from './sip-capture-repo.js';
+export * from './org-engines-repo.js';

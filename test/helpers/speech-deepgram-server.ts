@@ -31,9 +31,9 @@ export interface DeepgramServer {
   close(): Promise<void>;
 }
 
-export async function startDeepgramServer(opts: { apiKey?: string } = {}): Promise<DeepgramServer> {
+export async function startDeepgramServer(opts: { apiKey?: string; decoderTimeoutMs?: number } = {}): Promise<DeepgramServer> {
   const cfg = loadConfig({}).engines;
-  const stt = new PocketsphinxEngine({ binary: await ensureDecoderBinary(), ...cfg.pocketsphinx, poolSize: 1, timeoutMs: 30_000 });
+  const stt = new PocketsphinxEngine({ binary: await ensureDecoderBinary(), ...cfg.pocketsphinx, poolSize: 1, timeoutMs: opts.decoderTimeoutMs ?? 30_000 });
   await stt.start();
   const http1 = http.createServer((_req, res) => res.writeHead(404).end());
   const wss = new WebSocketServer({ noServer: true });

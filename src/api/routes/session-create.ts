@@ -6,7 +6,8 @@ import { issueStreamToken, revokeStreamToken } from '../../coord/index.js';
 import { resolveRouting } from '../../telephony/index.js';
 import { getAgent, insertSessionWithinLimit, type NewSession } from '../../store/index.js';
 import { ApiError } from '../errors.js';
-import type { ApiDeps, AuthContext, EngineCapabilityCheck } from '../context.js';
+import type { ApiDeps, AuthContext } from '../context.js';
+import type { EngineCapabilities } from '../../speech/index.js';
 import { checkLanguage, checkMetadata } from '../schemas/checks.js';
 import { checkAgentFields } from '../schemas/agent-checks.js';
 import { voiceWithDefaults } from '../schemas/common.js';
@@ -31,7 +32,7 @@ function checkMode(mode: string): SessionMode {
  * Languages left to auto-detection resolve to the default language; when that makes both parties
  * speak one language, the session is accepted as transcription only.
  */
-export function checkEngines(engines: EngineCapabilityCheck, mode: SessionMode, src: string | null, tgt: string | null, defaultLanguage: string): void {
+export function checkEngines(engines: EngineCapabilities, mode: SessionMode, src: string | null, tgt: string | null, defaultLanguage: string): void {
   const plan = planPipeline({ mode, source_language: src, target_language: tgt }, engines, defaultLanguage);
   if (Object.keys(plan.routes).length > 0) return;
   if (plan.languages.agent === plan.languages.customer && (plan.defaulted.agent || plan.defaulted.customer)) return;
@@ -80,7 +81,11 @@ export async function createSession(deps: ApiDeps, auth: AuthContext, body: Crea
   }
   await checkAiAgent(deps, auth, body);
   checkMetadata('metadata', body.metadata, { maxKeys: config.limits.metadataMaxKeys, maxBytes: config.limits.metadataMaxBytes });
-  if (deps.engines && TRANSLATION_MODES.has(body.mode)) checkEngines(deps.engines, mode, src, tgt, config.engines.stt.defaultLanguage);
+  if (TRANSLATION_MODES.has(body.mode)) {
+    // The organization's own engines when it chose some (`admin org update --stt …`), else the node's.
+    const engines = deps.enginesFor ? await deps.enginesFor(auth.orgId) : deps.engines;
+    if (engines) checkEngines(engines, mode, src, tgt, config.engines.stt.defaultLanguage);
+  }
 
   const route = await resolveRouting(deps.db, auth.org, body.routing, { docsUrl: `${config.publicUrl}/v1/openapi.json#/paths/~1v1~1sessions/post` });
 

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { createOrg, getConnection, updateOrg, ORG_FEATURES, type UpdateOrgInput } from '../../store/index.js';
+import { createOrg, getConnection, setOrgEngines, updateOrg, ORG_FEATURES, type UpdateOrgInput } from '../../store/index.js';
+import { addEngineOptions, engineChanges } from './org-engines.js';
 import { type CliContext, CliUsageError, parseIntOption, parseList, parsePositiveIntOption, printJson } from '../context.js';
 
 const OVERRIDABLE_FIELDS = ['greeting', 'instructions', 'voice', 'language', 'brain', 'tools', 'escalation', 'knowledge_base', 'intents'];
@@ -33,7 +34,7 @@ export function register(admin: Command, ctx: CliContext): void {
       }));
     });
 
-  org.command('update')
+  const update = org.command('update')
     .description('change an organization')
     .argument('<org_id>')
     .option('--status <status>', 'active | inactive')
@@ -64,8 +65,10 @@ export function register(admin: Command, ctx: CliContext): void {
         const c = await getConnection(db, changes.defaultConnectionId);
         if (!c || c.org_id !== id) throw new CliUsageError(`--default-connection: no connection ${changes.defaultConnectionId} in organization ${id}`);
       }
+      const engines = await engineChanges(db, id, o);
       const updated = await updateOrg(db, id, changes);
       if (!updated) throw new CliUsageError(`no organization ${id}`);
-      printJson(updated);
+      printJson(engines ? { ...updated, engines: await setOrgEngines(db, id, engines) } : updated);
     });
+  addEngineOptions(update); // --stt / --translate / --tts (org-engines.ts)
 }

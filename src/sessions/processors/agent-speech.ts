@@ -113,7 +113,7 @@ export class AgentSpeechStage extends FrameProcessor {
   private async synthesize(text: string): Promise<Int16Array | null> {
     if (!this.opts.tts) return null;
     try {
-      return await this.opts.tts.synthesize(text, this.opts.language, this.opts.voice);
+      return await this.opts.tts.synthesize(text, this.opts.language, this.opts.voice, (n) => this.push({ kind: 'error', code: 'engine_error', message: n.message }));
     } catch (err) {
       const code = (err as { code?: string }).code ?? 'tts_failed';
       this.push({ kind: 'error', code: 'engine_error', message: `speech synthesis (${this.opts.language}) of the agent's reply failed (${code}): ${(err as Error).message}` });

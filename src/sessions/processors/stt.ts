@@ -100,6 +100,8 @@ export class SttProcessor extends FrameProcessor {
         ...(f.confidence !== undefined ? { confidence: f.confidence } : {}),
       });
     });
+    // The remote engine failed and the embedded one took over: said once, the session goes on.
+    stream.on('fallback', (n) => this.push({ kind: 'error', code: 'engine_error', party, message: n.message }));
     stream.on('error', (e) => {
       r.pending.shift();
       this.push({ kind: 'error', code: 'engine_error', party, message: `speech-to-text failed for ${party} speech (${e.code}): ${e.message}` });

@@ -49,7 +49,7 @@ export class TranslateProcessor extends FrameProcessor {
   private async translate(frame: TranscriptFinalFrame, route: TranslationRoute): Promise<string | null> {
     if (route.to === frame.language) return frame.text;
     try {
-      return await this.translator!.translate(frame.text, frame.language, route.to);
+      return await this.translator!.translate(frame.text, frame.language, route.to, (n) => this.push({ kind: 'error', code: 'engine_error', party: frame.party, message: n.message }));
     } catch (err) {
       const code = (err as { code?: string }).code ?? 'translate_failed';
       this.push({ kind: 'error', code: 'engine_error', party: frame.party, message: `translation ${frame.language}->${route.to} of ${frame.party} speech failed (${code}): ${(err as Error).message}` });

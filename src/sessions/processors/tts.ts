@@ -1,6 +1,6 @@
 // Speech synthesis of translations for the party who should hear them. Synthesis starts as soon as
 // a translation arrives; the audio of one listener is released in the order the translations came.
-import type { TtsEngine, VoiceSettings } from '../../speech/index.js';
+import type { FallbackNotice, TtsEngine, VoiceSettings } from '../../speech/index.js';
 import { PARTIES, type Party } from '../contracts.js';
 import type { Frame, TranslationFrame } from '../frames.js';
 import { FrameProcessor } from './processor.js';
@@ -43,7 +43,7 @@ export class TtsProcessor extends FrameProcessor {
     const notify = (): void => { wake?.(); wake = null; };
     void (async () => {
       try {
-        for await (const pcm of this.tts!.synthesizeStream!(frame.text, frame.to, this.voice)) {
+        for await (const pcm of this.tts!.synthesizeStream!(frame.text, frame.to, this.voice, this.fallbackNotice(frame))) {
           queue.push(pcm);
           notify();
         }
@@ -66,6 +66,11 @@ export class TtsProcessor extends FrameProcessor {
     })();
   }
 
+  /** The embedded engine spoke instead of the failed remote one: reported, the audio still plays. */
+  private fallbackNotice(frame: TranslationFrame): FallbackNotice {
+    return (n) => this.push({ kind: 'error', code: 'engine_error', party: frame.party, message: n.message });
+  }
+
   private reportFailure(frame: TranslationFrame, err: unknown): void {
     const code = (err as { code?: string }).code ?? 'tts_failed';
     this.push({ kind: 'error', code: 'engine_error', party: frame.party, message: `speech synthesis (${frame.to}) for ${frame.speakTo} failed (${code}): ${(err as Error).message}` });
@@ -73,7 +78,7 @@ export class TtsProcessor extends FrameProcessor {
 
   private async synthesize(frame: TranslationFrame): Promise<Int16Array | null> {
     try {
-      return await this.tts!.synthesize(frame.text, frame.to, this.voice);
+      return await this.tts!.synthesize(frame.text, frame.to, this.voice, this.fallbackNotice(frame));
     } catch (err) {
       this.reportFailure(frame, err);
       return null;

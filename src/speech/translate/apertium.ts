@@ -3,7 +3,7 @@
 // `apertium -u <mode>` as a child process, so the event loop never waits on it.
 import { readdir } from 'node:fs/promises';
 import { SpeechEngineError, type Translator } from '../types.js';
-import { toIso1 } from '../languages.js';
+import { splitPair, toIso1 } from '../languages.js';
 import { runProcess } from '../run-process.js';
 
 export interface ApertiumOptions {
@@ -31,7 +31,7 @@ export async function discoverApertiumModes(modesDir = DEFAULT_APERTIUM_MODES_DI
   names.sort((a, b) => Number(a.includes('_')) - Number(b.includes('_')));
   for (const name of names) {
     const m = /^([a-z]{2,3})(?:_[A-Za-z]+)?-([a-z]{2,3})(?:_[A-Za-z]+)?$/.exec(name);
-    if (!m) continue;
+    if (!m?.[1] || !m[2]) continue;
     const from = toIso1(m[1]);
     const to = toIso1(m[2]);
     if (!from || !to || from === to) continue;
@@ -52,8 +52,7 @@ export class ApertiumTranslator implements Translator {
 
   pairs(): Array<{ from: string; to: string }> {
     return [...this.modes.keys()].map((k) => {
-      const [from, to] = k.split(':');
-      return { from, to };
+      return splitPair(k);
     });
   }
 

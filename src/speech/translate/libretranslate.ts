@@ -1,5 +1,6 @@
 // Adapter for a LibreTranslate server (self-hosted): GET /languages lists what it can do,
 // POST /translate {q, source, target, format:"text"} -> {translatedText}.
+import { splitPair } from '../languages.js';
 import { SpeechEngineError, type Translator } from '../types.js';
 
 export interface LibreTranslateOptions {
@@ -34,8 +35,7 @@ export class LibreTranslateTranslator implements Translator {
 
   pairs(): Array<{ from: string; to: string }> {
     return [...this.pairSet].map((k) => {
-      const [from, to] = k.split(':');
-      return { from, to };
+      return splitPair(k);
     });
   }
 

@@ -33,7 +33,7 @@ export class EspeakTts implements TtsEngine {
     for (const line of stdout.split('\n').slice(1)) {
       const lang = line.trim().split(/\s+/)[1]; // "5  en-us  --/M  ..."
       const m = lang && /^([a-z]{2})(?:-|$)/.exec(lang);
-      if (m) langs.add(m[1]);
+      if (m?.[1]) langs.add(m[1]);
     }
     return new EspeakTts(langs, opts);
   }

@@ -155,7 +155,8 @@ class DeepgramUtterance {
   private flush(): void {
     const ws = this.ws;
     if (!ws || ws.readyState !== WebSocket.OPEN || this.sentBytes >= this.audioBytes) return;
-    const last = this.audio[this.audio.length - 1];
+    const last = this.audio.at(-1);
+    if (!last) return; // audioBytes > sentBytes: some audio was queued
     // The usual case is one new frame; after a (re)connect, everything from sentBytes on.
     ws.send(this.sentBytes === this.audioBytes - last.length ? last : Buffer.concat(this.audio).subarray(this.sentBytes));
     this.sentBytes = this.audioBytes;
