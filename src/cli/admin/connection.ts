@@ -28,10 +28,11 @@ export function presentConnection(c: ConnectionRecord): Record<string, unknown> 
 
 export function parseHostPort(raw: string): { host: string; port: number } {
   const m = /^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+)(?::(\d{1,5}))?$/.exec(raw);
-  if (!m) throw new CliUsageError(`--host must be HOST or HOST:PORT, got '${raw}'`);
+  const host = m?.[1];
+  if (!m || host === undefined) throw new CliUsageError(`--host must be HOST or HOST:PORT, got '${raw}'`);
   const port = m[2] ? Number(m[2]) : 5060;
   if (port < 1 || port > 65535) throw new CliUsageError(`--host port must be 1-65535, got ${port}`);
-  return { host: m[1], port };
+  return { host, port };
 }
 
 export function register(admin: Command, ctx: CliContext): void {
