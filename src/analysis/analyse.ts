@@ -18,8 +18,9 @@ interface Profile {
 }
 
 /** Analysis profiles (README "Analysis"). */
+const DEFAULT_PROFILE: Profile = { weights: { talkRatio: 0.25, responseLatency: 0.25, interruptions: 0.2, sentimentTrend: 0.3 }, complianceCap: 100 };
 export const PROFILES: Record<string, Profile> = {
-  default: { weights: { talkRatio: 0.25, responseLatency: 0.25, interruptions: 0.2, sentimentTrend: 0.3 }, complianceCap: 100 },
+  default: DEFAULT_PROFILE,
   support: { weights: { talkRatio: 0.15, responseLatency: 0.3, interruptions: 0.2, sentimentTrend: 0.35 }, complianceCap: 100 },
   sales: { weights: { talkRatio: 0.35, responseLatency: 0.2, interruptions: 0.25, sentimentTrend: 0.2 }, complianceCap: 100 },
   compliance: { weights: { talkRatio: 0.25, responseLatency: 0.25, interruptions: 0.2, sentimentTrend: 0.3 }, complianceCap: 50 },
@@ -36,7 +37,7 @@ export interface AnalysisResults {
 }
 
 export function analyseTranscript(turns: AnalysisTurn[], opts: { include: readonly AnalysisPart[]; profile: string; rules: ComplianceRules }): AnalysisResults {
-  const profile = PROFILES[opts.profile] ?? PROFILES.default;
+  const profile = PROFILES[opts.profile] ?? DEFAULT_PROFILE;
   const want = new Set(opts.include);
   const customer = partySentiment(turns, 'customer');
   const agent = partySentiment(turns, 'agent');

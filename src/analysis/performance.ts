@@ -52,6 +52,7 @@ export function performance(turns: AnalysisTurn[], customerTurnScores: number[],
   for (let i = 1; i < timed.length; i++) {
     const prev = timed[i - 1];
     const cur = timed[i];
+    if (!prev || !cur) continue; // i in [1, length): both exist
     if (cur.speaker !== 'agent') continue;
     agentTurns++;
     if (prev.speaker !== 'customer') continue;

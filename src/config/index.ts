@@ -376,8 +376,10 @@ function deepMerge(base: Json, over: Json): Json {
 
 function setPath(obj: Json, keys: string[], value: unknown): void {
   let cur = obj;
+  const last = keys[keys.length - 1];
+  if (last === undefined) throw new Error('setPath: empty key path');
   for (const k of keys.slice(0, -1)) cur = (cur[k] ??= {}) as Json;
-  cur[keys[keys.length - 1]] = value;
+  cur[last] = value;
 }
 
 function fromEnv(env: NodeJS.ProcessEnv): Json {

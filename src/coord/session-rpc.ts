@@ -74,7 +74,7 @@ export class SessionRpc {
   /** A node that can place calls and announced itself recently (random among them), or null. */
   async anyCallNode(): Promise<string | null> {
     const nodes = await this.o.redis.zrangebyscore(CALL_NODES_KEY, Date.now() - 3 * ANNOUNCE_MS, '+inf');
-    return nodes.length ? nodes[Math.floor(Math.random() * nodes.length)] : null;
+    return nodes[Math.floor(Math.random() * nodes.length)] ?? null;
   }
 
   get nodeId(): string {

@@ -39,7 +39,7 @@ export class TimelineTrack {
     this.advanceTo(at + src.length);
     const off = at - this.base;
     for (let i = 0; i < src.length; i++) {
-      const v = this.win[off + i] + src[i];
+      const v = (this.win[off + i] ?? 0) + (src[i] ?? 0); // both in range: advanceTo sized the window
       this.win[off + i] = v > 32767 ? 32767 : v < -32768 ? -32768 : v;
     }
     if (at + src.length > this.high) this.high = at + src.length;

@@ -23,6 +23,7 @@ export async function setSecret(db: Queryable, secretKey: string, orgId: string 
      RETURNING org_id, name, created_at, updated_at`, [orgId, name, enc]);
   const row = updated.rows[0] ?? (await db.query<SecretInfo>(
     `INSERT INTO secrets (org_id, name, value_enc) VALUES ($1, $2, $3) RETURNING org_id, name, created_at, updated_at`, [orgId, name, enc])).rows[0];
+  if (!row) throw new Error('secret upsert: neither UPDATE nor INSERT … RETURNING gave a row');
   return present(row);
 }
 

@@ -56,7 +56,9 @@ export async function insertAgent(db: Db, orgId: string, values: AgentValues & {
     `INSERT INTO agents (${cols.join(', ')}) VALUES (${params.map((_, i) => `$${i + 1}`).join(', ')}) RETURNING *`,
     params,
   );
-  return rows[0];
+  const row = rows[0];
+  if (!row) throw new Error('INSERT agents … RETURNING gave no row');
+  return row;
 }
 
 export async function getAgent(db: Db, orgId: string, id: string): Promise<AgentRow | null> {

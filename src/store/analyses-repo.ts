@@ -42,14 +42,17 @@ export async function createChargedAnalysis(
         WHERE id = $1 AND credits > 0 RETURNING credits, credits_used`,
       [input.orgId],
     );
-    if (!org[0]) return { ok: false, reason: 'insufficient_credits' } as const;
+    const charged = org[0];
+    if (!charged) return { ok: false, reason: 'insufficient_credits' } as const;
     const { rows: calls } = await client.query<{ id: string }>('SELECT id FROM calls WHERE session_id = $1 ORDER BY created_at LIMIT 1', [input.sessionId]);
     const { rows } = await client.query<AnalysisRow>(
       `INSERT INTO analyses (id, session_id, org_id, call_id, profile, include) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *`,
       [newId('anl'), input.sessionId, input.orgId, calls[0]?.id ?? null, input.profile, input.include],
     );
-    await client.query(`INSERT INTO credit_ledger (org_id, delta, reason, request_id) VALUES ($1, -1, $2, $3)`, [input.orgId, `analysis ${rows[0].id}`, input.requestId]);
-    return { ok: true, analysis: rows[0], credits: org[0].credits, creditsUsed: org[0].credits_used } as const;
+    const analysis = rows[0];
+    if (!analysis) throw new Error('INSERT analyses … RETURNING gave no row');
+    await client.query(`INSERT INTO credit_ledger (org_id, delta, reason, request_id) VALUES ($1, -1, $2, $3)`, [input.orgId, `analysis ${analysis.id}`, input.requestId]);
+    return { ok: true, analysis, credits: charged.credits, creditsUsed: charged.credits_used } as const;
   });
 }
 

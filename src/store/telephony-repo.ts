@@ -70,7 +70,9 @@ export async function createConnection(db: DbClient, i: CreateConnectionInput): 
     [newId('pcon'), i.orgId, i.provider, i.host, i.port, i.transport, i.username ?? null, i.passwordEnc ?? null, i.inboundCidrs, i.rtpLatching ?? 'nat',
       i.security?.requireSecure ?? false, i.security?.requireClientCert ?? false, i.security?.tlsClientCa ?? null, i.security?.tlsClientSubject ?? null],
   );
-  return rows[0];
+  const row = rows[0];
+  if (!row) throw new Error('INSERT provider_connections … RETURNING gave no row');
+  return row;
 }
 
 /** Changes the settings given (undefined: unchanged); they apply to calls set up afterwards. */
@@ -115,7 +117,9 @@ export async function createPhoneNumber(db: DbClient, i: { orgId: string; number
     `INSERT INTO phone_numbers (id, org_id, number, connection_id, default_session_id) VALUES ($1, $2, $3, $4, $5) RETURNING *`,
     [newId('pn'), i.orgId, i.number, i.connectionId, i.defaultSessionId ?? null],
   );
-  return rows[0];
+  const row = rows[0];
+  if (!row) throw new Error('INSERT phone_numbers … RETURNING gave no row');
+  return row;
 }
 
 export async function setNumberDefaultSession(db: DbClient, number: string, sessionId: string | null): Promise<PhoneNumberRecord | null> {
@@ -193,7 +197,9 @@ export async function insertCall(db: DbClient, i: { sessionId: string; orgId: st
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
     [newId('call'), i.sessionId, i.orgId, i.party, i.direction, i.provider, i.callSid, i.from, i.to, i.status],
   );
-  return rows[0];
+  const row = rows[0];
+  if (!row) throw new Error('INSERT calls … RETURNING gave no row');
+  return row;
 }
 
 export async function markCallConnected(db: DbClient, callId: string, provider: string, sessionId: string): Promise<void> {

@@ -25,7 +25,7 @@ export interface ClaimedDelivery {
 export async function fanOutEvents(db: Db, limit: number): Promise<number> {
   return withTransaction(db, async (c) => {
     const lock = await c.query<{ ok: boolean }>(`SELECT pg_try_advisory_xact_lock(hashtext('voxbridge-webhook-fanout:' || current_schema())) AS ok`);
-    if (!lock.rows[0].ok) return -1;
+    if (!lock.rows[0]?.ok) return -1;
     const { rows } = await c.query<{ n: number }>(
       `WITH picked AS (
          SELECT id, org_id, type, data, created_at,
@@ -55,7 +55,7 @@ export async function fanOutEvents(db: Db, limit: number): Promise<number> {
        SELECT (SELECT count(*) FROM marked)::int AS n, (SELECT count(*) FROM fanned)::int AS d`,
       [limit],
     );
-    return rows[0].n;
+    return rows[0]?.n ?? 0; // the aggregate SELECT always yields one row
   });
 }
 
@@ -188,7 +188,9 @@ export async function insertTestEvent(db: Db, orgId: string, endpointId: string,
      SELECT id, created_at FROM ev, (SELECT count(*) FROM d) AS n`,
     [id, orgId, JSON.stringify(data), endpointId],
   );
-  return rows[0];
+  const row = rows[0];
+  if (!row) throw new Error('INSERT webhook_events … RETURNING gave no row');
+  return row;
 }
 
 export interface AttemptRow {
@@ -229,7 +231,8 @@ export async function deliveryQueueStats(db: Db): Promise<DeliveryQueueStats> {
               (SELECT min(d.event_created_at) FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id AND w.enabled WHERE d.status = 'pending'),
               (SELECT min(created_at) FROM webhook_events WHERE dispatched_at IS NULL)))::float8 AS oldest`,
   );
-  return { retryQueueDepth: rows[0].retry, oldestUndeliveredSeconds: Math.max(0, rows[0].oldest ?? 0) };
+  const stats = rows[0]; // scalar subqueries: always one row
+  return { retryQueueDepth: stats?.retry ?? 0, oldestUndeliveredSeconds: Math.max(0, stats?.oldest ?? 0) };
 }
 
 /**

@@ -41,7 +41,9 @@ export async function insertWebhookEndpoint(db: DbClient, e: NewWebhookEndpoint)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
     [newId('wh'), e.orgId, e.url, e.events, e.eventTypes, e.realtime, e.description ?? null, e.metadata ? JSON.stringify(e.metadata) : null, e.secretEnc],
   );
-  return rows[0];
+  const row = rows[0];
+  if (!row) throw new Error('INSERT webhook_endpoints … RETURNING gave no row');
+  return row;
 }
 
 /** `orgId` null: any organization (operator CLI). */

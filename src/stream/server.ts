@@ -71,8 +71,8 @@ export function attachStreamServer(httpServer: Server, deps: StreamServerDeps): 
 
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    const m = CONNECT_PATH.exec(url.pathname);
-    if (!m) {
+    const rawId = CONNECT_PATH.exec(url.pathname)?.[1];
+    if (rawId === undefined) {
       // Not ours: answer 404 unless another part of the gateway also listens for upgrades.
       if (httpServer.listenerCount('upgrade') <= 1) {
         socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
@@ -85,7 +85,7 @@ export function attachStreamServer(httpServer: Server, deps: StreamServerDeps): 
     }
     let sessionId: string;
     try {
-      sessionId = decodeURIComponent(m[1]);
+      sessionId = decodeURIComponent(rawId);
     } catch {
       socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n'); // malformed %-escape
       return;

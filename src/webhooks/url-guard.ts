@@ -49,7 +49,7 @@ export type AddressClass = 'public' | 'loopback' | 'private' | 'metadata' | 'unr
 /** IPv4-mapped IPv6 (::ffff:a.b.c.d) is judged as the IPv4 address it carries. */
 function unmap(address: string): { address: string; type: 'ipv4' | 'ipv6' } {
   const m = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (m) return { address: m[1], type: 'ipv4' };
+  if (m?.[1]) return { address: m[1], type: 'ipv4' };
   return { address, type: isIP(address) === 6 ? 'ipv6' : 'ipv4' };
 }
 
@@ -113,5 +113,6 @@ export async function resolveEndpointUrl(raw: string, policy: UrlPolicy, resolve
     }
   }
   const first = addresses[0];
+  if (!first) throw new UrlRefused(`url host '${host}' does not resolve`); // checked above; kept for the type
   return { url, address: first.address, family: first.family === 6 ? 6 : 4 };
 }

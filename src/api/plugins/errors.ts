@@ -14,22 +14,26 @@ type AjvError = NonNullable<FastifyError['validation']>[number];
  * mismatches the allowed types are combined ("must be string, number, boolean or null").
  */
 function primaryError(list: AjvError[]): { error: AjvError; types?: string[]; allowed?: unknown[] } {
-  if (!list.some((e) => e.keyword === 'anyOf')) return { error: list[0] };
+  const first = list[0];
+  if (!first) throw new Error('primaryError: a validation failure with an empty ajv error list');
+  if (!list.some((e) => e.keyword === 'anyOf')) return { error: first };
   const candidates = list.filter((e) => e.keyword !== 'anyOf');
-  if (candidates.length === 0) return { error: list[0] };
+  if (candidates.length === 0) return { error: first };
   const depth = (e: AjvError) => (e.instancePath.match(/\//g) ?? []).length;
   const deepest = Math.max(...candidates.map(depth));
   const atDeepest = candidates.filter((e) => depth(e) === deepest);
-  const pathOf = atDeepest[0].instancePath;
-  const same = atDeepest.filter((e) => e.instancePath === pathOf);
+  const head = atDeepest[0];
+  if (!head) return { error: first };
+  // `same` starts with `head`, so head is its first element.
+  const same = atDeepest.filter((e) => e.instancePath === head.instancePath);
   if (same.every((e) => e.keyword === 'type')) {
-    return { error: same[0], types: [...new Set(same.map((e) => String((e.params as { type?: string }).type)))] };
+    return { error: head, types: [...new Set(same.map((e) => String((e.params as { type?: string }).type)))] };
   }
   // A union of literals (consent_status) fails every branch: name every allowed value, not the first.
   if (same.every((e) => e.keyword === 'const')) {
-    return { error: same[0], allowed: same.map((e) => (e.params as { allowedValue?: unknown }).allowedValue) };
+    return { error: head, allowed: same.map((e) => (e.params as { allowedValue?: unknown }).allowedValue) };
   }
-  return { error: same[0] };
+  return { error: head };
 }
 
 /** Turns an ajv validation error into the field path a client sent (`voice.speed`, `routing.sip.headers.Foo`). */
@@ -43,7 +47,7 @@ function paramOf(err: FastifyError): string | undefined {
   return field || undefined;
 }
 
-const joinTypes = (types: string[]): string => (types.length > 1 ? `${types.slice(0, -1).join(', ')} or ${types[types.length - 1]}` : types[0]);
+const joinTypes = (types: string[]): string => (types.length > 1 ? `${types.slice(0, -1).join(', ')} or ${types[types.length - 1] ?? ''}` : (types[0] ?? ''));
 
 function validationMessage(err: FastifyError, param: string | undefined): string {
   if (!err.validation?.length) return err.message;
@@ -96,7 +100,7 @@ export function toApiError(err: FastifyError | ApiError | Error, contentType?: s
   switch (fe.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new ApiError('invalid_request', {
-        message: `Content-Type must be application/json${contentType ? `, not ${contentType.split(';')[0].trim().slice(0, 100)}` : ''}.`,
+        message: `Content-Type must be application/json${contentType ? `, not ${(contentType.split(';')[0] ?? '').trim().slice(0, 100)}` : ''}.`,
       });
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new ApiError('invalid_request', { message: 'The JSON body is empty.' });
@@ -146,7 +150,7 @@ function notFoundUnder(path: string): ApiError | null {
  */
 export function frameworkErrorHandler(_err: FastifyError, req: FastifyRequest, reply: FastifyReply): void {
   reply.header('X-Request-ID', req.id);
-  const path = req.url.split('?')[0];
+  const path = req.url.split('?')[0] ?? req.url;
   void sendApiError(req, reply, notFoundUnder(path) ?? new ApiError('route_not_found', { message: 'No such route.' }));
 }
 

@@ -81,7 +81,7 @@ export default async function analysisRoutes(app: ApiApp, deps: ApiDeps): Promis
       throw new ApiError('transcript_not_available', { message: 'The transcript is available once the session has ended.' });
     }
     const { rows } = await deps.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM transcript_turns WHERE session_id = $1 AND trim(text) <> ''`, [id]);
-    if (rows[0].n === 0) throw new ApiError('transcript_not_available', { message: 'The session ended without any transcribed speech.' });
+    if ((rows[0]?.n ?? 0) === 0) throw new ApiError('transcript_not_available', { message: 'The session ended without any transcribed speech.' });
     const created = await createChargedAnalysis(deps.db, {
       orgId: auth.orgId, sessionId: id, profile: body.profile ?? 'default', include: body.include ?? [...ANALYSIS_PARTS], requestId: String(req.id),
     });

@@ -99,8 +99,9 @@ export default async function recordingRoutes(app: ApiApp, deps: ApiDeps): Promi
         return reply.code(416).header('Content-Range', `bytes */${size}`).header('Content-Length', 0).send();
       }
       // A malformed header (-2) or a type other than bytes is ignored: the whole file (RFC 9110 §14.2).
-      if (ranges !== -2 && ranges.type === 'bytes' && ranges.length === 1) {
-        const { start, end } = ranges[0];
+      const only = ranges !== -2 && ranges.type === 'bytes' && ranges.length === 1 ? ranges[0] : undefined;
+      if (only) {
+        const { start, end } = only;
         return reply.code(206)
           .header('Content-Range', `bytes ${start}-${end}/${size}`)
           .header('Content-Length', end - start + 1)

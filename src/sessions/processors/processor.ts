@@ -30,6 +30,8 @@ export abstract class FrameProcessor {
 
 /** Links stages in order; returns the first, whose process() is the pipeline's entry. */
 export function chain(stages: FrameProcessor[], sink: FrameSink): FrameProcessor {
-  for (let i = 0; i < stages.length; i++) stages[i].link(i + 1 < stages.length ? stages[i + 1] : sink);
-  return stages[0];
+  const first = stages[0];
+  if (!first) throw new Error('chain: a pipeline needs at least one stage');
+  stages.forEach((stage, i) => stage.link(stages[i + 1] ?? sink));
+  return first;
 }

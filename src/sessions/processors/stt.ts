@@ -61,7 +61,8 @@ export class SttProcessor extends FrameProcessor {
         const r = this.parties.get(frame.party)!;
         if (!r.inSpeech || !r.stream) return;
         r.inSpeech = false;
-        r.pending[r.pending.length - 1].endMs = frame.mediaMs;
+        const open = r.pending[r.pending.length - 1];
+        if (open) open.endMs = frame.mediaMs; // vad_start pushed it
         r.stream.endUtterance();
         return;
       }
