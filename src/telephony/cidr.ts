@@ -8,12 +8,12 @@ function ipv4ToInt(ip: string): number | null {
 }
 
 export function isValidCidr(cidr: string): boolean {
-  const [ip, bits = '32'] = cidr.split('/');
+  const [ip = '', bits = '32'] = cidr.split('/');
   return ipv4ToInt(ip) !== null && /^\d+$/.test(bits) && Number(bits) <= 32;
 }
 
 export function cidrContains(cidr: string, address: string): boolean {
-  const [ip, bitsRaw = '32'] = cidr.split('/');
+  const [ip = '', bitsRaw = '32'] = cidr.split('/');
   const base = ipv4ToInt(ip);
   const addr = ipv4ToInt(address);
   const bits = Number(bitsRaw);

@@ -68,24 +68,25 @@ export function parseSdp(text: string): ParsedSdp {
     const value = line.slice(2);
     if (line[1] !== '=') throw new SdpError(`malformed SDP line: ${line}`);
     if (type === 'o') {
-      const parts = value.split(' ');
-      if (parts.length < 6) throw new SdpError('malformed o= line');
-      sessionId = parts[1];
-      sessionVersion = Number(parts[2]) || 0;
-      originAddress = parts[5];
+      const [, id, version, , , address] = value.split(' ');
+      if (id === undefined || address === undefined) throw new SdpError('malformed o= line');
+      sessionId = id;
+      sessionVersion = Number(version) || 0;
+      originAddress = address;
     } else if (type === 'c') {
-      const parts = value.split(' ');
-      if (parts.length < 3) throw new SdpError('malformed c= line');
-      const addr = parts[2].split('/')[0];
+      const connection = value.split(' ')[2];
+      if (connection === undefined) throw new SdpError('malformed c= line');
+      const addr = connection.split('/')[0] ?? connection;
       if (current) current.address = addr;
       else if (!inOtherMedia) sessionAddress = addr;
     } else if (type === 'm') {
       const parts = value.split(' ');
-      if (parts.length < 4) throw new SdpError('malformed m= line');
+      const [kind, portRaw, protocol] = parts;
+      if (protocol === undefined || parts.length < 4) throw new SdpError('malformed m= line');
       current = null;
       inOtherMedia = true;
-      if (parts[0] === 'audio' && !audio) {
-        const port = Number(parts[1]);
+      if (kind === 'audio' && !audio) {
+        const port = Number(portRaw);
         if (!Number.isInteger(port) || port < 0 || port > 65535) throw new SdpError('bad media port');
         const pts = parts.slice(3).map(Number);
         if (pts.some((p) => !Number.isInteger(p) || p < 0 || p > 127)) throw new SdpError('bad payload type');
@@ -95,7 +96,7 @@ export function parseSdp(text: string): ParsedSdp {
           payloadTypes: pts,
           rtpmap: new Map(),
           direction: sessionDirection,
-          protocol: parts[2],
+          protocol,
         };
         inOtherMedia = false;
       }
@@ -107,7 +108,7 @@ export function parseSdp(text: string): ParsedSdp {
         else if (!inOtherMedia) sessionDirection = attr as Direction;
       } else if (current && attr === 'rtpmap') {
         const m = /^(\d+)\s+([^/\s]+)\/(\d+)/.exec(rest);
-        if (m) current.rtpmap.set(Number(m[1]), { name: m[2].toUpperCase(), clockRate: Number(m[3]) });
+        if (m?.[2]) current.rtpmap.set(Number(m[1]), { name: m[2].toUpperCase(), clockRate: Number(m[3]) });
       } else if (current && attr === 'rtcp-mux') {
         current.rtcpMux = true;
       } else if (current && attr === 'ptime') {

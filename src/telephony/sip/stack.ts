@@ -44,7 +44,9 @@ export function createSipStack(o: StackOptions, onRequest: (rq: SipRequest, remo
     release: () => cn.release(),
     send(m) {
       if ('method' in m && m.method) {
+        // The user agent always puts an empty Via for us first; without one there is nothing to stamp.
         const via = m.headers.via[0];
+        if (!via) throw new Error(`request ${m.method} without a Via to stamp`);
         via.host = o.publicAddress;
         via.port = cn.protocol === 'TLS' && o.tls ? o.tls.port : o.port;
         via.protocol = cn.protocol;
@@ -137,8 +139,9 @@ export function createSipStack(o: StackOptions, onRequest: (rq: SipRequest, remo
       const rq = m;
       let hop = sip.parseUri(rq.uri);
       const route = rq.headers.route;
-      if (route && route.length > 0) {
-        const first = sip.parseUri(route[0].uri);
+      const firstRoute = route?.[0];
+      if (route && firstRoute) {
+        const first = sip.parseUri(firstRoute.uri);
         if (first) {
           hop = first;
           // Strict router (§16.12.1.1 / §12.2.1.1): its URI becomes the Request-URI.
@@ -160,12 +163,13 @@ export function createSipStack(o: StackOptions, onRequest: (rq: SipRequest, remo
         if (rq.method === 'ACK') {
           if (!Array.isArray(rq.headers.via)) rq.headers.via = [];
           if (rq.headers.via.length === 0) rq.headers.via.unshift({ params: { branch: sip.generateBranch() } });
-          if (addresses.length === 0) {
+          const address = addresses[0];
+          if (!address) {
             errorLog(new Error(`ACK: could not resolve ${sip.stringifyUri(rq.uri)}`));
             return;
           }
           try {
-            const cn = open(addresses[0], errorLog);
+            const cn = open(address, errorLog);
             cn.send(rq);
             cn.release();
           } catch (e) {

@@ -45,7 +45,7 @@ export function validateRequest(rq: SipRequest): RequestProblem | null {
   }
   // §8.2.3: a body we cannot read is refused 415 with what we accept.
   if (rq.content && (rq.method === 'INVITE' || rq.method === 'ACK')) {
-    const type = String(h['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+    const type = (String(h['content-type'] ?? '').split(';')[0] ?? '').trim().toLowerCase();
     if (type !== 'application/sdp' && rq.method === 'INVITE') {
       return { status: 415, reason: 'Unsupported Media Type', headers: { accept: 'application/sdp', 'accept-encoding': 'identity' } };
     }
@@ -55,8 +55,8 @@ export function validateRequest(rq: SipRequest): RequestProblem | null {
     return { status: 415, reason: 'Unsupported Content Encoding', headers: { accept: 'application/sdp', 'accept-encoding': 'identity' } };
   }
   if (rq.method === 'INVITE') {
-    const contact = h.contact;
-    if (!Array.isArray(contact) || contact.length === 0 || !sip.parseUri(String(typeof contact[0].uri === 'string' ? contact[0].uri : sip.stringifyUri(contact[0].uri)))) {
+    const contact = Array.isArray(h.contact) ? h.contact[0] : undefined;
+    if (!contact || !sip.parseUri(String(typeof contact.uri === 'string' ? contact.uri : sip.stringifyUri(contact.uri)))) {
       return { status: 400, reason: 'Missing Or Bad Contact' };
     }
   }
