@@ -13,3 +13,4 @@ export * from './telephony-repo.js';
 export * from './webhook-endpoints-repo.js';
 export * from './webhook-deliveries-repo.js';
 export * from './analyses-repo.js';
+export * from './session-list.js';

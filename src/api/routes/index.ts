@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ApiDeps } from '../context.js';
 import { ErrorBody } from '../schemas/common.js';
 import sessionRoutes from './sessions.js';
+import sessionListRoutes from './session-list.js';
 import recordingRoutes from './recordings.js';
 import agentRoutes from './agents.js';
 import webhookEndpointRoutes from './webhook-endpoints.js';
@@ -24,6 +25,7 @@ export async function resourceRoutes(app: FastifyInstance, deps: ApiDeps): Promi
   // string and the client is told "body must be object" instead of what is wrong (the content type).
   app.removeContentTypeParser('text/plain');
   await app.register(sessionRoutes, deps);
+  await app.register(sessionListRoutes, deps);
   await app.register(recordingRoutes, deps);
   await app.register(agentRoutes, deps);
   await app.register(webhookEndpointRoutes, deps);

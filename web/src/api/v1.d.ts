@@ -7,7 +7,148 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List sessions
+         * @description Scope sessions:read. Ascending creation (id) order; filters combine with AND. Not in SPEC: a gateway addition.
+         */
+        get: {
+            parameters: {
+                query: {
+                    /** @description Page size, 1 to 100 (default 20). */
+                    limit: number;
+                    /** @description Cursor (an object id): return the items after it, in ascending id (creation) order. */
+                    starting_after?: string;
+                    /** @description Cursor (an object id): return the items just before it. Exclusive with starting_after. */
+                    ending_before?: string;
+                    /** @description Only sessions in this status. */
+                    status?: "created" | "active" | "ended";
+                    /** @description Only sessions of this mode. */
+                    mode?: "bidirectional_translation" | "assistive_translation" | "ai_agent" | "help_chat_voice";
+                    /** @description Only sessions created at or after this time (ISO 8601). */
+                    created_after?: string;
+                    /** @description Only sessions created before this time (ISO 8601). */
+                    created_before?: string;
+                    /** @description Only sessions routed to or from this E.164 number. */
+                    phone_number?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Sessions of the organization. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            object: "list";
+                            data: {
+                                /** @description sess_… */
+                                id: string;
+                                /** @enum {string} */
+                                object: "session";
+                                status: "created" | "active" | "ended";
+                                mode: string;
+                                configuration_mode: string | null;
+                                source_language: string | null;
+                                target_language: string | null;
+                                /** @description Resolved carrier: carrier_a, carrier_b, sip or webrtc. */
+                                provider: string;
+                                phone_number?: string;
+                                recording: {
+                                    enabled: boolean;
+                                    mode: string;
+                                    consent_required: boolean;
+                                    consent_status: string;
+                                };
+                                metadata: {
+                                    [key: string]: string | number | boolean | (never | null);
+                                } | null;
+                                /**
+                                 * Format: date-time
+                                 * @description Creation time.
+                                 */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When the session became active.
+                                 */
+                                started_at: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the session ended.
+                                 */
+                                ended_at: string | null;
+                            }[];
+                            /** @description More items exist beyond this page in the direction of travel. */
+                            has_more: boolean;
+                            /** @description When has_more: pass it as the same cursor parameter (starting_after or ending_before) to continue; otherwise null. */
+                            next_cursor: string | null;
+                            /** @description The list path. */
+                            url: string;
+                        };
+                    };
+                };
+                /** @description invalid_request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description api_key_invalid, api_key_expired, api_key_revoked, api_key_wrong_environment */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description organization_inactive, insufficient_permissions */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description rate_limit_exceeded */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description internal_error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description service_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
         put?: never;
         /**
          * Create a session

@@ -1,0 +1,19 @@
+// GET /v1/sessions (a console-driven extension; SPEC has no list-sessions route): the query and the item.
+import { Type } from '@sinclair/typebox';
+import { PageQuery } from './common.js';
+import { SESSION_MODES, SessionRetrieved } from './sessions.js';
+
+export const SessionListQuery = Type.Object(
+  {
+    ...PageQuery.properties,
+    status: Type.Optional(Type.Union([Type.Literal('created'), Type.Literal('active'), Type.Literal('ended')], { description: 'Only sessions in this status.' })),
+    mode: Type.Optional(Type.Union(SESSION_MODES.map((m) => Type.Literal(m)), { description: 'Only sessions of this mode.' })),
+    created_after: Type.Optional(Type.String({ format: 'date-time', description: 'Only sessions created at or after this time (ISO 8601).' })),
+    created_before: Type.Optional(Type.String({ format: 'date-time', description: 'Only sessions created before this time (ISO 8601).' })),
+    phone_number: Type.Optional(Type.String({ minLength: 1, maxLength: 32, description: 'Only sessions routed to or from this E.164 number.' })),
+  },
+  { additionalProperties: false },
+);
+
+/** A list item: the retrieve object without `stream` (no tokens are issued by a list) and without `call`. */
+export const SessionListItem = Type.Omit(SessionRetrieved, ['stream', 'call'], { description: 'A session as listed.' });
