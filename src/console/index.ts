@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import consoleAuthRoutes from './auth-routes.js';
 import consoleKeyRoutes from './key-routes.js';
 import operatorRoutes from './operator-routes.js';
+import consoleLiveRoutes from './live-routes.js';
 import consoleStatic from './static.js';
 import type { ConsoleDeps } from './context.js';
 
@@ -17,5 +18,6 @@ export async function consoleRoutes(app: FastifyInstance, deps: ConsoleDeps): Pr
   await app.register(consoleAuthRoutes, deps);
   await app.register(consoleKeyRoutes, deps);
   await app.register(operatorRoutes, deps);
+  await app.register(consoleLiveRoutes, deps);
   await app.register(consoleStatic);
 }

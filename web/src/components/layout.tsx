@@ -3,7 +3,7 @@ import { useLocation } from 'preact-iso';
 import { useMe } from '../session';
 
 const ORG_NAV = [
-  ['/console/', 'Overview'], ['/console/sessions', 'Sessions'], ['/console/try', 'Try it'], ['/console/agents', 'Agents'],
+  ['/console/', 'Overview'], ['/console/sessions', 'Sessions'], ['/console/live', 'Live'], ['/console/try', 'Try it'], ['/console/agents', 'Agents'],
   ['/console/keys', 'API keys'], ['/console/webhooks', 'Webhooks'], ['/console/users', 'Users'],
 ] as const;
 const OPERATOR_NAV = [['/console/', 'Nodes'], ['/console/operator/calls', 'Live calls'], ['/console/operator/organizations', 'Organizations']] as const;
