@@ -6,6 +6,8 @@ import consoleAuthRoutes from './auth-routes.js';
 import consoleKeyRoutes from './key-routes.js';
 import operatorRoutes from './operator-routes.js';
 import consoleLiveRoutes from './live-routes.js';
+import consoleWebhookRoutes from './webhook-routes.js';
+import consoleTelephonyRoutes from './telephony-routes.js';
 import consoleStatic from './static.js';
 import type { ConsoleDeps } from './context.js';
 
@@ -19,5 +21,7 @@ export async function consoleRoutes(app: FastifyInstance, deps: ConsoleDeps): Pr
   await app.register(consoleKeyRoutes, deps);
   await app.register(operatorRoutes, deps);
   await app.register(consoleLiveRoutes, deps);
+  await app.register(consoleWebhookRoutes, deps);
+  await app.register(consoleTelephonyRoutes, deps);
   await app.register(consoleStatic);
 }

@@ -14,6 +14,7 @@ import { Sessions, LiveSessions } from './pages/sessions';
 import { SessionPage } from './pages/session-page';
 import { Agents } from './pages/agents';
 import { Users } from './pages/users';
+import { Telephony } from './pages/telephony';
 import { Softphone } from './softphone/softphone-page';
 import { Nodes } from './operator/nodes';
 import { LiveCalls } from './operator/calls';
@@ -69,6 +70,7 @@ function App() {
               <Route path="/console/agents" component={Agents} />
               <Route path="/console/try" component={Softphone} />
               <Route path="/console/users" component={Users} />
+              <Route path="/console/numbers" component={Telephony} />
               <Route default component={NotFound} />
             </Router>
           )}
