@@ -42,7 +42,7 @@ export default async function operatorRoutes(app: FastifyInstance, deps: Console
       rss_bytes: process.memoryUsage().rss,
     };
     // Only this node reports itself: nodes publish no heartbeat record for the others yet.
-    return { object: 'list', data: [node], live_sessions_gateway: Number(rows[0].live) };
+    return { object: 'list', data: [node], live_sessions_gateway: Number(rows[0]?.live ?? 0) };
   });
 
   app.get<{ Querystring: Static<typeof CallSearch> }>('/console/api/operator/calls', { schema: { tags, querystring: CallSearch } }, async (req) => {

@@ -60,7 +60,9 @@ export async function createConsoleUser(
       [newId('usr'), input.orgId, input.email.trim(), input.role, passwordHash,
         token ? sha256(token) : null, token ? new Date(Date.now() + SET_PASSWORD_TTL_MS) : null],
     );
-    return { user: present(rows[0]), setPasswordToken: token };
+    const row = rows[0];
+    if (!row) throw new Error('INSERT … RETURNING returned no row');
+    return { user: present(row), setPasswordToken: token };
   } catch (err) {
     if ((err as { code?: string }).code === '23505') throw new EmailTakenError(input.email);
     throw err;

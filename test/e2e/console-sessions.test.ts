@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { activateSession } from '../../src/sessions/index.js';
+import { newId } from '../../src/ids.js';
 import { createPool, insertTranscriptTurn, type Db } from '../../src/store/index.js';
 import { launchChromium, signIn, startConsoleGateway, type ConsoleGateway } from '../helpers/console-browser.js';
 
@@ -27,6 +28,7 @@ beforeAll(async () => {
   t = await startConsoleGateway();
   org = await t.createOrg();
   await t.addUser(org.orgId, 'dev@example.com', 'developer');
+  await t.addUser(org.orgId, 'owner@example.com', 'owner');
   for (let i = 0; i < 27; i++) {
     const mode = i % 3 === 0 ? 'assistive_translation' : 'bidirectional_translation';
     const res = await bearer('POST', '/v1/sessions', { mode, source_language: 'en', target_language: 'es' });
@@ -45,10 +47,10 @@ afterAll(async () => {
   await t?.stop();
 });
 
-async function signedIn(): Promise<{ context: BrowserContext; cookie: string }> {
+async function signedIn(email = 'dev@example.com'): Promise<{ context: BrowserContext; cookie: string }> {
   const context = await browser.newContext({ viewport: { width: 1100, height: 800 } });
   const page = await context.newPage();
-  await signIn(page, t.base, 'dev@example.com');
+  await signIn(page, t.base, email);
   await page.close();
   const cookie = (await context.cookies()).find((c) => c.name === 'vb_console')!;
   return { context, cookie: `${cookie.name}=${cookie.value}` };
@@ -170,5 +172,43 @@ describe('live transcript pushed over Server-Sent Events', () => {
     expect(text).not.toContain(foreign.id);
     own.abort();
     await context.close();
+  });
+});
+
+describe('numbers and connections', () => {
+  it('shows an owner the organization connections (no secrets) and numbers, read-only; others are refused', async () => {
+    const conn = newId('pcon');
+    await t.gw.db.query(
+      `INSERT INTO provider_connections (id, org_id, provider, host, username, password_enc) VALUES ($1, $2, 'carrier_a', 'sip.carrier.example', 'acct', 'sealed-secret')`,
+      [conn, org.orgId],
+    );
+    await t.gw.db.query('UPDATE organizations SET default_connection_id = $1 WHERE id = $2', [conn, org.orgId]);
+    await t.gw.db.query(`INSERT INTO phone_numbers (id, org_id, number, connection_id) VALUES ($1, $2, '+14155550123', $3), ($4, $2, '+14155550124', NULL)`, [newId('pn'), org.orgId, conn, newId('pn')]);
+
+    const { context, cookie } = await signedIn('owner@example.com');
+    const page = await context.newPage();
+    await page.goto(`${t.base}/console/`);
+    await page.getByRole('link', { name: 'Numbers' }).click();
+    const connections = page.getByTestId('connections');
+    await connections.waitFor({ timeout: 30_000 });
+    const row = (await connections.locator('tbody tr').first().textContent())!;
+    expect(row).toContain(`${conn} (default)`);
+    expect(row).toContain('sip.carrier.example:5060/udp');
+    expect(row).toContain('set');
+    const numbers = (await page.getByTestId('numbers').textContent())!;
+    expect(numbers).toContain('+14155550123');
+    expect(numbers).toContain('+14155550124');
+    const raw = await fetch(`${t.base}/console/api/connections`, { headers: { cookie } }).then((r) => r.text());
+    expect(raw).not.toContain('sealed-secret');
+    expect(raw).not.toContain('acct');
+    await context.close();
+
+    const dev = await signedIn();
+    expect((await fetch(`${t.base}/console/api/numbers`, { headers: { cookie: dev.cookie } })).status).toBe(403);
+    const devPage = await dev.context.newPage();
+    await devPage.goto(`${t.base}/console/`);
+    await devPage.getByRole('link', { name: 'Sessions' }).waitFor({ timeout: 30_000 });
+    expect(await devPage.getByRole('link', { name: 'Numbers' }).count()).toBe(0);
+    await dev.context.close();
   });
 });
