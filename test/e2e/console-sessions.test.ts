@@ -1,5 +1,5 @@
 // The sessions list, the live sessions page and the pushed live transcript in a real browser, against
-// GET /v1/sessions and the console's Server-Sent Events stream. The transcript turns are written by a
+// GET /console/api/sessions and the console's Server-Sent Events stream. The transcript turns are written by a
 // separate PostgreSQL connection pool, as another node's session would write them: the page hears of
 // them only through the database's notifications.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -2,7 +2,6 @@ import type { FastifyInstance } from 'fastify';
 import type { ApiDeps } from '../context.js';
 import { ErrorBody } from '../schemas/common.js';
 import sessionRoutes from './sessions.js';
-import sessionListRoutes from './session-list.js';
 import recordingRoutes from './recordings.js';
 import agentRoutes from './agents.js';
 import webhookEndpointRoutes from './webhook-endpoints.js';
@@ -10,7 +9,7 @@ import analysisRoutes from './analyses.js';
 
 /** Registers every /v1 resource route family (dial/hangup come from the telephony plane's calls.ts). */
 export async function resourceRoutes(app: FastifyInstance, deps: ApiDeps): Promise<void> {
-  app.addSchema(ErrorBody);
+  if (!app.getSchema('ErrorBody')) app.addSchema(ErrorBody);
   // Bodyless POSTs (…/end) are often sent with Content-Type: application/json and nothing after it;
   // an empty JSON body means "no body" here. Anything else goes through Fastify's own parser
   // (prototype-poisoning protection included).
@@ -25,7 +24,6 @@ export async function resourceRoutes(app: FastifyInstance, deps: ApiDeps): Promi
   // string and the client is told "body must be object" instead of what is wrong (the content type).
   app.removeContentTypeParser('text/plain');
   await app.register(sessionRoutes, deps);
-  await app.register(sessionListRoutes, deps);
   await app.register(recordingRoutes, deps);
   await app.register(agentRoutes, deps);
   await app.register(webhookEndpointRoutes, deps);

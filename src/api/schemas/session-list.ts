@@ -1,4 +1,4 @@
-// GET /v1/sessions (a console-driven extension; SPEC has no list-sessions route): the query and the item.
+// GET /console/api/sessions (SPEC has no list-sessions route, so it is a console route): the query and the item.
 import { Type } from '@sinclair/typebox';
 import { PageQuery } from './common.js';
 import { SESSION_MODES, SessionRetrieved } from './sessions.js';
@@ -15,5 +15,14 @@ export const SessionListQuery = Type.Object(
   { additionalProperties: false },
 );
 
-/** A list item: the retrieve object without `stream` (no tokens are issued by a list) and without `call`. */
-export const SessionListItem = Type.Omit(SessionRetrieved, ['stream', 'call'], { description: 'A session as listed.' });
+/**
+ * A list item: the retrieve object without `stream` (no tokens are issued by a list) and without
+ * `call`, plus `end_reason` (the console's overview shows sessions that ended in error).
+ */
+export const SessionListItem = Type.Composite(
+  [
+    Type.Omit(SessionRetrieved, ['stream', 'call']),
+    Type.Object({ end_reason: Type.Union([Type.String(), Type.Null()], { description: 'Why an ended session ended (e.g. api_end, inactivity_timeout); null while not ended.' }) }),
+  ],
+  { description: 'A session as listed.' },
+);

@@ -1,7 +1,7 @@
 -- Up Migration
 -- Web console (issue 14): the sessions list, the live session feed and the webhook delivery log.
 
--- GET /v1/sessions pages one organization's sessions in id (creation) order.
+-- GET /console/api/sessions pages one organization's sessions in id (creation) order.
 CREATE INDEX sessions_org_id ON sessions(org_id, id);
 
 -- The console's live session page: every outbox event that names a session is announced on

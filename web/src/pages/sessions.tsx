@@ -1,18 +1,18 @@
-// Sessions: GET /v1/sessions with filters and cursor paging (Previous walks back through the
+// Sessions: GET /console/api/sessions (SPEC has no /v1 list) with filters and cursor paging (Previous walks back through the
 // cursors already seen), and the live sessions page (status=active, refreshed every 5 s).
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, unwrap } from '../api/client';
-import type { paths } from '../api/v1';
+import type { paths } from '../api/console';
 import { Loaded, Empty, useLoad, when } from '../components/states';
 
-type ListQuery = NonNullable<paths['/v1/sessions']['get']['parameters']['query']>;
+type ListQuery = NonNullable<paths['/console/api/sessions']['get']['parameters']['query']>;
 type Filters = Omit<ListQuery, 'limit' | 'starting_after' | 'ending_before'>;
-type SessionList = paths['/v1/sessions']['get']['responses'][200]['content']['application/json'];
+type SessionList = paths['/console/api/sessions']['get']['responses'][200]['content']['application/json'];
 type SessionItem = SessionList['data'][number];
 
 const MODES = ['bidirectional_translation', 'assistive_translation', 'ai_agent', 'help_chat_voice'] as const;
-const listSessions = (query: ListQuery) => unwrap(api.GET('/v1/sessions', { params: { query } }));
+const listSessions = (query: ListQuery) => unwrap(api.GET('/console/api/sessions', { params: { query } }));
 
 function seconds(s: SessionItem): string {
   if (!s.started_at) return '—';
