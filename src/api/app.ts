@@ -16,6 +16,8 @@ import idempotencyPlugin from './plugins/idempotency.js';
 import gatesPlugin from './plugins/gates.js';
 import healthRoutes from './routes/health.js';
 import { resourceRoutes } from './routes/index.js';
+import { openApiSubset } from './openapi-subset.js';
+import { ErrorBody } from './schemas/common.js';
 
 export interface ExtraRoutes {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- plugins with different option types share this list
@@ -77,6 +79,8 @@ export async function buildApp(deps: ApiDeps, extra: ExtraRoutes[] = [], opts: B
       security: [{ bearer: [] }, { apiKey: [] }],
     },
   });
+  // The SPEC error body, shared by reference: by /v1 and by the console's own routes (src/console/).
+  app.addSchema(ErrorBody);
   await app.register(metricsPlugin);
   // Parsed before auth: a console sign-in cookie may stand in for an API key (src/console/).
   await app.register(cookie);
@@ -90,7 +94,7 @@ export async function buildApp(deps: ApiDeps, extra: ExtraRoutes[] = [], opts: B
     for (const extraRoutes of extra) await app.register(extraRoutes.plugin, extraRoutes.opts);
   }
 
-  app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get('/v1/openapi.json', { schema: { hide: true } }, async () => openApiSubset(app, '/v1/'));
   await app.ready();
   return app;
 }

@@ -5,3 +5,5 @@ export { default as callRoutes, callCommandExecutor, type CallForwarder, type Ca
 export { metricsRegistry } from './plugins/metrics.js';
 export { DEFAULT_SCOPES, type ApiDeps, type AuthContext, type CookieAuthenticator, type OrgRow, type Scope } from './context.js';
 export { ApiError, ERROR_CATALOG, type ErrorCode } from './errors.js';
+export { openApiSubset } from './openapi-subset.js';
+export { sessionListPage, sessionListSchema, type SessionListQueryT } from './routes/session-list.js';

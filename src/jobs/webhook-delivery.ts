@@ -164,12 +164,14 @@ export class WebhookDeliveryWorker {
     let statusCode: number | null = null;
     let error: string | null = null;
     let durationMs = 0;
+    let response: Pick<AttemptResult, 'responseHeaders' | 'responseBody'> = {};
     try {
       // Checked again at every attempt (DNS can change); the request connects to this very address.
       const target = await resolveEndpointUrl(endpoint.url, urlPolicyOf(this.settings));
       const body = envelopeBody(d);
       const r = await this.sender.send(target, body, deliveryHeaders(d, body, this.secretsOf(endpoint, Date.now())), this.settings.timeoutMs);
       ({ ok, statusCode, error, durationMs } = r);
+      response = { responseHeaders: r.responseHeaders ?? null, responseBody: r.responseBody ?? null };
     } catch (err) {
       error = err instanceof UrlRefused ? `refused: ${err.message}` : `error: ${(err as Error).message}`;
       durationMs = Date.now() - attemptedAt.getTime();
@@ -187,7 +189,7 @@ export class WebhookDeliveryWorker {
       this.health.failed.add(endpoint.id);
       if (nextRetryAt) this.wakeAt(nextRetryAt.getTime());
     }
-    this.results.push({ deliveryId: d.id, outcome, statusCode, error, durationMs, attemptedAt, nextRetryAt });
+    this.results.push({ deliveryId: d.id, outcome, statusCode, error, durationMs, attemptedAt, nextRetryAt, ...response });
     await this.flush();
   }
 

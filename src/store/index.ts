@@ -15,3 +15,4 @@ export * from './webhook-deliveries-repo.js';
 export * from './analyses-repo.js';
 export * from './sip-capture-repo.js';
 export * from './org-engines-repo.js';
+export * from './session-list.js';

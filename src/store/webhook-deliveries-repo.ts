@@ -106,6 +106,9 @@ export interface AttemptResult {
   durationMs: number;
   attemptedAt: Date;
   nextRetryAt: Date | null;
+  /** The receiver's answer, bounded by the sender (migration 013). */
+  responseHeaders?: Record<string, string> | null;
+  responseBody?: string | null;
 }
 
 /** Records a batch of finished attempts: the delivery's new state and one attempt-log row each. */
@@ -123,11 +126,13 @@ async function recordAttemptsIn(db: DbClient, results: AttemptResult[]): Promise
   const payload = results.map((r) => ({
     id: Number(r.deliveryId), outcome: r.outcome, status_code: r.statusCode, error: r.error?.slice(0, 500) ?? null,
     duration_ms: r.durationMs, attempted_at: r.attemptedAt.toISOString(), next_at: r.nextRetryAt?.toISOString() ?? null,
+    response_headers: r.responseHeaders ?? null, response_body: r.responseBody ?? null,
   }));
   await db.query(
     `WITH r AS (
        SELECT * FROM jsonb_to_recordset($1::jsonb)
-         AS x(id bigint, outcome text, status_code integer, error text, duration_ms integer, attempted_at timestamptz, next_at timestamptz)
+         AS x(id bigint, outcome text, status_code integer, error text, duration_ms integer, attempted_at timestamptz, next_at timestamptz,
+              response_headers jsonb, response_body text)
      ), updated AS (
        UPDATE webhook_deliveries d SET
            attempts = d.attempts + 1,
@@ -148,8 +153,10 @@ async function recordAttemptsIn(db: DbClient, results: AttemptResult[]): Promise
             FROM updated u WHERE u.ordering_key IS NOT NULL)
        RETURNING 1
      )
-     INSERT INTO webhook_delivery_attempts (delivery_id, endpoint_id, event_id, event_type, attempt, outcome, status_code, error, duration_ms, attempted_at, next_retry_at)
-     SELECT u.id, u.endpoint_id, u.event_id, u.event_type, u.attempts, r.outcome, r.status_code, r.error, r.duration_ms, r.attempted_at, r.next_at
+     INSERT INTO webhook_delivery_attempts (delivery_id, endpoint_id, event_id, event_type, attempt, outcome, status_code, error, duration_ms, attempted_at, next_retry_at,
+                                            response_headers, response_body)
+     SELECT u.id, u.endpoint_id, u.event_id, u.event_type, u.attempts, r.outcome, r.status_code, r.error, r.duration_ms, r.attempted_at, r.next_at,
+            r.response_headers, r.response_body
        FROM updated u JOIN r ON r.id = u.id`,
     [JSON.stringify(payload)],
   );
@@ -215,6 +222,56 @@ export async function listAttempts(db: Db, endpointId: string, limit: number, be
     [endpointId, before ?? null, limit + 1],
   );
   return { items: rows.slice(0, limit), hasMore: rows.length > limit };
+}
+
+/** One attempt with what was sent (the event's envelope data) and the receiver's answer; null when not the org's. */
+export interface AttemptDetail extends AttemptRow {
+  endpoint_id: string;
+  delivery_status: 'pending' | 'delivered' | 'failed';
+  event_data: Record<string, unknown>;
+  event_created_at: Date;
+  api_version: string;
+  response_headers: Record<string, string> | null;
+  response_body: string | null;
+}
+
+export async function getAttemptDetail(db: Db, orgId: string, attemptId: string): Promise<AttemptDetail | null> {
+  if (!/^[0-9]{1,18}$/.test(attemptId)) return null;
+  const { rows } = await db.query<AttemptDetail>(
+    `SELECT a.id::text, a.event_id, a.event_type, a.attempt, a.outcome, a.status_code, a.error, a.duration_ms, a.attempted_at,
+            a.next_retry_at, a.endpoint_id, a.response_headers, a.response_body, d.status AS delivery_status,
+            e.data AS event_data, e.created_at AS event_created_at, e.api_version
+       FROM webhook_delivery_attempts a
+       JOIN webhook_deliveries d ON d.id = a.delivery_id
+       JOIN webhook_events e ON e.id = a.event_id
+      WHERE a.id = $1::bigint AND d.org_id = $2`,
+    [attemptId, orgId],
+  );
+  return rows[0] ?? null;
+}
+
+/**
+ * Re-queues a finished delivery of `eventId` to `endpointId` for one more attempt now (the console's
+ * "replay"): pending, ready, unlocked, due now; its attempt count continues. Wakes the workers.
+ * Returns 'not_found' (not this organization's), 'pending' (already queued) or 'queued'.
+ */
+export async function replayDelivery(db: Db, orgId: string, endpointId: string, eventId: string): Promise<'not_found' | 'pending' | 'queued'> {
+  return withTransaction(db, async (c) => {
+    const { rows } = await c.query<{ id: string; status: string }>(
+      'SELECT id::text, status FROM webhook_deliveries WHERE endpoint_id = $1 AND event_id = $2 AND org_id = $3 FOR UPDATE',
+      [endpointId, eventId, orgId],
+    );
+    const d = rows[0];
+    if (!d) return 'not_found';
+    if (d.status === 'pending') return 'pending';
+    await c.query(
+      `UPDATE webhook_deliveries SET status = 'pending', ready = true, next_attempt_at = now(), locked_until = NULL, finished_at = NULL
+        WHERE id = $1::bigint`,
+      [d.id],
+    );
+    await c.query(`SELECT pg_notify('webhooks_' || current_schema(), '')`);
+    return 'queued';
+  });
 }
 
 export interface DeliveryQueueStats {

@@ -12,6 +12,24 @@ export interface SendResult {
   /** Network, TLS or timeout error when no status was received. */
   error: string | null;
   durationMs: number;
+  /** What the receiver answered, bounded for the delivery log: a few headers and the body's first 4 KB. */
+  responseHeaders?: Record<string, string>;
+  responseBody?: string;
+}
+
+/** Bytes of the response body kept for the delivery log. */
+export const RESPONSE_EXCERPT_BYTES = 4096;
+const MAX_HEADERS = 40;
+const MAX_HEADER_VALUE = 256;
+
+function headerExcerpt(raw: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (let i = 0; i + 1 < raw.length && Object.keys(out).length < MAX_HEADERS; i += 2) {
+    const name = (raw[i] ?? '').toLowerCase();
+    if (name === 'set-cookie') continue; // the receiver's cookies are none of the log's business
+    out[name] = out[name] !== undefined ? `${out[name]}, ${raw[i + 1] ?? ''}`.slice(0, MAX_HEADER_VALUE) : (raw[i + 1] ?? '').slice(0, MAX_HEADER_VALUE);
+  }
+  return out;
 }
 
 const MAX_AGENTS = 256;
@@ -64,10 +82,23 @@ export class WebhookHttpSender {
         headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
       }, (res) => {
         const status = res.statusCode ?? 0;
-        // The body is not used; drain it so the socket can be reused.
-        res.resume();
-        res.on('error', () => undefined);
-        finish({ ok: status >= 200 && status < 300, statusCode: status, error: null });
+        const responseHeaders = headerExcerpt(res.rawHeaders);
+        // Keep the first 4 KB for the log and drain the rest so the socket can be reused; the
+        // attempt is over at the end of the body or once the excerpt is full, whichever is first.
+        const chunks: Buffer[] = [];
+        let kept = 0;
+        const done = () => {
+          const responseBody = Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8').replace(/\0/g, ''); // PostgreSQL text takes no NUL
+          finish({ ok: status >= 200 && status < 300, statusCode: status, error: null, responseHeaders, responseBody });
+        };
+        res.on('data', (chunk: Buffer) => {
+          if (kept >= RESPONSE_EXCERPT_BYTES) return;
+          chunks.push(chunk);
+          kept += chunk.length;
+          if (kept >= RESPONSE_EXCERPT_BYTES) done();
+        });
+        res.on('end', done);
+        res.on('error', done);
       });
       const timer = setTimeout(() => {
         finish({ ok: false, statusCode: null, error: `timeout after ${timeoutMs} ms` });

@@ -10,10 +10,11 @@ import { SetPassword } from './pages/set-password';
 import { Overview } from './pages/overview';
 import { Keys } from './pages/keys';
 import { Webhooks } from './pages/webhooks';
-import { Sessions } from './pages/sessions';
+import { Sessions, LiveSessions } from './pages/sessions';
 import { SessionPage } from './pages/session-page';
 import { Agents } from './pages/agents';
 import { Users } from './pages/users';
+import { Telephony } from './pages/telephony';
 import { Softphone } from './softphone/softphone-page';
 import { Nodes } from './operator/nodes';
 import { LiveCalls } from './operator/calls';
@@ -64,10 +65,12 @@ function App() {
               <Route path="/console/keys" component={Keys} />
               <Route path="/console/webhooks" component={Webhooks} />
               <Route path="/console/sessions" component={Sessions} />
+              <Route path="/console/live" component={LiveSessions} />
               <Route path="/console/sessions/:id" component={SessionPage} />
               <Route path="/console/agents" component={Agents} />
               <Route path="/console/try" component={Softphone} />
               <Route path="/console/users" component={Users} />
+              <Route path="/console/numbers" component={Telephony} />
               <Route default component={NotFound} />
             </Router>
           )}

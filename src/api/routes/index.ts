@@ -9,7 +9,7 @@ import analysisRoutes from './analyses.js';
 
 /** Registers every /v1 resource route family (dial/hangup come from the telephony plane's calls.ts). */
 export async function resourceRoutes(app: FastifyInstance, deps: ApiDeps): Promise<void> {
-  app.addSchema(ErrorBody);
+  if (!app.getSchema('ErrorBody')) app.addSchema(ErrorBody);
   // Bodyless POSTs (…/end) are often sent with Content-Type: application/json and nothing after it;
   // an empty JSON body means "no body" here. Anything else goes through Fastify's own parser
   // (prototype-poisoning protection included).

@@ -1,7 +1,11 @@
 // Typed calls to the gateway: openapi-fetch over the paths generated from /v1/openapi.json
-// (v1.d.ts), with the console's cookie and its CSRF token on every state change.
+// (v1.d.ts) and from the console's own /console/api/openapi.json (console.d.ts), with the
+// console's cookie and its CSRF token on every state change.
 import createClient, { type Middleware } from 'openapi-fetch';
-import type { paths } from './v1';
+import type { paths as V1Paths } from './v1';
+import type { paths as ConsolePaths } from './console';
+
+export type paths = V1Paths & ConsolePaths;
 
 let csrfToken = '';
 export const setCsrfToken = (token: string): void => {

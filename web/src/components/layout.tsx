@@ -3,15 +3,16 @@ import { useLocation } from 'preact-iso';
 import { useMe } from '../session';
 
 const ORG_NAV = [
-  ['/console/', 'Overview'], ['/console/sessions', 'Sessions'], ['/console/try', 'Try it'], ['/console/agents', 'Agents'],
+  ['/console/', 'Overview'], ['/console/sessions', 'Sessions'], ['/console/live', 'Live'], ['/console/try', 'Try it'], ['/console/agents', 'Agents'],
   ['/console/keys', 'API keys'], ['/console/webhooks', 'Webhooks'], ['/console/users', 'Users'],
 ] as const;
+const OWNER_NAV = [...ORG_NAV, ['/console/numbers', 'Numbers']] as const;
 const OPERATOR_NAV = [['/console/', 'Nodes'], ['/console/operator/calls', 'Live calls'], ['/console/operator/organizations', 'Organizations']] as const;
 
 export function Layout({ children }: { children: ComponentChildren }) {
   const { me, signOut } = useMe();
   const { path } = useLocation();
-  const nav = me.user.role === 'operator' ? OPERATOR_NAV : ORG_NAV;
+  const nav = me.user.role === 'operator' ? OPERATOR_NAV : me.user.role === 'owner' ? OWNER_NAV : ORG_NAV;
   return (
     <>
       <a class="skip" href="#main">Skip to content</a>

@@ -1,15 +1,13 @@
-import { call } from '../api/client';
+import { api, unwrap } from '../api/client';
 import { useMe } from '../session';
 import { Loaded, Empty, useLoad, when } from '../components/states';
 
-interface SessionItem { id: string; status: string; mode: string; created_at: string; end_reason?: string | null }
-interface SessionList { data: SessionItem[]; has_more?: boolean }
 
 export function Overview() {
   const { me } = useMe();
   const org = me.organization!;
-  const live = useLoad(() => call<SessionList>('GET', '/v1/sessions?status=active&limit=20'));
-  const recent = useLoad(() => call<SessionList>('GET', '/v1/sessions?status=ended&limit=50'));
+  const live = useLoad(() => unwrap(api.GET('/console/api/sessions', { params: { query: { status: 'active', limit: 20 } } })));
+  const recent = useLoad(() => unwrap(api.GET('/console/api/sessions', { params: { query: { status: 'ended', limit: 50 } } })));
   return (
     <section>
       <h1>{org.name}</h1>

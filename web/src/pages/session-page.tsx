@@ -9,6 +9,16 @@ interface Turn { sequence: number; speaker: string; language: string; text: stri
 interface Recording { id: string; channel?: string; status: string; duration: number; format: string; created_at: string }
 interface Analysis { id: string; status: string; summary?: string | null; sentiment?: Record<string, string> | null; compliance?: { status: string; flags: unknown[] } | null; performance?: { score: number } | null; error?: string | null }
 
+/** A `transcript.segment` event as a transcript turn (the segment id ends with the turn's sequence). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- event JSON, read field by field with checks
+function segmentTurn(e: any): Turn | null {
+  const seg = e?.data?.segment;
+  const sequence = Number(String(seg?.id ?? '').split('_').pop());
+  if (!seg || !Number.isInteger(sequence) || typeof seg.text !== 'string') return null;
+  const translation = typeof seg.translation === 'string' && seg.translation ? { language: 'translation', text: seg.translation } : undefined;
+  return { sequence, speaker: String(seg.speaker), language: String(seg.language ?? ''), text: seg.text, translation, timestamp: String(e.created_at) };
+}
+
 function QualityCells({ q }: { q?: Quality }) {
   if (!q) return <td colSpan={4}>not measured on this gateway</td>;
   return <><td>{q.loss_percent ?? '—'}%</td><td>{q.jitter_ms ?? '—'} ms</td><td>{q.rtt_ms ?? '—'} ms</td><td>{q.mos ?? '—'}</td></>;
@@ -23,13 +33,37 @@ export function SessionPage({ id }: { id: string }) {
   const [analysis, setAnalysis] = useState<Analysis>();
   const [analysisError, setAnalysisError] = useState<unknown>();
 
-  // A live session's transcript follows as it happens (polled: a cookie-authenticated push channel is not built yet).
-  const live = session.data?.status === 'active';
+  // A live session's events are pushed (Server-Sent Events from /console/api/sessions/{id}/events,
+  // fed by PostgreSQL notifications whichever node holds the session): segments are added as they
+  // arrive; `ready` (first connect and every reconnect) and `resync` reload the whole transcript.
+  const [pushed, setPushed] = useState<Turn[]>([]);
+  const [feed, setFeed] = useState<'connecting' | 'live' | 'closed'>('closed');
+  const live = session.data?.status === 'active' || session.data?.status === 'created';
   useEffect(() => {
     if (!live) return;
-    const timer = setInterval(transcript.reload, 2000);
-    return () => clearInterval(timer);
-  }, [live]);
+    const source = new EventSource(`/console/api/sessions/${encodeURIComponent(id)}/events`);
+    setFeed('connecting');
+    source.addEventListener('ready', () => {
+      setFeed('live');
+      transcript.reload();
+    });
+    source.addEventListener('resync', () => transcript.reload());
+    source.addEventListener('transcript.segment', (m) => {
+      const turn = segmentTurn(JSON.parse((m as MessageEvent<string>).data));
+      if (turn) setPushed((p) => [...p.filter((t) => t.sequence !== turn.sequence), turn]);
+    });
+    for (const type of ['session.started', 'session.ended', 'transcript.ready']) source.addEventListener(type, () => session.reload());
+    source.onerror = () => setFeed(source.readyState === EventSource.CLOSED ? 'closed' : 'connecting');
+    return () => {
+      source.close();
+      setFeed('closed');
+    };
+  }, [live, id]);
+  const turns = (t: { turns: Turn[] }) => {
+    const bySeq = new Map(t.turns.map((x) => [x.sequence, x]));
+    for (const x of pushed) if (!bySeq.has(x.sequence)) bySeq.set(x.sequence, x);
+    return [...bySeq.values()].sort((a, b) => a.sequence - b.sequence);
+  };
 
   useEffect(() => {
     if (!analysis || analysis.status !== 'processing') return;
@@ -74,10 +108,11 @@ export function SessionPage({ id }: { id: string }) {
         }}
       </Loaded>
       <h2>Transcript</h2>
+      {live ? <p class="state notice" role="status" data-testid="live-feed">{feed === 'live' ? 'Live: new speech appears as it is transcribed.' : feed === 'connecting' ? 'Connecting to the live feed…' : 'Live feed closed.'}</p> : null}
       <Loaded state={transcript} what="the transcript">
-        {(t) => t.turns.length === 0 ? <Empty>Nothing said yet.</Empty> : (
-          <ol class="transcript" aria-live={live ? 'polite' : undefined}>
-            {t.turns.map((turn) => (
+        {(t) => turns(t).length === 0 ? <Empty>Nothing said yet.</Empty> : (
+          <ol class="transcript" aria-live={live ? 'polite' : undefined} data-testid="transcript">
+            {turns(t).map((turn) => (
               <li key={turn.sequence} class={`turn ${turn.speaker}`}>
                 <span class="speaker">{turn.speaker} ({turn.language})</span>
                 <span class="text">{turn.text}</span>

@@ -1,31 +1,87 @@
 // Webhook endpoints (/v1/webhook_endpoints): create, edit, disable, rotate, test, and the delivery
 // log. On a gateway without those routes the page says so.
 import { useState } from 'preact/hooks';
-import { api, unwrap } from '../api/client';
+import { api, call, unwrap } from '../api/client';
 import { useMe, canWrite } from '../session';
 import { Loaded, Empty, ErrorBox, useLoad, when } from '../components/states';
 
 type Endpoint = { id: string; url: string; events: string[]; enabled: boolean; realtime: boolean; description: string | null; disabled_reason: string | null; created_at: string; secret?: string };
 type Delivery = { id: string; event_id: string; event_type: string; attempt: number; outcome: string; status_code: number | null; error: string | null; duration_ms: number; attempted_at: string; next_retry_at: string | null };
 
+type AttemptDetail = Delivery & { delivery_status: string; request_body: string; response_headers: Record<string, string> | null; response_body: string | null };
+
+function pretty(text: string | null): string {
+  if (!text) return '';
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}
+
+/** One attempt in full: the signed request body and the receiver's answer (headers, first 4 KB of the body). */
+function AttemptView({ id }: { id: string }) {
+  const detail = useLoad(() => call<AttemptDetail>('GET', `/console/api/webhook_attempts/${encodeURIComponent(id)}`), [id]);
+  return (
+    <Loaded state={detail} what="the attempt">
+      {(a) => (
+        <div class="attempt" data-testid="attempt-detail">
+          <h4>Attempt {a.attempt} of <code>{a.event_id}</code>: {a.outcome}{a.status_code ? ` (HTTP ${a.status_code})` : ''}</h4>
+          {a.error ? <p class="state error">{a.error}</p> : null}
+          <h5>Request body</h5>
+          <pre data-testid="attempt-request">{pretty(a.request_body)}</pre>
+          <h5>Response headers</h5>
+          {a.response_headers ? <pre>{Object.entries(a.response_headers).map(([k, v]) => `${k}: ${v}`).join('\n')}</pre> : <Empty>No response.</Empty>}
+          <h5>Response body (first 4 KB)</h5>
+          {a.response_body ? <pre data-testid="attempt-response">{pretty(a.response_body)}</pre> : <Empty>Empty or not recorded.</Empty>}
+        </div>
+      )}
+    </Loaded>
+  );
+}
+
 function Deliveries({ endpoint }: { endpoint: Endpoint }) {
+  const { me } = useMe();
   const log = useLoad(async () => (await unwrap(api.GET('/v1/webhook_endpoints/{id}/deliveries', { params: { path: { id: endpoint.id }, query: { limit: 100 } } }))) as { data: Delivery[] }, [endpoint.id]);
+  const [shown, setShown] = useState<string>();
+  const [notice, setNotice] = useState<string>();
+  const [error, setError] = useState<unknown>();
+  const replay = async (eventId: string) => {
+    try {
+      setError(undefined);
+      const r = await call<{ replayed: boolean }>('POST', `/console/api/webhook_endpoints/${encodeURIComponent(endpoint.id)}/deliveries/${encodeURIComponent(eventId)}/replay`);
+      setNotice(r.replayed ? `Event ${eventId} queued again.` : `Event ${eventId} is already queued.`);
+      log.reload();
+    } catch (err) {
+      setError(err);
+    }
+  };
+  // The newest attempt of each event decides whether it can be replayed (the log is newest first).
+  const latest = new Set<string>();
+  const isLatest = (x: Delivery) => (latest.has(x.event_id) ? false : (latest.add(x.event_id), true));
   return (
     <div class="card">
       <h3>Delivery log of {endpoint.url} <button type="button" class="secondary" onClick={log.reload}>Refresh</button></h3>
+      {notice ? <p class="state notice" role="status">{notice}</p> : null}
+      {error ? <ErrorBox error={error} /> : null}
       <Loaded state={log} what="deliveries">
         {(d) => d.data.length === 0 ? <Empty>No deliveries yet.</Empty> : (
           <table data-testid="deliveries">
-            <thead><tr><th scope="col">Event</th><th scope="col">Type</th><th scope="col">Attempt</th><th scope="col">Outcome</th><th scope="col">Status</th><th scope="col">Duration</th><th scope="col">Time</th><th scope="col">Next retry</th></tr></thead>
+            <thead><tr><th scope="col">Event</th><th scope="col">Type</th><th scope="col">Attempt</th><th scope="col">Outcome</th><th scope="col">Status</th><th scope="col">Duration</th><th scope="col">Time</th><th scope="col">Next retry</th><th scope="col">Actions</th></tr></thead>
             <tbody>{d.data.map((x, i) => (
               <tr key={x.id ?? i}>
                 <td><code>{x.event_id}</code></td><td>{x.event_type}</td><td>{x.attempt}</td><td>{x.outcome}</td>
                 <td>{x.status_code ?? x.error ?? '—'}</td><td>{x.duration_ms} ms</td><td>{when(x.attempted_at)}</td><td>{when(x.next_retry_at)}</td>
+                <td class="actions">
+                  <button type="button" class="secondary" aria-label={`Details of attempt ${x.attempt} of ${x.event_id}`} onClick={() => setShown(shown === x.id ? undefined : x.id)}>Details</button>
+                  {isLatest(x) && x.outcome === 'failed' && canWrite(me) ? <button type="button" aria-label={`Replay ${x.event_id}`} onClick={() => replay(x.event_id)}>Replay</button> : null}
+                </td>
               </tr>
             ))}</tbody>
           </table>
         )}
       </Loaded>
+      {shown ? <AttemptView key={shown} id={shown} /> : null}
     </div>
   );
 }
