@@ -663,7 +663,7 @@ export interface paths {
                                 /** @enum {string} */
                                 object: "session";
                                 status: "created" | "active" | "ended";
-                                mode: string;
+                                mode: "bidirectional_translation" | "assistive_translation" | "ai_agent" | "help_chat_voice";
                                 configuration_mode: string | null;
                                 source_language: string | null;
                                 target_language: string | null;
