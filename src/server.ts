@@ -26,8 +26,19 @@ import { registerWebhookMetrics } from './webhooks/index.js';
 import { deliveryQueueStats } from './store/index.js';
 import { attachRecorder, createRecordingStorage, recordingsDir, type CallRecorder } from './recordings/index.js';
 import {
-  startAnalysisWorker, startInactivitySweeper, startNodeLostSweeper, startRecordingEncoder, startRecordingRetention, startSipCaptureRetention, startWebhookDelivery, startWebhookRetention,
-  type InactivitySweeper, type NodeLostSweeper, type RecordingEncoder, type Sweeper, type WebhookDeliveryWorker,
+  startAnalysisWorker,
+  startInactivitySweeper,
+  startNodeLostSweeper,
+  startRecordingEncoder,
+  startRecordingRetention,
+  startSipCaptureRetention,
+  startWebhookDelivery,
+  startWebhookRetention,
+  type InactivitySweeper,
+  type NodeLostSweeper,
+  type RecordingEncoder,
+  type Sweeper,
+  type WebhookDeliveryWorker,
 } from './jobs/index.js';
 
 export interface Gateway {
@@ -128,15 +139,21 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       // The embedded engines start on first use and are shared: the node's embedded stages, the
       // organizations that choose them, and the fallback of remote engines (engines.fallback).
       const embedded = new EmbeddedEngines(config.engines, { onListenerError });
-      engines = opts.engines ?? (await createEngines(config.engines, {
-        onListenerError, embedded,
-        // Engine API keys named by STT_API_KEY_SECRET / TTS_API_KEY_SECRET are node-wide secrets.
-        resolveSecret: (name) => secretResolver(db, config.secretKey)(null, name),
-      }));
+      engines =
+        opts.engines ??
+        (await createEngines(config.engines, {
+          onListenerError,
+          embedded,
+          // Engine API keys named by STT_API_KEY_SECRET / TTS_API_KEY_SECRET are node-wide secrets.
+          resolveSecret: (name) => secretResolver(db, config.secretKey)(null, name),
+        }));
       const ownedEngines = engines;
       // Organizations' own engines (`admin org update --stt …`), built on first use and cached.
       const directory = new EngineDirectory({
-        config: config.engines, node: engines, embedded, onListenerError,
+        config: config.engines,
+        node: engines,
+        embedded,
+        onListenerError,
         load: (orgId) => getOrgEngines(db, orgId),
         resolveSecret: (orgId, name) => secretResolver(db, config.secretKey)(orgId, name),
       });
@@ -160,7 +177,14 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
         secrets: opts.agentSecrets ?? (async (orgId, name) => (await storedSecrets(orgId, name)) ?? configSecrets(orgId, name)),
       });
       registry = new SessionRegistry({
-        config, logger, db, redis, engines, enginesFor, ownership, agents,
+        config,
+        logger,
+        db,
+        redis,
+        engines,
+        enginesFor,
+        ownership,
+        agents,
         vad: { engine: config.vad.engine, sileroModel: config.vad.sileroModel },
         // Recorder taps (src/recordings): a session that ends hands its WAVs to the encoder job.
         onOpened: (session, row) => {
@@ -204,11 +228,18 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     }
     const extra: ExtraRoutes[] = telephony
       ? [{ plugin: callRoutes, opts: { telephony, forwarder: rpc } }]
-      : rpc ? [{ plugin: callRoutes, opts: { forwarder: rpc } }] : [];
+      : rpc
+        ? [{ plugin: callRoutes, opts: { forwarder: rpc } }]
+        : [];
     // The web console (api role): cookie sign-in stands in for an API key on the same /v1 routes.
-    const signIns = config.console.enabled && has('api')
-      ? new SignInStore(redis, { ttlSeconds: config.console.sessionTtlSeconds, maxFailures: config.console.loginMaxFailures, lockoutSeconds: config.console.lockoutSeconds })
-      : undefined;
+    const signIns =
+      config.console.enabled && has('api')
+        ? new SignInStore(redis, {
+            ttlSeconds: config.console.sessionTtlSeconds,
+            maxFailures: config.console.loginMaxFailures,
+            lockoutSeconds: config.console.lockoutSeconds,
+          })
+        : undefined;
     if (signIns) {
       const liveRegistry = registry;
       extra.push({ plugin: consoleRoutes, opts: { config, db, store: signIns, liveSessionCount: liveRegistry ? () => liveRegistry.size : undefined } });
@@ -216,7 +247,11 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     const cookieAuth = signIns ? new ConsoleCookieAuthenticator(db, signIns) : undefined;
     const liveTelephony = telephony;
     const liveCallQuality = liveTelephony ? (sessionId: string, callId: string) => liveTelephony.callQuality(sessionId, callId) : undefined;
-    const app = await buildApp({ config, logger, db, redis, engines, enginesFor, authCacheTtlMs: config.limits.authCacheTtlMs, cookieAuth, liveCallQuality }, extra, { resources: has('api') });
+    const app = await buildApp(
+      { config, logger, db, redis, engines, enginesFor, authCacheTtlMs: config.limits.authCacheTtlMs, cookieAuth, liveCallQuality },
+      extra,
+      { resources: has('api') },
+    );
     shutdown.add('http', () => app.close());
     const stream = registry ? attachStreamServer(app.server, { config, logger, db, redis, registry }) : undefined;
     if (stream) shutdown.add('stream', () => stream.close());
@@ -226,22 +261,34 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     let webhooks: WebhookDeliveryWorker | undefined;
     if (has('worker')) {
       sweeper = startInactivitySweeper({
-        db, redis, redisKeyPrefix: config.redisKeyPrefix, logger,
+        db,
+        redis,
+        redisKeyPrefix: config.redisKeyPrefix,
+        logger,
         inactivitySeconds: config.limits.inactivitySeconds,
         intervalMs: opts.sweepIntervalMs ?? 30_000,
       });
       const claimTtlMs = config.limits.ownerClaimTtlSeconds * 1000;
       nodeLostSweeper = startNodeLostSweeper({
-        db, redis, redisKeyPrefix: config.redisKeyPrefix, logger,
-        claimTtlMs, graceMs: config.limits.reconnectGraceSeconds * 1000,
+        db,
+        redis,
+        redisKeyPrefix: config.redisKeyPrefix,
+        logger,
+        claimTtlMs,
+        graceMs: config.limits.reconnectGraceSeconds * 1000,
         intervalMs: Math.min(30_000, Math.max(500, claimTtlMs / 2)),
       });
       const retention = startWebhookRetention({ db, logger, retentionDays: config.webhooks.retentionDays });
       const storage = createRecordingStorage(config);
       const pc = config.postCall;
       recordingEncoder = startRecordingEncoder({
-        db, logger, storage, intervalMs: pc.jobIntervalMs, leaseSeconds: pc.leaseSeconds,
-        captureGraceSeconds: pc.captureGraceSeconds, bitrateKbps: pc.mp3BitrateKbps,
+        db,
+        logger,
+        storage,
+        intervalMs: pc.jobIntervalMs,
+        leaseSeconds: pc.leaseSeconds,
+        captureGraceSeconds: pc.captureGraceSeconds,
+        bitrateKbps: pc.mp3BitrateKbps,
       });
       recordingEncoder.kick(); // resumes what a previous run left `processing`
       recordingRetention = startRecordingRetention({ db, logger, storage, intervalMs: pc.retentionIntervalMs });
@@ -265,7 +312,27 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
 
     let closed: Promise<void> | undefined;
     const close = (): Promise<void> => (closed ??= shutdown.run());
-    return { config, logger, db, redis, app, engines, registry, stream, telephony, sweeper, nodeLostSweeper, webhooks, recordingEncoder, recordingRetention, analysisWorker, ownership, rpc, httpUrl, close };
+    return {
+      config,
+      logger,
+      db,
+      redis,
+      app,
+      engines,
+      registry,
+      stream,
+      telephony,
+      sweeper,
+      nodeLostSweeper,
+      webhooks,
+      recordingEncoder,
+      recordingRetention,
+      analysisWorker,
+      ownership,
+      rpc,
+      httpUrl,
+      close,
+    };
   } catch (err) {
     await shutdown.run();
     throw err;

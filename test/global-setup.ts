@@ -21,7 +21,11 @@ function newestMtime(dir: string, pattern = /\.ts$/): number {
 function buildWebConsole(): void {
   const built = path.join(root, 'dist/web/index.html');
   if (existsSync(built) && statSync(built).mtimeMs >= newestMtime(path.join(root, 'web'), /\.(tsx?|css|html|js)$/)) return;
-  execFileSync(process.execPath, [path.join(root, 'node_modules/vite/bin/vite.js'), 'build', '--logLevel', 'warn', '--config', path.join(root, 'web/vite.config.ts')], { stdio: 'inherit' });
+  execFileSync(
+    process.execPath,
+    [path.join(root, 'node_modules/vite/bin/vite.js'), 'build', '--logLevel', 'warn', '--config', path.join(root, 'web/vite.config.ts')],
+    { stdio: 'inherit' },
+  );
 }
 
 export default function setup(): void {

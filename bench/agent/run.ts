@@ -25,7 +25,10 @@ const { values: args } = parseArgs({
   options: { trials: { type: 'string', default: '10' }, sessions: { type: 'string', default: '1,2,4,6,8' }, turns: { type: 'string', default: '3' } },
 });
 const trials = Number(args.trials);
-const sessionCounts = args.sessions.split(',').map(Number).filter((n) => n > 0);
+const sessionCounts = args.sessions
+  .split(',')
+  .map(Number)
+  .filter((n) => n > 0);
 const turns = Number(args.turns);
 const PAUSE_MS = 2000;
 const CYCLE_MS = 8000;
@@ -34,12 +37,26 @@ const engines = await createEngines(config.engines);
 const clock = new MediaClock();
 
 const agent: AgentDefinition = {
-  id: 'agt_bench', orgId: 'org_bench', name: 'Bench', language: 'en', greeting: null, instructions: null, brain: { provider: 'scripted' },
+  id: 'agt_bench',
+  orgId: 'org_bench',
+  name: 'Bench',
+  language: 'en',
+  greeting: null,
+  instructions: null,
+  brain: { provider: 'scripted' },
   intents: [
     { name: 'opening_hours', examples: ['what are your opening hours'], reply: 'We are open from nine to five. On Saturdays we close at noon.' },
-    { name: 'long', examples: ['i need help with my order'], reply: 'Of course. Orders usually arrive within three days. You can follow yours in the app. If it is late, we send a new one for free. Is there anything else I can do for you today?' },
+    {
+      name: 'long',
+      examples: ['i need help with my order'],
+      reply:
+        'Of course. Orders usually arrive within three days. You can follow yours in the app. If it is late, we send a new one for free. Is there anything else I can do for you today?',
+    },
   ],
-  tools: [], escalation: null, knowledgeBase: [], voice: null,
+  tools: [],
+  escalation: null,
+  knowledgeBase: [],
+  voice: null,
 };
 
 function session(i: number | string) {
@@ -47,15 +64,30 @@ function session(i: number | string) {
   const customerFinals: number[] = [];
   const agentFinals: number[] = [];
   const s = new LiveSession({
-    id: `sess_bench_${i}`, orgId: 'org_bench', mode: 'ai_agent', sourceLanguage: 'en', targetLanguage: 'en', voice: {},
-    engines, defaultLanguage: 'en', clock, awaitsLeg: false,
+    id: `sess_bench_${i}`,
+    orgId: 'org_bench',
+    mode: 'ai_agent',
+    sourceLanguage: 'en',
+    targetLanguage: 'en',
+    voice: {},
+    engines,
+    defaultLanguage: 'en',
+    clock,
+    awaitsLeg: false,
     hooks: { firstAudio() {}, activity() {}, async storeTurn() {} },
     agent: {
-      language: 'en', bargeInMinSpeechMs: config.agents.bargeInMinSpeechMs,
-      createRuntime: (host) => new AgentRuntime({ agent, brain: new ScriptedBrain(agent), host, tools: new ToolRunner({ timeoutMs: 1000, signingSecrets: async () => [] }) }),
+      language: 'en',
+      bargeInMinSpeechMs: config.agents.bargeInMinSpeechMs,
+      createRuntime: (host) =>
+        new AgentRuntime({ agent, brain: new ScriptedBrain(agent), host, tools: new ToolRunner({ timeoutMs: 1000, signingSecrets: async () => [] }) }),
     },
   });
-  if (process.env.BENCH_DEBUG) { console.log(JSON.stringify(s.plan)); s.on('partial', (p) => console.log('partial', p.text, performance.now().toFixed(0))); s.on('final', (f) => console.log('final', f.speaker, f.text, performance.now().toFixed(0))); s.on('error', (e) => console.log('error', e)); }
+  if (process.env.BENCH_DEBUG) {
+    console.log(JSON.stringify(s.plan));
+    s.on('partial', (p) => console.log('partial', p.text, performance.now().toFixed(0)));
+    s.on('final', (f) => console.log('final', f.speaker, f.text, performance.now().toFixed(0)));
+    s.on('error', (e) => console.log('error', e));
+  }
   s.on('final', (f) => (f.speaker === 'customer' ? customerFinals : agentFinals).push(performance.now()));
   s.on('output', (o) => outputs.push({ ...(o as SessionOutput), at: performance.now() }));
   return { s, outputs, customerFinals, agentFinals };
@@ -99,7 +131,10 @@ for (let i = 0; i < trials; i++) {
   const { s, outputs, customerFinals } = session(i);
   s.carrierAttached();
   let speechEnd = 0;
-  await feed(s, concatPcm(lead, question, silence(1500)), lead.length + question.length, () => { speechEnd = performance.now(); if (process.env.BENCH_DEBUG) console.log('speech end', speechEnd.toFixed(0)); });
+  await feed(s, concatPcm(lead, question, silence(1500)), lead.length + question.length, () => {
+    speechEnd = performance.now();
+    if (process.env.BENCH_DEBUG) console.log('speech end', speechEnd.toFixed(0));
+  });
   await waitFor(() => outputs.some((o) => o.speaker === 'agent'), 60_000);
   const first = outputs.find((o) => o.speaker === 'agent' && o.at > speechEnd);
   if (first) latencies.push(first.at - speechEnd);
@@ -108,9 +143,15 @@ for (let i = 0; i < trials; i++) {
   if (first && final !== undefined) afterFinal.push(first.at - final);
   s.close('bench');
 }
-console.log(`recognizer's part: end of speech → customer final (VAD hangover + decoding): p50 ${pct(toFinal, 50)?.toFixed(0)} ms, max ${Math.max(...toFinal).toFixed(0)} ms`);
-console.log(`our part: customer final → first agent audio frame (brain + first-sentence TTS + pacer): p50 ${pct(afterFinal, 50)?.toFixed(0)} ms, max ${Math.max(...afterFinal).toFixed(0)} ms`);
-console.log(`end of speech → first agent audio frame (n=${latencies.length}/${trials}): p50 ${pct(latencies, 50)?.toFixed(0)} ms, p99 ${pct(latencies, 99)?.toFixed(0)} ms, max ${Math.max(...latencies).toFixed(0)} ms`);
+console.log(
+  `recognizer's part: end of speech → customer final (VAD hangover + decoding): p50 ${pct(toFinal, 50)?.toFixed(0)} ms, max ${Math.max(...toFinal).toFixed(0)} ms`,
+);
+console.log(
+  `our part: customer final → first agent audio frame (brain + first-sentence TTS + pacer): p50 ${pct(afterFinal, 50)?.toFixed(0)} ms, max ${Math.max(...afterFinal).toFixed(0)} ms`,
+);
+console.log(
+  `end of speech → first agent audio frame (n=${latencies.length}/${trials}): p50 ${pct(latencies, 50)?.toFixed(0)} ms, p99 ${pct(latencies, 99)?.toFixed(0)} ms, max ${Math.max(...latencies).toFixed(0)} ms`,
+);
 
 const stops: number[] = [];
 const order = await synthesizeSpeech('i need help with my order', { voice: 'flite' });
@@ -127,7 +168,9 @@ for (let i = 0; i < trials; i++) {
   if (at > 0 && agentFrames.length) stops.push(Math.max(0, agentFrames[agentFrames.length - 1].at - at));
   s.close('bench');
 }
-console.log(`barge-in decision → last agent frame (n=${stops.length}/${trials}): p50 ${pct(stops, 50)?.toFixed(0)} ms, max ${Math.max(...stops).toFixed(0)} ms (decision comes ${config.agents.bargeInMinSpeechMs} ms of voiced speech after the customer starts)`);
+console.log(
+  `barge-in decision → last agent frame (n=${stops.length}/${trials}): p50 ${pct(stops, 50)?.toFixed(0)} ms, max ${Math.max(...stops).toFixed(0)} ms (decision comes ${config.agents.bargeInMinSpeechMs} ms of voiced speech after the customer starts)`,
+);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -156,7 +199,9 @@ async function conversation(id: string, offsetMs: number, latencies: number[]): 
 
 const cores = availableParallelism();
 let best = 0;
-console.log(`concurrent agent sessions, conversational pace (${turns} turns each, starts spread over ${CYCLE_MS / 1000} s, ${PAUSE_MS / 1000} s pause after each reply), ${cores} cores:`);
+console.log(
+  `concurrent agent sessions, conversational pace (${turns} turns each, starts spread over ${CYCLE_MS / 1000} s, ${PAUSE_MS / 1000} s pause after each reply), ${cores} cores:`,
+);
 for (const m of sessionCounts) {
   const lat: number[] = [];
   const answered = await Promise.all(Array.from({ length: m }, (_, i) => conversation(`conv_${m}_${i}`, (i * CYCLE_MS) / m, lat)));
@@ -164,7 +209,9 @@ for (const m of sessionCounts) {
   const p99 = pct(lat, 99) ?? Infinity;
   const meets = lat.length === m * turns && p50 < 1000 && p99 < 1500;
   if (meets) best = m;
-  console.log(`  ${m} sessions: end of speech → first agent audio p50 ${p50.toFixed(0)} ms, p99 ${p99.toFixed(0)} ms, answered ${answered.reduce((a, b) => a + b, 0)}/${m * turns}${meets ? ' (meets the aim)' : ''}`);
+  console.log(
+    `  ${m} sessions: end of speech → first agent audio p50 ${p50.toFixed(0)} ms, p99 ${p99.toFixed(0)} ms, answered ${answered.reduce((a, b) => a + b, 0)}/${m * turns}${meets ? ' (meets the aim)' : ''}`,
+  );
 }
 console.log(`  → largest M meeting p50 < 1.0 s and p99 < 1.5 s: ${best} on ${cores} cores = ${(best / cores).toFixed(1)} sessions per core`);
 await engines.close();

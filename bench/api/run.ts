@@ -41,21 +41,39 @@ async function serve(): Promise<void> {
   // Creates of one organization serialize on its row lock (the concurrent-session check); --orgs N spreads the load.
   const keys: string[] = [];
   for (let i = 0; i < arg('orgs', 1); i++) {
-    const org = await createOrg(db, { name: `bench-${i}`, credits: 1_000_000, maxConcurrentSessions: 10_000_000, rateLimit: 100_000_000, rateWindowSeconds: 60 });
+    const org = await createOrg(db, {
+      name: `bench-${i}`,
+      credits: 1_000_000,
+      maxConcurrentSessions: 10_000_000,
+      rateLimit: 100_000_000,
+      rateWindowSeconds: 60,
+    });
     keys.push((await createApiKey(db, { orgId: org.id, environment: config.apiEnvironment, scopes: DEFAULT_SCOPES })).key!);
   }
   const app = await buildApp({ config, logger, db, redis, authCacheTtlMs: arg('auth-cache-ms', 0) });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   process.stdout.write(`${JSON.stringify({ url, keys })}\n`);
   process.on('SIGTERM', () => {
-    void app.close().then(() => db.end()).then(() => {
-      redis.disconnect();
-      process.exit(0);
-    });
+    void app
+      .close()
+      .then(() => db.end())
+      .then(() => {
+        redis.disconnect();
+        process.exit(0);
+      });
   });
 }
 
-interface Figures { name: string; rps: number; p50: number; p99: number; errors: number; non2xx: number; total: number; cpuUsPerReq: number }
+interface Figures {
+  name: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+  total: number;
+  cpuUsPerReq: number;
+}
 
 let serverPid = 0;
 /** CPU time (user + system) the server process has used, in µs, from /proc (Linux clock ticks of 10 ms). */
@@ -86,11 +104,17 @@ async function drive(name: string, opts: autocannon.Options): Promise<Figures> {
 
 async function main(): Promise<void> {
   const connections = arg('connections', 32);
-  const loadBefore = os.loadavg().map((l) => l.toFixed(2)).join(' ');
+  const loadBefore = os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
   const seconds = arg('seconds', 10);
   const self = fileURLToPath(import.meta.url);
   const profile = process.argv.includes('--profile') ? ['--cpu-prof', `--cpu-prof-dir=${os.tmpdir()}/voxbridge-api-profiles`] : [];
-  const child = spawn(process.execPath, [...profile, ...process.execArgv, self, '--serve', ...process.argv.slice(2)], { env: baseEnv, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...profile, ...process.execArgv, self, '--serve', ...process.argv.slice(2)], {
+    env: baseEnv,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   serverPid = child.pid ?? 0;
   let buffered = '';
   const ready = new Promise<{ url: string; keys: string[] }>((resolve, reject) => {
@@ -119,7 +143,11 @@ async function main(): Promise<void> {
   const targets: Array<{ id: string; key: string }> = [];
   for (let i = 0; i < 200; i++) {
     const key = keys[i % keys.length];
-    const res = await fetch(`${url}/v1/sessions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: createBody });
+    const res = await fetch(`${url}/v1/sessions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: createBody,
+    });
     targets.push({ id: ((await res.json()) as { id: string }).id, key });
   }
   let n = 0;
@@ -127,13 +155,15 @@ async function main(): Promise<void> {
     url,
     connections,
     duration: only === 'create' ? 1 : seconds,
-    requests: [{
-      method: 'GET',
-      setupRequest: (req: any) => {
-        const t = targets[n++ % targets.length];
-        return { ...req, path: `/v1/sessions/${t.id}`, headers: { authorization: `Bearer ${t.key}` } };
+    requests: [
+      {
+        method: 'GET',
+        setupRequest: (req: any) => {
+          const t = targets[n++ % targets.length];
+          return { ...req, path: `/v1/sessions/${t.id}`, headers: { authorization: `Bearer ${t.key}` } };
+        },
       },
-    }],
+    ],
   });
 
   child.kill('SIGTERM');
@@ -151,15 +181,23 @@ async function main(): Promise<void> {
   redis.disconnect();
 
   const cpu = os.cpus();
-  console.log(`machine: ${cpu.length} x ${cpu[0]?.model ?? 'cpu'}, node ${process.version}; ${connections} connections, ${seconds} s per run, ${arg('orgs', 1)} organization(s), auth cache ${arg('auth-cache-ms', 0)} ms, redis auto-pipelining ${process.argv.includes('--redis-autopipeline') ? 'on' : 'off'}`);
-  console.log(`load average before/after: ${loadBefore} / ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `machine: ${cpu.length} x ${cpu[0]?.model ?? 'cpu'}, node ${process.version}; ${connections} connections, ${seconds} s per run, ${arg('orgs', 1)} organization(s), auth cache ${arg('auth-cache-ms', 0)} ms, redis auto-pipelining ${process.argv.includes('--redis-autopipeline') ? 'on' : 'off'}`,
+  );
+  console.log(
+    `load average before/after: ${loadBefore} / ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
   console.log('| Route | req/s | p50 ms | p99 ms | server CPU µs/req | non-2xx | errors |');
   console.log('|---|---|---|---|---|---|---|');
   for (const f of [created, retrieved]) console.log(`| ${f.name} | ${f.rps} | ${f.p50} | ${f.p99} | ${f.cpuUsPerReq} | ${f.non2xx} | ${f.errors} |`);
 }
 
 if (process.argv.includes('--serve')) void serve();
-else main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+else
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });

@@ -48,7 +48,9 @@ try {
 
 console.log('\nscenario              calls  p50_ms  p99_ms  max_ms  loss_%  cpu_ms/call-s  rss_MB/call  gw_cpu_%');
 for (const r of results) {
-  console.log(`${r.scenario.padEnd(20)}  ${String(r.calls).padStart(5)}  ${String(r.latencyP50Ms).padStart(6)}  ${String(r.latencyP99Ms).padStart(6)}  ${String(r.latencyMaxMs).padStart(6)}  ${String(r.lossPercent).padStart(6)}  ${String(r.cpuMsPerCallSecond).padStart(13)}  ${String(r.rssMbPerCall).padStart(11)}  ${String(r.gatewayCpuPercentOfOneCore).padStart(8)}`);
+  console.log(
+    `${r.scenario.padEnd(20)}  ${String(r.calls).padStart(5)}  ${String(r.latencyP50Ms).padStart(6)}  ${String(r.latencyP99Ms).padStart(6)}  ${String(r.latencyMaxMs).padStart(6)}  ${String(r.lossPercent).padStart(6)}  ${String(r.cpuMsPerCallSecond).padStart(13)}  ${String(r.rssMbPerCall).padStart(11)}  ${String(r.gatewayCpuPercentOfOneCore).padStart(8)}`,
+  );
 }
 for (const s of new Set(results.map((r) => r.scenario))) {
   const clean = results.filter((r) => r.scenario === s && r.lossPercent < LOSS_LIMIT && r.connected === r.calls).map((r) => r.calls);

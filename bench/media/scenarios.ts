@@ -146,23 +146,37 @@ export async function startBenchGateway(): Promise<BenchGateway> {
   const ready = await new Promise<{ sipPort: number }>((resolve) => child.once('message', (m) => resolve(m as { sipPort: number })));
   const link = new ChildLink(child);
   const pendingAgents = new Map<string, CallEnds>();
-  const ua = await UserAgent.start({ host: '127.0.0.1', port: 0, transports: ['udp'], advertisedAddress: '127.0.0.1' }, {
-    onInvite: (inv) => {
-      const user = /sip:([^@]+)@/.exec(typeof inv.req.uri === 'string' ? inv.req.uri : '')?.[1] ?? '';
-      const call = pendingAgents.get(user);
-      const offer = inv.req.content ? parseSdp(String(inv.req.content)) : null;
-      if (!call?.agent || !offer?.audio) {
-        inv.reject(404, 'Not Found');
-        return;
-      }
-      pendingAgents.delete(user);
-      call.agentGw = { address: offer.audio.address, port: offer.audio.port };
-      const answer = buildSdp({ address: '127.0.0.1', port: call.agent.address().port, sessionId: user, sessionVersion: 1, codecs: [{ payloadType: 0, name: 'PCMU' }], dtmfPayloadType: 101, direction: 'sendrecv' });
-      call.agentDialog = inv.answer(answer);
+  const ua = await UserAgent.start(
+    { host: '127.0.0.1', port: 0, transports: ['udp'], advertisedAddress: '127.0.0.1' },
+    {
+      onInvite: (inv) => {
+        const user = /sip:([^@]+)@/.exec(typeof inv.req.uri === 'string' ? inv.req.uri : '')?.[1] ?? '';
+        const call = pendingAgents.get(user);
+        const offer = inv.req.content ? parseSdp(String(inv.req.content)) : null;
+        if (!call?.agent || !offer?.audio) {
+          inv.reject(404, 'Not Found');
+          return;
+        }
+        pendingAgents.delete(user);
+        call.agentGw = { address: offer.audio.address, port: offer.audio.port };
+        const answer = buildSdp({
+          address: '127.0.0.1',
+          port: call.agent.address().port,
+          sessionId: user,
+          sessionVersion: 1,
+          codecs: [{ payloadType: 0, name: 'PCMU' }],
+          dtmfPayloadType: 101,
+          direction: 'sendrecv',
+        });
+        call.agentDialog = inv.answer(answer);
+      },
     },
-  });
+  );
   return {
-    link, sipPort: ready.sipPort, ua, pendingAgents,
+    link,
+    sipPort: ready.sipPort,
+    ua,
+    pendingAgents,
     async stop() {
       ua.close();
       const exited = new Promise((res) => child.once('exit', res));
@@ -195,16 +209,36 @@ function atSink(c: CallEnds, pcm: () => Int16Array): void {
 
 async function connectCall(gw: BenchGateway, scenario: Scenario, i: number, s: { number: string; id: string; wsUrl: string }): Promise<CallEnds> {
   const ws = new WebSocket(s.wsUrl);
-  await new Promise((res, rej) => { ws.once('open', res); ws.once('error', rej); });
+  await new Promise((res, rej) => {
+    ws.once('open', res);
+    ws.once('error', rej);
+  });
   const c: CallEnds = {
-    sessionId: s.id, ws, wsSeq: 0, customer: null, customerDialog: null, customerGwPort: 0, customerSeq: 0,
-    agent: null, agentDialog: null, agentGw: null, agentSeq: 0, chunk: [], chunkFrames: 5 + (i % 6), chunksSent: 0,
-    lastLoudSentAt: 0, awaitingLoud: false, latencies: [], framesAtSink: 0, burstsSent: 0, wsTypes: {},
+    sessionId: s.id,
+    ws,
+    wsSeq: 0,
+    customer: null,
+    customerDialog: null,
+    customerGwPort: 0,
+    customerSeq: 0,
+    agent: null,
+    agentDialog: null,
+    agentGw: null,
+    agentSeq: 0,
+    chunk: [],
+    chunkFrames: 5 + (i % 6),
+    chunksSent: 0,
+    lastLoudSentAt: 0,
+    awaitingLoud: false,
+    latencies: [],
+    framesAtSink: 0,
+    burstsSent: 0,
+    wsTypes: {},
   };
   ws.on('message', (raw) => {
     const type = /^\{"type":"([^"]+)"/.exec(raw.toString().slice(0, 40))?.[1] ?? 'other';
     c.wsTypes[type] = (c.wsTypes[type] ?? 0) + 1;
-    if (type === "session.error" && process.env.BENCH_STAGES) console.log(raw.toString().slice(0, 300));
+    if (type === 'session.error' && process.env.BENCH_STAGES) console.log(raw.toString().slice(0, 300));
   });
   if (scenario === 'rtp_to_socket') {
     ws.on('message', (raw) => {
@@ -215,7 +249,15 @@ async function connectCall(gw: BenchGateway, scenario: Scenario, i: number, s: {
   }
   if (customerIsPhone(scenario)) {
     c.customer = await udp();
-    const offer = buildSdp({ address: '127.0.0.1', port: c.customer.address().port, sessionId: String(i), sessionVersion: 1, codecs: [{ payloadType: 8, name: 'PCMA' }], dtmfPayloadType: 101, direction: 'sendrecv' });
+    const offer = buildSdp({
+      address: '127.0.0.1',
+      port: c.customer.address().port,
+      sessionId: String(i),
+      sessionVersion: 1,
+      codecs: [{ payloadType: 8, name: 'PCMA' }],
+      dtmfPayloadType: 101,
+      direction: 'sendrecv',
+    });
     c.customerDialog = await gw.ua.call(`sip:${s.number}@127.0.0.1:${gw.sipPort}`, { from: 'sip:+15550000000@127.0.0.1', sdp: offer, ringTimeoutMs: 30000 });
     c.customerGwPort = parseSdp(c.customerDialog.remoteSdp ?? '').audio?.port ?? 0;
   }
@@ -239,11 +281,33 @@ async function connectCall(gw: BenchGateway, scenario: Scenario, i: number, s: {
 function sendTick(scenario: Scenario, c: CallEnds, tick: number, now: number): void {
   const loud = tick % BURST_EVERY === 0;
   if (c.customer) {
-    c.customer.send(serializeRtp({ marker: c.customerSeq === 0, payloadType: 8, sequence: c.customerSeq & 0xffff, timestamp: (c.customerSeq * FRAME) >>> 0, ssrc: 1234, payload: loud ? LOUD.alaw : QUIET.alaw }), c.customerGwPort, '127.0.0.1');
+    c.customer.send(
+      serializeRtp({
+        marker: c.customerSeq === 0,
+        payloadType: 8,
+        sequence: c.customerSeq & 0xffff,
+        timestamp: (c.customerSeq * FRAME) >>> 0,
+        ssrc: 1234,
+        payload: loud ? LOUD.alaw : QUIET.alaw,
+      }),
+      c.customerGwPort,
+      '127.0.0.1',
+    );
     c.customerSeq++;
   }
   if (c.agent && c.agentGw) {
-    c.agent.send(serializeRtp({ marker: c.agentSeq === 0, payloadType: 0, sequence: c.agentSeq & 0xffff, timestamp: (c.agentSeq * FRAME) >>> 0, ssrc: 4321, payload: QUIET.mulaw }), c.agentGw.port, c.agentGw.address);
+    c.agent.send(
+      serializeRtp({
+        marker: c.agentSeq === 0,
+        payloadType: 0,
+        sequence: c.agentSeq & 0xffff,
+        timestamp: (c.agentSeq * FRAME) >>> 0,
+        ssrc: 4321,
+        payload: QUIET.mulaw,
+      }),
+      c.agentGw.port,
+      c.agentGw.address,
+    );
     c.agentSeq++;
   }
   if (scenario === 'socket_to_rtp') {
@@ -269,7 +333,9 @@ function markLoud(c: CallEnds, now: number): void {
 }
 
 function sendAudioInput(c: CallEnds, mulaw: Buffer): void {
-  c.ws.send(`{"type":"audio.input","sequence":${++c.wsSeq},"speaker":"customer","audio":{"encoding":"mulaw","sample_rate_hz":8000,"payload":"${mulaw.toString('base64')}"}}`);
+  c.ws.send(
+    `{"type":"audio.input","sequence":${++c.wsSeq},"speaker":"customer","audio":{"encoding":"mulaw","sample_rate_hz":8000,"payload":"${mulaw.toString('base64')}"}}`,
+  );
 }
 
 export async function runStep(gw: BenchGateway, scenario: Scenario, calls: number, seconds: number): Promise<StepResult> {
@@ -334,10 +400,21 @@ export async function runStep(gw: BenchGateway, scenario: Scenario, calls: numbe
   const gatewayDiscardPercent = pct(media('dropped') + media('late'), media('packetsIn'));
   const live = Math.max(1, ends.length);
   const r: StepResult = {
-    scenario, calls, connected: ends.length, seconds: Math.round(elapsed * 10) / 10,
-    framesExpected, framesAtSink, sinkShortPercent, burstsSent, burstsDelivered: latencies.length, burstLossPercent, gatewayDiscardPercent,
+    scenario,
+    calls,
+    connected: ends.length,
+    seconds: Math.round(elapsed * 10) / 10,
+    framesExpected,
+    framesAtSink,
+    sinkShortPercent,
+    burstsSent,
+    burstsDelivered: latencies.length,
+    burstLossPercent,
+    gatewayDiscardPercent,
     lossPercent: Math.max(sinkShortPercent, burstLossPercent, gatewayDiscardPercent),
-    latencyP50Ms: percentile(latencies, 50), latencyP99Ms: percentile(latencies, 99), latencyMaxMs: percentile(latencies, 100),
+    latencyP50Ms: percentile(latencies, 50),
+    latencyP99Ms: percentile(latencies, 99),
+    latencyMaxMs: percentile(latencies, 100),
     gatewayCpuPercentOfOneCore: Math.round((cpuSec / elapsed) * 100),
     cpuMsPerCallSecond: Math.round(((cpuSec * 1000) / (elapsed * live)) * 100) / 100,
     // Against the gateway before this step's calls existed (garbage of earlier steps blurs it).

@@ -36,7 +36,9 @@ function speechLike(samples: number): Int16Array {
   await encodeMp3(wav, path.join(dir, 'enc.mp3'), 16);
   const ms = performance.now() - t0;
   const size = (await stat(path.join(dir, 'enc.mp3'))).size;
-  console.log(`encode: ${minutes} min of audio in ${ms.toFixed(0)} ms → ${(ms / minutes).toFixed(0)} ms per audio minute; MP3 ${(size / minutes / 1024).toFixed(0)} KiB per minute`);
+  console.log(
+    `encode: ${minutes} min of audio in ${ms.toFixed(0)} ms → ${(ms / minutes).toFixed(0)} ms per audio minute; MP3 ${(size / minutes / 1024).toFixed(0)} KiB per minute`,
+  );
 }
 
 // 2. N concurrent recorded calls in real time.
@@ -84,7 +86,9 @@ function speechLike(samples: number): Int16Array {
   let bytes = 0;
   for (const d of callDirs) for (const f of await readdir(d)) bytes += (await stat(path.join(d, f))).size;
   console.log(`record: ${calls} concurrent calls × 3 channels for ${seconds} s (real time)`);
-  console.log(`  memory: RSS +${((maxRss - rss0) / 1024 / 1024).toFixed(1)} MiB peak (${((maxRss - rss0) / calls / 1024).toFixed(0)} KiB per call), heap +${((heap1 - heap0) / calls / 1024).toFixed(0)} KiB per call`);
+  console.log(
+    `  memory: RSS +${((maxRss - rss0) / 1024 / 1024).toFixed(1)} MiB peak (${((maxRss - rss0) / calls / 1024).toFixed(0)} KiB per call), heap +${((heap1 - heap0) / calls / 1024).toFixed(0)} KiB per call`,
+  );
   console.log(`  disk: ${(bytes / calls / (seconds / 60) / 1024).toFixed(0)} KiB per call per minute of WAV while recording (deleted once encoded)`);
   console.log(`  worst timer lag ${lagMax.toFixed(0)} ms`);
 }
@@ -113,7 +117,8 @@ function speechLike(samples: number): Int16Array {
   analyseTranscript(turns, { include: ANALYSIS_PARTS, profile: 'default', rules: { required_disclosures: ['this call is recorded'] } }); // warm-up
   const runs = 10;
   const t0 = performance.now();
-  for (let i = 0; i < runs; i++) analyseTranscript(turns, { include: ANALYSIS_PARTS, profile: 'default', rules: { required_disclosures: ['this call is recorded'] } });
+  for (let i = 0; i < runs; i++)
+    analyseTranscript(turns, { include: ANALYSIS_PARTS, profile: 'default', rules: { required_disclosures: ['this call is recorded'] } });
   console.log(`analysis: 10-minute transcript (${turns.length} turns, ${words} words) in ${((performance.now() - t0) / runs).toFixed(1)} ms`);
 }
 

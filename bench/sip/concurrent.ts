@@ -94,10 +94,25 @@ async function runOnce(child: ChildProcess, sipPort: number, ua: UserAgent, call
   for (let i = 0; i < calls; i++) {
     const { number, id } = sessions[i];
     const ws = new WebSocket(sessions[i].wsUrl);
-    await new Promise((res, rej) => { ws.once('open', res); ws.once('error', rej); });
+    await new Promise((res, rej) => {
+      ws.once('open', res);
+      ws.once('error', rej);
+    });
     const peer = dgram.createSocket('udp4');
     await new Promise<void>((res) => peer.bind(0, '127.0.0.1', () => res()));
-    const st: CallState = { sessionId: id, ws, peer, dialog: null, gwPort: 0, seq: 0, lastLoudSentAt: 0, awaitingLoud: false, latencies: [], framesToSocket: 0, rtpIn: 0 };
+    const st: CallState = {
+      sessionId: id,
+      ws,
+      peer,
+      dialog: null,
+      gwPort: 0,
+      seq: 0,
+      lastLoudSentAt: 0,
+      awaitingLoud: false,
+      latencies: [],
+      framesToSocket: 0,
+      rtpIn: 0,
+    };
     ws.on('message', (raw) => {
       const text = raw.toString();
       if (!text.startsWith('{"type":"audio.output"')) return;
@@ -116,7 +131,15 @@ async function runOnce(child: ChildProcess, sipPort: number, ua: UserAgent, call
     peer.on('message', (m) => {
       if (parseRtp(m)) st.rtpIn++;
     });
-    const offer = buildSdp({ address: '127.0.0.1', port: peer.address().port, sessionId: String(i), sessionVersion: 1, codecs: [{ payloadType: 8, name: 'PCMA' }], dtmfPayloadType: 101, direction: 'sendrecv' });
+    const offer = buildSdp({
+      address: '127.0.0.1',
+      port: peer.address().port,
+      sessionId: String(i),
+      sessionVersion: 1,
+      codecs: [{ payloadType: 8, name: 'PCMA' }],
+      dtmfPayloadType: 101,
+      direction: 'sendrecv',
+    });
     try {
       st.dialog = await ua.call(`sip:${number}@127.0.0.1:${sipPort}`, { from: 'sip:+15550000000@127.0.0.1', sdp: offer, ringTimeoutMs: 20000 });
       st.gwPort = parseSdp(st.dialog.remoteSdp!).audio!.port;
@@ -153,7 +176,18 @@ async function runOnce(child: ChildProcess, sipPort: number, ua: UserAgent, call
         const loud = tick % BURST_EVERY === 0;
         const now = performance.now();
         for (const s of live) {
-          s.peer.send(serializeRtp({ marker: s.seq === 0, payloadType: 8, sequence: s.seq & 0xffff, timestamp: (s.seq * 160) >>> 0, ssrc: 1234, payload: loud ? LOUD : QUIET }), s.gwPort, '127.0.0.1');
+          s.peer.send(
+            serializeRtp({
+              marker: s.seq === 0,
+              payloadType: 8,
+              sequence: s.seq & 0xffff,
+              timestamp: (s.seq * 160) >>> 0,
+              ssrc: 1234,
+              payload: loud ? LOUD : QUIET,
+            }),
+            s.gwPort,
+            '127.0.0.1',
+          );
           s.seq++;
           if (loud) {
             s.lastLoudSentAt = now;
@@ -210,8 +244,14 @@ async function runOnce(child: ChildProcess, sipPort: number, ua: UserAgent, call
     cpuPercentOfOneCore: Math.round((cpuSec / elapsed) * 100),
     loadGeneratorCpuPercent: Math.round(((genCpu.user + genCpu.system) / 1e6 / elapsed) * 100),
     gatewayClockLateTicks: usage1.media?.clockLateTicks,
-    gatewayDiscardPercent: pct(((usage1.media?.dropped ?? 0) + (usage1.media?.late ?? 0)) - ((usage0.media?.dropped ?? 0) + (usage0.media?.late ?? 0)), (usage1.media?.packetsIn ?? 0) - (usage0.media?.packetsIn ?? 0)),
-    gatewayConcealPercent: pct((usage1.media?.concealed ?? 0) - (usage0.media?.concealed ?? 0), (usage1.media?.packetsIn ?? 0) - (usage0.media?.packetsIn ?? 0)),
+    gatewayDiscardPercent: pct(
+      (usage1.media?.dropped ?? 0) + (usage1.media?.late ?? 0) - ((usage0.media?.dropped ?? 0) + (usage0.media?.late ?? 0)),
+      (usage1.media?.packetsIn ?? 0) - (usage0.media?.packetsIn ?? 0),
+    ),
+    gatewayConcealPercent: pct(
+      (usage1.media?.concealed ?? 0) - (usage0.media?.concealed ?? 0),
+      (usage1.media?.packetsIn ?? 0) - (usage0.media?.packetsIn ?? 0),
+    ),
     gatewayLoopDelayP99Ms: usage1.media?.loopDelayP99Ms,
     cpuMsPerCallSecond: Math.round(((cpuSec * 1000) / (elapsed * Math.max(1, live.length))) * 100) / 100,
     rssMbPerCall: Math.round(((rss - rss0) / 1e6 / Math.max(1, live.length)) * 100) / 100,
@@ -220,15 +260,23 @@ async function runOnce(child: ChildProcess, sipPort: number, ua: UserAgent, call
 
 export async function measureConcurrent(o: { callCounts?: number[]; seconds: number }): Promise<ConcurrentResult[]> {
   const counts = o.callCounts ?? [1, 20, 50, 200, 400];
-  const child = fork(fileURLToPath(new URL('./gateway-child.ts', import.meta.url)), [], { execArgv: ['--import', 'tsx', ...(process.env.SIP_BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.SIP_BENCH_PROFILE}`] : [])], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(fileURLToPath(new URL('./gateway-child.ts', import.meta.url)), [], {
+    execArgv: ['--import', 'tsx', ...(process.env.SIP_BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.SIP_BENCH_PROFILE}`] : [])],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const ready = await new Promise<{ sipPort: number }>((resolve) => child.once('message', (m) => resolve(m as { sipPort: number })));
-  const ua = await UserAgent.start({ host: '127.0.0.1', port: 0, transports: ['udp'], advertisedAddress: '127.0.0.1' }, { onInvite: (inv) => inv.reject(603, 'Decline') });
+  const ua = await UserAgent.start(
+    { host: '127.0.0.1', port: 0, transports: ['udp'], advertisedAddress: '127.0.0.1' },
+    { onInvite: (inv) => inv.reject(603, 'Decline') },
+  );
   const results: ConcurrentResult[] = [];
   try {
     for (const calls of counts) {
       const r = await runOnce(child, ready.sipPort, ua, calls, o.seconds);
       results.push(r);
-      console.log(`concurrent ${r.connected}/${calls} calls: bursts ${r.burstsDelivered}/${r.burstsSent}, gateway discarded ${r.gatewayDiscardPercent}% concealed ${r.gatewayConcealPercent}%, socket frames short ${r.lossInPercent}%, RTP out short ${r.lossOutPercent}%, loop delay p99 ${r.gatewayLoopDelayP99Ms} ms, latency p50 ${r.latencyP50Ms} ms p99 ${r.latencyP99Ms} ms, gateway CPU ${r.cpuPercentOfOneCore}% of a core (${r.cpuMsPerCallSecond} ms CPU per call-second), RSS +${r.rssMbPerCall} MB/call; load generator CPU ${r.loadGeneratorCpuPercent}%, gateway clock late ticks ${r.gatewayClockLateTicks}`);
+      console.log(
+        `concurrent ${r.connected}/${calls} calls: bursts ${r.burstsDelivered}/${r.burstsSent}, gateway discarded ${r.gatewayDiscardPercent}% concealed ${r.gatewayConcealPercent}%, socket frames short ${r.lossInPercent}%, RTP out short ${r.lossOutPercent}%, loop delay p99 ${r.gatewayLoopDelayP99Ms} ms, latency p50 ${r.latencyP50Ms} ms p99 ${r.latencyP99Ms} ms, gateway CPU ${r.cpuPercentOfOneCore}% of a core (${r.cpuMsPerCallSecond} ms CPU per call-second), RSS +${r.rssMbPerCall} MB/call; load generator CPU ${r.loadGeneratorCpuPercent}%, gateway clock late ticks ${r.gatewayClockLateTicks}`,
+      );
       for (let i = 0; i < 200; i++) {
         const u = await ask<Usage>(child, { cmd: 'usage' });
         if (u.activeCalls === 0) break;
@@ -247,7 +295,10 @@ export async function measureConcurrent(o: { callCounts?: number[]; seconds: num
   }
   // The flat line in one table: added latency per call count, and the most calls carried at < 0.1 % loss.
   console.log('calls  p50_ms  p99_ms  loss_in_%  loss_out_%  cpu_ms/call-s  rss_MB/call');
-  for (const r of results) console.log(`${String(r.calls).padStart(5)}  ${String(r.latencyP50Ms).padStart(6)}  ${String(r.latencyP99Ms).padStart(6)}  ${String(r.lossInPercent).padStart(9)}  ${String(r.lossOutPercent).padStart(10)}  ${String(r.cpuMsPerCallSecond).padStart(13)}  ${String(r.rssMbPerCall).padStart(11)}`);
+  for (const r of results)
+    console.log(
+      `${String(r.calls).padStart(5)}  ${String(r.latencyP50Ms).padStart(6)}  ${String(r.latencyP99Ms).padStart(6)}  ${String(r.lossInPercent).padStart(9)}  ${String(r.lossOutPercent).padStart(10)}  ${String(r.cpuMsPerCallSecond).padStart(13)}  ${String(r.rssMbPerCall).padStart(11)}`,
+    );
   const clean = results.filter((r) => r.lossInPercent < 0.1 && r.lossOutPercent < 0.1 && r.connected === r.calls).map((r) => r.calls);
   console.log(`most calls carried at < 0.1 % loss both ways: ${clean.length ? Math.max(...clean) : 'none of the steps'}`);
   return results;

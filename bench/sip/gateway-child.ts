@@ -18,15 +18,38 @@ const t = await startStreamGateway({
   overrides: {
     roles: ['api', 'media', 'worker'],
     logLevel: 'warn',
-    sip: { enabled: true, host: '127.0.0.1', port: 0, transports: ['udp'], advertisedAddress: '127.0.0.1', rtpPortMin: rtpBase, rtpPortMax: rtpBase + 9998, rtpTimeoutSeconds: 60, maxConcurrentCalls: 5000, realm: 'bench' },
+    sip: {
+      enabled: true,
+      host: '127.0.0.1',
+      port: 0,
+      transports: ['udp'],
+      advertisedAddress: '127.0.0.1',
+      rtpPortMin: rtpBase,
+      rtpPortMax: rtpBase + 9998,
+      rtpTimeoutSeconds: 60,
+      maxConcurrentCalls: 5000,
+      realm: 'bench',
+    },
   },
 });
 const telephony = (t.gw as unknown as { telephony: Telephony }).telephony;
 await updateOrg(t.gw.db, t.org.orgId, { sipEnabled: true, maxConcurrentSessions: 100000 });
-const conn = await repo.createConnection(t.gw.db, { orgId: t.org.orgId, provider: 'carrier_a', host: '127.0.0.1', port: 5060, transport: 'udp', inboundCidrs: ['127.0.0.0/8'] });
+const conn = await repo.createConnection(t.gw.db, {
+  orgId: t.org.orgId,
+  provider: 'carrier_a',
+  host: '127.0.0.1',
+  port: 5060,
+  transport: 'udp',
+  inboundCidrs: ['127.0.0.0/8'],
+});
 let numberSeq = 1_000_000 + Math.floor(Math.random() * 8_000_000);
 
-interface ParentMessage { cmd: string; calls?: number; sessionId?: string; to?: string }
+interface ParentMessage {
+  cmd: string;
+  calls?: number;
+  sessionId?: string;
+  to?: string;
+}
 
 async function onParentMessage(msg: ParentMessage): Promise<void> {
   if (msg.cmd === 'prepare') {
@@ -34,13 +57,29 @@ async function onParentMessage(msg: ParentMessage): Promise<void> {
     for (let i = 0; i < (msg.calls ?? 0); i++) {
       const number = `+1555${numberSeq++}`;
       await repo.createPhoneNumber(t.gw.db, { orgId: t.org.orgId, number, connectionId: conn.id });
-      const { id, token } = await t.createSession({ mode: 'assistive_translation', source_language: 'en', target_language: 'es', routing: { phone_number: number } });
+      const { id, token } = await t.createSession({
+        mode: 'assistive_translation',
+        source_language: 'en',
+        target_language: 'es',
+        routing: { phone_number: number },
+      });
       await t.gw.db.query('UPDATE sessions SET phone_number = $2 WHERE id = $1', [id, number]);
       sessions.push({ number, id, token, wsUrl: t.wsUrl(id, token) });
     }
     process.send!({ sessions });
   } else if (msg.cmd === 'usage') {
-    process.send!({ stages: await mediaStageSummary(), cpu: process.cpuUsage(), rss: process.memoryUsage().rss, heapUsed: process.memoryUsage().heapUsed, activeCalls: telephony.activeCalls, media: { ...telephony.mediaStats(), loopDelayP99Ms: Math.round(loopDelay.percentile(99) / 1e5) / 10, loopDelayMaxMs: Math.round(loopDelay.max / 1e5) / 10 } });
+    process.send!({
+      stages: await mediaStageSummary(),
+      cpu: process.cpuUsage(),
+      rss: process.memoryUsage().rss,
+      heapUsed: process.memoryUsage().heapUsed,
+      activeCalls: telephony.activeCalls,
+      media: {
+        ...telephony.mediaStats(),
+        loopDelayP99Ms: Math.round(loopDelay.percentile(99) / 1e5) / 10,
+        loopDelayMaxMs: Math.round(loopDelay.max / 1e5) / 10,
+      },
+    });
     loopDelay.reset();
   } else if (msg.cmd === 'dial') {
     try {

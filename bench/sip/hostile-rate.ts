@@ -14,7 +14,8 @@ const ua = await UserAgent.start(
   { host: '127.0.0.1', port: 0, transports: ['udp'], advertisedAddress: '127.0.0.1', onRefused: (f, r) => refusals.record(f, r) },
   { onInvite: (inv) => inv.reject(404, 'Not Found') },
 );
-const head = (extra: string) => `OPTIONS sip:x@127.0.0.1 SIP/2.0\r\nVia: SIP/2.0/UDP 127.0.0.1:9;branch=z9hG4bKb\r\nFrom: <sip:a@b>;tag=1\r\nTo: <sip:x@127.0.0.1>\r\nCall-ID: bench\r\nCSeq: 1 OPTIONS\r\n${extra}\r\n`;
+const head = (extra: string) =>
+  `OPTIONS sip:x@127.0.0.1 SIP/2.0\r\nVia: SIP/2.0/UDP 127.0.0.1:9;branch=z9hG4bKb\r\nFrom: <sip:a@b>;tag=1\r\nTo: <sip:x@127.0.0.1>\r\nCall-ID: bench\r\nCSeq: 1 OPTIONS\r\n${extra}\r\n`;
 const payloads = [
   Buffer.from('\r\n '.repeat(21_666), 'latin1'),
   Buffer.from(head('Content-Length: abc\r\n')),
@@ -33,10 +34,20 @@ while (Date.now() < end) {
 await new Promise((r) => setTimeout(r, 500));
 h.disable();
 const refused = Object.values(refusals.counts).reduce((a, b) => a + b, 0);
-console.log(JSON.stringify({
-  seconds, sent, refused, refusedPerSecond: Math.round(refused / seconds), byFault: refusals.counts,
-  loopDelayMs: { p50: +(h.percentile(50) / 1e6).toFixed(1), p99: +(h.percentile(99) / 1e6).toFixed(1), max: +(h.max / 1e6).toFixed(1) },
-}, null, 2));
+console.log(
+  JSON.stringify(
+    {
+      seconds,
+      sent,
+      refused,
+      refusedPerSecond: Math.round(refused / seconds),
+      byFault: refusals.counts,
+      loopDelayMs: { p50: +(h.percentile(50) / 1e6).toFixed(1), p99: +(h.percentile(99) / 1e6).toFixed(1), max: +(h.max / 1e6).toFixed(1) },
+    },
+    null,
+    2,
+  ),
+);
 s.close();
 ua.close();
 setTimeout(() => process.exit(0), 200);

@@ -30,20 +30,32 @@ export async function measureSetupRate(opts: { rates?: number[]; secondsPerStep?
       const cpu0 = process.cpuUsage();
       const t0 = performance.now();
       const r = await runSipp({
-        scenario: 'uac-call.xml', target: `127.0.0.1:${fx.sipPort}`, service: fx.openNumber,
-        calls, rate, rateLimit: calls, durationMs: 0, timeoutSeconds: seconds * 6,
+        scenario: 'uac-call.xml',
+        target: `127.0.0.1:${fx.sipPort}`,
+        service: fx.openNumber,
+        calls,
+        rate,
+        rateLimit: calls,
+        durationMs: 0,
+        timeoutSeconds: seconds * 6,
         extra: ['-max_socket', '60000'],
       });
       const elapsed = (performance.now() - t0) / 1000;
       const cpu = process.cpuUsage(cpu0);
       const step: RateStep = {
-        rate, calls, successful: r.successful, failed: r.failed + (r.code !== 0 && r.failed === 0 ? calls - r.successful : 0),
-        cpuPercent: Math.round(((cpu.user + cpu.system) / 1e6 / elapsed) * 100), seconds: Math.round(elapsed * 10) / 10,
+        rate,
+        calls,
+        successful: r.successful,
+        failed: r.failed + (r.code !== 0 && r.failed === 0 ? calls - r.successful : 0),
+        cpuPercent: Math.round(((cpu.user + cpu.system) / 1e6 / elapsed) * 100),
+        seconds: Math.round(elapsed * 10) / 10,
         completedPerSecond: Math.round(r.successful / elapsed),
       };
       steps.push(step);
       if (r.code !== 0 && r.errors) console.log(`  first SIPp error: ${r.errors.split('\n').find((l) => l.trim()) ?? ''}`);
-      console.log(`setup rate ${rate}/s offered: ${step.successful}/${calls} ok, ${step.failed} failed, ${step.completedPerSecond}/s completed, gateway CPU ${step.cpuPercent}% over ${step.seconds}s`);
+      console.log(
+        `setup rate ${rate}/s offered: ${step.successful}/${calls} ok, ${step.failed} failed, ${step.completedPerSecond}/s completed, gateway CPU ${step.cpuPercent}% over ${step.seconds}s`,
+      );
       if (step.failed > 0 || step.successful < calls) break;
       // Zero failures is not enough: the gateway must also keep up (calls not piling up).
       if (step.completedPerSecond < rate * 0.85) break;

@@ -4,7 +4,16 @@
 // the protocol add. Translation is Apertium (en->es) in both rows. Prints figures; asserts nothing.
 // Run: nice -n 10 npx tsx bench/speech/adapters.ts
 import { toFrames } from '../../src/media/index.js';
-import { ApertiumTranslator, DEFAULT_POLICY, DeepgramStt, ElevenLabsTts, OpenAiStt, OpenAiTts, type SttEngine, type TtsEngine } from '../../src/speech/index.js';
+import {
+  ApertiumTranslator,
+  DEFAULT_POLICY,
+  DeepgramStt,
+  ElevenLabsTts,
+  OpenAiStt,
+  OpenAiTts,
+  type SttEngine,
+  type TtsEngine,
+} from '../../src/speech/index.js';
 import { startOpenAiAudioServer } from '../../test/helpers/speech-openai-server.js';
 import { startDeepgramServer } from '../../test/helpers/speech-deepgram-server.js';
 import { startElevenLabsServer } from '../../test/helpers/speech-elevenlabs-server.js';
@@ -30,7 +39,14 @@ async function main(): Promise<void> {
     {
       name: 'deepgram STT + elevenlabs TTS',
       stt: new DeepgramStt({ url: deepgram.url, apiKey: async () => null, languages: ['en'], timeoutMs: 30_000 }),
-      tts: new ElevenLabsTts({ url: eleven.url, model: 'eleven_flash_v2_5', voice: '21m00Tcm4TlvDq8ikWAM', apiKey: async () => 'k', policy, languages: ['es'] }),
+      tts: new ElevenLabsTts({
+        url: eleven.url,
+        model: 'eleven_flash_v2_5',
+        voice: '21m00Tcm4TlvDq8ikWAM',
+        apiKey: async () => 'k',
+        policy,
+        languages: ['es'],
+      }),
       engineMs: () => deepgram.requests.at(-1)?.engineMs,
     },
   ];
@@ -63,7 +79,9 @@ async function main(): Promise<void> {
       engine.push(c.engineMs() ?? 0);
       firstAudio.push(tFirst - t1);
     }
-    console.log(`${c.name.padEnd(30)} total ${median(total).toFixed(0)} ms = STT final ${median(sttMs).toFixed(0)} ms (of which decoder ${median(engine).toFixed(0)} ms) + translate and TTS first audio ${median(firstAudio).toFixed(0)} ms`);
+    console.log(
+      `${c.name.padEnd(30)} total ${median(total).toFixed(0)} ms = STT final ${median(sttMs).toFixed(0)} ms (of which decoder ${median(engine).toFixed(0)} ms) + translate and TTS first audio ${median(firstAudio).toFixed(0)} ms`,
+    );
   }
   await openai.close();
   await deepgram.close();

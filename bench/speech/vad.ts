@@ -7,27 +7,41 @@ import { existsSync } from 'node:fs';
 import { SileroVoiceActivityDetector, toFrames, VoiceActivityDetector } from '../../src/media/index.js';
 import { concatPcm, silence, synthesizeSpeech } from '../../test/helpers/speech-audio.js';
 
-const MODEL = ['.voxbridge/models/silero-vad/silero_vad.onnx', '../shared/models/silero-vad/silero_vad.onnx', '/work/shared/models/silero-vad/silero_vad.onnx'].find(existsSync);
+const MODEL = [
+  '.voxbridge/models/silero-vad/silero_vad.onnx',
+  '../shared/models/silero-vad/silero_vad.onnx',
+  '/work/shared/models/silero-vad/silero_vad.onnx',
+].find(existsSync);
 const SENTENCES = [
-  'good morning', 'i need help with my order', 'i would like to check my account balance', 'thank you very much',
-  'please transfer me to billing', 'my name is john smith', 'what time is it', 'no thank you',
+  'good morning',
+  'i need help with my order',
+  'i would like to check my account balance',
+  'thank you very much',
+  'please transfer me to billing',
+  'my name is john smith',
+  'what time is it',
+  'no thank you',
 ];
 
 let seed = 42;
-const rand = (): number => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+const rand = (): number => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
 const gauss = (): number => Math.sqrt(-2 * Math.log(rand() + 1e-12)) * Math.cos(2 * Math.PI * rand());
 
 function noise(seconds: number, kind: 'white' | 'pink' | 'hum', dbfs: number): Int16Array {
   const n = seconds * 8000;
   const out = new Int16Array(n);
   const amp = 32768 * 10 ** (dbfs / 20);
-  let b0 = 0, b1 = 0, b2 = 0;
+  let b0 = 0,
+    b1 = 0,
+    b2 = 0;
   for (let i = 0; i < n; i++) {
     let v: number;
     if (kind === 'white') v = gauss();
     else if (kind === 'pink') {
       const w = gauss();
-      b0 = 0.99765 * b0 + w * 0.099046; b1 = 0.963 * b1 + w * 0.2965164; b2 = 0.57 * b2 + w * 1.0526913;
+      b0 = 0.99765 * b0 + w * 0.099046;
+      b1 = 0.963 * b1 + w * 0.2965164;
+      b2 = 0.57 * b2 + w * 1.0526913;
       v = (b0 + b1 + b2 + w * 0.1848) / 3;
     } else v = Math.sin((2 * Math.PI * 60 * i) / 8000) * 1.4 + (i % 4000 < 40 ? gauss() * 6 : 0); // hum + clicks
     out[i] = Math.max(-32768, Math.min(32767, Math.round(v * amp)));
@@ -67,9 +81,18 @@ async function main(): Promise<void> {
   // Steady noise from the first frame is learned by the energy VAD's calibration; noise that
   // begins mid-call (a fan, traffic, a door) is the hard case.
   const noises = {
-    'white -40 dBFS': noise(10, 'white', -40), 'pink -30 dBFS': noise(10, 'pink', -30), 'hum+clicks -30 dBFS': noise(10, 'hum', -30),
+    'white -40 dBFS': noise(10, 'white', -40),
+    'pink -30 dBFS': noise(10, 'pink', -30),
+    'hum+clicks -30 dBFS': noise(10, 'hum', -30),
     'silence then pink -25 dBFS': concatPcm(silence(2000), noise(8, 'pink', -25)),
-    'silence then white bursts -30 dBFS': concatPcm(silence(2000), noise(1, 'white', -30), silence(1000), noise(1, 'white', -30), silence(1000), noise(1, 'white', -30)),
+    'silence then white bursts -30 dBFS': concatPcm(
+      silence(2000),
+      noise(1, 'white', -30),
+      silence(1000),
+      noise(1, 'white', -30),
+      silence(1000),
+      noise(1, 'white', -30),
+    ),
   };
   const utterances = await Promise.all(SENTENCES.map((s) => synthesizeSpeech(s)));
   const gap = silence(1500);
@@ -93,7 +116,9 @@ async function main(): Promise<void> {
     const found = delays.filter((d): d is number => d !== null).sort((a, b) => a - b);
     const starts = events.filter((e) => e.kind === 'start').length;
     console.log(`${name.padEnd(7)} false starts on noise — ${falseStarts.join(', ')}`);
-    console.log(`${''.padEnd(7)} ${SENTENCES.length} utterances: ${starts} starts; end-of-speech delay ms: median ${found[Math.floor(found.length / 2)] ?? '-'}, max ${found.at(-1) ?? '-'}; CPU ${(cpuPerAudioS * 100).toFixed(2)} % of a core`);
+    console.log(
+      `${''.padEnd(7)} ${SENTENCES.length} utterances: ${starts} starts; end-of-speech delay ms: median ${found[Math.floor(found.length / 2)] ?? '-'}, max ${found.at(-1) ?? '-'}; CPU ${(cpuPerAudioS * 100).toFixed(2)} % of a core`,
+    );
   }
 }
 

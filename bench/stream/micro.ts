@@ -9,13 +9,33 @@ import { synthesizeSpeech, concatPcm, silence, toMulaw } from '../../test/helper
 const speech = toMulaw(concatPcm(await synthesizeSpeech('i would like to check my account balance', { voice: 'espeak' }), silence(1500)));
 const msgs: Buffer[] = [];
 for (let off = 0; off + 800 <= speech.length; off += 800) {
-  msgs.push(Buffer.from(JSON.stringify({ type: 'audio.input', speaker: 'customer', audio: { encoding: 'mulaw', sample_rate_hz: 8000, payload: Buffer.from(speech.subarray(off, off + 800)).toString('base64') } })));
+  msgs.push(
+    Buffer.from(
+      JSON.stringify({
+        type: 'audio.input',
+        speaker: 'customer',
+        audio: { encoding: 'mulaw', sample_rate_hz: 8000, payload: Buffer.from(speech.subarray(off, off + 800)).toString('base64') },
+      }),
+    ),
+  );
 }
-const sessions = Array.from({ length: 100 }, (_, i) => new LiveSession({
-  id: `sess_${i}`, orgId: 'org', mode: 'bidirectional_translation', sourceLanguage: 'en', targetLanguage: 'es', voice: {},
-  engines: buildEngines(null, null, null), defaultLanguage: 'en', clock: new MediaClock(), awaitsLeg: false,
-  hooks: { firstAudio() {}, activity() {}, async storeTurn() {} },
-}));
+const sessions = Array.from(
+  { length: 100 },
+  (_, i) =>
+    new LiveSession({
+      id: `sess_${i}`,
+      orgId: 'org',
+      mode: 'bidirectional_translation',
+      sourceLanguage: 'en',
+      targetLanguage: 'es',
+      voice: {},
+      engines: buildEngines(null, null, null),
+      defaultLanguage: 'en',
+      clock: new MediaClock(),
+      awaitsLeg: false,
+      hooks: { firstAudio() {}, activity() {}, async storeTurn() {} },
+    }),
+);
 const framers = sessions.map((s) => new Framer((f) => s.pushAudio('customer', f)));
 const scratch = new Int16Array(800);
 const run = (n: number) => {

@@ -46,7 +46,12 @@ class Server {
   }
   static async start(engines: 'none' | 'embedded'): Promise<Server> {
     const child = fork(path.join(here, 'server.ts'), [], {
-      execArgv: ['--import', 'tsx', ...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), ...(process.env.BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF}`] : [])],
+      execArgv: [
+        '--import',
+        'tsx',
+        ...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+        ...(process.env.BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF}`] : []),
+      ],
       env: { ...process.env, BENCH_ENGINES: engines, BENCH_STT_POOL: arg('stt-pool', '2') },
       stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
     });
@@ -108,18 +113,23 @@ async function openAll(sessions: Array<{ id: string; token: string }>, wsBase: s
   const clients: Client[] = [];
   const batch = 50;
   for (let i = 0; i < sessions.length; i += batch) {
-    await Promise.all(sessions.slice(i, i + batch).map(({ id, token }) => new Promise<void>((resolve, reject) => {
-      const ws = new WebSocket(`${wsBase}/v1/sessions/${id}/connect?token=${token}`, { perMessageDeflate: false });
-      const c: Client = { ws, next: 0, chunk: 0, pingSentAt: 0, outOffsets: [] };
-      ws.on('message', (data) => {
-        const m = JSON.parse(data.toString());
-        onMessage(c, m, performance.now());
-        if (m.type === 'session.ready') resolve();
-      });
-      ws.on('error', reject);
-      ws.on('close', (code) => code !== 1000 && code !== 1001 && reject(new Error(`closed ${code}`)));
-      clients.push(c);
-    })));
+    await Promise.all(
+      sessions.slice(i, i + batch).map(
+        ({ id, token }) =>
+          new Promise<void>((resolve, reject) => {
+            const ws = new WebSocket(`${wsBase}/v1/sessions/${id}/connect?token=${token}`, { perMessageDeflate: false });
+            const c: Client = { ws, next: 0, chunk: 0, pingSentAt: 0, outOffsets: [] };
+            ws.on('message', (data) => {
+              const m = JSON.parse(data.toString());
+              onMessage(c, m, performance.now());
+              if (m.type === 'session.ready') resolve();
+            });
+            ws.on('error', reject);
+            ws.on('close', (code) => code !== 1000 && code !== 1001 && reject(new Error(`closed ${code}`)));
+            clients.push(c);
+          }),
+      ),
+    );
   }
   return clients;
 }
@@ -141,7 +151,10 @@ async function streamingRun(server: Server, n: number, mode: string, seconds: nu
   const connected = await server.call({ kind: 'stats' });
   // Real-time senders: each client sends a 100 ms chunk every 100 ms, phases spread over the period.
   const start = performance.now();
-  clients.forEach((c, i) => { c.next = start + (i / clients.length) * CHUNK_MS; c.chunk = i % audioChunks.length; });
+  clients.forEach((c, i) => {
+    c.next = start + (i / clients.length) * CHUNK_MS;
+    c.chunk = i % audioChunks.length;
+  });
   let sent = 0;
   let pingsDue = start + 1000;
   await server.call({ kind: 'reset' });
@@ -171,7 +184,7 @@ async function streamingRun(server: Server, n: number, mode: string, seconds: nu
         }
         pingsDue += 1000;
       }
-      if (now - start > (seconds * 1000) + warmupMs) {
+      if (now - start > seconds * 1000 + warmupMs) {
         clearInterval(timer);
         resolve();
       }
@@ -186,19 +199,30 @@ async function streamingRun(server: Server, n: number, mode: string, seconds: nu
   }
   const perSessionMb = (connected.rssMb - base.rssMb) / n;
   console.log(`\n[engines off] ${mode}: ${n} sockets x ${seconds} s (after ${warmupMs / 1000} s warm-up), ${CHUNK_MS} ms chunks in real time`);
-  console.log(`  sockets connected/live sessions on server: ${stats.connections}/${stats.liveSessions}; chunks sent ${sent} (${f1(sent / (seconds + warmupMs / 1000))}/s)`);
+  console.log(
+    `  sockets connected/live sessions on server: ${stats.connections}/${stats.liveSessions}; chunks sent ${sent} (${f1(sent / (seconds + warmupMs / 1000))}/s)`,
+  );
   console.log(`  server CPU: ${f1(stats.cpuPercent)} % of one core (${os.cpus().length} cores); RSS ${f1(stats.rssMb)} MB, heap ${f1(stats.heapMb)} MB`);
   console.log(`  memory per session (RSS after connect - before) / N: ${f2(perSessionMb * 1024)} KB`);
-  console.log(`  server event-loop delay (queueing each frame waits through): p50 ${f2(stats.eldP50Ms)} ms, p99 ${f2(stats.eldP99Ms)} ms, max ${f2(stats.eldMaxMs)} ms`);
+  console.log(
+    `  server event-loop delay (queueing each frame waits through): p50 ${f2(stats.eldP50Ms)} ms, p99 ${f2(stats.eldP99Ms)} ms, max ${f2(stats.eldMaxMs)} ms`,
+  );
   console.log(`  ping round trip under load (client+server+loopback): p50 ${f2(pct(pingRtt, 50))} ms, p99 ${f2(pct(pingRtt, 99))} ms (n=${pingRtt.length})`);
   if (outFrames) {
-    console.log(`  audio.output frames ${outFrames}; lateness vs its media timestamp (above the socket's earliest frame): p50 ${f2(pct(lateness, 50))} ms, p99 ${f2(pct(lateness, 99))} ms (n=${lateness.length})`);
+    console.log(
+      `  audio.output frames ${outFrames}; lateness vs its media timestamp (above the socket's earliest frame): p50 ${f2(pct(lateness, 50))} ms, p99 ${f2(pct(lateness, 99))} ms (n=${lateness.length})`,
+    );
   }
-  await Promise.all(clients.map((c) => new Promise<void>((resolve) => {
-    if (c.ws.readyState === WebSocket.CLOSED) return resolve();
-    c.ws.once('close', () => resolve());
-    c.ws.close();
-  })));
+  await Promise.all(
+    clients.map(
+      (c) =>
+        new Promise<void>((resolve) => {
+          if (c.ws.readyState === WebSocket.CLOSED) return resolve();
+          c.ws.once('close', () => resolve());
+          c.ws.close();
+        }),
+    ),
+  );
 }
 
 async function enginesOff(): Promise<void> {
@@ -206,7 +230,13 @@ async function enginesOff(): Promise<void> {
   const speech = toMulaw(concatPcm(await synthesizeSpeech('i would like to check my account balance', { voice: 'espeak' }), silence(1500)));
   const chunks: string[] = [];
   for (let off = 0; off + CHUNK_BYTES <= speech.length; off += CHUNK_BYTES) {
-    chunks.push(JSON.stringify({ type: 'audio.input', speaker: 'customer', audio: { encoding: 'mulaw', sample_rate_hz: 8000, payload: Buffer.from(speech.subarray(off, off + CHUNK_BYTES)).toString('base64') } }));
+    chunks.push(
+      JSON.stringify({
+        type: 'audio.input',
+        speaker: 'customer',
+        audio: { encoding: 'mulaw', sample_rate_hz: 8000, payload: Buffer.from(speech.subarray(off, off + CHUNK_BYTES)).toString('base64') },
+      }),
+    );
   }
   const server = await Server.start('none');
   try {
@@ -231,49 +261,65 @@ async function engineRun(server: Server, m: number, spreadMs: number, rounds: nu
   const run: EngineRun = { toFinal: [], toAudio: [], recognized: 0, total: 0 };
   const { sessions, wsBase } = await server.call({ kind: 'sessions', n: m, mode: 'bidirectional_translation', source: 'en', target: 'es' });
   type Sock = { ws: WebSocket; msgs: Array<{ m: any; at: number }> };
-  const sockets: Sock[] = await Promise.all((sessions as Array<{ id: string; token: string }>).map(({ id, token }) => new Promise<Sock>((resolve, reject) => {
-    const ws = new WebSocket(`${wsBase}/v1/sessions/${id}/connect?token=${token}`);
-    const msgs: Sock['msgs'] = [];
-    ws.on('message', (d) => {
-      const msg = JSON.parse(d.toString());
-      msgs.push({ m: msg, at: performance.now() });
-      if (msg.type === 'session.ready') resolve({ ws, msgs });
-    });
-    ws.on('error', reject);
-  })));
+  const sockets: Sock[] = await Promise.all(
+    (sessions as Array<{ id: string; token: string }>).map(
+      ({ id, token }) =>
+        new Promise<Sock>((resolve, reject) => {
+          const ws = new WebSocket(`${wsBase}/v1/sessions/${id}/connect?token=${token}`);
+          const msgs: Sock['msgs'] = [];
+          ws.on('message', (d) => {
+            const msg = JSON.parse(d.toString());
+            msgs.push({ m: msg, at: performance.now() });
+            if (msg.type === 'session.ready') resolve({ ws, msgs });
+          });
+          ws.on('error', reject);
+        }),
+    ),
+  );
   for (let r = 0; r < rounds; r++) {
-    await Promise.all(sockets.map(async (s, i) => {
-      await new Promise((res) => setTimeout(res, (i * spreadMs) / Math.max(1, m)));
-      s.msgs.length = 0;
-      const t0 = performance.now();
-      for (let off = 0, k = 0; off < utterance.length; off += CHUNK_BYTES, k++) {
-        const wait = t0 + k * CHUNK_MS - performance.now();
-        if (wait > 0) await new Promise((res) => setTimeout(res, wait));
-        s.ws.send(JSON.stringify({ type: 'audio.input', speaker: 'agent', audio: { encoding: 'mulaw', sample_rate_hz: 8000, payload: Buffer.from(utterance.subarray(off, off + CHUNK_BYTES)).toString('base64') } }));
-      }
-      // End of utterance: when the chunk holding the last sample of speech was sent, the earliest
-      // moment the server could know it (chunks leave as soon as they start, i.e. a little early).
-      const endOfSpeech = t0 + Math.floor(speechEndMs / CHUNK_MS) * CHUNK_MS;
-      const deadline = performance.now() + 20_000;
-      const finalOf = () => s.msgs.find((x) => x.m.type === 'transcript.final');
-      // This round's speech starts after its final (TTS runs on the translation the final carries).
-      const outOf = () => { const f = finalOf(); return f && s.msgs.find((x) => x.m.type === 'audio.output' && x.at >= f.at); };
-      while (performance.now() < deadline && !outOf()) await new Promise((res) => setTimeout(res, 10));
-      const final = finalOf();
-      const out = outOf();
-      // Let this round's speech finish playing before the next round.
-      let lastCount = -1;
-      while (lastCount !== s.msgs.length && performance.now() < deadline + 30_000) {
-        lastCount = s.msgs.length;
-        await new Promise((res) => setTimeout(res, 400));
-      }
-      run.total++;
-      if (final) {
-        run.toFinal.push(final.at - endOfSpeech);
-        if (/account|balance/.test(final.m.text)) run.recognized++;
-      }
-      if (out) run.toAudio.push(out.at - endOfSpeech);
-    }));
+    await Promise.all(
+      sockets.map(async (s, i) => {
+        await new Promise((res) => setTimeout(res, (i * spreadMs) / Math.max(1, m)));
+        s.msgs.length = 0;
+        const t0 = performance.now();
+        for (let off = 0, k = 0; off < utterance.length; off += CHUNK_BYTES, k++) {
+          const wait = t0 + k * CHUNK_MS - performance.now();
+          if (wait > 0) await new Promise((res) => setTimeout(res, wait));
+          s.ws.send(
+            JSON.stringify({
+              type: 'audio.input',
+              speaker: 'agent',
+              audio: { encoding: 'mulaw', sample_rate_hz: 8000, payload: Buffer.from(utterance.subarray(off, off + CHUNK_BYTES)).toString('base64') },
+            }),
+          );
+        }
+        // End of utterance: when the chunk holding the last sample of speech was sent, the earliest
+        // moment the server could know it (chunks leave as soon as they start, i.e. a little early).
+        const endOfSpeech = t0 + Math.floor(speechEndMs / CHUNK_MS) * CHUNK_MS;
+        const deadline = performance.now() + 20_000;
+        const finalOf = () => s.msgs.find((x) => x.m.type === 'transcript.final');
+        // This round's speech starts after its final (TTS runs on the translation the final carries).
+        const outOf = () => {
+          const f = finalOf();
+          return f && s.msgs.find((x) => x.m.type === 'audio.output' && x.at >= f.at);
+        };
+        while (performance.now() < deadline && !outOf()) await new Promise((res) => setTimeout(res, 10));
+        const final = finalOf();
+        const out = outOf();
+        // Let this round's speech finish playing before the next round.
+        let lastCount = -1;
+        while (lastCount !== s.msgs.length && performance.now() < deadline + 30_000) {
+          lastCount = s.msgs.length;
+          await new Promise((res) => setTimeout(res, 400));
+        }
+        run.total++;
+        if (final) {
+          run.toFinal.push(final.at - endOfSpeech);
+          if (/account|balance/.test(final.m.text)) run.recognized++;
+        }
+        if (out) run.toAudio.push(out.at - endOfSpeech);
+      }),
+    );
   }
   for (const s of sockets) s.ws.close();
   return run;
@@ -287,7 +333,9 @@ async function enginesOn(): Promise<void> {
   const speechEndMs = ((lead.length + speech.length) / 8000) * 1000;
   const server = await Server.start('embedded');
   const cores = os.cpus().length;
-  console.log(`\n[embedded engines] pocketsphinx (pool ${arg('stt-pool', '2')}) + apertium eng-spa + espeak-ng; utterance "${phrase}" (${f1(speech.length / 8)} ms of speech), agent en → customer es`);
+  console.log(
+    `\n[embedded engines] pocketsphinx (pool ${arg('stt-pool', '2')}) + apertium eng-spa + espeak-ng; utterance "${phrase}" (${f1(speech.length / 8)} ms of speech), agent en → customer es`,
+  );
   console.log('  end of utterance = when the chunk holding the last speech sample was sent; includes the VAD hangover (560 ms).');
   try {
     for (const [label, spreadMs, list] of [
@@ -299,7 +347,9 @@ async function enginesOn(): Promise<void> {
       let best = 0;
       for (const m of list) {
         const r = await engineRun(server, m, spreadMs, 3, utterance, speechEndMs);
-        console.log(`  ${String(m).padStart(10)} | ${f1(pct(r.toFinal, 50)).padStart(8)} / ${f1(pct(r.toFinal, 99)).padEnd(8)} ms            | ${f1(pct(r.toAudio, 50)).padStart(8)} / ${f1(pct(r.toAudio, 99)).padEnd(8)} ms | ${r.recognized}/${r.total}`);
+        console.log(
+          `  ${String(m).padStart(10)} | ${f1(pct(r.toFinal, 50)).padStart(8)} / ${f1(pct(r.toFinal, 99)).padEnd(8)} ms            | ${f1(pct(r.toAudio, 50)).padStart(8)} / ${f1(pct(r.toAudio, 99)).padEnd(8)} ms | ${r.recognized}/${r.total}`,
+        );
         if (pct(r.toAudio, 50) < 1500 && r.toAudio.length === r.total) best = m;
       }
       console.log(`  → largest M with p50 to first translated audio < 1.5 s: ${best} on ${cores} cores = ${f1(best / cores)} sessions per core`);

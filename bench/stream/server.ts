@@ -16,7 +16,9 @@ const config = testConfig({
   logLevel: 'warn',
   sip: { enabled: false },
   limits: { socketConnectsPerMinute: 1_000_000, defaultMaxConcurrentSessions: 100_000 },
-  engines: embedded ? { stt: { poolSize: Number(process.env.BENCH_STT_POOL ?? 2) } } : { stt: { provider: 'none' }, translate: { provider: 'none' }, tts: { provider: 'none' } },
+  engines: embedded
+    ? { stt: { poolSize: Number(process.env.BENCH_STT_POOL ?? 2) } }
+    : { stt: { provider: 'none' }, translate: { provider: 'none' }, tts: { provider: 'none' } },
 });
 const engines = embedded ? await createEngines(config.engines) : buildEngines(null, null, null);
 const gw = (await startGateway(config, { engines })) as Gateway & { registry?: SessionRegistry; stream?: StreamServer };
@@ -25,7 +27,14 @@ const ownsStream = !gw.registry || !gw.stream;
 const registry = gw.registry ?? new SessionRegistry({ config, logger: gw.logger, db: gw.db, redis: gw.redis, engines });
 if (ownsStream) await registry.start();
 const stream = gw.stream ?? attachStreamServer(gw.app.server, { config, logger: gw.logger, db: gw.db, redis: gw.redis, registry });
-const org = await createOrg(gw.db, { name: 'bench', credits: 1_000_000, maxConcurrentSessions: 100_000, rateLimit: 1_000_000, rateWindowSeconds: 60, features: [] });
+const org = await createOrg(gw.db, {
+  name: 'bench',
+  credits: 1_000_000,
+  maxConcurrentSessions: 100_000,
+  rateLimit: 1_000_000,
+  rateWindowSeconds: 60,
+  features: [],
+});
 
 const eld = monitorEventLoopDelay({ resolution: 1 });
 eld.enable();
@@ -34,7 +43,10 @@ if (process.env.BENCH_TRACE) {
   const sec = monitorEventLoopDelay({ resolution: 1 });
   sec.enable();
   setInterval(() => {
-    if (sec.max / 1e6 > 50) console.error(`[bench server] ${new Date().toISOString()} event-loop max ${(sec.max / 1e6).toFixed(0)} ms, live ${registry.size}, sockets ${stream.connections}`);
+    if (sec.max / 1e6 > 50)
+      console.error(
+        `[bench server] ${new Date().toISOString()} event-loop max ${(sec.max / 1e6).toFixed(0)} ms, live ${registry.size}, sockets ${stream.connections}`,
+      );
     sec.reset();
   }, 1000).unref();
 }

@@ -23,7 +23,12 @@ function arg(name: string, fallback: number): number {
 
 const schema = process.env.DATABASE_SCHEMA ?? `bench_webhooks_${Date.now().toString(36)}`;
 const overrides = {
-  databaseSchema: schema, redisKeyPrefix: `${schema}:`, httpHost: '127.0.0.1', httpPort: 0, logLevel: 'warn', roles: ['worker'],
+  databaseSchema: schema,
+  redisKeyPrefix: `${schema}:`,
+  httpHost: '127.0.0.1',
+  httpPort: 0,
+  logLevel: 'warn',
+  roles: ['worker'],
   webhooks: { allowLoopbackHttp: true, endpointConcurrency: arg('concurrency', 16) },
 };
 
@@ -45,16 +50,18 @@ async function main(): Promise<void> {
   let waiter: (() => void) | null = null;
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c)).on('end', () => {
-      const now = Date.now();
-      const ev = JSON.parse(Buffer.concat(chunks).toString()) as { id: string; created_at: string };
-      if (!arrivals.has(ev.id)) {
-        arrivals.set(ev.id, now);
-        delays.push(now - Date.parse(ev.created_at));
-      }
-      res.writeHead(200).end();
-      waiter?.();
-    });
+    req
+      .on('data', (c: Buffer) => chunks.push(c))
+      .on('end', () => {
+        const now = Date.now();
+        const ev = JSON.parse(Buffer.concat(chunks).toString()) as { id: string; created_at: string };
+        if (!arrivals.has(ev.id)) {
+          arrivals.set(ev.id, now);
+          delays.push(now - Date.parse(ev.created_at));
+        }
+        res.writeHead(200).end();
+        waiter?.();
+      });
   });
   server.keepAliveTimeout = 60_000;
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -64,7 +71,8 @@ async function main(): Promise<void> {
   await new WebhookEndpoints(db, config).create(org.id, { url: `http://127.0.0.1:${port}/hook`, events: ['*'], realtime: true });
 
   const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--serve'], {
-    env: { ...process.env, DATABASE_SCHEMA: schema }, stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, DATABASE_SCHEMA: schema },
+    stdio: ['ignore', 'pipe', 'inherit'],
   });
   await new Promise<void>((resolve, reject) => {
     createInterface({ input: child.stdout }).once('line', () => resolve());
@@ -89,7 +97,9 @@ async function main(): Promise<void> {
     );
     await until(n, 300_000);
     const burstS = (Date.now() - t0) / 1000;
-    console.log(`burst: ${arrivals.size}/${n} events over ${sessions} sessions delivered in ${burstS.toFixed(2)} s → ${(arrivals.size / burstS).toFixed(0)} events/s (endpoint concurrency ${overrides.webhooks.endpointConcurrency})`);
+    console.log(
+      `burst: ${arrivals.size}/${n} events over ${sessions} sessions delivered in ${burstS.toFixed(2)} s → ${(arrivals.size / burstS).toFixed(0)} events/s (endpoint concurrency ${overrides.webhooks.endpointConcurrency})`,
+    );
 
     // Steady: one transaction per event at a fixed rate; delay = receipt − the row's created_at.
     delays.length = 0;
@@ -101,13 +111,17 @@ async function main(): Promise<void> {
     while (Date.now() - start < seconds * 1000) {
       const due = Math.floor(((Date.now() - start) / 1000) * rate);
       for (; written < due; written++) {
-        void withTransaction(db, (c) => insertEvent(c, org.id, 'transcript.segment', { session_id: `sess_${written % 50}`, segment: { id: `s${written}`, text: 'hi', is_final: true } }));
+        void withTransaction(db, (c) =>
+          insertEvent(c, org.id, 'transcript.segment', { session_id: `sess_${written % 50}`, segment: { id: `s${written}`, text: 'hi', is_final: true } }),
+        );
       }
       await new Promise((r) => setTimeout(r, 5));
     }
     await until(before + written, 60_000);
     const sorted = [...delays].sort((a, b) => a - b);
-    console.log(`steady: ${rate}/s for ${seconds} s, ${sorted.length}/${written} delivered; outbox write → delivery p50 ${pct(sorted, 50)} ms, p99 ${pct(sorted, 99)} ms, max ${sorted[sorted.length - 1]} ms`);
+    console.log(
+      `steady: ${rate}/s for ${seconds} s, ${sorted.length}/${written} delivered; outbox write → delivery p50 ${pct(sorted, 50)} ms, p99 ${pct(sorted, 99)} ms, max ${sorted[sorted.length - 1]} ms`,
+    );
   } finally {
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));
@@ -119,7 +133,8 @@ async function main(): Promise<void> {
 }
 
 if (process.argv.includes('--serve')) void serve();
-else void main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+else
+  void main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });

@@ -57,9 +57,10 @@ export class AgentServices {
 
   brainFor(agent: AgentDefinition, mode: string): Brain {
     if (agent.brain.provider === 'openai_compatible') {
-      const kb = mode === 'help_chat_voice' && agent.knowledgeBase.length
-        ? `Answer from these help articles only:\n${agent.knowledgeBase.map((a) => `## ${a.title}\n${a.content}`).join('\n\n')}`
-        : undefined;
+      const kb =
+        mode === 'help_chat_voice' && agent.knowledgeBase.length
+          ? `Answer from these help articles only:\n${agent.knowledgeBase.map((a) => `## ${a.title}\n${a.content}`).join('\n\n')}`
+          : undefined;
       return new OpenAiCompatibleBrain({ agent, secrets: this.o.secrets, timeoutMs: this.o.llmTimeoutMs, context: kb });
     }
     return mode === 'help_chat_voice' ? new HelpDeskBrain(agent) : new ScriptedBrain(agent);

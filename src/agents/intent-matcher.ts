@@ -5,7 +5,47 @@ import { stringSimilarity } from 'string-similarity-js';
 import type { AgentIntent } from './types.js';
 import { normalize, wordsToDigits } from './text.js';
 
-const STOP_WORDS = new Set(['a', 'an', 'the', 'i', 'me', 'my', 'you', 'your', 'to', 'is', 'are', 'it', 'of', 'and', 'or', 'for', 'in', 'on', 'please', 'can', 'could', 'would', 'do', 'does', 'what', 'want', 'like', 'id', 'im', 'um', 'uh', 'so', 'hi', 'hello', 'hey', 'be', 'with', 'this', 'that']);
+const STOP_WORDS = new Set([
+  'a',
+  'an',
+  'the',
+  'i',
+  'me',
+  'my',
+  'you',
+  'your',
+  'to',
+  'is',
+  'are',
+  'it',
+  'of',
+  'and',
+  'or',
+  'for',
+  'in',
+  'on',
+  'please',
+  'can',
+  'could',
+  'would',
+  'do',
+  'does',
+  'what',
+  'want',
+  'like',
+  'id',
+  'im',
+  'um',
+  'uh',
+  'so',
+  'hi',
+  'hello',
+  'hey',
+  'be',
+  'with',
+  'this',
+  'that',
+]);
 
 export interface IntentMatch {
   intent: AgentIntent;
@@ -36,9 +76,7 @@ function score(utterance: string, uWords: Set<string>, example: string): number 
 export function rankIntents(utterance: string, intents: readonly AgentIntent[]): IntentMatch[] {
   const u = wordsToDigits(utterance);
   const uWords = new Set(contentWords(u));
-  return intents
-    .map((intent) => ({ intent, score: Math.max(0, ...intent.examples.map((e) => score(u, uWords, e))) }))
-    .sort((a, b) => b.score - a.score);
+  return intents.map((intent) => ({ intent, score: Math.max(0, ...intent.examples.map((e) => score(u, uWords, e))) })).sort((a, b) => b.score - a.score);
 }
 
 /** True when the utterance contains one of the phrases (normalized, whole words). */
@@ -51,7 +89,21 @@ export function containsPhrase(utterance: string, phrases: readonly string[]): s
   return null;
 }
 
-const NEGATIVE = ['angry', 'terrible', 'awful', 'useless', 'ridiculous', 'frustrated', 'upset', 'worst', 'hate', 'not working', 'broken', 'complaint', 'stupid'];
+const NEGATIVE = [
+  'angry',
+  'terrible',
+  'awful',
+  'useless',
+  'ridiculous',
+  'frustrated',
+  'upset',
+  'worst',
+  'hate',
+  'not working',
+  'broken',
+  'complaint',
+  'stupid',
+];
 const POSITIVE = ['thanks', 'thank you', 'great', 'perfect', 'wonderful', 'excellent', 'happy', 'good'];
 
 /** A coarse sentiment of what the customer said (for escalation context). */

@@ -16,7 +16,38 @@ export interface KbHit {
   score: number;
 }
 
-const STOP = new Set(['a', 'an', 'the', 'i', 'me', 'my', 'you', 'your', 'to', 'is', 'are', 'it', 'of', 'and', 'or', 'for', 'in', 'on', 'how', 'do', 'does', 'can', 'what', 'please', 'with', 'want', 'would', 'like', 'about', 'tell']);
+const STOP = new Set([
+  'a',
+  'an',
+  'the',
+  'i',
+  'me',
+  'my',
+  'you',
+  'your',
+  'to',
+  'is',
+  'are',
+  'it',
+  'of',
+  'and',
+  'or',
+  'for',
+  'in',
+  'on',
+  'how',
+  'do',
+  'does',
+  'can',
+  'what',
+  'please',
+  'with',
+  'want',
+  'would',
+  'like',
+  'about',
+  'tell',
+]);
 
 /** Two hits closer than this share of the best score are a tie: the agent asks which one. */
 export const TIE_RATIO = 0.85;
@@ -60,7 +91,10 @@ export class KnowledgeBase {
 }
 
 function passagesOf(content: string): string[] {
-  const paragraphs = content.split(/\n\s*\n/).map((p) => p.trim()).filter(Boolean);
+  const paragraphs = content
+    .split(/\n\s*\n/)
+    .map((p) => p.trim())
+    .filter(Boolean);
   const out: string[] = [];
   for (const p of paragraphs) {
     const sentences = splitSentences(p.replace(/\s+/g, ' '));

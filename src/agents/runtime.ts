@@ -83,9 +83,11 @@ export class AgentRuntime {
   }
 
   private enqueue(work: () => Promise<void>): void {
-    this.tail = this.tail.then(() => (this.active ? work() : undefined)).catch((err) => {
-      this.o.log?.error({ err }, 'agent turn failed');
-    });
+    this.tail = this.tail
+      .then(() => (this.active ? work() : undefined))
+      .catch((err) => {
+        this.o.log?.error({ err }, 'agent turn failed');
+      });
   }
 
   private async turn(first: BrainInput): Promise<void> {
@@ -125,7 +127,9 @@ export class AgentRuntime {
         return this.callTool(action.call);
       case 'escalate': {
         await host.recordEvent('ai_agent.escalation_requested', {
-          session_id: host.sessionId, reason: action.reason, context: { summary: action.summary, sentiment: action.sentiment },
+          session_id: host.sessionId,
+          reason: action.reason,
+          context: { summary: action.summary, sentiment: action.sentiment },
         });
         const esc = agent.escalation;
         await host.say(esc?.message ?? 'Let me connect you to a person.');

@@ -7,17 +7,35 @@ export type Slots = Record<string, string>;
 const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
 const WEEKDAYS = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'];
 const ORDINALS: Record<string, number> = {
-  first: 1, second: 2, third: 3, fourth: 4, fifth: 5, sixth: 6, seventh: 7, eighth: 8, ninth: 9, tenth: 10,
-  eleventh: 11, twelfth: 12, thirteenth: 13, fourteenth: 14, fifteenth: 15, sixteenth: 16, seventeenth: 17,
-  eighteenth: 18, nineteenth: 19, twentieth: 20, thirtieth: 30,
+  first: 1,
+  second: 2,
+  third: 3,
+  fourth: 4,
+  fifth: 5,
+  sixth: 6,
+  seventh: 7,
+  eighth: 8,
+  ninth: 9,
+  tenth: 10,
+  eleventh: 11,
+  twelfth: 12,
+  thirteenth: 13,
+  fourteenth: 14,
+  fifteenth: 15,
+  sixteenth: 16,
+  seventeenth: 17,
+  eighteenth: 18,
+  nineteenth: 19,
+  twentieth: 20,
+  thirtieth: 30,
 };
 
 export function extractSlots(utterance: string, now = new Date()): Slots {
   const text = wordsToDigits(utterance);
   const slots: Slots = {};
   // An order / reference id: a run of 3+ digits, or letters+digits, preferably after "order", "number", "id".
-  const orderId = (/\b(?:order|reference|ticket|case|number|id)\s+(?:number\s+|id\s+|is\s+)?([a-z]{0,3}\d{3,})\b/.exec(text)
-    ?? /\b([a-z]{0,3}\d{3,})\b/.exec(text))?.[1];
+  const orderId = (/\b(?:order|reference|ticket|case|number|id)\s+(?:number\s+|id\s+|is\s+)?([a-z]{0,3}\d{3,})\b/.exec(text) ??
+    /\b([a-z]{0,3}\d{3,})\b/.exec(text))?.[1];
   if (orderId) slots.order_id = orderId.toUpperCase();
   const number = /\b(\d+)\b/.exec(text)?.[1];
   if (number) slots.number = number;

@@ -2,14 +2,37 @@
 // numbers turned into digits ("order one two three" → "order 123", "twenty five" → "25").
 
 const UNITS: Record<string, number> = {
-  zero: 0, oh: 0, one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9,
-  ten: 10, eleven: 11, twelve: 12, thirteen: 13, fourteen: 14, fifteen: 15, sixteen: 16, seventeen: 17,
-  eighteen: 18, nineteen: 19,
+  zero: 0,
+  oh: 0,
+  one: 1,
+  two: 2,
+  three: 3,
+  four: 4,
+  five: 5,
+  six: 6,
+  seven: 7,
+  eight: 8,
+  nine: 9,
+  ten: 10,
+  eleven: 11,
+  twelve: 12,
+  thirteen: 13,
+  fourteen: 14,
+  fifteen: 15,
+  sixteen: 16,
+  seventeen: 17,
+  eighteen: 18,
+  nineteen: 19,
 };
 const TENS: Record<string, number> = { twenty: 20, thirty: 30, forty: 40, fifty: 50, sixty: 60, seventy: 70, eighty: 80, ninety: 90 };
 
 export function normalize(text: string): string {
-  return text.toLowerCase().replace(/['’]/g, '').replace(/[^\p{L}\p{N}\s:/-]+/gu, ' ').replace(/\s+/g, ' ').trim();
+  return text
+    .toLowerCase()
+    .replace(/['’]/g, '')
+    .replace(/[^\p{L}\p{N}\s:/-]+/gu, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
 }
 
 /**
@@ -32,7 +55,10 @@ export function wordsToDigits(text: string): string {
     }
   }
   flush();
-  return out.join(' ').replace(/(\d) (?=\d)/g, '$1').trim();
+  return out
+    .join(' ')
+    .replace(/(\d) (?=\d)/g, '$1')
+    .trim();
 }
 
 // Own keys only: a word like "constructor" must not read as a number through the prototype.

@@ -24,7 +24,11 @@ export class ToolRunner {
 
   async run(orgId: string, sessionId: string, tool: AgentTool | undefined, call: ToolCall): Promise<ToolResult> {
     if (!tool) return { ok: false, result: { error: 'unknown_tool', message: `The agent has no tool '${call.name}'.` } };
-    if (!tool.webhook_url) return { ok: false, result: { error: 'no_webhook', message: `Tool '${tool.name}' has no webhook_url; the application handles it from the ai_agent.tool_called event.` } };
+    if (!tool.webhook_url)
+      return {
+        ok: false,
+        result: { error: 'no_webhook', message: `Tool '${tool.name}' has no webhook_url; the application handles it from the ai_agent.tool_called event.` },
+      };
     const body = JSON.stringify({ session_id: sessionId, tool: tool.name, call_id: call.call_id, arguments: call.arguments });
     const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'voxbridge-agent-tools' };
     try {
@@ -41,7 +45,10 @@ export class ToolRunner {
     } catch (err) {
       const e = err as Error;
       const timedOut = e.name === 'TimeoutError' || e.name === 'AbortError';
-      return { ok: false, result: { error: timedOut ? 'tool_timeout' : 'tool_unreachable', message: timedOut ? `No answer within ${this.opts.timeoutMs} ms.` : e.message } };
+      return {
+        ok: false,
+        result: { error: timedOut ? 'tool_timeout' : 'tool_unreachable', message: timedOut ? `No answer within ${this.opts.timeoutMs} ms.` : e.message },
+      };
     }
   }
 }

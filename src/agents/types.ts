@@ -66,9 +66,7 @@ export type BrainAction =
   | { kind: 'end'; reason: string };
 
 /** What the runtime tells a brain. */
-export type BrainInput =
-  | { kind: 'utterance'; text: string }
-  | { kind: 'tool_result'; call: ToolCall; ok: boolean; result: unknown };
+export type BrainInput = { kind: 'utterance'; text: string } | { kind: 'tool_result'; call: ToolCall; ok: boolean; result: unknown };
 
 export interface Brain {
   /** Actions for one input, in order; a `tool_call` is answered by a later `tool_result` input. */

@@ -26,8 +26,29 @@ export interface ComplianceResult {
 }
 
 const DIGIT_WORDS: Record<string, string> = {
-  zero: '0', oh: '0', o: '0', one: '1', two: '2', three: '3', four: '4', five: '5', six: '6', seven: '7', eight: '8', nine: '9',
-  cero: '0', uno: '1', un: '1', dos: '2', tres: '3', cuatro: '4', cinco: '5', seis: '6', siete: '7', ocho: '8', nueve: '9',
+  zero: '0',
+  oh: '0',
+  o: '0',
+  one: '1',
+  two: '2',
+  three: '3',
+  four: '4',
+  five: '5',
+  six: '6',
+  seven: '7',
+  eight: '8',
+  nine: '9',
+  cero: '0',
+  uno: '1',
+  un: '1',
+  dos: '2',
+  tres: '3',
+  cuatro: '4',
+  cinco: '5',
+  seis: '6',
+  siete: '7',
+  ocho: '8',
+  nueve: '9',
 };
 
 export function luhnValid(digits: string): boolean {
@@ -82,7 +103,8 @@ export function checkCompliance(turns: AnalysisTurn[], rules: ComplianceRules): 
   }
   for (const phrase of rules.forbidden_phrases ?? []) {
     for (const t of agentTurns) {
-      if (says(t, phrase)) flags.push({ type: 'forbidden_phrase', description: `The agent said the forbidden phrase "${phrase}".`, speaker: 'agent', sequence: t.sequence });
+      if (says(t, phrase))
+        flags.push({ type: 'forbidden_phrase', description: `The agent said the forbidden phrase "${phrase}".`, speaker: 'agent', sequence: t.sequence });
     }
   }
   if (rules.detect_card_numbers !== false) {
@@ -92,7 +114,8 @@ export function checkCompliance(turns: AnalysisTurn[], rules: ComplianceRules): 
         flags.push({
           type: 'card_number_spoken',
           description: `A payment card number ending in ${card.slice(-4)} was spoken aloud by the ${t.speaker}.`,
-          speaker: t.speaker, sequence: t.sequence,
+          speaker: t.speaker,
+          sequence: t.sequence,
         });
       }
     }

@@ -4,7 +4,27 @@ import { eng as ENGLISH_STOPWORDS, removeStopwords } from 'stopword';
 import { englishText, sentences, words, type AnalysisTurn, type Speaker } from './transcript.js';
 
 /** Call fillers the stop-word list does not know. */
-const FILLERS = ['um', 'uh', 'yeah', 'okay', 'ok', 'hello', 'hi', 'thanks', 'thank', 'please', 'just', 'like', 'know', 'well', 'yes', 'right', 'oh', 'gonna', 'wanna'];
+const FILLERS = [
+  'um',
+  'uh',
+  'yeah',
+  'okay',
+  'ok',
+  'hello',
+  'hi',
+  'thanks',
+  'thank',
+  'please',
+  'just',
+  'like',
+  'know',
+  'well',
+  'yes',
+  'right',
+  'oh',
+  'gonna',
+  'wanna',
+];
 const STOPWORDS = [...ENGLISH_STOPWORDS, ...FILLERS];
 
 interface Sentence {
@@ -29,7 +49,10 @@ const contentWords = (text: string): string[] => removeStopwords(words(text), ST
 export function keywords(turns: AnalysisTurn[], limit = 10): string[] {
   const freq = new Map<string, number>();
   for (const s of englishSentences(turns)) for (const w of contentWords(s.text)) freq.set(w, (freq.get(w) ?? 0) + 1);
-  return [...freq.entries()].sort((a, b) => b[1] - a[1]).slice(0, limit).map(([w]) => w);
+  return [...freq.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, limit)
+    .map(([w]) => w);
 }
 
 /**

@@ -75,5 +75,11 @@ export function performance(turns: AnalysisTurn[], customerTurnScores: number[],
   }
   const totalWeight = parts.reduce((a, [, wt]) => a + wt, 0);
   const score = totalWeight > 0 ? Math.round((100 * parts.reduce((a, [s, wt]) => a + s * wt, 0)) / totalWeight) : 50;
-  return { score, talk_ratio: talkRatio === null ? null : Math.round(talkRatio * 1000) / 1000, mean_response_latency_seconds: latency, interruptions, sentiment_trend: trend };
+  return {
+    score,
+    talk_ratio: talkRatio === null ? null : Math.round(talkRatio * 1000) / 1000,
+    mean_response_latency_seconds: latency,
+    interruptions,
+    sentiment_trend: trend,
+  };
 }

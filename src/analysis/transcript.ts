@@ -30,5 +30,8 @@ export function words(text: string): string[] {
 
 /** Sentences of a turn (recognizers rarely punctuate: a turn without punctuation is one sentence). */
 export function sentences(text: string): string[] {
-  return text.split(/(?<=[.!?])\s+/).map((s) => s.trim()).filter(Boolean);
+  return text
+    .split(/(?<=[.!?])\s+/)
+    .map((s) => s.trim())
+    .filter(Boolean);
 }

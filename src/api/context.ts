@@ -1,4 +1,12 @@
-import type { FastifyBaseLogger, FastifyInstance, FastifyTypeProvider, FastifyRequest, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  FastifyTypeProvider,
+  FastifyRequest,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from 'fastify';
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
@@ -17,9 +25,19 @@ export interface AuthContext {
 /** The organization as the gates see it (the store's record without its timestamps). */
 export type OrgRow = Omit<OrgRecord, 'created_at' | 'updated_at'>;
 
-export type Scope = 'sessions:read' | 'sessions:write' | 'recordings:read' | 'analysis:read' | 'analysis:write' | 'webhooks:manage' | 'agents:read' | 'agents:write';
+export type Scope =
+  'sessions:read' | 'sessions:write' | 'recordings:read' | 'analysis:read' | 'analysis:write' | 'webhooks:manage' | 'agents:read' | 'agents:write';
 
-export const DEFAULT_SCOPES: Scope[] = ['sessions:read', 'sessions:write', 'recordings:read', 'analysis:read', 'analysis:write', 'webhooks:manage', 'agents:read', 'agents:write'];
+export const DEFAULT_SCOPES: Scope[] = [
+  'sessions:read',
+  'sessions:write',
+  'recordings:read',
+  'analysis:read',
+  'analysis:write',
+  'webhooks:manage',
+  'agents:read',
+  'agents:write',
+];
 
 /**
  * Resolves a signed-in console browser (cookie) to the same organization context an API key gives,

@@ -2,10 +2,20 @@
 // thrown by code. The catalog is the documentation; GET /v1/openapi.json lists it too.
 
 export type ErrorType =
-  | 'authentication_error' | 'permission_error' | 'invalid_request_error' | 'conflict_error'
-  | 'not_found_error' | 'rate_limit_error' | 'api_error' | 'validation_error';
+  | 'authentication_error'
+  | 'permission_error'
+  | 'invalid_request_error'
+  | 'conflict_error'
+  | 'not_found_error'
+  | 'rate_limit_error'
+  | 'api_error'
+  | 'validation_error';
 
-interface CatalogEntry { type: ErrorType; status: number; message: string }
+interface CatalogEntry {
+  type: ErrorType;
+  status: number;
+  message: string;
+}
 
 export const ERROR_CATALOG = {
   api_key_invalid: { type: 'authentication_error', status: 401, message: 'The API key is missing, malformed or unknown.' },

@@ -48,4 +48,8 @@ export function parsePositiveIntOption(name: string) {
   };
 }
 
-export const parseList = (raw: string): string[] => raw.split(',').map((s) => s.trim()).filter(Boolean);
+export const parseList = (raw: string): string[] =>
+  raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);

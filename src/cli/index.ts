@@ -18,7 +18,8 @@ import { register as registerCalls } from './admin/calls.js';
 const ctx = new CliContext();
 const program = new Command('voxbridge').description('voxbridge telephony media gateway').exitOverride();
 
-program.command('migrate')
+program
+  .command('migrate')
   .description('apply database migrations (idempotent)')
   .action(async () => {
     const cfg = ctx.config();
@@ -26,7 +27,8 @@ program.command('migrate')
     printJson({ schema: cfg.databaseSchema, applied });
   });
 
-program.command('serve')
+program
+  .command('serve')
   .description('run the gateway (API, stream, SIP and workers by default)')
   .option('--roles <list>', 'api,media,worker', parseList)
   .action(async (o) => {
@@ -34,7 +36,10 @@ program.command('serve')
     const gw = await startGateway(cfg);
     const stop = (signal: string) => {
       gw.logger.info({ signal }, 'shutting down');
-      gw.close().then(() => process.exit(0), () => process.exit(1));
+      gw.close().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
     };
     process.once('SIGINT', () => stop('SIGINT'));
     process.once('SIGTERM', () => stop('SIGTERM'));

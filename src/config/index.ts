@@ -367,9 +367,7 @@ function deepMerge(base: Json, over: Json): Json {
   const out: Json = { ...base };
   for (const [k, v] of Object.entries(over)) {
     const b = out[k];
-    out[k] = v && typeof v === 'object' && !Array.isArray(v) && b && typeof b === 'object' && !Array.isArray(b)
-      ? deepMerge(b as Json, v as Json)
-      : v;
+    out[k] = v && typeof v === 'object' && !Array.isArray(v) && b && typeof b === 'object' && !Array.isArray(b) ? deepMerge(b as Json, v as Json) : v;
   }
   return out;
 }
@@ -393,7 +391,10 @@ function fromEnv(env: NodeJS.ProcessEnv): Json {
     } else if (kind === 'bool') {
       value = raw === 'true' || raw === '1' ? true : raw === 'false' || raw === '0' ? false : raw;
     } else if (kind === 'list') {
-      value = raw.split(',').map((s) => s.trim()).filter(Boolean);
+      value = raw
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
     } else if (kind === 'json') {
       try {
         value = JSON.parse(raw);
@@ -416,8 +417,7 @@ function readJson(file: string): Json {
   }
 }
 
-const envNameOf = (keys: string[]): string =>
-  Object.entries(ENV_MAP).find(([, m]) => m.path.join('.') === keys.join('.'))?.[0] ?? '';
+const envNameOf = (keys: string[]): string => Object.entries(ENV_MAP).find(([, m]) => m.path.join('.') === keys.join('.'))?.[0] ?? '';
 
 /**
  * Loads and validates the configuration. `overrides` (tests, embedding) apply last.
@@ -455,13 +455,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Json
     const missing = (['bucket', 'region', 'accessKeyId', 'secretAccessKey'] as const).filter((k) => !cfg.recordings.s3[k]);
     if (missing.length) {
       const names = missing.map((k) => `recordings.s3.${k} (${envNameOf(['recordings', 's3', k])})`);
-      throw new ConfigError(`invalid configuration: recordings.storage (RECORDINGS_STORAGE) is s3 but ${names.join(', ')} ${missing.length > 1 ? 'are' : 'is'} not set`);
+      throw new ConfigError(
+        `invalid configuration: recordings.storage (RECORDINGS_STORAGE) is s3 but ${names.join(', ')} ${missing.length > 1 ? 'are' : 'is'} not set`,
+      );
     }
   }
   cfg.engines.pocketsphinx.hmm = path.resolve(packageRoot, cfg.engines.pocketsphinx.hmm);
   cfg.vad.sileroModel = path.resolve(packageRoot, cfg.vad.sileroModel);
   if (cfg.vad.engine === 'silero' && !existsSync(cfg.vad.sileroModel)) {
-    throw new ConfigError(`invalid configuration: vad.sileroModel (VAD_SILERO_MODEL): ${cfg.vad.sileroModel} does not exist (scripts/fetch-model.sh fetches it)`);
+    throw new ConfigError(
+      `invalid configuration: vad.sileroModel (VAD_SILERO_MODEL): ${cfg.vad.sileroModel} does not exist (scripts/fetch-model.sh fetches it)`,
+    );
   }
   cfg.dataDir = path.resolve(packageRoot, cfg.dataDir);
   return cfg;

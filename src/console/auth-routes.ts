@@ -7,12 +7,21 @@ import { clearSignInCookie, requireSignIn, setSignInCookie } from './cookie-auth
 import { secureCookies, type ConsoleDeps } from './context.js';
 import { createConsoleUser, EmailTakenError, listOrgUsers, ORG_ROLES, setPasswordLink, setPasswordWithToken, verifyConsoleUser } from './users.js';
 
-const SignInBody = Type.Object({ email: Type.String({ minLength: 3, maxLength: 320 }), password: Type.String({ minLength: 1, maxLength: 1024 }) }, { additionalProperties: false });
-const SetPasswordBody = Type.Object({ token: Type.String({ minLength: 10, maxLength: 200 }), password: Type.String({ minLength: 10, maxLength: 1024 }) }, { additionalProperties: false });
-const InviteBody = Type.Object({
-  email: Type.String({ format: 'email', maxLength: 320 }),
-  role: Type.Union(ORG_ROLES.map((r) => Type.Literal(r))),
-}, { additionalProperties: false });
+const SignInBody = Type.Object(
+  { email: Type.String({ minLength: 3, maxLength: 320 }), password: Type.String({ minLength: 1, maxLength: 1024 }) },
+  { additionalProperties: false },
+);
+const SetPasswordBody = Type.Object(
+  { token: Type.String({ minLength: 10, maxLength: 200 }), password: Type.String({ minLength: 10, maxLength: 1024 }) },
+  { additionalProperties: false },
+);
+const InviteBody = Type.Object(
+  {
+    email: Type.String({ format: 'email', maxLength: 320 }),
+    role: Type.Union(ORG_ROLES.map((r) => Type.Literal(r))),
+  },
+  { additionalProperties: false },
+);
 
 const tags = ['console'];
 /** One client address may fail this many times the per-account budget (offices share an address). */
@@ -45,7 +54,7 @@ export default async function consoleAuthRoutes(app: FastifyInstance, deps: Cons
   app.get('/console/api/auth/me', { schema: { tags } }, async (req) => {
     const { signIn } = await requireSignIn(store, req);
     const org = signIn.orgId
-      ? (await db.query('SELECT id, name, status, credits, credits_used, features FROM organizations WHERE id = $1', [signIn.orgId])).rows[0] ?? null
+      ? ((await db.query('SELECT id, name, status, credits, credits_used, features FROM organizations WHERE id = $1', [signIn.orgId])).rows[0] ?? null)
       : null;
     return { user: { id: signIn.userId, email: signIn.email, role: signIn.role, org_id: signIn.orgId }, organization: org, csrf_token: signIn.csrf };
   });

@@ -8,11 +8,14 @@ import { createApiKey, revokeApiKey } from '../store/index.js';
 import { requireSignIn } from './cookie-auth.js';
 import type { ConsoleDeps } from './context.js';
 
-const CreateKeyBody = Type.Object({
-  environment: Type.Union([Type.Literal('live'), Type.Literal('test')]),
-  scopes: Type.Array(Type.Union(DEFAULT_SCOPES.map((s) => Type.Literal(s))), { minItems: 1, uniqueItems: true }),
-  expires_at: Type.Optional(Type.Union([Type.String({ format: 'date-time' }), Type.Null()])),
-}, { additionalProperties: false });
+const CreateKeyBody = Type.Object(
+  {
+    environment: Type.Union([Type.Literal('live'), Type.Literal('test')]),
+    scopes: Type.Array(Type.Union(DEFAULT_SCOPES.map((s) => Type.Literal(s))), { minItems: 1, uniqueItems: true }),
+    expires_at: Type.Optional(Type.Union([Type.String({ format: 'date-time' }), Type.Null()])),
+  },
+  { additionalProperties: false },
+);
 
 const tags = ['console'];
 
@@ -41,7 +44,8 @@ export default async function consoleKeyRoutes(app: FastifyInstance, deps: Conso
   app.post<{ Body: Static<typeof CreateKeyBody> }>('/console/api/keys', { schema: { tags, body: CreateKeyBody } }, async (req, reply) => {
     const orgId = await orgMember(req, true);
     const expiresAt = req.body.expires_at ? new Date(req.body.expires_at) : null;
-    if (expiresAt && expiresAt.getTime() <= Date.now()) throw new ApiError('invalid_request', { param: 'expires_at', message: 'expires_at must be in the future.' });
+    if (expiresAt && expiresAt.getTime() <= Date.now())
+      throw new ApiError('invalid_request', { param: 'expires_at', message: 'expires_at must be in the future.' });
     reply.code(201);
     return createApiKey(db, { orgId, environment: req.body.environment, scopes: req.body.scopes, expiresAt });
   });

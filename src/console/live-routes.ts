@@ -23,48 +23,57 @@ export default async function consoleLiveRoutes(app: FastifyInstance, deps: Cons
     await feed.close();
   });
 
-  app.get<{ Params: { id: string } }>('/console/api/sessions/:id/events', { schema: { tags: ['console'], hide: true } }, async (req: FastifyRequest<{ Params: { id: string } }>, reply) => {
-    const { signIn } = await requireSignIn(store, req);
-    if (!signIn.orgId) throw new ApiError('insufficient_permissions', { message: 'Operators see organizations through the operator view.' });
-    const orgId = signIn.orgId;
-    const id = req.params.id;
-    const found = /^[0-9A-Za-z_-]{1,64}$/.test(id)
-      ? await db.query('SELECT 1 FROM sessions WHERE id = $1 AND org_id = $2', [id, orgId])
-      : { rowCount: 0 };
-    if (!found.rowCount) throw new ApiError('session_not_found', { param: 'session_id', message: `No session '${id}' in this organization.` });
+  app.get<{ Params: { id: string } }>(
+    '/console/api/sessions/:id/events',
+    { schema: { tags: ['console'], hide: true } },
+    async (req: FastifyRequest<{ Params: { id: string } }>, reply) => {
+      const { signIn } = await requireSignIn(store, req);
+      if (!signIn.orgId) throw new ApiError('insufficient_permissions', { message: 'Operators see organizations through the operator view.' });
+      const orgId = signIn.orgId;
+      const id = req.params.id;
+      const found = /^[0-9A-Za-z_-]{1,64}$/.test(id) ? await db.query('SELECT 1 FROM sessions WHERE id = $1 AND org_id = $2', [id, orgId]) : { rowCount: 0 };
+      if (!found.rowCount) throw new ApiError('session_not_found', { param: 'session_id', message: `No session '${id}' in this organization.` });
 
-    const res = reply.raw;
-    reply.hijack();
-    let unsubscribe = () => {};
-    const timer: { heartbeat?: NodeJS.Timeout } = {};
-    // Attached before anything awaits, so a browser that leaves early still releases its subscription.
-    res.on('close', () => {
-      clearInterval(timer.heartbeat);
-      unsubscribe();
-      open.delete(res);
-    });
-    const send = (e: FeedEvent) => {
-      const data = e.type === 'resync' ? {} : { id: e.id, type: e.type, created_at: e.created_at.toISOString(), data: e.data };
-      res.write(`${e.id ? `id: ${e.id}\n` : ''}event: ${e.type}\ndata: ${JSON.stringify(data)}\n\n`);
-    };
-    try {
-      const stop = await feed.subscribe(orgId, id, send);
-      if (res.destroyed) return stop();
-      unsubscribe = stop;
-    } catch (err) {
-      req.log.warn({ err }, 'console live feed unavailable');
-      res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { type: 'api_error', code: 'service_unavailable', message: 'The live feed is unavailable.' } }));
-      return;
-    }
-    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no' });
-    res.write('retry: 2000\n\nevent: ready\ndata: {}\n\n');
-    open.add(res);
-    const cookie = cookieOf(req);
-    timer.heartbeat = setInterval(() => {
-      void (cookie ? store.get(cookie) : Promise.resolve(null)).then(
-        (still) => (still ? res.write(': ping\n\n') : res.end()),
-        () => res.write(': ping\n\n'),
-      );
-    }, HEARTBEAT_MS);
-  });
+      const res = reply.raw;
+      reply.hijack();
+      let unsubscribe = () => {};
+      const timer: { heartbeat?: NodeJS.Timeout } = {};
+      // Attached before anything awaits, so a browser that leaves early still releases its subscription.
+      res.on('close', () => {
+        clearInterval(timer.heartbeat);
+        unsubscribe();
+        open.delete(res);
+      });
+      const send = (e: FeedEvent) => {
+        const data = e.type === 'resync' ? {} : { id: e.id, type: e.type, created_at: e.created_at.toISOString(), data: e.data };
+        res.write(`${e.id ? `id: ${e.id}\n` : ''}event: ${e.type}\ndata: ${JSON.stringify(data)}\n\n`);
+      };
+      try {
+        const stop = await feed.subscribe(orgId, id, send);
+        if (res.destroyed) return stop();
+        unsubscribe = stop;
+      } catch (err) {
+        req.log.warn({ err }, 'console live feed unavailable');
+        res
+          .writeHead(503, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: { type: 'api_error', code: 'service_unavailable', message: 'The live feed is unavailable.' } }));
+        return;
+      }
+      res.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache, no-transform',
+        connection: 'keep-alive',
+        'x-accel-buffering': 'no',
+      });
+      res.write('retry: 2000\n\nevent: ready\ndata: {}\n\n');
+      open.add(res);
+      const cookie = cookieOf(req);
+      timer.heartbeat = setInterval(() => {
+        void (cookie ? store.get(cookie) : Promise.resolve(null)).then(
+          (still) => (still ? res.write(': ping\n\n') : res.end()),
+          () => res.write(': ping\n\n'),
+        );
+      }, HEARTBEAT_MS);
+    },
+  );
 }

@@ -9,10 +9,13 @@ import { updateOrg } from '../store/index.js';
 import { requireSignIn } from './cookie-auth.js';
 import type { ConsoleDeps } from './context.js';
 
-const OrgChangeBody = Type.Object({
-  status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('inactive')])),
-  credits: Type.Optional(Type.Integer({ minimum: 0 })),
-}, { additionalProperties: false, minProperties: 1 });
+const OrgChangeBody = Type.Object(
+  {
+    status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('inactive')])),
+    credits: Type.Optional(Type.Integer({ minimum: 0 })),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
 const CallSearch = Type.Object({ q: Type.Optional(Type.String({ maxLength: 200 })) });
 
 const tags = ['console'];
@@ -70,10 +73,14 @@ export default async function operatorRoutes(app: FastifyInstance, deps: Console
     return { object: 'list', data: rows };
   });
 
-  app.post<{ Params: { id: string }; Body: Static<typeof OrgChangeBody> }>('/console/api/operator/organizations/:id', { schema: { tags, body: OrgChangeBody } }, async (req) => {
-    await operator(req);
-    const org = await updateOrg(db, req.params.id, req.body);
-    if (!org) throw new ApiError('organization_not_found');
-    return org;
-  });
+  app.post<{ Params: { id: string }; Body: Static<typeof OrgChangeBody> }>(
+    '/console/api/operator/organizations/:id',
+    { schema: { tags, body: OrgChangeBody } },
+    async (req) => {
+      await operator(req);
+      const org = await updateOrg(db, req.params.id, req.body);
+      if (!org) throw new ApiError('organization_not_found');
+      return org;
+    },
+  );
 }

@@ -11,15 +11,19 @@ export default async function consoleSessionRoutes(app: FastifyInstance, deps: C
   const { store, db } = deps;
   const orgOf = new WeakMap<FastifyRequest, string>();
 
-  app.get('/console/api/sessions', {
-    schema: sessionListSchema,
-    // Signed in before the query is validated, so a stranger learns nothing from a 400 (as on /v1).
-    onRequest: async (req) => {
-      const { signIn } = await requireSignIn(store, req);
-      if (!signIn.orgId) throw new ApiError('insufficient_permissions', { message: 'Operators see organizations through the operator view.' });
-      orgOf.set(req, signIn.orgId);
+  app.get(
+    '/console/api/sessions',
+    {
+      schema: sessionListSchema,
+      // Signed in before the query is validated, so a stranger learns nothing from a 400 (as on /v1).
+      onRequest: async (req) => {
+        const { signIn } = await requireSignIn(store, req);
+        if (!signIn.orgId) throw new ApiError('insufficient_permissions', { message: 'Operators see organizations through the operator view.' });
+        orgOf.set(req, signIn.orgId);
+      },
     },
-  }, async (req) => sessionListPage(db, orgOf.get(req) as string, req.query as SessionListQueryT));
+    async (req) => sessionListPage(db, orgOf.get(req) as string, req.query as SessionListQueryT),
+  );
 
   app.get('/console/api/openapi.json', { schema: { hide: true } }, async () =>
     openApiSubset(app, '/console/api/', {

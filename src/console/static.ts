@@ -17,7 +17,8 @@ export default async function consoleStatic(app: FastifyInstance): Promise<void>
   });
   if (!existsSync(path.join(WEB_DIST, 'index.html'))) {
     app.get('/console/*', { schema: { hide: true } }, async (_req, reply) =>
-      reply.code(503).type('text/plain').send('The web console is not built: run `npm run build`.'));
+      reply.code(503).type('text/plain').send('The web console is not built: run `npm run build`.'),
+    );
     return;
   }
   await app.register(fastifyStatic, { root: WEB_DIST, prefix: '/console/', wildcard: false, index: ['index.html'], cacheControl: true, maxAge: '1h' });

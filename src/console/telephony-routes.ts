@@ -13,7 +13,8 @@ export default async function consoleTelephonyRoutes(app: FastifyInstance, deps:
 
   async function owner(req: FastifyRequest): Promise<string> {
     const { signIn } = await requireSignIn(store, req);
-    if (!signIn.orgId || signIn.role !== 'owner') throw new ApiError('insufficient_permissions', { message: 'Only organization owners see numbers and connections.' });
+    if (!signIn.orgId || signIn.role !== 'owner')
+      throw new ApiError('insufficient_permissions', { message: 'Only organization owners see numbers and connections.' });
     return signIn.orgId;
   }
 

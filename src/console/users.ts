@@ -33,7 +33,14 @@ const COLUMNS = 'id, org_id, email, role, password_hash, created_at';
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
 function present(row: UserRow): ConsoleUser {
-  return { id: row.id, org_id: row.org_id, email: row.email, role: row.role, created_at: row.created_at.toISOString(), has_password: row.password_hash !== null };
+  return {
+    id: row.id,
+    org_id: row.org_id,
+    email: row.email,
+    role: row.role,
+    created_at: row.created_at.toISOString(),
+    has_password: row.password_hash !== null,
+  };
 }
 
 let decoy: Promise<string> | undefined;
@@ -47,18 +54,22 @@ export interface CreatedUser {
   setPasswordToken?: string;
 }
 
-export async function createConsoleUser(
-  db: Db,
-  input: { orgId: string | null; email: string; role: ConsoleRole; password?: string },
-): Promise<CreatedUser> {
+export async function createConsoleUser(db: Db, input: { orgId: string | null; email: string; role: ConsoleRole; password?: string }): Promise<CreatedUser> {
   const token = input.password === undefined ? randomBytes(24).toString('base64url') : undefined;
   const passwordHash = input.password === undefined ? null : await hash(input.password);
   try {
     const { rows } = await db.query<UserRow>(
       `INSERT INTO console_users (id, org_id, email, role, password_hash, set_password_token_hash, set_password_expires_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
-      [newId('usr'), input.orgId, input.email.trim(), input.role, passwordHash,
-        token ? sha256(token) : null, token ? new Date(Date.now() + SET_PASSWORD_TTL_MS) : null],
+      [
+        newId('usr'),
+        input.orgId,
+        input.email.trim(),
+        input.role,
+        passwordHash,
+        token ? sha256(token) : null,
+        token ? new Date(Date.now() + SET_PASSWORD_TTL_MS) : null,
+      ],
     );
     const row = rows[0];
     if (!row) throw new Error('INSERT console_users … RETURNING gave no row');

@@ -127,8 +127,8 @@ export class SessionOwnership {
    * the node that owns it. A claim held under our own node id (a restarted process) is taken over.
    */
   async take(sessionId: string): Promise<OwnerClaim | null> {
-    const held = (await this.redis.eval(CLAIM, 2, ownerKey(sessionId), OWNERS_SEEN_KEY,
-      this.claimJson, this.self.node, this.ttlMs, Date.now(), sessionId)) as string | null;
+    const held = (await this.redis.eval(CLAIM, 2, ownerKey(sessionId), OWNERS_SEEN_KEY, this.claimJson, this.self.node, this.ttlMs, Date.now(), sessionId)) as
+      string | null;
     if (!held) return null;
     try {
       return JSON.parse(held) as OwnerClaim;
@@ -142,8 +142,17 @@ export class SessionOwnership {
     const lost: string[] = [];
     for (let i = 0; i < sessionIds.length; i += 500) {
       const batch = sessionIds.slice(i, i + 500);
-      const r = (await this.redis.eval(REFRESH_MANY, batch.length + 1, OWNERS_SEEN_KEY, ...batch.map(ownerKey),
-        this.ttlMs, this.self.node, this.claimJson, Date.now(), ...batch)) as string[];
+      const r = (await this.redis.eval(
+        REFRESH_MANY,
+        batch.length + 1,
+        OWNERS_SEEN_KEY,
+        ...batch.map(ownerKey),
+        this.ttlMs,
+        this.self.node,
+        this.claimJson,
+        Date.now(),
+        ...batch,
+      )) as string[];
       lost.push(...r);
     }
     return lost;

@@ -2,9 +2,7 @@
 // live session acts on them; the others ignore them. Channel names carry the deployment's prefix.
 import type { Redis } from 'ioredis';
 
-export type SessionCommand =
-  | { kind: 'end'; sessionId: string; reason: string }
-  | ForwardedCommand;
+export type SessionCommand = { kind: 'end'; sessionId: string; reason: string } | ForwardedCommand;
 
 /**
  * A REST command received by a node that does not own the live session, for the owner (`to`) to
@@ -23,8 +21,7 @@ export interface ForwardedCommand {
 }
 
 export type SessionReply =
-  | { requestId: string; ok: true; value: unknown }
-  | { requestId: string; ok: false; error: { code: string; message: string; sipStatus?: number } };
+  { requestId: string; ok: true; value: unknown } | { requestId: string; ok: false; error: { code: string; message: string; sipStatus?: number } };
 
 export const sessionChannel = (prefix: string): string => `${prefix}session-commands`;
 export const replyChannel = (prefix: string, node: string): string => `${prefix}session-replies:${node}`;
@@ -37,11 +34,7 @@ export async function publishSessionCommand(redis: Redis, prefix: string, cmd: S
  * Subscribes `handler` to session commands. `subscriber` must be a dedicated connection
  * (a Redis connection in subscribe mode can do nothing else). Returns an unsubscribe function.
  */
-export async function subscribeSessionCommands(
-  subscriber: Redis,
-  prefix: string,
-  handler: (cmd: SessionCommand) => void,
-): Promise<() => Promise<void>> {
+export async function subscribeSessionCommands(subscriber: Redis, prefix: string, handler: (cmd: SessionCommand) => void): Promise<() => Promise<void>> {
   const channel = sessionChannel(prefix);
   const onMessage = (ch: string, raw: string) => {
     if (ch !== channel) return;

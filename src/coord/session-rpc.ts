@@ -10,7 +10,11 @@ import { publishSessionCommand, replyChannel, sessionChannel, type ForwardedComm
 
 /** The owner answered with an error (`code` is a catalog code, e.g. dial_failed). */
 export class RemoteCommandError extends Error {
-  constructor(readonly code: string, message: string, readonly sipStatus?: number) {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly sipStatus?: number,
+  ) {
     super(message);
     this.name = 'RemoteCommandError';
   }
@@ -97,12 +101,11 @@ export class SessionRpc {
         reject(new RemoteCommandTimeout(to));
       }, timeoutMs);
       this.pending.set(requestId, { resolve, reject, timer });
-      publishSessionCommand(this.o.redis, this.o.prefix, { ...cmd, requestId, to, replyTo: this.o.nodeId })
-        .catch((err: Error) => {
-          clearTimeout(timer);
-          this.pending.delete(requestId);
-          reject(err);
-        });
+      publishSessionCommand(this.o.redis, this.o.prefix, { ...cmd, requestId, to, replyTo: this.o.nodeId }).catch((err: Error) => {
+        clearTimeout(timer);
+        this.pending.delete(requestId);
+        reject(err);
+      });
     });
   }
 
@@ -136,13 +139,16 @@ export class SessionRpc {
       const e = err as { code?: unknown; message?: string; sipStatus?: number };
       if (typeof e.code !== 'string') this.log.error({ err, session_id: cmd.sessionId, kind: cmd.kind }, 'forwarded command failed');
       reply = {
-        requestId: cmd.requestId, ok: false,
-        error: typeof e.code === 'string'
-          ? { code: e.code, message: e.message ?? '', ...(e.sipStatus !== undefined ? { sipStatus: e.sipStatus } : {}) }
-          : { code: 'internal_error', message: 'The node that owns the session failed to carry out the command.' },
+        requestId: cmd.requestId,
+        ok: false,
+        error:
+          typeof e.code === 'string'
+            ? { code: e.code, message: e.message ?? '', ...(e.sipStatus !== undefined ? { sipStatus: e.sipStatus } : {}) }
+            : { code: 'internal_error', message: 'The node that owns the session failed to carry out the command.' },
       };
     }
-    await this.o.redis.publish(replyChannel(this.o.prefix, cmd.replyTo), JSON.stringify(reply))
+    await this.o.redis
+      .publish(replyChannel(this.o.prefix, cmd.replyTo), JSON.stringify(reply))
       .catch((err) => this.log.warn({ err, session_id: cmd.sessionId }, 'publishing reply failed'));
   }
 

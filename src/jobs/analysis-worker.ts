@@ -12,11 +12,16 @@ export async function runAnalysis(db: Db, a: AnalysisRow): Promise<void> {
   const stored = await analysisTurns(db, a.session_id);
   if (stored.length === 0) throw new Error('the transcript has no turns to analyse');
   const turns: AnalysisTurn[] = stored.map((t) => ({
-    sequence: t.sequence, speaker: t.speaker === 'agent' ? 'agent' : 'customer', language: t.language, text: t.text,
-    translation: t.translation, startTime: t.start_time, endTime: t.end_time,
+    sequence: t.sequence,
+    speaker: t.speaker === 'agent' ? 'agent' : 'customer',
+    language: t.language,
+    text: t.text,
+    translation: t.translation,
+    startTime: t.start_time,
+    endTime: t.end_time,
   }));
   const include = a.include.filter((p): p is AnalysisPart => (ANALYSIS_PARTS as readonly string[]).includes(p));
-  const r = analyseTranscript(turns, { include, profile: a.profile, rules: (await complianceRules(db, a.org_id)) });
+  const r = analyseTranscript(turns, { include, profile: a.profile, rules: await complianceRules(db, a.org_id) });
   await completeAnalysis(db, a.id, {
     summary: r.summary,
     sentiment: r.sentiment && { customer: r.sentiment.customer, agent: r.sentiment.agent },
@@ -35,26 +40,30 @@ export async function runAnalysis(db: Db, a: AnalysisRow): Promise<void> {
 
 export function startAnalysisWorker(deps: { db: Db; logger: Logger; intervalMs: number; leaseSeconds: number }): Sweeper {
   const log = deps.logger.child({ component: 'analysis-worker' });
-  return startPeriodicSweep(deps.intervalMs, async (stopped) => {
-    const done: string[] = [];
-    while (!stopped()) {
-      const batch = await claimAnalyses(deps.db, deps.leaseSeconds, 8);
-      if (batch.length === 0) break;
-      for (const a of batch) {
-        try {
-          await runAnalysis(deps.db, a);
-        } catch (err) {
-          const message = (err as Error).message;
-          if (a.attempts >= MAX_ANALYSIS_ATTEMPTS || /no turns/.test(message)) {
-            await failAnalysis(deps.db, a.id, `The analysis could not complete: ${message}`);
-          } else {
-            log.warn({ err, analysis_id: a.id }, 'analysis failed; will retry');
-            await deps.db.query('UPDATE analyses SET lease_until = NULL WHERE id = $1', [a.id]);
+  return startPeriodicSweep(
+    deps.intervalMs,
+    async (stopped) => {
+      const done: string[] = [];
+      while (!stopped()) {
+        const batch = await claimAnalyses(deps.db, deps.leaseSeconds, 8);
+        if (batch.length === 0) break;
+        for (const a of batch) {
+          try {
+            await runAnalysis(deps.db, a);
+          } catch (err) {
+            const message = (err as Error).message;
+            if (a.attempts >= MAX_ANALYSIS_ATTEMPTS || /no turns/.test(message)) {
+              await failAnalysis(deps.db, a.id, `The analysis could not complete: ${message}`);
+            } else {
+              log.warn({ err, analysis_id: a.id }, 'analysis failed; will retry');
+              await deps.db.query('UPDATE analyses SET lease_until = NULL WHERE id = $1', [a.id]);
+            }
           }
+          done.push(a.id);
         }
-        done.push(a.id);
       }
-    }
-    return done;
-  }, (err) => log.error({ err }, 'analysis pass failed'));
+      return done;
+    },
+    (err) => log.error({ err }, 'analysis pass failed'),
+  );
 }

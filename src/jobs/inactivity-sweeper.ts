@@ -24,15 +24,19 @@ export type InactivitySweeper = Sweeper;
 
 export function startInactivitySweeper(opts: InactivitySweeperOptions): InactivitySweeper {
   const batch = opts.batchSize ?? 100;
-  return startPeriodicSweep(opts.intervalMs, async (stopped) => {
-    const ended: string[] = [];
-    const ids = await findIdleSessions(opts.db, opts.inactivitySeconds, batch);
-    for (const id of ids) {
-      if (stopped()) break;
-      const result = await endSession({ db: opts.db, redis: opts.redis, redisKeyPrefix: opts.redisKeyPrefix }, id, 'inactivity');
-      if (result?.endedNow) ended.push(id);
-    }
-    if (ended.length) opts.logger.info({ count: ended.length, session_ids: ended }, 'ended idle sessions');
-    return ended;
-  }, (err) => opts.logger.warn({ err }, 'inactivity sweep failed'));
+  return startPeriodicSweep(
+    opts.intervalMs,
+    async (stopped) => {
+      const ended: string[] = [];
+      const ids = await findIdleSessions(opts.db, opts.inactivitySeconds, batch);
+      for (const id of ids) {
+        if (stopped()) break;
+        const result = await endSession({ db: opts.db, redis: opts.redis, redisKeyPrefix: opts.redisKeyPrefix }, id, 'inactivity');
+        if (result?.endedNow) ended.push(id);
+      }
+      if (ended.length) opts.logger.info({ count: ended.length, session_ids: ended }, 'ended idle sessions');
+      return ended;
+    },
+    (err) => opts.logger.warn({ err }, 'inactivity sweep failed'),
+  );
 }

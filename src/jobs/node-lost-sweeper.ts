@@ -30,22 +30,26 @@ export type NodeLostSweeper = Sweeper;
 export function startNodeLostSweeper(opts: NodeLostSweeperOptions): NodeLostSweeper {
   const batch = opts.batchSize ?? 100;
   const log = opts.logger.child({ component: 'node-lost-sweeper' });
-  return startPeriodicSweep(opts.intervalMs, async (stopped) => {
-    const ended: string[] = [];
-    const done: string[] = [];
-    const ids = await claimsNotRefreshedSince(opts.redis, Date.now() - opts.claimTtlMs - opts.graceMs, batch);
-    for (const id of ids) {
-      if (stopped()) break;
-      if (await ownerOf(opts.redis, id)) continue; // taken over; its owner refreshes the history
-      const row = await getSessionRow(opts.db, id);
-      if (row && row.status !== 'ended') {
-        const r = await endSession({ db: opts.db, redis: opts.redis, redisKeyPrefix: opts.redisKeyPrefix }, id, 'node_lost');
-        if (r?.endedNow) ended.push(id);
+  return startPeriodicSweep(
+    opts.intervalMs,
+    async (stopped) => {
+      const ended: string[] = [];
+      const done: string[] = [];
+      const ids = await claimsNotRefreshedSince(opts.redis, Date.now() - opts.claimTtlMs - opts.graceMs, batch);
+      for (const id of ids) {
+        if (stopped()) break;
+        if (await ownerOf(opts.redis, id)) continue; // taken over; its owner refreshes the history
+        const row = await getSessionRow(opts.db, id);
+        if (row && row.status !== 'ended') {
+          const r = await endSession({ db: opts.db, redis: opts.redis, redisKeyPrefix: opts.redisKeyPrefix }, id, 'node_lost');
+          if (r?.endedNow) ended.push(id);
+        }
+        done.push(id);
       }
-      done.push(id);
-    }
-    await forgetClaimHistory(opts.redis, done);
-    if (ended.length) log.warn({ count: ended.length, session_ids: ended }, 'ended sessions of a lost node');
-    return ended;
-  }, (err) => log.warn({ err }, 'node-lost sweep failed'));
+      await forgetClaimHistory(opts.redis, done);
+      if (ended.length) log.warn({ count: ended.length, session_ids: ended }, 'ended sessions of a lost node');
+      return ended;
+    },
+    (err) => log.warn({ err }, 'node-lost sweep failed'),
+  );
 }

@@ -9,11 +9,7 @@ export interface Sweeper {
 }
 
 /** `pass` is handed a function telling whether stop() was called, to cut a long pass short. */
-export function startPeriodicSweep(
-  intervalMs: number,
-  pass: (stopped: () => boolean) => Promise<string[]>,
-  onError: (err: unknown) => void,
-): Sweeper {
+export function startPeriodicSweep(intervalMs: number, pass: (stopped: () => boolean) => Promise<string[]>, onError: (err: unknown) => void): Sweeper {
   let running: Promise<string[]> | null = null;
   let stopped = false;
   const isStopped = () => stopped;

@@ -41,7 +41,13 @@ export function startRecordingEncoder(deps: RecordingEncoderDeps): RecordingEnco
       const key = `${r.session_id}/${r.id}.mp3`;
       await deps.storage.put(key, tmp);
       const size = (await deps.storage.size(key)) ?? 0;
-      const ready = await markRecordingReady(deps.db, r.id, { filePath: key, duration: Math.round(info.durationSeconds * 1000) / 1000, size, sampleRate: 8000, bitDepth: 16 });
+      const ready = await markRecordingReady(deps.db, r.id, {
+        filePath: key,
+        duration: Math.round(info.durationSeconds * 1000) / 1000,
+        size,
+        sampleRate: 8000,
+        bitDepth: 16,
+      });
       if (ready) await rm(wav, { force: true });
       log.info({ recording_id: r.id, duration: info.durationSeconds, size }, 'recording ready');
     } catch (err) {
@@ -57,18 +63,22 @@ export function startRecordingEncoder(deps: RecordingEncoderDeps): RecordingEnco
     }
   }
 
-  const sweeper = startPeriodicSweep(deps.intervalMs, async (stopped) => {
-    const done: string[] = [];
-    while (!stopped()) {
-      const batch = await claimRecordingsToEncode(deps.db, deps.leaseSeconds, deps.captureGraceSeconds, 4);
-      if (batch.length === 0) break;
-      for (const r of batch) {
-        await encodeOne(r);
-        done.push(r.id);
+  const sweeper = startPeriodicSweep(
+    deps.intervalMs,
+    async (stopped) => {
+      const done: string[] = [];
+      while (!stopped()) {
+        const batch = await claimRecordingsToEncode(deps.db, deps.leaseSeconds, deps.captureGraceSeconds, 4);
+        if (batch.length === 0) break;
+        for (const r of batch) {
+          await encodeOne(r);
+          done.push(r.id);
+        }
       }
-    }
-    return done;
-  }, (err) => log.error({ err }, 'recording encode pass failed'));
+      return done;
+    },
+    (err) => log.error({ err }, 'recording encode pass failed'),
+  );
 
   // A kick during a pass runs one more pass after it, so rows captured meanwhile are not left to the timer.
   let running = false;
@@ -79,13 +89,16 @@ export function startRecordingEncoder(deps: RecordingEncoderDeps): RecordingEnco
       return;
     }
     running = true;
-    sweeper.sweep().catch((err) => log.error({ err }, 'recording encode pass failed')).finally(() => {
-      running = false;
-      if (pending) {
-        pending = false;
-        kick();
-      }
-    });
+    sweeper
+      .sweep()
+      .catch((err) => log.error({ err }, 'recording encode pass failed'))
+      .finally(() => {
+        running = false;
+        if (pending) {
+          pending = false;
+          kick();
+        }
+      });
   };
   return { ...sweeper, kick };
 }

@@ -16,15 +16,19 @@ export interface SipCaptureRetentionOptions {
 /** Sweeps once per interval (default every 10 minutes); one pass deletes until a batch comes back short. */
 export function startSipCaptureRetention(o: SipCaptureRetentionOptions): Sweeper {
   const batch = o.batchSize ?? 5000;
-  return startPeriodicSweep(o.intervalMs ?? 600_000, async (stopped) => {
-    let total = 0;
-    for (;;) {
-      if (stopped()) break;
-      const n = await purgeSipMessages(o.db, o.retentionHours, batch);
-      total += n;
-      if (n < batch) break;
-    }
-    if (total > 0) o.logger.info({ deleted: total }, 'SIP capture past retention deleted');
-    return [];
-  }, (err) => o.logger.warn({ err }, 'SIP capture retention sweep failed'));
+  return startPeriodicSweep(
+    o.intervalMs ?? 600_000,
+    async (stopped) => {
+      let total = 0;
+      for (;;) {
+        if (stopped()) break;
+        const n = await purgeSipMessages(o.db, o.retentionHours, batch);
+        total += n;
+        if (n < batch) break;
+      }
+      if (total > 0) o.logger.info({ deleted: total }, 'SIP capture past retention deleted');
+      return [];
+    },
+    (err) => o.logger.warn({ err }, 'SIP capture retention sweep failed'),
+  );
 }

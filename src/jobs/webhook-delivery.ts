@@ -11,12 +11,27 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import {
-  claimDueDeliveries, fanOutEvents, recordAttempts, updateEndpointHealth, webhookEndpointsByIds,
-  type AttemptResult, type ClaimedDelivery, type Db, type WebhookEndpointRow,
+  claimDueDeliveries,
+  fanOutEvents,
+  recordAttempts,
+  updateEndpointHealth,
+  webhookEndpointsByIds,
+  type AttemptResult,
+  type ClaimedDelivery,
+  type Db,
+  type WebhookEndpointRow,
 } from '../store/index.js';
 import {
-  deliveryHeaders, envelopeBody, noWebhookMetrics, openSecret, resolveEndpointUrl, retryDelayMs, urlPolicyOf,
-  UrlRefused, WebhookHttpSender, type WebhookMetrics,
+  deliveryHeaders,
+  envelopeBody,
+  noWebhookMetrics,
+  openSecret,
+  resolveEndpointUrl,
+  retryDelayMs,
+  urlPolicyOf,
+  UrlRefused,
+  WebhookHttpSender,
+  type WebhookMetrics,
 } from '../webhooks/index.js';
 
 export interface WebhookDeliveryOptions {
@@ -122,7 +137,9 @@ export class WebhookDeliveryWorker {
       if (room <= 0) continue; // a finishing send wakes the loop again
       const limit = Math.min(room, 200);
       const claimed = await claimDueDeliveries(this.o.db, {
-        limit, perEndpoint: this.settings.endpointConcurrency, leaseMs: this.settings.timeoutMs + 15_000,
+        limit,
+        perEndpoint: this.settings.endpointConcurrency,
+        leaseMs: this.settings.timeoutMs + 15_000,
       });
       if (claimed.length === limit) this.wakeRequested = true;
       if (claimed.length) await this.startSends(claimed);
@@ -198,10 +215,13 @@ export class WebhookDeliveryWorker {
     if (at >= this.retryAt || at - Date.now() >= this.settings.pollIntervalMs) return;
     clearTimeout(this.retryTimer);
     this.retryAt = at;
-    this.retryTimer = setTimeout(() => {
-      this.retryAt = Infinity;
-      this.wake();
-    }, Math.max(0, at - Date.now()) + 5);
+    this.retryTimer = setTimeout(
+      () => {
+        this.retryAt = Infinity;
+        this.wake();
+      },
+      Math.max(0, at - Date.now()) + 5,
+    );
     this.retryTimer.unref();
   }
 

@@ -16,17 +16,21 @@ export interface WebhookRetentionOptions {
 /** Sweeps once per interval (default hourly); one pass deletes until a batch comes back short. */
 export function startWebhookRetention(o: WebhookRetentionOptions): Sweeper {
   const batch = o.batchSize ?? 5000;
-  return startPeriodicSweep(o.intervalMs ?? 3_600_000, async (stopped) => {
-    const total = { attempts: 0, deliveries: 0, events: 0 };
-    for (;;) {
-      if (stopped()) break;
-      const n = await purgeDeliveryHistory(o.db, o.retentionDays, batch);
-      total.attempts += n.attempts;
-      total.deliveries += n.deliveries;
-      total.events += n.events;
-      if (n.attempts < batch && n.deliveries < batch && n.events < batch) break;
-    }
-    if (total.attempts + total.deliveries + total.events > 0) o.logger.info(total, 'webhook history past retention deleted');
-    return [];
-  }, (err) => o.logger.warn({ err }, 'webhook retention sweep failed'));
+  return startPeriodicSweep(
+    o.intervalMs ?? 3_600_000,
+    async (stopped) => {
+      const total = { attempts: 0, deliveries: 0, events: 0 };
+      for (;;) {
+        if (stopped()) break;
+        const n = await purgeDeliveryHistory(o.db, o.retentionDays, batch);
+        total.attempts += n.attempts;
+        total.deliveries += n.deliveries;
+        total.events += n.events;
+        if (n.attempts < batch && n.deliveries < batch && n.events < batch) break;
+      }
+      if (total.attempts + total.deliveries + total.events > 0) o.logger.info(total, 'webhook history past retention deleted');
+      return [];
+    },
+    (err) => o.logger.warn({ err }, 'webhook retention sweep failed'),
+  );
 }

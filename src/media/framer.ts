@@ -12,7 +12,10 @@ export class Framer {
    * @param onFrame receives each complete frame. Every frame is a fresh array the sink may keep
    *   (frames are queued downstream, so reusing one buffer would corrupt queued audio).
    */
-  constructor(private readonly onFrame: FrameSink, readonly frameSamples: number = FRAME_SAMPLES) {
+  constructor(
+    private readonly onFrame: FrameSink,
+    readonly frameSamples: number = FRAME_SAMPLES,
+  ) {
     this.pending = new Int16Array(frameSamples);
   }
 

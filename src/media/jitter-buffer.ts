@@ -82,8 +82,17 @@ export class JitterBuffer {
     this.slotIndex = new Float64Array(this.capacity).fill(NaN);
     this.slotArrival = new Float64Array(this.capacity);
     this.s = {
-      received: 0, duplicates: 0, late: 0, concealed: 0, dropped: 0, underruns: 0, resyncs: 0, played: 0,
-      targetFrames: this.target, depthFrames: 0, jitterMs: 0,
+      received: 0,
+      duplicates: 0,
+      late: 0,
+      concealed: 0,
+      dropped: 0,
+      underruns: 0,
+      resyncs: 0,
+      played: 0,
+      targetFrames: this.target,
+      depthFrames: 0,
+      jitterMs: 0,
     };
   }
 
@@ -245,7 +254,7 @@ export class JitterBuffer {
   private conceal(out: Int16Array): Int16Array {
     this.s.concealed++;
     this.concealRun++;
-    const gain = this.concealRun <= this.concealFrames ? FADE[this.concealRun] ?? 0 : 0;
+    const gain = this.concealRun <= this.concealFrames ? (FADE[this.concealRun] ?? 0) : 0;
     if (gain === 0) {
       out.fill(0);
     } else {

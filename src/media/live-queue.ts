@@ -40,7 +40,10 @@ export class LiveQueue<T> {
   private readonly max: number;
 
   /** @param energyOf loudness of an item (sum of squares or any monotonic measure), to drop the quietest. */
-  constructor(private readonly energyOf: (item: T) => number, o: LiveQueueOptions = {}) {
+  constructor(
+    private readonly energyOf: (item: T) => number,
+    o: LiveQueueOptions = {},
+  ) {
     this.target = Math.max(0, o.targetFrames ?? 1);
     this.window = Math.max(1, o.windowTicks ?? 50);
     this.max = Math.max(this.target + 1, o.maxFrames ?? 15);

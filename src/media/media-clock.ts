@@ -37,7 +37,10 @@ export class MediaClock implements TickSource {
    * @param maxCatchUpTicks ticks fired back to back after a stall (default 25 = 500 ms), so a short
    *   stall delays output once instead of adding to every queue's latency for good; a longer one is skipped.
    */
-  constructor(readonly periodMs: number = FRAME_MS, private readonly maxCatchUpTicks = 25) {}
+  constructor(
+    readonly periodMs: number = FRAME_MS,
+    private readonly maxCatchUpTicks = 25,
+  ) {}
 
   /** Ticks fired so far (monotonic across stops and starts). */
   get tick(): number {

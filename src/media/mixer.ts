@@ -12,7 +12,7 @@ export function mixFrames(a: Int16Array, b: Int16Array, out?: Int16Array): Int16
     dst[i] = s > 32767 ? 32767 : s < -32768 ? -32768 : s;
   }
   const longer = a.length > b.length ? a : b;
-  for (let i = shared; i < n; i++) dst[i] = (longer[i] ?? 0);
+  for (let i = shared; i < n; i++) dst[i] = longer[i] ?? 0;
   return dst;
 }
 

@@ -43,7 +43,11 @@ export class Resampler {
   /** Position of the next output in the upsampled domain, relative to the first new input sample. */
   private phasePos = 0;
 
-  constructor(readonly inRate: number, readonly outRate: number, opts: ResamplerOptions = {}) {
+  constructor(
+    readonly inRate: number,
+    readonly outRate: number,
+    opts: ResamplerOptions = {},
+  ) {
     if (!Number.isInteger(inRate) || !Number.isInteger(outRate) || inRate <= 0 || outRate <= 0) {
       throw new RangeError(`sample rates must be positive integers, got ${inRate} -> ${outRate}`);
     }
@@ -86,7 +90,7 @@ export class Resampler {
     if (this.work.length < total) this.work = new Float32Array(Math.max(total, this.work.length * 2));
     const x = this.work;
     x.set(this.history, 0);
-    for (let i = 0; i < input.length; i++) x[h + i] = (input[i] ?? 0);
+    for (let i = 0; i < input.length; i++) x[h + i] = input[i] ?? 0;
 
     const L = this.up;
     const M = this.down;

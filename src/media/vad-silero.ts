@@ -57,14 +57,22 @@ export class SileroVoiceActivityDetector extends EventEmitter<VadEvents> {
     super();
     // sherpa-onnx only prints a missing model and then never reports speech: fail where it is configured.
     if (!existsSync(opts.model)) throw new Error(`Silero VAD model not found at ${opts.model} (run scripts/fetch-vad-model.sh)`);
-    this.vad = new (loadSherpa().Vad)({
-      sileroVad: {
-        model: opts.model, threshold: opts.threshold ?? 0.5, windowSize: WINDOW,
-        minSpeechDuration: (opts.minSpeechMs ?? 250) / 1000, minSilenceDuration: (opts.minSilenceMs ?? 300) / 1000,
-        maxSpeechDuration: (opts.maxUtteranceMs ?? 20_000) / 1000,
+    this.vad = new (loadSherpa().Vad)(
+      {
+        sileroVad: {
+          model: opts.model,
+          threshold: opts.threshold ?? 0.5,
+          windowSize: WINDOW,
+          minSpeechDuration: (opts.minSpeechMs ?? 250) / 1000,
+          minSilenceDuration: (opts.minSilenceMs ?? 300) / 1000,
+          maxSpeechDuration: (opts.maxUtteranceMs ?? 20_000) / 1000,
+        },
+        sampleRate: 16000,
+        numThreads: 1,
+        debug: false,
       },
-      sampleRate: 16000, numThreads: 1, debug: false,
-    }, 30);
+      30,
+    );
     this.prerollFrames = opts.prerollFrames ?? 25;
     this.maxUtteranceFrames = Math.round((opts.maxUtteranceMs ?? 20_000) / FRAME_MS);
   }

@@ -38,7 +38,10 @@ export class WavFileWriter {
   private closed: Promise<void> | null = null;
   private failure: Error | null = null;
 
-  constructor(readonly path: string, readonly sampleRate = 8000) {}
+  constructor(
+    readonly path: string,
+    readonly sampleRate = 8000,
+  ) {}
 
   /** Creates (truncates) the file and writes a provisional header; write() opens lazily too. */
   open(): Promise<void> {

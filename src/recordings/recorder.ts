@@ -38,7 +38,11 @@ export class CallRecorder {
   private closing: Promise<void> | null = null;
   private denied = false;
 
-  constructor(private readonly session: LiveSession, private readonly row: SessionRow, private readonly deps: RecorderDeps) {
+  constructor(
+    private readonly session: LiveSession,
+    private readonly row: SessionRow,
+    private readonly deps: RecorderDeps,
+  ) {
     const mode = (row.recording.mode ?? 'dual_channel') as keyof typeof RECORDING_MODES;
     for (const channel of RECORDING_MODES[mode] ?? RECORDING_MODES.dual_channel) {
       const id = newId('rec');
@@ -74,8 +78,12 @@ export class CallRecorder {
       return;
     }
     await mkdir(this.deps.wavDir, { recursive: true });
-    await insertCapturingRecordings(this.deps.db, this.row.id, this.row.org_id,
-      [...this.tracks].map(([channel, t]) => ({ id: t.id, channel, wavPath: t.track.path })));
+    await insertCapturingRecordings(
+      this.deps.db,
+      this.row.id,
+      this.row.org_id,
+      [...this.tracks].map(([channel, t]) => ({ id: t.id, channel, wavPath: t.track.path })),
+    );
   }
 
   /** Closes the channels at the call's length and hands them to the encoder. Idempotent. */
@@ -92,7 +100,10 @@ export class CallRecorder {
       }
       for (const r of results) if (r.status === 'rejected') this.deps.logger.error({ err: r.reason, session_id: this.row.id }, 'closing recording WAV failed');
       // A failed close still hands the row on: the encoder marks it failed (recording.failed).
-      await markCaptureDone(this.deps.db, [...this.tracks.values()].map((t) => t.id));
+      await markCaptureDone(
+        this.deps.db,
+        [...this.tracks.values()].map((t) => t.id),
+      );
       this.deps.captured?.(this.row.id);
     })().catch((err) => this.deps.logger.error({ err, session_id: this.row.id }, 'finishing recording failed'));
     return this.closing;

@@ -44,13 +44,15 @@ export class S3Storage implements RecordingStorage {
 
   async put(key: string, src: string): Promise<void> {
     const { size } = await stat(src);
-    await this.client.send(new PutObjectCommand({
-      Bucket: this.opts.bucket,
-      Key: this.keyOf(key),
-      Body: createReadStream(src),
-      ContentLength: size,
-      ContentType: 'audio/mpeg',
-    }));
+    await this.client.send(
+      new PutObjectCommand({
+        Bucket: this.opts.bucket,
+        Key: this.keyOf(key),
+        Body: createReadStream(src),
+        ContentLength: size,
+        ContentType: 'audio/mpeg',
+      }),
+    );
     await rm(src, { force: true }); // the interface moves the file
   }
 
@@ -69,11 +71,14 @@ export class S3Storage implements RecordingStorage {
     // destroys the stream (the HTTP reply is then cut short, as with a failing disk read).
     const out = new PassThrough();
     this.client
-      .send(new GetObjectCommand({
-        Bucket: this.opts.bucket,
-        Key: this.keyOf(key),
-        Range: range ? `bytes=${range.start}-${range.end}` : undefined,
-      }), { abortSignal: abortOnClose(out) })
+      .send(
+        new GetObjectCommand({
+          Bucket: this.opts.bucket,
+          Key: this.keyOf(key),
+          Range: range ? `bytes=${range.start}-${range.end}` : undefined,
+        }),
+        { abortSignal: abortOnClose(out) },
+      )
       .then((res) => {
         if (!(res.Body instanceof Readable)) throw new Error(`S3 GetObject for ${key} returned no stream`);
         // The caller already promised the client this many bytes (Content-Length of a 206).

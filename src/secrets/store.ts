@@ -20,16 +20,26 @@ export async function setSecret(db: Queryable, secretKey: string, orgId: string 
   // The unique index is on an expression (COALESCE(org_id, '')): update first, insert when absent.
   const updated = await db.query<SecretInfo>(
     `UPDATE secrets SET value_enc = $3, updated_at = now() WHERE org_id IS NOT DISTINCT FROM $1 AND name = $2
-     RETURNING org_id, name, created_at, updated_at`, [orgId, name, enc]);
-  const row = updated.rows[0] ?? (await db.query<SecretInfo>(
-    `INSERT INTO secrets (org_id, name, value_enc) VALUES ($1, $2, $3) RETURNING org_id, name, created_at, updated_at`, [orgId, name, enc])).rows[0];
+     RETURNING org_id, name, created_at, updated_at`,
+    [orgId, name, enc],
+  );
+  const row =
+    updated.rows[0] ??
+    (
+      await db.query<SecretInfo>(`INSERT INTO secrets (org_id, name, value_enc) VALUES ($1, $2, $3) RETURNING org_id, name, created_at, updated_at`, [
+        orgId,
+        name,
+        enc,
+      ])
+    ).rows[0];
   if (!row) throw new Error('secret upsert: neither UPDATE nor INSERT … RETURNING gave a row');
   return present(row);
 }
 
 export async function listSecrets(db: Queryable, orgId: string | null): Promise<SecretInfo[]> {
-  const { rows } = await db.query<SecretInfo>(
-    'SELECT org_id, name, created_at, updated_at FROM secrets WHERE org_id IS NOT DISTINCT FROM $1 ORDER BY name', [orgId]);
+  const { rows } = await db.query<SecretInfo>('SELECT org_id, name, created_at, updated_at FROM secrets WHERE org_id IS NOT DISTINCT FROM $1 ORDER BY name', [
+    orgId,
+  ]);
   return rows.map(present);
 }
 
@@ -39,8 +49,7 @@ export async function deleteSecret(db: Queryable, orgId: string | null, name: st
 }
 
 export async function getSecret(db: Queryable, secretKey: string, orgId: string | null, name: string): Promise<string | null> {
-  const { rows } = await db.query<{ value_enc: string }>(
-    'SELECT value_enc FROM secrets WHERE org_id IS NOT DISTINCT FROM $1 AND name = $2', [orgId, name]);
+  const { rows } = await db.query<{ value_enc: string }>('SELECT value_enc FROM secrets WHERE org_id IS NOT DISTINCT FROM $1 AND name = $2', [orgId, name]);
   return rows[0] ? decryptSecret(secretKey, rows[0].value_enc) : null;
 }
 

@@ -3,8 +3,15 @@
 // sweepers all go through these functions.
 import type { Redis } from 'ioredis';
 import {
-  insertEvent, lockSessionRow, markSessionActive, markSessionEnded, primaryRecording, transcriptStats, withTransaction,
-  type Db, type SessionRow,
+  insertEvent,
+  lockSessionRow,
+  markSessionActive,
+  markSessionEnded,
+  primaryRecording,
+  transcriptStats,
+  withTransaction,
+  type Db,
+  type SessionRow,
 } from '../store/index.js';
 import { publishSessionCommand } from '../coord/index.js';
 
@@ -23,8 +30,13 @@ export async function activateSession(db: Db, id: string): Promise<SessionRow | 
     const s = await markSessionActive(client, id);
     if (!s) return null;
     await insertEvent(client, s.org_id, 'session.started', {
-      id: s.id, object: 'session', status: s.status, mode: s.mode,
-      source_language: s.source_language, target_language: s.target_language, started_at: s.started_at!.toISOString(),
+      id: s.id,
+      object: 'session',
+      status: s.status,
+      mode: s.mode,
+      source_language: s.source_language,
+      target_language: s.target_language,
+      started_at: s.started_at!.toISOString(),
     });
     return s;
   });
@@ -55,16 +67,24 @@ export async function endSession(deps: LifecycleDeps, id: string, reason: string
     const rec = await primaryRecording(client, id);
     const transcriptAvailable = stats.turns > 0;
     await insertEvent(client, s.org_id, 'session.ended', {
-      id: s.id, object: 'session', status: 'ended', mode: s.mode,
-      duration: s.duration_seconds, end_reason: reason,
+      id: s.id,
+      object: 'session',
+      status: 'ended',
+      mode: s.mode,
+      duration: s.duration_seconds,
+      end_reason: reason,
       recording: rec ? { id: rec.id, duration: rec.duration ?? s.duration_seconds } : null,
       transcript: { available: transcriptAvailable, word_count: stats.words },
-      started_at: s.started_at?.toISOString() ?? null, ended_at: s.ended_at!.toISOString(),
+      started_at: s.started_at?.toISOString() ?? null,
+      ended_at: s.ended_at!.toISOString(),
     });
     if (transcriptAvailable) {
       await insertEvent(client, s.org_id, 'transcript.ready', {
-        session_id: s.id, word_count: stats.words, segment_count: stats.turns,
-        duration: s.duration_seconds, languages: stats.languages,
+        session_id: s.id,
+        word_count: stats.words,
+        segment_count: stats.turns,
+        duration: s.duration_seconds,
+        languages: stats.languages,
       });
     }
     return { row: s, endedNow: true };

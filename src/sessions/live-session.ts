@@ -4,10 +4,7 @@
 import type { Logger } from 'pino';
 import type { Engines, VoiceSettings } from '../speech/index.js';
 import type { VadChoice } from './processors/vad.js';
-import {
-  FRAME_MS, otherParty,
-  type LiveSessionEvents, type OutputFrame, type Party, type PartyLeg, type PcmFrame, type TranscriptFinal,
-} from './contracts.js';
+import { FRAME_MS, otherParty, type LiveSessionEvents, type OutputFrame, type Party, type PartyLeg, type PcmFrame, type TranscriptFinal } from './contracts.js';
 import type { Frame } from './frames.js';
 import type { TickSource } from './media-clock.js';
 import type { SessionMode } from './modes.js';
@@ -109,12 +106,18 @@ export class LiveSession extends SafeEmitter<LiveSessionEvents> {
     this.sequence = opts.lastSequence ?? 0;
     this.plan = planPipeline(
       { mode: opts.mode, source_language: opts.sourceLanguage, target_language: opts.targetLanguage },
-      opts.engines, opts.defaultLanguage,
+      opts.engines,
+      opts.defaultLanguage,
     );
     const agent = opts.agent;
     this.pipeline = buildPipeline(
       {
-        plan: this.plan, engines: opts.engines, voice: opts.voice, clock: opts.clock, vad: opts.vad, bargeIn: opts.bargeIn,
+        plan: this.plan,
+        engines: opts.engines,
+        voice: opts.voice,
+        clock: opts.clock,
+        vad: opts.vad,
+        bargeIn: opts.bargeIn,
         agent: agent && {
           language: agent.language,
           bargeInMinSpeechMs: agent.bargeInMinSpeechMs,
@@ -126,7 +129,8 @@ export class LiveSession extends SafeEmitter<LiveSessionEvents> {
           timelineMs: () => (this.t0 < 0 ? 0 : Date.now() - this.t0),
           onCustomerFinal: (text) => this.agentRuntime?.customerSaid(text),
         },
-        defaultLanguage: opts.defaultLanguage, onLanguageDetected: (party, language) => this.hooks.languageDetected?.(party, language),
+        defaultLanguage: opts.defaultLanguage,
+        onLanguageDetected: (party, language) => this.hooks.languageDetected?.(party, language),
       },
       this.onFrame,
     );
@@ -307,9 +311,11 @@ export class LiveSession extends SafeEmitter<LiveSessionEvents> {
           ...(frame.interrupted ? { interrupted: true } : {}),
         };
         const turn: StoredTurn = { ...final, startTime: frame.startMs / 1000, endTime: frame.endMs / 1000 };
-        this.storeTail = this.storeTail.then(() => this.hooks.storeTurn(turn)).catch((err) => {
-          this.log?.error({ err, sequence: turn.sequence }, 'storing transcript turn failed');
-        });
+        this.storeTail = this.storeTail
+          .then(() => this.hooks.storeTurn(turn))
+          .catch((err) => {
+            this.log?.error({ err, sequence: turn.sequence }, 'storing transcript turn failed');
+          });
         this.safeEmit('final', final);
         return;
       }

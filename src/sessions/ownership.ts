@@ -3,7 +3,10 @@
 import type { OwnerClaim } from '../coord/index.js';
 
 export class SessionOwnedElsewhereError extends Error {
-  constructor(readonly sessionId: string, readonly owner: OwnerClaim) {
+  constructor(
+    readonly sessionId: string,
+    readonly owner: OwnerClaim,
+  ) {
     super(`session ${sessionId} is live on node ${owner.node}`);
     this.name = 'SessionOwnedElsewhereError';
   }

@@ -22,7 +22,6 @@ import { AgentPlayoutTracker, AgentSpeechLedger, AgentSpeechStage } from './proc
 import { AgentBargeInProcessor } from './processors/barge-in.js';
 import { AgentListener, HandoffBridge } from './processors/agent-listener.js';
 
-
 /**
  * End-of-turn in the agent modes: 300 ms of silence ends the customer's utterance (the translation
  * modes wait 560 ms so interpreters' pauses do not split sentences); the agent answers sooner.
@@ -164,7 +163,15 @@ export function buildPipeline(opts: PipelineOptions, sink: FrameSink): Pipeline 
     translate?.setRoutes(plan.routes);
     opts.onLanguageDetected?.(party, language);
   };
-  stages.push(new SttProcessor({ engine: engines.stt, languages: { ...plan.languages }, enabled: plan.transcribe, detect: { ...plan.detect }, onLanguageDetected: onDetected }));
+  stages.push(
+    new SttProcessor({
+      engine: engines.stt,
+      languages: { ...plan.languages },
+      enabled: plan.transcribe,
+      detect: { ...plan.detect },
+      onLanguageDetected: onDetected,
+    }),
+  );
   if (Object.keys(plan.routes).length > 0 || plan.detect.agent || plan.detect.customer) {
     translate = new TranslateProcessor(engines.translator, plan.routes);
     stages.push(translate);
@@ -186,7 +193,11 @@ function buildAgentPipeline(opts: PipelineOptions, agent: AgentPipelineOptions, 
   const stages: FrameProcessor[] = [
     handoff,
     vad,
-    new AgentBargeInProcessor({ agentSpeaking: () => ledger.speaking && !handoff.bridged, minSpeechMs: agent.bargeInMinSpeechMs, onInterrupt: agent.onBargeIn }),
+    new AgentBargeInProcessor({
+      agentSpeaking: () => ledger.speaking && !handoff.bridged,
+      minSpeechMs: agent.bargeInMinSpeechMs,
+      onInterrupt: agent.onBargeIn,
+    }),
     new SttProcessor({ engine: engines.stt, languages: plan.languages, enabled: plan.transcribe }),
     new AgentListener(agent.onCustomerFinal, agent.earlyPartial ?? false),
     speech,

@@ -10,7 +10,15 @@ import type { Db } from '../store/index.js';
 import type { Engines } from '../speech/index.js';
 import type { VadChoice } from './processors/vad.js';
 import { subscribeSessionCommands, type SessionCommand, type SessionOwnership } from '../coord/index.js';
-import { getSessionRow, insertEvent, insertTranscriptTurn, lastTranscriptSequence, withTransaction, type SessionRow, type WebhookEventType } from '../store/index.js';
+import {
+  getSessionRow,
+  insertEvent,
+  insertTranscriptTurn,
+  lastTranscriptSequence,
+  withTransaction,
+  type SessionRow,
+  type WebhookEventType,
+} from '../store/index.js';
 import type { AgentServices } from '../agents/index.js';
 import type { PartyDialer } from './contracts.js';
 import { AGENT_MODES, isSessionMode } from './modes.js';
@@ -182,17 +190,29 @@ export class SessionRegistry {
       if (!agentDef && row.ai_agent) log.warn({ agent_id: row.ai_agent.id }, 'the session names an agent that no longer exists: transcribing only');
     }
     const session: LiveSession = new LiveSession({
-      id, orgId: row.org_id, mode,
-      sourceLanguage: row.source_language, targetLanguage: row.target_language,
+      id,
+      orgId: row.org_id,
+      mode,
+      sourceLanguage: row.source_language,
+      targetLanguage: row.target_language,
       // An agent's voice (or its per-session override) speaks in agent sessions.
-      voice: agentDef?.voice ? { ...row.voice, ...agentDef.voice } : row.voice, engines, defaultLanguage: config.engines.stt.defaultLanguage,
-      clock: this.clock, awaitsLeg: awaitsPhoneLeg(row), lastSequence, vad: this.deps.vad, logger: log,
-      agent: agents && agentDef ? {
-        createRuntime: (host) => agents.runtime(agentDef, mode, host, log),
-        language: agentDef.language ?? row.target_language ?? config.engines.stt.defaultLanguage,
-        bargeInMinSpeechMs: config.agents.bargeInMinSpeechMs,
-        earlyPartial: config.agents.earlyPartial,
-      } : undefined,
+      voice: agentDef?.voice ? { ...row.voice, ...agentDef.voice } : row.voice,
+      engines,
+      defaultLanguage: config.engines.stt.defaultLanguage,
+      clock: this.clock,
+      awaitsLeg: awaitsPhoneLeg(row),
+      lastSequence,
+      vad: this.deps.vad,
+      logger: log,
+      agent:
+        agents && agentDef
+          ? {
+              createRuntime: (host) => agents.runtime(agentDef, mode, host, log),
+              language: agentDef.language ?? row.target_language ?? config.engines.stt.defaultLanguage,
+              bargeInMinSpeechMs: config.agents.bargeInMinSpeechMs,
+              earlyPartial: config.agents.earlyPartial,
+            }
+          : undefined,
       hooks: {
         recordEvent: (type, data) => withTransaction(db, (c) => insertEvent(c, row.org_id, type as WebhookEventType, data)).then(() => undefined),
         dialParty: async (req) => {
@@ -212,11 +232,20 @@ export class SessionRegistry {
             .then(() => log.info({ party, language }, 'language detected'))
             .catch((err) => log.error({ err }, 'storing the detected language failed'));
         },
-        storeTurn: (t) => insertTranscriptTurn(db, {
-          sessionId: id, orgId: row.org_id, sequence: t.sequence, speaker: t.speaker, language: t.language,
-          text: t.text, translation: t.translation ?? null, confidence: t.confidence ?? null,
-          startTime: t.startTime, endTime: t.endTime, interrupted: t.interrupted ?? false,
-        }),
+        storeTurn: (t) =>
+          insertTranscriptTurn(db, {
+            sessionId: id,
+            orgId: row.org_id,
+            sequence: t.sequence,
+            speaker: t.speaker,
+            language: t.language,
+            text: t.text,
+            translation: t.translation ?? null,
+            confidence: t.confidence ?? null,
+            startTime: t.startTime,
+            endTime: t.endTime,
+            interrupted: t.interrupted ?? false,
+          }),
       },
     });
     const now = Date.now();
@@ -345,7 +374,8 @@ export class SessionRegistry {
   private releaseClaim(id: string): void {
     const ownership = this.deps.ownership;
     if (!ownership) return;
-    const p = ownership.release(id)
+    const p = ownership
+      .release(id)
       .catch((err) => this.log.warn({ err, session_id: id }, 'releasing session claim failed'))
       .finally(() => this.releases.delete(p));
     this.releases.add(p);

@@ -50,12 +50,30 @@ function stageConfig(node: Config['engines'], choice: OrgEngineChoice): Config['
   const cfg = structuredClone(node);
   if (choice.stt) {
     const s = choice.stt;
-    cfg.stt = { ...cfg.stt, provider: s.provider as Config['engines']['stt']['provider'], url: s.url, model: s.model ?? cfg.stt.model, apiKey: undefined, apiKeySecret: s.apiKeySecret, languages: s.languages };
+    cfg.stt = {
+      ...cfg.stt,
+      provider: s.provider as Config['engines']['stt']['provider'],
+      url: s.url,
+      model: s.model ?? cfg.stt.model,
+      apiKey: undefined,
+      apiKeySecret: s.apiKeySecret,
+      languages: s.languages,
+    };
   }
-  if (choice.translate) cfg.translate = { ...cfg.translate, provider: choice.translate.provider as Config['engines']['translate']['provider'], url: choice.translate.url };
+  if (choice.translate)
+    cfg.translate = { ...cfg.translate, provider: choice.translate.provider as Config['engines']['translate']['provider'], url: choice.translate.url };
   if (choice.tts) {
     const s = choice.tts;
-    cfg.tts = { ...cfg.tts, provider: s.provider as Config['engines']['tts']['provider'], url: s.url, model: s.model ?? cfg.tts.model, voice: s.voice ?? cfg.tts.voice, apiKey: undefined, apiKeySecret: s.apiKeySecret, languages: s.languages };
+    cfg.tts = {
+      ...cfg.tts,
+      provider: s.provider as Config['engines']['tts']['provider'],
+      url: s.url,
+      model: s.model ?? cfg.tts.model,
+      voice: s.voice ?? cfg.tts.voice,
+      apiKey: undefined,
+      apiKeySecret: s.apiKeySecret,
+      languages: s.languages,
+    };
   }
   return cfg;
 }
@@ -110,15 +128,21 @@ export class EngineDirectory {
     const owned: Array<{ close(): Promise<void> }> = [];
     const own = <T extends { close(): Promise<void> }>(e: T | null): T | null => (e && owned.push(e), e);
     try {
-      const stt: SttEngine | null = !choice.stt ? node.stt
-        : choice.stt.provider === EMBEDDED_PROVIDERS.stt ? await embedded.stt()
-        : wrap(own(createRemoteStt(cfg, factoryOpts)), (e) => (fallback ? new FallbackStt(e, embedded) : e));
-      const translator: Translator | null = !choice.translate ? node.translator
-        : choice.translate.provider === EMBEDDED_PROVIDERS.translate ? await embedded.translator()
-        : wrap(own(await createRemoteTranslator(cfg)), (e) => (fallback ? new FallbackTranslator(e, embedded) : e));
-      const tts: TtsEngine | null = !choice.tts ? node.tts
-        : choice.tts.provider === EMBEDDED_PROVIDERS.tts ? await embedded.tts()
-        : wrap(own(createRemoteTts(cfg, factoryOpts)), (e) => (fallback ? new FallbackTts(e, embedded) : e));
+      const stt: SttEngine | null = !choice.stt
+        ? node.stt
+        : choice.stt.provider === EMBEDDED_PROVIDERS.stt
+          ? await embedded.stt()
+          : wrap(own(createRemoteStt(cfg, factoryOpts)), (e) => (fallback ? new FallbackStt(e, embedded) : e));
+      const translator: Translator | null = !choice.translate
+        ? node.translator
+        : choice.translate.provider === EMBEDDED_PROVIDERS.translate
+          ? await embedded.translator()
+          : wrap(own(await createRemoteTranslator(cfg)), (e) => (fallback ? new FallbackTranslator(e, embedded) : e));
+      const tts: TtsEngine | null = !choice.tts
+        ? node.tts
+        : choice.tts.provider === EMBEDDED_PROVIDERS.tts
+          ? await embedded.tts()
+          : wrap(own(createRemoteTts(cfg, factoryOpts)), (e) => (fallback ? new FallbackTts(e, embedded) : e));
       return buildEngines(stt, translator, tts, owned);
     } catch (err) {
       await Promise.allSettled(owned.map((e) => e.close()));

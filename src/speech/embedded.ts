@@ -17,28 +17,40 @@ export class EmbeddedEngines {
   private ttsP: Promise<TtsEngine> | null = null;
   private closed = false;
 
-  constructor(private readonly cfg: Config['engines'], private readonly opts: { onListenerError?: (err: unknown) => void } = {}) {}
+  constructor(
+    private readonly cfg: Config['engines'],
+    private readonly opts: { onListenerError?: (err: unknown) => void } = {},
+  ) {}
 
   stt(): Promise<SttEngine> {
-    return (this.sttP ??= this.start(async () => {
-      const engine = new PocketsphinxEngine({
-        binary: await ensureDecoderBinary(),
-        ...this.cfg.pocketsphinx,
-        poolSize: this.cfg.stt.poolSize,
-        timeoutMs: this.cfg.stt.timeoutMs,
-        onListenerError: this.opts.onListenerError,
-      });
-      await engine.start();
-      return engine;
-    }, () => (this.sttP = null)));
+    return (this.sttP ??= this.start(
+      async () => {
+        const engine = new PocketsphinxEngine({
+          binary: await ensureDecoderBinary(),
+          ...this.cfg.pocketsphinx,
+          poolSize: this.cfg.stt.poolSize,
+          timeoutMs: this.cfg.stt.timeoutMs,
+          onListenerError: this.opts.onListenerError,
+        });
+        await engine.start();
+        return engine;
+      },
+      () => (this.sttP = null),
+    ));
   }
 
   translator(): Promise<Translator> {
-    return (this.translatorP ??= this.start(() => ApertiumTranslator.create({ timeoutMs: this.cfg.translate.timeoutMs }), () => (this.translatorP = null)));
+    return (this.translatorP ??= this.start(
+      () => ApertiumTranslator.create({ timeoutMs: this.cfg.translate.timeoutMs }),
+      () => (this.translatorP = null),
+    ));
   }
 
   tts(): Promise<TtsEngine> {
-    return (this.ttsP ??= this.start(() => EspeakTts.create({ timeoutMs: this.cfg.tts.timeoutMs }), () => (this.ttsP = null)));
+    return (this.ttsP ??= this.start(
+      () => EspeakTts.create({ timeoutMs: this.cfg.tts.timeoutMs }),
+      () => (this.ttsP = null),
+    ));
   }
 
   /** A failed start is forgotten, so the next use tries again. */

@@ -52,15 +52,24 @@ export function createRemoteStt(cfg: Config['engines'], opts: CreateEnginesOptio
     case 'openai':
       if (!stt.url) throw new Error('engines.stt.url (STT_URL) is required for the openai provider');
       return new OpenAiStt({
-        url: stt.url, model: stt.model, apiKey: apiKeyOf(stt, opts, 'STT_API_KEY_SECRET'),
+        url: stt.url,
+        model: stt.model,
+        apiKey: apiKeyOf(stt, opts, 'STT_API_KEY_SECRET'),
         policy: { ...DEFAULT_POLICY, timeoutMs: stt.timeoutMs, retries: stt.retries },
-        partialIntervalMs: stt.partialIntervalMs, languages: stt.languages, onListenerError: opts.onListenerError,
+        partialIntervalMs: stt.partialIntervalMs,
+        languages: stt.languages,
+        onListenerError: opts.onListenerError,
       });
     case 'deepgram':
       if (!stt.url) throw new Error('engines.stt.url (STT_URL) is required for the deepgram provider');
       return new DeepgramStt({
-        url: stt.url, model: stt.model === 'whisper-1' ? undefined : stt.model, apiKey: apiKeyOf(stt, opts, 'STT_API_KEY_SECRET'),
-        languages: stt.languages ?? [stt.defaultLanguage], timeoutMs: stt.timeoutMs, reconnects: stt.retries, onListenerError: opts.onListenerError,
+        url: stt.url,
+        model: stt.model === 'whisper-1' ? undefined : stt.model,
+        apiKey: apiKeyOf(stt, opts, 'STT_API_KEY_SECRET'),
+        languages: stt.languages ?? [stt.defaultLanguage],
+        timeoutMs: stt.timeoutMs,
+        reconnects: stt.retries,
+        onListenerError: opts.onListenerError,
       });
   }
 }
@@ -86,13 +95,21 @@ export function createRemoteTts(cfg: Config['engines'], opts: CreateEnginesOptio
     case 'openai':
       if (!tts.url) throw new Error('engines.tts.url (TTS_URL) is required for the openai provider');
       return new OpenAiTts({
-        url: tts.url, model: tts.model, voice: tts.voice, apiKey: apiKeyOf(tts, opts, 'TTS_API_KEY_SECRET'),
-        policy: { ...DEFAULT_POLICY, timeoutMs: tts.timeoutMs, retries: tts.retries }, languages: tts.languages,
+        url: tts.url,
+        model: tts.model,
+        voice: tts.voice,
+        apiKey: apiKeyOf(tts, opts, 'TTS_API_KEY_SECRET'),
+        policy: { ...DEFAULT_POLICY, timeoutMs: tts.timeoutMs, retries: tts.retries },
+        languages: tts.languages,
       });
     case 'elevenlabs':
       return new ElevenLabsTts({
-        url: tts.url ?? 'https://api.elevenlabs.io', model: tts.model, voice: tts.voice, apiKey: apiKeyOf(tts, opts, 'TTS_API_KEY_SECRET'),
-        policy: { ...DEFAULT_POLICY, timeoutMs: tts.timeoutMs, retries: tts.retries }, languages: tts.languages ?? [cfg.stt.defaultLanguage],
+        url: tts.url ?? 'https://api.elevenlabs.io',
+        model: tts.model,
+        voice: tts.voice,
+        apiKey: apiKeyOf(tts, opts, 'TTS_API_KEY_SECRET'),
+        policy: { ...DEFAULT_POLICY, timeoutMs: tts.timeoutMs, retries: tts.retries },
+        languages: tts.languages ?? [cfg.stt.defaultLanguage],
       });
   }
 }

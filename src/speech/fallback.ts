@@ -7,9 +7,7 @@
 // call; a streamed synthesis falls back only before its first chunk (audio already played stays).
 import { EventEmitter } from 'node:events';
 import type { EmbeddedEngines } from './embedded.js';
-import type {
-  FallbackNotice, SttEngine, SttError, SttStream, SttStreamEvents, Translator, TtsEngine, VoiceSettings,
-} from './types.js';
+import type { FallbackNotice, SttEngine, SttError, SttStream, SttStreamEvents, Translator, TtsEngine, VoiceSettings } from './types.js';
 
 /** Audio kept per unanswered utterance (a runaway utterance is not kept whole: 60 s). */
 const MAX_KEPT_FRAMES = 3000;
@@ -23,7 +21,10 @@ export class FallbackStt implements SttEngine {
   readonly name: string;
   readonly detectsLanguage?: boolean;
 
-  constructor(readonly primary: SttEngine, private readonly embedded: EmbeddedEngines) {
+  constructor(
+    readonly primary: SttEngine,
+    private readonly embedded: EmbeddedEngines,
+  ) {
     this.name = primary.name;
     this.detectsLanguage = primary.detectsLanguage;
   }
@@ -55,7 +56,11 @@ class FallbackSttStream extends EventEmitter<SttStreamEvents> implements SttStre
   private fallback: SttStream | null = null;
   private readonly kept: KeptUtterance[] = [];
 
-  constructor(private readonly engine: SttEngine, private readonly opts: { language: string; detect?: boolean }, private readonly startFallback: () => Promise<SttEngine>) {
+  constructor(
+    private readonly engine: SttEngine,
+    private readonly opts: { language: string; detect?: boolean },
+    private readonly startFallback: () => Promise<SttEngine>,
+  ) {
     super();
     this.language = opts.language;
     this.primary = this.openPrimary();
@@ -149,7 +154,10 @@ class FallbackSttStream extends EventEmitter<SttStreamEvents> implements SttStre
 export class FallbackTranslator implements Translator {
   readonly name: string;
 
-  constructor(readonly primary: Translator, private readonly embedded: EmbeddedEngines) {
+  constructor(
+    readonly primary: Translator,
+    private readonly embedded: EmbeddedEngines,
+  ) {
     this.name = primary.name;
   }
 
@@ -182,7 +190,10 @@ export class FallbackTts implements TtsEngine {
   readonly name: string;
   readonly synthesizeStream?: TtsEngine['synthesizeStream'];
 
-  constructor(readonly primary: TtsEngine, private readonly embedded: EmbeddedEngines) {
+  constructor(
+    readonly primary: TtsEngine,
+    private readonly embedded: EmbeddedEngines,
+  ) {
     this.name = primary.name;
     if (primary.synthesizeStream) this.synthesizeStream = (text, language, voice, onFallback) => this.stream(text, language, voice, onFallback);
   }

@@ -40,11 +40,7 @@ export function runProcess(o: RunProcessOptions): Promise<Buffer> {
     });
     child.on('error', (e) => finish(() => reject(new SpeechEngineError(o.failedCode, `${o.label}: ${e.message}`))));
     child.on('close', (code) =>
-      finish(() =>
-        code === 0
-          ? resolve(Buffer.concat(out))
-          : reject(new SpeechEngineError(o.failedCode, `${o.label} exited with ${code}: ${err.trim()}`)),
-      ),
+      finish(() => (code === 0 ? resolve(Buffer.concat(out)) : reject(new SpeechEngineError(o.failedCode, `${o.label} exited with ${code}: ${err.trim()}`)))),
     );
     child.stdin.on('error', () => {});
     child.stdin.end(o.input);

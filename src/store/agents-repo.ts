@@ -38,7 +38,20 @@ export interface AgentValues {
   metadata?: Record<string, unknown> | null;
 }
 
-const COLUMNS = ['name', 'description', 'language', 'voice', 'greeting', 'instructions', 'brain', 'intents', 'tools', 'escalation', 'knowledge_base', 'metadata'] as const;
+const COLUMNS = [
+  'name',
+  'description',
+  'language',
+  'voice',
+  'greeting',
+  'instructions',
+  'brain',
+  'intents',
+  'tools',
+  'escalation',
+  'knowledge_base',
+  'metadata',
+] as const;
 const JSON_COLUMNS = new Set(['voice', 'brain', 'intents', 'tools', 'escalation', 'knowledge_base', 'metadata']);
 
 // node-postgres turns JS arrays into PostgreSQL arrays; jsonb columns need the JSON text.
@@ -91,9 +104,9 @@ export async function deleteAgent(db: Db, orgId: string, id: string): Promise<bo
 
 export async function listAgents(db: Db, orgId: string, page: PageRequest): Promise<Page<AgentRow>> {
   const clause = pageClause(page, 2);
-  const { rows } = await db.query<AgentRow>(
-    `SELECT * FROM agents WHERE org_id = $1 AND ${clause.where} ORDER BY ${clause.order} LIMIT ${page.limit + 1}`,
-    [orgId, ...clause.params],
-  );
+  const { rows } = await db.query<AgentRow>(`SELECT * FROM agents WHERE org_id = $1 AND ${clause.where} ORDER BY ${clause.order} LIMIT ${page.limit + 1}`, [
+    orgId,
+    ...clause.params,
+  ]);
   return finishPage(page, rows);
 }

@@ -24,9 +24,7 @@ export interface AnalysisRow {
   completed_at: Date | null;
 }
 
-export type ChargedAnalysis =
-  | { ok: true; analysis: AnalysisRow; credits: number; creditsUsed: number }
-  | { ok: false; reason: 'insufficient_credits' };
+export type ChargedAnalysis = { ok: true; analysis: AnalysisRow; credits: number; creditsUsed: number } | { ok: false; reason: 'insufficient_credits' };
 
 /**
  * Takes 1 credit and creates the analysis in one transaction: the conditional decrement
@@ -34,7 +32,8 @@ export type ChargedAnalysis =
  * exactly one wins; a failed insert rolls the charge back.
  */
 export async function createChargedAnalysis(
-  db: Db, input: { orgId: string; sessionId: string; profile: string; include: string[]; requestId: string },
+  db: Db,
+  input: { orgId: string; sessionId: string; profile: string; include: string[]; requestId: string },
 ): Promise<ChargedAnalysis> {
   return withTransaction(db, async (client) => {
     const { rows: org } = await client.query<{ credits: number; credits_used: number }>(
@@ -51,7 +50,11 @@ export async function createChargedAnalysis(
     );
     const analysis = rows[0];
     if (!analysis) throw new Error('INSERT analyses … RETURNING gave no row');
-    await client.query(`INSERT INTO credit_ledger (org_id, delta, reason, request_id) VALUES ($1, -1, $2, $3)`, [input.orgId, `analysis ${analysis.id}`, input.requestId]);
+    await client.query(`INSERT INTO credit_ledger (org_id, delta, reason, request_id) VALUES ($1, -1, $2, $3)`, [
+      input.orgId,
+      `analysis ${analysis.id}`,
+      input.requestId,
+    ]);
     return { ok: true, analysis, credits: charged.credits, creditsUsed: charged.credits_used } as const;
   });
 }
@@ -93,7 +96,13 @@ export async function completeAnalysis(db: Db, id: string, o: AnalysisOutcome): 
     );
     const a = rows[0];
     if (!a) return false;
-    await insertEvent(client, a.org_id, 'analysis.completed', { id: a.id, object: 'analysis', session_id: a.session_id, status: 'completed', results: o.eventResults });
+    await insertEvent(client, a.org_id, 'analysis.completed', {
+      id: a.id,
+      object: 'analysis',
+      session_id: a.session_id,
+      status: 'completed',
+      results: o.eventResults,
+    });
     return true;
   });
 }
@@ -112,7 +121,20 @@ export async function failAnalysis(db: Db, id: string, message: string): Promise
 }
 
 /** Turns with timing, for the analyser. */
-export async function analysisTurns(db: Db, sessionId: string): Promise<Array<{ sequence: number; speaker: string; language: string | null; text: string; translation: { language: string; text: string } | null; start_time: number | null; end_time: number | null }>> {
+export async function analysisTurns(
+  db: Db,
+  sessionId: string,
+): Promise<
+  Array<{
+    sequence: number;
+    speaker: string;
+    language: string | null;
+    text: string;
+    translation: { language: string; text: string } | null;
+    start_time: number | null;
+    end_time: number | null;
+  }>
+> {
   const { rows } = await db.query(
     `SELECT sequence, speaker, language, text, translation, start_time, end_time FROM transcript_turns
       WHERE session_id = $1 AND trim(text) <> '' ORDER BY sequence`,

@@ -41,7 +41,15 @@ export async function setOrgEngines(db: Queryable, orgId: string, changes: OrgEn
        tts = CASE WHEN $7 THEN EXCLUDED.tts ELSE org_engines.tts END,
        updated_at = now()
      RETURNING stt, translate, tts`,
-    [orgId, value('stt') ?? null, changes.stt !== undefined, value('translate') ?? null, changes.translate !== undefined, value('tts') ?? null, changes.tts !== undefined],
+    [
+      orgId,
+      value('stt') ?? null,
+      changes.stt !== undefined,
+      value('translate') ?? null,
+      changes.translate !== undefined,
+      value('tts') ?? null,
+      changes.tts !== undefined,
+    ],
   );
   const [row] = rows;
   if (!row) throw new Error('org_engines upsert returned no row'); // INSERT … ON CONFLICT DO UPDATE always returns it

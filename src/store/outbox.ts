@@ -4,12 +4,19 @@ import { newId } from '../ids.js';
 import type { DbClient } from './db.js';
 
 export type WebhookEventType =
-  | 'session.created' | 'session.started' | 'session.ended'
-  | 'session.provider.connected' | 'session.provider.disconnected'
-  | 'transcript.ready' | 'transcript.segment'
-  | 'recording.ready' | 'recording.failed'
-  | 'analysis.completed' | 'analysis.failed'
-  | 'ai_agent.tool_called' | 'ai_agent.escalation_requested';
+  | 'session.created'
+  | 'session.started'
+  | 'session.ended'
+  | 'session.provider.connected'
+  | 'session.provider.disconnected'
+  | 'transcript.ready'
+  | 'transcript.segment'
+  | 'recording.ready'
+  | 'recording.failed'
+  | 'analysis.completed'
+  | 'analysis.failed'
+  | 'ai_agent.tool_called'
+  | 'ai_agent.escalation_requested';
 
 export async function insertEvent(client: DbClient, orgId: string, type: WebhookEventType, data: Record<string, unknown>): Promise<string> {
   const id = newId('evt');

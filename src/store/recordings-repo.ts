@@ -52,7 +52,10 @@ export async function orgFeatures(db: Db, orgId: string): Promise<string[]> {
 
 /** Rows for channels being recorded now: `processing`, capture not done, the WAV path known. */
 export async function insertCapturingRecordings(
-  db: Db, sessionId: string, orgId: string, channels: { id: string; channel: string; wavPath: string }[],
+  db: Db,
+  sessionId: string,
+  orgId: string,
+  channels: { id: string; channel: string; wavPath: string }[],
 ): Promise<void> {
   await db.query(
     `INSERT INTO recordings (id, session_id, org_id, channel, status, format, wav_path, capture_done, message)
@@ -109,8 +112,14 @@ export async function markRecordingReady(db: Db, id: string, e: EncodedRecording
     const r = rows[0];
     if (!r) return null;
     await insertEvent(client, r.org_id, 'recording.ready', {
-      id: r.id, object: 'recording', session_id: r.session_id, channel: r.channel,
-      duration: r.duration, format: r.format, size: r.size, download_url: `/v1/recordings/${r.id}/audio`,
+      id: r.id,
+      object: 'recording',
+      session_id: r.session_id,
+      channel: r.channel,
+      duration: r.duration,
+      format: r.format,
+      size: r.size,
+      download_url: `/v1/recordings/${r.id}/audio`,
     });
     return r;
   });
@@ -126,7 +135,8 @@ export async function markRecordingFailed(db: Db, id: string, message: string): 
     const r = rows[0];
     if (!r) return false;
     await insertEvent(client, r.org_id, 'recording.failed', {
-      session_id: r.session_id, error: { code: 'recording_generation_failed', message },
+      session_id: r.session_id,
+      error: { code: 'recording_generation_failed', message },
     });
     return true;
   });

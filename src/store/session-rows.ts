@@ -38,10 +38,7 @@ export async function getSessionRow(db: Queryable, id: string): Promise<SessionR
 
 /** Locks the session row for a state change; null when absent or (with orgId) another organization's. */
 export async function lockSessionRow(client: DbClient, id: string, orgId?: string): Promise<SessionRow | null> {
-  const { rows } = await client.query<SessionRow>(
-    'SELECT * FROM sessions WHERE id = $1 AND ($2::text IS NULL OR org_id = $2) FOR UPDATE',
-    [id, orgId ?? null],
-  );
+  const { rows } = await client.query<SessionRow>('SELECT * FROM sessions WHERE id = $1 AND ($2::text IS NULL OR org_id = $2) FOR UPDATE', [id, orgId ?? null]);
   return rows[0] ?? null;
 }
 
@@ -73,7 +70,11 @@ export async function markSessionEnded(client: DbClient, id: string, reason: str
   );
   const s = rows[0];
   if (!s) throw new Error(`session ${id} vanished while locked`);
-  await client.query('INSERT INTO session_usage (session_id, org_id, seconds) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [s.id, s.org_id, s.duration_seconds]);
+  await client.query('INSERT INTO session_usage (session_id, org_id, seconds) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [
+    s.id,
+    s.org_id,
+    s.duration_seconds,
+  ]);
   return s;
 }
 

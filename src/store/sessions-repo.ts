@@ -48,9 +48,26 @@ export async function insertSessionWithinLimit(db: Db, s: NewSession, eventData:
      )
      SELECT id FROM ins`,
     [
-      s.id, s.orgId, s.apiKeyId, s.mode, s.configurationMode, s.sourceLanguage, s.targetLanguage, s.provider,
-      s.phoneNumber, s.connectionId, s.routing, s.audio, s.voice, s.recording, s.aiAgent, s.metadata, s.ownerNode,
-      s.createdAt, newId('evt'), eventData,
+      s.id,
+      s.orgId,
+      s.apiKeyId,
+      s.mode,
+      s.configurationMode,
+      s.sourceLanguage,
+      s.targetLanguage,
+      s.provider,
+      s.phoneNumber,
+      s.connectionId,
+      s.routing,
+      s.audio,
+      s.voice,
+      s.recording,
+      s.aiAgent,
+      s.metadata,
+      s.ownerNode,
+      s.createdAt,
+      newId('evt'),
+      eventData,
     ],
   );
   return rowCount === 1;
@@ -69,7 +86,24 @@ export interface CallSummary {
 }
 
 /** The columns the API presents (retrieve, transcript, end summary); the rest stay in the database. */
-export type SessionView = Pick<SessionRow, 'id' | 'org_id' | 'status' | 'mode' | 'configuration_mode' | 'source_language' | 'target_language' | 'provider' | 'phone_number' | 'recording' | 'metadata' | 'duration_seconds' | 'created_at' | 'started_at' | 'ended_at'>;
+export type SessionView = Pick<
+  SessionRow,
+  | 'id'
+  | 'org_id'
+  | 'status'
+  | 'mode'
+  | 'configuration_mode'
+  | 'source_language'
+  | 'target_language'
+  | 'provider'
+  | 'phone_number'
+  | 'recording'
+  | 'metadata'
+  | 'duration_seconds'
+  | 'created_at'
+  | 'started_at'
+  | 'ended_at'
+>;
 
 export type SessionWithCall = SessionView & { call: CallSummary | null };
 

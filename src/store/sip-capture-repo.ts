@@ -26,8 +26,22 @@ export async function insertSipMessages(db: DbClient, rows: SipMessageRow[]): Pr
   await db.query(
     `INSERT INTO sip_messages (captured_at, call_id, direction, transport, src_address, src_port, dst_address, dst_port, method, status, cseq, from_user, to_user, raw)
      SELECT * FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[], $8::int[], $9::text[], $10::int[], $11::text[], $12::text[], $13::text[], $14::text[])`,
-    [col('captured_at'), col('call_id'), col('direction'), col('transport'), col('src_address'), col('src_port'), col('dst_address'), col('dst_port'),
-      col('method'), col('status'), col('cseq'), col('from_user'), col('to_user'), col('raw')],
+    [
+      col('captured_at'),
+      col('call_id'),
+      col('direction'),
+      col('transport'),
+      col('src_address'),
+      col('src_port'),
+      col('dst_address'),
+      col('dst_port'),
+      col('method'),
+      col('status'),
+      col('cseq'),
+      col('from_user'),
+      col('to_user'),
+      col('raw'),
+    ],
   );
 }
 
@@ -35,7 +49,9 @@ export async function insertSipMessages(db: DbClient, rows: SipMessageRow[]): Pr
 export async function getSipTrace(db: DbClient, callId: string): Promise<SipMessageRow[]> {
   const { rows } = await db.query<SipMessageRow>(
     `SELECT captured_at, call_id, direction, transport, src_address, src_port, dst_address, dst_port, method, status, cseq, from_user, to_user, raw
-       FROM sip_messages WHERE call_id = $1 ORDER BY captured_at, id`, [callId]);
+       FROM sip_messages WHERE call_id = $1 ORDER BY captured_at, id`,
+    [callId],
+  );
   return rows;
 }
 
@@ -77,7 +93,9 @@ export async function searchSipCalls(db: DbClient, q: { callId?: string; number?
             (SELECT c.session_id FROM calls c WHERE c.call_sid = m.call_id) AS session_id
        FROM sip_messages m
       ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-      GROUP BY m.call_id ORDER BY max(m.captured_at) DESC LIMIT $${args.length}`, args);
+      GROUP BY m.call_id ORDER BY max(m.captured_at) DESC LIMIT $${args.length}`,
+    args,
+  );
   return rows.map((r) => ({ ...r, messages: Number(r.messages) }));
 }
 
@@ -86,6 +104,7 @@ export async function purgeSipMessages(db: DbClient, hours: number, batch: numbe
   const { rowCount } = await db.query(
     `DELETE FROM sip_messages WHERE id IN (
        SELECT id FROM sip_messages WHERE captured_at < now() - make_interval(hours => $1) ORDER BY captured_at LIMIT $2)`,
-    [hours, batch]);
+    [hours, batch],
+  );
   return rowCount ?? 0;
 }

@@ -67,8 +67,22 @@ export async function createConnection(db: DbClient, i: CreateConnectionInput): 
     `INSERT INTO provider_connections (id, org_id, provider, host, port, transport, username, password_enc, inbound_cidrs, rtp_latching,
                                        require_secure, require_client_cert, tls_client_ca, tls_client_subject)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING *`,
-    [newId('pcon'), i.orgId, i.provider, i.host, i.port, i.transport, i.username ?? null, i.passwordEnc ?? null, i.inboundCidrs, i.rtpLatching ?? 'nat',
-      i.security?.requireSecure ?? false, i.security?.requireClientCert ?? false, i.security?.tlsClientCa ?? null, i.security?.tlsClientSubject ?? null],
+    [
+      newId('pcon'),
+      i.orgId,
+      i.provider,
+      i.host,
+      i.port,
+      i.transport,
+      i.username ?? null,
+      i.passwordEnc ?? null,
+      i.inboundCidrs,
+      i.rtpLatching ?? 'nat',
+      i.security?.requireSecure ?? false,
+      i.security?.requireClientCert ?? false,
+      i.security?.tlsClientCa ?? null,
+      i.security?.tlsClientSubject ?? null,
+    ],
   );
   const row = rows[0];
   if (!row) throw new Error('INSERT provider_connections … RETURNING gave no row');
@@ -77,7 +91,9 @@ export async function createConnection(db: DbClient, i: CreateConnectionInput): 
 
 /** Changes the settings given (undefined: unchanged); they apply to calls set up afterwards. */
 export async function updateConnection(
-  db: DbClient, id: string, u: ConnectionSecurity & { transport?: 'udp' | 'tcp' | 'tls'; rtpLatching?: RtpLatching },
+  db: DbClient,
+  id: string,
+  u: ConnectionSecurity & { transport?: 'udp' | 'tcp' | 'tls'; rtpLatching?: RtpLatching },
 ): Promise<ConnectionRecord | null> {
   const { rows } = await db.query<ConnectionRecord>(
     `UPDATE provider_connections SET
@@ -89,8 +105,17 @@ export async function updateConnection(
        rtp_latching = COALESCE($9, rtp_latching),
        updated_at = now()
      WHERE id = $1 RETURNING *`,
-    [id, u.transport ?? null, u.requireSecure ?? null, u.requireClientCert ?? null,
-      u.tlsClientCa !== undefined, u.tlsClientCa ?? null, u.tlsClientSubject !== undefined, u.tlsClientSubject ?? null, u.rtpLatching ?? null],
+    [
+      id,
+      u.transport ?? null,
+      u.requireSecure ?? null,
+      u.requireClientCert ?? null,
+      u.tlsClientCa !== undefined,
+      u.tlsClientCa ?? null,
+      u.tlsClientSubject !== undefined,
+      u.tlsClientSubject ?? null,
+      u.rtpLatching ?? null,
+    ],
   );
   return rows[0] ?? null;
 }
@@ -101,18 +126,19 @@ export async function getConnection(db: DbClient, id: string): Promise<Connectio
 }
 
 export async function disableConnection(db: DbClient, id: string): Promise<ConnectionRecord | null> {
-  const { rows } = await db.query<ConnectionRecord>(
-    `UPDATE provider_connections SET status = 'disabled', updated_at = now() WHERE id = $1 RETURNING *`, [id]);
+  const { rows } = await db.query<ConnectionRecord>(`UPDATE provider_connections SET status = 'disabled', updated_at = now() WHERE id = $1 RETURNING *`, [id]);
   return rows[0] ?? null;
 }
 
 export async function listActiveConnections(db: DbClient, orgId: string): Promise<ConnectionRecord[]> {
-  const { rows } = await db.query<ConnectionRecord>(
-    `SELECT * FROM provider_connections WHERE org_id = $1 AND status = 'active' ORDER BY created_at`, [orgId]);
+  const { rows } = await db.query<ConnectionRecord>(`SELECT * FROM provider_connections WHERE org_id = $1 AND status = 'active' ORDER BY created_at`, [orgId]);
   return rows;
 }
 
-export async function createPhoneNumber(db: DbClient, i: { orgId: string; number: string; connectionId: string | null; defaultSessionId?: string | null }): Promise<PhoneNumberRecord> {
+export async function createPhoneNumber(
+  db: DbClient,
+  i: { orgId: string; number: string; connectionId: string | null; defaultSessionId?: string | null },
+): Promise<PhoneNumberRecord> {
   const { rows } = await db.query<PhoneNumberRecord>(
     `INSERT INTO phone_numbers (id, org_id, number, connection_id, default_session_id) VALUES ($1, $2, $3, $4, $5) RETURNING *`,
     [newId('pn'), i.orgId, i.number, i.connectionId, i.defaultSessionId ?? null],
@@ -123,8 +149,7 @@ export async function createPhoneNumber(db: DbClient, i: { orgId: string; number
 }
 
 export async function setNumberDefaultSession(db: DbClient, number: string, sessionId: string | null): Promise<PhoneNumberRecord | null> {
-  const { rows } = await db.query<PhoneNumberRecord>(
-    'UPDATE phone_numbers SET default_session_id = $2 WHERE number = $1 RETURNING *', [number, sessionId]);
+  const { rows } = await db.query<PhoneNumberRecord>('UPDATE phone_numbers SET default_session_id = $2 WHERE number = $1 RETURNING *', [number, sessionId]);
   return rows[0] ?? null;
 }
 
@@ -151,7 +176,9 @@ export async function getTelephonySession(db: DbClient, sessionId: string): Prom
   const { rows } = await db.query<TelephonySessionRecord>(
     `SELECT s.id, s.org_id, s.status, s.mode, s.provider, s.phone_number, s.connection_id, s.routing, s.owner_node,
             o.sip_enabled, o.default_connection_id
-       FROM sessions s JOIN organizations o ON o.id = s.org_id WHERE s.id = $1`, [sessionId]);
+       FROM sessions s JOIN organizations o ON o.id = s.org_id WHERE s.id = $1`,
+    [sessionId],
+  );
   return rows[0] ?? null;
 }
 
@@ -165,7 +192,9 @@ export async function findSessionsWaitingForNumber(db: DbClient, orgId: string, 
       WHERE org_id = $1 AND phone_number = $2 AND status <> 'ended'
         AND coalesce(routing->>'direction', 'inbound') <> 'outbound'
       ORDER BY (status = 'created') DESC, created_at
-      LIMIT $3`, [orgId, number, limit]);
+      LIMIT $3`,
+    [orgId, number, limit],
+  );
   return rows.map((r) => r.id);
 }
 
@@ -191,7 +220,20 @@ export interface CallRecord {
   ended_at: Date | null;
 }
 
-export async function insertCall(db: DbClient, i: { sessionId: string; orgId: string; party: 'agent' | 'customer'; direction: 'inbound' | 'outbound'; provider: string; callSid: string; from: string; to: string; status: string }): Promise<CallRecord> {
+export async function insertCall(
+  db: DbClient,
+  i: {
+    sessionId: string;
+    orgId: string;
+    party: 'agent' | 'customer';
+    direction: 'inbound' | 'outbound';
+    provider: string;
+    callSid: string;
+    from: string;
+    to: string;
+    status: string;
+  },
+): Promise<CallRecord> {
   const { rows } = await db.query<CallRecord>(
     `INSERT INTO calls (id, session_id, org_id, party, direction, provider, call_sid, from_uri, to_uri, status)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
@@ -210,7 +252,8 @@ export async function markCallConnected(db: DbClient, callId: string, provider: 
 export async function markCallEnded(db: DbClient, callId: string, status: string, reason: string | null): Promise<CallRecord | null> {
   const { rows } = await db.query<CallRecord>(
     `UPDATE calls SET status = $2, disconnect_reason = $3, ended_at = now() WHERE id = $1 AND ended_at IS NULL RETURNING *`,
-    [callId, status, reason]);
+    [callId, status, reason],
+  );
   return rows[0] ?? null;
 }
 
@@ -228,7 +271,10 @@ export async function getCallBySid(db: DbClient, callSid: string): Promise<CallR
  * A leg connected: the call row, the session's provider and the `session.provider.connected`
  * outbox event in one statement (one round trip, one transaction — the outbox rule holds).
  */
-export async function recordCallConnected(db: DbClient, i: { callId: string; sessionId: string; orgId: string; provider: string; data: Record<string, unknown> }): Promise<void> {
+export async function recordCallConnected(
+  db: DbClient,
+  i: { callId: string; sessionId: string; orgId: string; provider: string; data: Record<string, unknown> },
+): Promise<void> {
   await db.query(
     `WITH c AS (UPDATE calls SET status = 'in-progress', connected_at = now() WHERE id = $1 RETURNING id),
           s AS (UPDATE sessions SET provider = $3 WHERE id = $2 RETURNING id)
@@ -242,7 +288,10 @@ export async function recordCallConnected(db: DbClient, i: { callId: string; ses
  * A leg ended: closes the call row (once) and, when it had connected, writes
  * `session.provider.disconnected` in the same statement. `data` is completed by the caller.
  */
-export async function recordCallEnded(db: DbClient, i: { callId: string; orgId: string; status: string; reason: string; data: Record<string, unknown> }): Promise<boolean> {
+export async function recordCallEnded(
+  db: DbClient,
+  i: { callId: string; orgId: string; status: string; reason: string; data: Record<string, unknown> },
+): Promise<boolean> {
   const { rowCount } = await db.query(
     `WITH c AS (UPDATE calls SET status = $2, disconnect_reason = $3, ended_at = now(), quality = $6::jsonb #> '{provider,quality}'
                  WHERE id = $1 AND ended_at IS NULL RETURNING connected_at)

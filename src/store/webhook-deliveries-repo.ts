@@ -124,9 +124,15 @@ export async function recordAttempts(db: Db, results: AttemptResult[]): Promise<
 
 async function recordAttemptsIn(db: DbClient, results: AttemptResult[]): Promise<void> {
   const payload = results.map((r) => ({
-    id: Number(r.deliveryId), outcome: r.outcome, status_code: r.statusCode, error: r.error?.slice(0, 500) ?? null,
-    duration_ms: r.durationMs, attempted_at: r.attemptedAt.toISOString(), next_at: r.nextRetryAt?.toISOString() ?? null,
-    response_headers: r.responseHeaders ?? null, response_body: r.responseBody ?? null,
+    id: Number(r.deliveryId),
+    outcome: r.outcome,
+    status_code: r.statusCode,
+    error: r.error?.slice(0, 500) ?? null,
+    duration_ms: r.durationMs,
+    attempted_at: r.attemptedAt.toISOString(),
+    next_at: r.nextRetryAt?.toISOString() ?? null,
+    response_headers: r.responseHeaders ?? null,
+    response_body: r.responseBody ?? null,
   }));
   await db.query(
     `WITH r AS (
@@ -299,12 +305,18 @@ export async function deliveryQueueStats(db: Db): Promise<DeliveryQueueStats> {
 export async function purgeDeliveryHistory(db: Db, days: number, batch: number): Promise<{ attempts: number; deliveries: number; events: number }> {
   const cutoff = `now() - make_interval(days => $1)`;
   const attempts = await db.query(
-    `DELETE FROM webhook_delivery_attempts WHERE id IN (SELECT id FROM webhook_delivery_attempts WHERE attempted_at < ${cutoff} LIMIT $2)`, [days, batch]);
+    `DELETE FROM webhook_delivery_attempts WHERE id IN (SELECT id FROM webhook_delivery_attempts WHERE attempted_at < ${cutoff} LIMIT $2)`,
+    [days, batch],
+  );
   const deliveries = await db.query(
-    `DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries WHERE status <> 'pending' AND finished_at < ${cutoff} LIMIT $2)`, [days, batch]);
+    `DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries WHERE status <> 'pending' AND finished_at < ${cutoff} LIMIT $2)`,
+    [days, batch],
+  );
   const events = await db.query(
     `DELETE FROM webhook_events WHERE id IN (
        SELECT e.id FROM webhook_events e WHERE e.dispatched_at < ${cutoff}
-          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.status = 'pending') LIMIT $2)`, [days, batch]);
+          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.status = 'pending') LIMIT $2)`,
+    [days, batch],
+  );
   return { attempts: attempts.rowCount ?? 0, deliveries: deliveries.rowCount ?? 0, events: events.rowCount ?? 0 };
 }

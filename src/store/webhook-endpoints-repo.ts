@@ -91,7 +91,11 @@ export async function updateWebhookEndpoint(db: DbClient, orgId: string | null, 
     // Disabling an already disabled endpoint keeps its first reason and time (the right-hand sides read the old row).
     params.push(c.disabledReason ?? 'disabled');
     const reason = `$${params.length}`;
-    sets.push(`disabled_reason = CASE WHEN enabled THEN ${reason} ELSE disabled_reason END`, 'disabled_at = CASE WHEN enabled THEN now() ELSE disabled_at END', 'enabled = false');
+    sets.push(
+      `disabled_reason = CASE WHEN enabled THEN ${reason} ELSE disabled_reason END`,
+      'disabled_at = CASE WHEN enabled THEN now() ELSE disabled_at END',
+      'enabled = false',
+    );
   }
   const { rows } = await db.query<WebhookEndpointRow>(
     `UPDATE webhook_endpoints SET ${sets.join(', ')} WHERE id = $1 AND ($2::text IS NULL OR org_id = $2) RETURNING *`,
@@ -101,7 +105,13 @@ export async function updateWebhookEndpoint(db: DbClient, orgId: string | null, 
 }
 
 /** The new secret signs from now on; the current one keeps signing until `previousExpiresAt`. */
-export async function rotateWebhookSecret(db: DbClient, orgId: string | null, id: string, secretEnc: string, previousExpiresAt: Date): Promise<WebhookEndpointRow | null> {
+export async function rotateWebhookSecret(
+  db: DbClient,
+  orgId: string | null,
+  id: string,
+  secretEnc: string,
+  previousExpiresAt: Date,
+): Promise<WebhookEndpointRow | null> {
   const { rows } = await db.query<WebhookEndpointRow>(
     `UPDATE webhook_endpoints SET previous_secret_enc = secret_enc, previous_secret_expires_at = $3, secret_enc = $4, updated_at = now()
      WHERE id = $1 AND ($2::text IS NULL OR org_id = $2) RETURNING *`,

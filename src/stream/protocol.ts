@@ -78,9 +78,11 @@ function parseAudioInput(m: Record<string, unknown>): ParseResult {
   if (m.sequence !== undefined && typeof m.sequence !== 'number') return fail('invalid_message', "audio.input 'sequence' must be a number");
   if (m.timestamp_ms !== undefined && typeof m.timestamp_ms !== 'number') return fail('invalid_message', "audio.input 'timestamp_ms' must be a number");
   const audio = m.audio as Record<string, unknown> | undefined;
-  if (!audio || typeof audio !== 'object') return fail('invalid_audio_format', "audio.input needs an 'audio' object (encoding 'mulaw', sample_rate_hz 8000, payload base64)");
+  if (!audio || typeof audio !== 'object')
+    return fail('invalid_audio_format', "audio.input needs an 'audio' object (encoding 'mulaw', sample_rate_hz 8000, payload base64)");
   if (audio.encoding !== 'mulaw') return fail('invalid_audio_format', `audio encoding must be 'mulaw', got ${JSON.stringify(audio.encoding)?.slice(0, 32)}`);
-  if (audio.sample_rate_hz !== 8000) return fail('invalid_audio_format', `audio sample_rate_hz must be 8000, got ${JSON.stringify(audio.sample_rate_hz)?.slice(0, 32)}`);
+  if (audio.sample_rate_hz !== 8000)
+    return fail('invalid_audio_format', `audio sample_rate_hz must be 8000, got ${JSON.stringify(audio.sample_rate_hz)?.slice(0, 32)}`);
   if (audio.channels !== undefined && audio.channels !== 1) return fail('invalid_audio_format', 'audio must be mono (channels 1)');
   const payload = audio.payload;
   const bytes = typeof payload === 'string' ? decodeBase64Strict(payload) : null;
@@ -88,7 +90,9 @@ function parseAudioInput(m: Record<string, unknown>): ParseResult {
   return {
     ok: true,
     msg: {
-      type: 'audio.input', speaker, payload: bytes,
+      type: 'audio.input',
+      speaker,
+      payload: bytes,
       ...(typeof m.sequence === 'number' ? { sequence: m.sequence } : {}),
       ...(typeof m.timestamp_ms === 'number' ? { timestampMs: m.timestamp_ms } : {}),
     },

@@ -147,7 +147,10 @@ export function attachStreamServer(httpServer: Server, deps: StreamServerDeps): 
       if (c) c.alive = true;
     });
     new StreamConnection({
-      ws, session, registry: deps.registry, maxMessageBytes: ceiling,
+      ws,
+      session,
+      registry: deps.registry,
+      maxMessageBytes: ceiling,
       logger: log.child({ session_id: sessionId }),
       onClosed: () => {
         live.delete(ws);
@@ -191,8 +194,10 @@ export function attachStreamServer(httpServer: Server, deps: StreamServerDeps): 
   }, heartbeatMs);
   heartbeat.unref();
   const refresher = setInterval(() => {
-    refreshStreamClaims(deps.redis, [...live.values()].map((c) => [c.sessionId, c.holder] as [string, string]))
-      .catch((err) => log.warn({ err }, 'refreshing stream claims failed'));
+    refreshStreamClaims(
+      deps.redis,
+      [...live.values()].map((c) => [c.sessionId, c.holder] as [string, string]),
+    ).catch((err) => log.warn({ err }, 'refreshing stream claims failed'));
   }, CLAIM_TTL_MS / 3);
   refresher.unref();
 

@@ -5,8 +5,15 @@ import type { WebSocket, RawData } from 'ws';
 import type { Logger } from 'pino';
 import { Framer, mulawDecodeInto, mulawEncodeInto } from '../media/index.js';
 import {
-  FRAME_SAMPLES, PARTIES,
-  type LiveSession, type Party, type SessionOutput, type SessionRegistry, type TranscriptFinal, type TranscriptPartial, type SessionErrorInfo,
+  FRAME_SAMPLES,
+  PARTIES,
+  type LiveSession,
+  type Party,
+  type SessionOutput,
+  type SessionRegistry,
+  type TranscriptFinal,
+  type TranscriptPartial,
+  type SessionErrorInfo,
 } from '../sessions/index.js';
 import { CLOSE, endedMessage, errorMessage, parseClientMessage, pongMessage, readyMessage, type SocketErrorCode } from './protocol.js';
 
@@ -147,7 +154,9 @@ export class StreamConnection {
     }
     mulawEncodeInto(o.frame, this.encodeBuf);
     const payload = Buffer.from(this.encodeBuf.buffer, this.encodeBuf.byteOffset, o.frame.length).toString('base64');
-    this.ws.send(`{"type":"audio.output","sequence":${++this.outputSequence},"timestamp_ms":${o.timestampMs},"speaker":${JSON.stringify(o.speaker)},"audio":{"encoding":"mulaw","sample_rate_hz":8000,"payload":"${payload}"}}`);
+    this.ws.send(
+      `{"type":"audio.output","sequence":${++this.outputSequence},"timestamp_ms":${o.timestampMs},"speaker":${JSON.stringify(o.speaker)},"audio":{"encoding":"mulaw","sample_rate_hz":8000,"payload":"${payload}"}}`,
+    );
   };
 
   private readonly onError = (e: SessionErrorInfo): void => {

@@ -4,7 +4,16 @@ import type { TickSource } from '../media/index.js';
 import type { SipLeg } from './call-leg.js';
 import { addLegQuality, finishQualitySummary } from './rtp/call-quality.js';
 
-type MediaTotals = { packetsIn: number; packetsOut: number; ignoredSource: number; concealed: number; dropped: number; late: number; underruns: number; played: number };
+type MediaTotals = {
+  packetsIn: number;
+  packetsOut: number;
+  ignoredSource: number;
+  concealed: number;
+  dropped: number;
+  late: number;
+  underruns: number;
+  played: number;
+};
 
 export class CallStats {
   /** Call outcomes since start, keyed "direction:result". */
@@ -36,7 +45,13 @@ export class CallStats {
 
   /** Media counters: live legs (legs, maxTargetFrames, maxJitterMs) and totals since start (the rest). */
   mediaStats(live: Iterable<SipLeg>): Record<string, number> {
-    const sum: MediaTotals & { clockLateTicks: number; legs: number; maxTargetFrames: number; maxJitterMs: number } = { ...this.endedMedia, clockLateTicks: (this.clock as { lateTicks?: number }).lateTicks ?? 0, legs: 0, maxTargetFrames: 0, maxJitterMs: 0 };
+    const sum: MediaTotals & { clockLateTicks: number; legs: number; maxTargetFrames: number; maxJitterMs: number } = {
+      ...this.endedMedia,
+      clockLateTicks: (this.clock as { lateTicks?: number }).lateTicks ?? 0,
+      legs: 0,
+      maxTargetFrames: 0,
+      maxJitterMs: 0,
+    };
     for (const leg of live) {
       const r = leg.rtpStats;
       const j = leg.jitterStats;

@@ -19,5 +19,5 @@ export function cidrContains(cidr: string, address: string): boolean {
   const bits = Number(bitsRaw);
   if (base === null || addr === null || !(bits >= 0 && bits <= 32)) return false;
   const mask = bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0;
-  return ((base & mask) >>> 0) === ((addr & mask) >>> 0);
+  return (base & mask) >>> 0 === (addr & mask) >>> 0;
 }

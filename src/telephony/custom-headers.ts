@@ -12,5 +12,4 @@ export function firstDisallowedHeader(headers: Record<string, unknown> | undefin
   return Object.keys(headers ?? {}).find((name) => !isCustomSipHeader(name));
 }
 
-export const disallowedHeaderMessage = (name: string): string =>
-  `Only custom SIP headers starting with 'X-' may be set; '${name}' is not allowed.`;
+export const disallowedHeaderMessage = (name: string): string => `Only custom SIP headers starting with 'X-' may be set; '${name}' is not allowed.`;

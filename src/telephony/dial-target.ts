@@ -56,17 +56,26 @@ const asUri = (v: string, host: string): string => (v.startsWith('sip:') || v.st
 const SAFE_ADDRESS = /^[^\s<>"]+$/;
 
 export async function resolveDialTarget(s: TelephonySessionRecord, req: DialRequest, advertisedAddress: string, look: DialLookups): Promise<DialTarget> {
-  for (const [name, v] of [['to', req.to], ['from', req.from]] as const) {
-    if (v !== undefined && !SAFE_ADDRESS.test(v)) throw new TelephonyError('validation_error', `\`${name}\` must be an E.164 number or a sip: URI without spaces.`);
+  for (const [name, v] of [
+    ['to', req.to],
+    ['from', req.from],
+  ] as const) {
+    if (v !== undefined && !SAFE_ADDRESS.test(v))
+      throw new TelephonyError('validation_error', `\`${name}\` must be an E.164 number or a sip: URI without spaces.`);
   }
-  const routing = (s.routing ?? {}) as { type?: string; phone_number?: string; connection_id?: string; sip?: { to_uri?: string; from_uri?: string; headers?: Record<string, unknown> } };
+  const routing = (s.routing ?? {}) as {
+    type?: string;
+    phone_number?: string;
+    connection_id?: string;
+    sip?: { to_uri?: string; from_uri?: string; headers?: Record<string, unknown> };
+  };
   const headers = { ...xHeaders(routing.sip?.headers), ...xHeaders(req.headers) };
 
   if (routing.type === 'sip') {
     if (!s.sip_enabled) throw new TelephonyError('sip_not_enabled', 'SIP routing is not enabled for this organization.');
     const to = req.to ?? routing.sip?.to_uri;
     if (!to || !/^sips?:/.test(to)) throw new TelephonyError('validation_error', 'routing.sip.to_uri or a sip: URI in `to` is required for SIP routing.');
-    const from = req.from ? asUri(req.from, advertisedAddress) : routing.sip?.from_uri ?? `sip:voxbridge@${advertisedAddress}`;
+    const from = req.from ? asUri(req.from, advertisedAddress) : (routing.sip?.from_uri ?? `sip:voxbridge@${advertisedAddress}`);
     const transport = transportOfTarget(to, 'udp');
     return { uri: to.replace(/;transport=\w+/i, ''), from, to, headers, provider: 'sip', transport, srtp: false, auth: null };
   }
@@ -81,7 +90,8 @@ export async function resolveDialTarget(s: TelephonySessionRecord, req: DialRequ
   connectionId ??= s.default_connection_id;
   if (!connectionId) throw new TelephonyError('no_default_provider', 'No provider connection could be resolved for this session.');
   const c = await look.connection(connectionId);
-  if (!c || c.org_id !== s.org_id || c.status !== 'active') throw new TelephonyError('connection_not_found', `Provider connection ${connectionId} does not exist or is inactive.`);
+  if (!c || c.org_id !== s.org_id || c.status !== 'active')
+    throw new TelephonyError('connection_not_found', `Provider connection ${connectionId} does not exist or is inactive.`);
   if (!c.credentials_valid) throw new TelephonyError('connection_invalid', `Provider connection ${connectionId} has invalid credentials.`);
   const dest = req.to;
   if (!dest) throw new TelephonyError('validation_error', '`to` (an E.164 number) is required to dial through a provider connection.');

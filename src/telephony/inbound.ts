@@ -82,7 +82,8 @@ export class InboundAdmission {
     if (offer) {
       try {
         // Anchored, rtpengine transcodes what we do not speak (G.722 and the like) to PCMU: an audio line is enough.
-        if (this.o.anchored) requireAudio(parseSdp(offer)); else negotiate(parseSdp(offer));
+        if (this.o.anchored) requireAudio(parseSdp(offer));
+        else negotiate(parseSdp(offer));
       } catch (err) {
         if (!(err instanceof SdpError)) throw err;
         // A body that is not SDP at all is a bad request; SDP without a codec we speak is not acceptable.
@@ -104,8 +105,9 @@ export class InboundAdmission {
     if (connection === 'challenged') return null;
     checkInboundSecurity(connection, inv.remote, offer);
     const candidates = await this.o.repo.findSessionsWaitingForNumber(number.org_id, number.number);
-    const sessionId = candidates.find((id) => !this.o.customerBusy(id))
-      ?? (number.default_session_id && (await this.o.repo.isSessionOpen(number.default_session_id)) ? number.default_session_id : null);
+    const sessionId =
+      candidates.find((id) => !this.o.customerBusy(id)) ??
+      (number.default_session_id && (await this.o.repo.isSessionOpen(number.default_session_id)) ? number.default_session_id : null);
     if (!sessionId) throw new SipError(480, 'Temporarily Unavailable');
     if (await this.redirectToOwner(inv, sessionId, dialed)) return null;
     if (inv.isCancelled) return null;
@@ -166,8 +168,15 @@ export async function answerInbound(inv: IncomingInvite, a: Admitted, d: MediaSe
     const provider = a.connection?.provider ?? 'sip';
     const from = uriOf(inv.from.uri);
     const call = await setup.insertCall({
-      sessionId: a.sessionId, orgId: a.number.org_id, party: 'customer', direction: 'inbound', provider, callSid: inv.callId,
-      from, to: a.number.number, status: 'ringing',
+      sessionId: a.sessionId,
+      orgId: a.number.org_id,
+      party: 'customer',
+      direction: 'inbound',
+      provider,
+      callSid: inv.callId,
+      from,
+      to: a.number.number,
+      status: 'ringing',
     });
     if (inv.isCancelled) throw new SipError(487, 'Request Terminated');
     dialog = inv.answer(toCaller);
@@ -178,8 +187,16 @@ export async function answerInbound(inv: IncomingInvite, a: Admitted, d: MediaSe
       dialog.remoteSdp = ack.content;
     }
     return setup.leg({
-      id: call.id, sessionId: a.sessionId, orgId: a.number.org_id, party: 'customer', direction: 'inbound', provider,
-      from, to: a.number.number, dialog, media,
+      id: call.id,
+      sessionId: a.sessionId,
+      orgId: a.number.org_id,
+      party: 'customer',
+      direction: 'inbound',
+      provider,
+      from,
+      to: a.number.number,
+      dialog,
+      media,
     });
   } catch (err) {
     await setup.release(inv.isCancelled ? 'canceled' : 'failed', inv.isCancelled ? 'caller_cancel' : 'setup_failed');

@@ -79,10 +79,19 @@ export async function startTelephony(deps: TelephonyDeps): Promise<Telephony> {
   return {
     dial: (sessionId, orgId, req) => svc.dial(sessionId, orgId, req),
     hangup: (sessionId, orgId, req) => svc.hangup(sessionId, orgId, req),
-    calls: (sessionId) => svc.legsOf(sessionId).map((l) => ({
-      id: l.id, object: 'call', provider: l.provider, call_sid: l.callSid, party: l.party, direction: l.direction,
-      status: 'in-progress', from: l.from, to: l.to, quality: l.callQuality,
-    })),
+    calls: (sessionId) =>
+      svc.legsOf(sessionId).map((l) => ({
+        id: l.id,
+        object: 'call',
+        provider: l.provider,
+        call_sid: l.callSid,
+        party: l.party,
+        direction: l.direction,
+        status: 'in-progress',
+        from: l.from,
+        to: l.to,
+        quality: l.callQuality,
+      })),
     callQuality: (sessionId, callId) => svc.legsOf(sessionId).find((l) => l.id === callId)?.callQuality ?? null,
     endSession: (sessionId, reason) => {
       for (const leg of svc.legsOf(sessionId)) leg.close(reason);

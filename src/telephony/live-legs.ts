@@ -51,10 +51,15 @@ export class LiveLegs {
     }
     entry.attachment = attachment;
     leg.on('audio', (f) => attachment.pushAudio(f));
-    await repo.recordCallConnected(this.o.db, {
-      callId: leg.id, sessionId: leg.sessionId, orgId: leg.orgId, provider: leg.provider,
-      data: { session_id: leg.sessionId, provider: { type: leg.provider, call_sid: leg.callSid, status: 'connected', from: leg.from, to: leg.to } },
-    }).catch((err) => this.o.log.error({ err, callSid: leg.callSid }, 'recording connected call failed'));
+    await repo
+      .recordCallConnected(this.o.db, {
+        callId: leg.id,
+        sessionId: leg.sessionId,
+        orgId: leg.orgId,
+        provider: leg.provider,
+        data: { session_id: leg.sessionId, provider: { type: leg.provider, call_sid: leg.callSid, status: 'connected', from: leg.from, to: leg.to } },
+      })
+      .catch((err) => this.o.log.error({ err, callSid: leg.callSid }, 'recording connected call failed'));
     this.o.log.info({ callSid: leg.callSid, sessionId: leg.sessionId, party: leg.party, direction: leg.direction }, 'call connected');
   }
 
@@ -68,11 +73,29 @@ export class LiveLegs {
     } catch (err) {
       this.o.log.warn({ err }, 'detaching leg failed');
     }
-    await repo.recordCallEnded(this.o.db, {
-      callId: leg.id, orgId: leg.orgId, status: 'completed', reason,
-      data: { session_id: leg.sessionId, provider: { type: leg.provider, call_sid: leg.callSid, status: 'disconnected', disconnect_reason: reason, duration: durationSeconds, quality: leg.callQuality } },
-    }).catch((err) => this.o.log.error({ err, callSid: leg.callSid }, 'recording ended call failed'));
+    await repo
+      .recordCallEnded(this.o.db, {
+        callId: leg.id,
+        orgId: leg.orgId,
+        status: 'completed',
+        reason,
+        data: {
+          session_id: leg.sessionId,
+          provider: {
+            type: leg.provider,
+            call_sid: leg.callSid,
+            status: 'disconnected',
+            disconnect_reason: reason,
+            duration: durationSeconds,
+            quality: leg.callQuality,
+          },
+        },
+      })
+      .catch((err) => this.o.log.error({ err, callSid: leg.callSid }, 'recording ended call failed'));
     const q = leg.callQuality;
-    this.o.log.info({ callSid: leg.callSid, reason, durationSeconds, mos: q.mos, lossPercent: q.loss_percent, jitterMs: q.jitter_ms, rttMs: q.rtt_ms, media: leg.finalStats }, 'call ended');
+    this.o.log.info(
+      { callSid: leg.callSid, reason, durationSeconds, mos: q.mos, lossPercent: q.loss_percent, jitterMs: q.jitter_ms, rttMs: q.rtt_ms, media: leg.finalStats },
+      'call ended',
+    );
   }
 }

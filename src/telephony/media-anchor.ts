@@ -61,16 +61,33 @@ export class MediaAnchor {
    * PCMU only (rtpengine transcodes whatever the carrier chose).
    */
   async offerFromPeer(callId: string, fromTag: string, sdp: string): Promise<string> {
-    return this.sdpOf(await this.call(() => this.client.offer(this.port, this.host, {
-      'call-id': callId, 'from-tag': fromTag, sdp, replace: ['origin', 'session-connection'], ...TO_GATEWAY_PCMU, ...PLAIN_TO_GATEWAY,
-    })));
+    return this.sdpOf(
+      await this.call(() =>
+        this.client.offer(this.port, this.host, {
+          'call-id': callId,
+          'from-tag': fromTag,
+          sdp,
+          replace: ['origin', 'session-connection'],
+          ...TO_GATEWAY_PCMU,
+          ...PLAIN_TO_GATEWAY,
+        }),
+      ),
+    );
   }
 
   /** Inbound leg, step 2: our answer goes in; out comes the answer for the carrier. */
   async answerFromGateway(callId: string, fromTag: string, toTag: string, sdp: string): Promise<string> {
-    return this.sdpOf(await this.call(() => this.client.answer(this.port, this.host, {
-      'call-id': callId, 'from-tag': fromTag, 'to-tag': toTag, sdp, replace: ['origin', 'session-connection'],
-    })));
+    return this.sdpOf(
+      await this.call(() =>
+        this.client.answer(this.port, this.host, {
+          'call-id': callId,
+          'from-tag': fromTag,
+          'to-tag': toTag,
+          sdp,
+          replace: ['origin', 'session-connection'],
+        }),
+      ),
+    );
   }
 
   /**
@@ -78,17 +95,33 @@ export class MediaAnchor {
    * transcoded), as RTP/SAVP with a=crypto when `srtp` (a secure trunk).
    */
   async offerFromGateway(callId: string, fromTag: string, sdp: string, srtp = false): Promise<string> {
-    return this.sdpOf(await this.call(() => this.client.offer(this.port, this.host, {
-      'call-id': callId, 'from-tag': fromTag, sdp, replace: ['origin', 'session-connection'], codec: { transcode: ['PCMA'] },
-      ...(srtp ? SDES_TO_PEER : {}),
-    })));
+    return this.sdpOf(
+      await this.call(() =>
+        this.client.offer(this.port, this.host, {
+          'call-id': callId,
+          'from-tag': fromTag,
+          sdp,
+          replace: ['origin', 'session-connection'],
+          codec: { transcode: ['PCMA'] },
+          ...(srtp ? SDES_TO_PEER : {}),
+        }),
+      ),
+    );
   }
 
   /** Outbound leg, step 2: the carrier's answer goes in; out comes the answer for our endpoint. */
   async answerFromPeer(callId: string, fromTag: string, toTag: string, sdp: string): Promise<string> {
-    return this.sdpOf(await this.call(() => this.client.answer(this.port, this.host, {
-      'call-id': callId, 'from-tag': fromTag, 'to-tag': toTag, sdp, replace: ['origin', 'session-connection'],
-    })));
+    return this.sdpOf(
+      await this.call(() =>
+        this.client.answer(this.port, this.host, {
+          'call-id': callId,
+          'from-tag': fromTag,
+          'to-tag': toTag,
+          sdp,
+          replace: ['origin', 'session-connection'],
+        }),
+      ),
+    );
   }
 
   /** Releases the call's ports; failures are not the caller's problem (rtpengine times calls out). */

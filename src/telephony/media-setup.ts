@@ -28,13 +28,21 @@ export class LegSetup {
   private handedOver = false;
   private released = false;
 
-  private constructor(private readonly d: MediaSetupDeps, readonly endpoint: RtpEndpoint) {}
+  private constructor(
+    private readonly d: MediaSetupDeps,
+    readonly endpoint: RtpEndpoint,
+  ) {}
 
   /** Opens the leg's RTP endpoint (the first resource; release() closes it); `latching` from the leg's connection. */
   static async open(d: MediaSetupDeps, latching?: LatchingMode): Promise<LegSetup> {
     const s = d.sip;
     const endpoint = await RtpEndpoint.open({
-      bindAddress: s.host, portMin: s.rtpPortMin, portMax: s.rtpPortMax, timeoutMs: s.rtpTimeoutSeconds * 1000, clock: d.clock, latching,
+      bindAddress: s.host,
+      portMin: s.rtpPortMin,
+      portMax: s.rtpPortMax,
+      timeoutMs: s.rtpTimeoutSeconds * 1000,
+      clock: d.clock,
+      latching,
     });
     return new LegSetup(d, endpoint);
   }
@@ -85,7 +93,9 @@ export class LegSetup {
     this.handedOver = true;
     const key = this.anchorKey;
     return new SipLeg({
-      ...init, endpoint: this.endpoint, advertisedAddress: this.d.sip.advertisedAddress,
+      ...init,
+      endpoint: this.endpoint,
+      advertisedAddress: this.d.sip.advertisedAddress,
       anchor: this.d.anchor && key ? { server: this.d.anchor, callId: key.callId, fromTag: key.tag } : null,
     });
   }

@@ -4,7 +4,12 @@ import { Gauge, type Registry } from 'prom-client';
 import type { Telephony } from './index.js';
 
 const METRIC_NAMES = [
-  'voxbridge_sip_active_calls', 'voxbridge_sip_calls', 'voxbridge_rtp_media', 'voxbridge_rtp_call_quality', 'voxbridge_sip_refused', 'voxbridge_sip_requests',
+  'voxbridge_sip_active_calls',
+  'voxbridge_sip_calls',
+  'voxbridge_rtp_media',
+  'voxbridge_rtp_call_quality',
+  'voxbridge_sip_refused',
+  'voxbridge_sip_requests',
   'voxbridge_sip_capture',
 ];
 
@@ -65,7 +70,16 @@ export function registerTelephonyMetrics(registry: Registry, telephony: Telephon
     registers: [registry],
     collect() {
       const m = telephony.mediaStats();
-      const names: Record<string, string> = { packetsIn: 'packets_in', packetsOut: 'packets_out', ignoredSource: 'ignored_source', concealed: 'concealed', dropped: 'dropped', late: 'late', underruns: 'underruns', played: 'played' };
+      const names: Record<string, string> = {
+        packetsIn: 'packets_in',
+        packetsOut: 'packets_out',
+        ignoredSource: 'ignored_source',
+        concealed: 'concealed',
+        dropped: 'dropped',
+        late: 'late',
+        underruns: 'underruns',
+        played: 'played',
+      };
       for (const [k, label] of Object.entries(names)) this.set({ counter: label }, m[k] ?? 0);
     },
   });
@@ -76,7 +90,16 @@ export function registerTelephonyMetrics(registry: Registry, telephony: Telephon
     registers: [registry],
     collect() {
       const m = telephony.mediaStats();
-      const names: Record<string, string> = { mosAvg: 'mos', lossPercentAvg: 'loss_percent', jitterMsAvg: 'jitter_ms', rttMsAvg: 'rtt_ms', jitterDepthFramesAvg: 'jitter_buffer_depth_frames', jitterTargetFramesAvg: 'jitter_buffer_target_frames', rtcpIn: 'rtcp_in', rtcpOut: 'rtcp_out' };
+      const names: Record<string, string> = {
+        mosAvg: 'mos',
+        lossPercentAvg: 'loss_percent',
+        jitterMsAvg: 'jitter_ms',
+        rttMsAvg: 'rtt_ms',
+        jitterDepthFramesAvg: 'jitter_buffer_depth_frames',
+        jitterTargetFramesAvg: 'jitter_buffer_target_frames',
+        rtcpIn: 'rtcp_in',
+        rtcpOut: 'rtcp_out',
+      };
       for (const [k, label] of Object.entries(names)) this.set({ stat: label }, m[k] ?? 0);
     },
   });

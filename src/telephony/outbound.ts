@@ -34,7 +34,9 @@ export interface OutboundOptions {
 export const DRAIN_RETRY_AFTER_SECONDS = 5;
 
 function drainingError(): TelephonyError {
-  return new TelephonyError('media_server_unavailable', 'This gateway node is draining for a restart; retry the dial.', undefined, { retryAfterSeconds: DRAIN_RETRY_AFTER_SECONDS });
+  return new TelephonyError('media_server_unavailable', 'This gateway node is draining for a restart; retry the dial.', undefined, {
+    retryAfterSeconds: DRAIN_RETRY_AFTER_SECONDS,
+  });
 }
 
 export class OutboundDialer {
@@ -80,13 +82,28 @@ export class OutboundDialer {
       const fromTag = newTag();
       const offer = await setup.gatewayOffer(callSid, fromTag, target.srtp);
       const row = await setup.insertCall({
-        sessionId, orgId, party, direction: 'outbound', provider: target.provider, callSid,
-        from: target.from, to: target.to, status: 'ringing',
+        sessionId,
+        orgId,
+        party,
+        direction: 'outbound',
+        provider: target.provider,
+        callSid,
+        from: target.from,
+        to: target.to,
+        status: 'ringing',
       });
       const ringMs = Math.min(Math.max(req.ringTimeoutSeconds ?? 30, 1), 120) * 1000;
       const dialog = await this.o.ua().call(target.uri, {
-        callId: callSid, fromTag, from: target.from, to: target.to, headers: target.headers, sdp: offer,
-        auth: target.auth ?? undefined, transport: target.transport, ringTimeoutMs: ringMs, signal: ac.signal,
+        callId: callSid,
+        fromTag,
+        from: target.from,
+        to: target.to,
+        headers: target.headers,
+        sdp: offer,
+        auth: target.auth ?? undefined,
+        transport: target.transport,
+        ringTimeoutMs: ringMs,
+        signal: ac.signal,
       });
       this.pending.delete(ac);
       if (!dialog.remoteSdp) throw new SipError(488, 'Answer without SDP');
@@ -96,8 +113,16 @@ export class OutboundDialer {
       }
       const media = await setup.peerAnswer(dialog.callId, dialog.localTag, dialog.remoteTag, dialog.remoteSdp);
       return setup.leg({
-        id: row.id, sessionId, orgId, party, direction: 'outbound', provider: target.provider,
-        from: target.from, to: target.to, dialog, media,
+        id: row.id,
+        sessionId,
+        orgId,
+        party,
+        direction: 'outbound',
+        provider: target.provider,
+        from: target.from,
+        to: target.to,
+        dialog,
+        media,
       });
     } catch (err) {
       this.pending.delete(ac);

@@ -52,10 +52,10 @@ function routingFailed(message: string, opts: ResolveOptions): TelephonyError {
 }
 
 async function loadConnection(db: DbClient, orgId: string, id: string): Promise<ConnectionRow | null> {
-  const { rows } = await db.query<ConnectionRow>(
-    'SELECT id, provider, status, credentials_valid FROM provider_connections WHERE id = $1 AND org_id = $2',
-    [id, orgId],
-  );
+  const { rows } = await db.query<ConnectionRow>('SELECT id, provider, status, credentials_valid FROM provider_connections WHERE id = $1 AND org_id = $2', [
+    id,
+    orgId,
+  ]);
   return rows[0] ?? null;
 }
 
@@ -66,7 +66,9 @@ async function usableConnection(db: DbClient, orgId: string, id: string, param: 
     throw new TelephonyError('connection_not_found', `No active provider connection '${id}' in this organization.`, undefined, { param });
   }
   if (!c.credentials_valid) {
-    throw new TelephonyError('connection_invalid', `The credentials of provider connection '${id}' are invalid or expired; update them and retry.`, undefined, { param });
+    throw new TelephonyError('connection_invalid', `The credentials of provider connection '${id}' are invalid or expired; update them and retry.`, undefined, {
+      param,
+    });
   }
   return c;
 }
@@ -115,7 +117,9 @@ export async function resolveRouting(
     );
     const pn = rows[0];
     if (!pn) {
-      throw new TelephonyError('phone_number_not_found', `${r.phone_number} is not a managed number of this organization.`, undefined, { param: 'routing.phone_number' });
+      throw new TelephonyError('phone_number_not_found', `${r.phone_number} is not a managed number of this organization.`, undefined, {
+        param: 'routing.phone_number',
+      });
     }
     // A number bound to a connection is carried by it; an unbound managed number terminates on our SIP side.
     if (pn.connection_id) {

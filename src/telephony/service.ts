@@ -99,9 +99,13 @@ export class TelephonyService {
     const cap = o.config.sipCapture;
     this.capture = cap.enabled
       ? new SipCapture({
-        db: o.db, log: this.log, queueSize: cap.queueSize, batchSize: cap.batchSize,
-        hep: cap.hepAddress ? HepSender.fromAddress(cap.hepAddress) : null, hepAgentId: cap.hepAgentId,
-      })
+          db: o.db,
+          log: this.log,
+          queueSize: cap.queueSize,
+          batchSize: cap.batchSize,
+          hep: cap.hepAddress ? HepSender.fromAddress(cap.hepAddress) : null,
+          hepAgentId: cap.hepAgentId,
+        })
       : null;
     this.anchor = o.config.rtpengine.ng ? new MediaAnchor({ ng: o.config.rtpengine.ng, timeoutMs: o.config.rtpengine.timeoutMs }) : null;
     this.stats = new CallStats(clock);
@@ -123,9 +127,15 @@ export class TelephonyService {
       log: this.log,
     });
     this.outbound = new OutboundDialer({
-      config: o.config, db: o.db, media: this.media, ua: () => this.ua,
-      legsOf: (id) => this.legs.ofSession(id), liveCount: () => this.legs.size,
-      accepting: () => !this.closed, draining: () => this.draining, count: (result) => this.stats.countCall('outbound', result),
+      config: o.config,
+      db: o.db,
+      media: this.media,
+      ua: () => this.ua,
+      legsOf: (id) => this.legs.ofSession(id),
+      liveCount: () => this.legs.size,
+      accepting: () => !this.closed,
+      draining: () => this.draining,
+      count: (result) => this.stats.countCall('outbound', result),
     });
   }
 
@@ -134,10 +144,23 @@ export class TelephonyService {
     const svc = new TelephonyService(o);
     const sip = o.config.sip;
     svc.ua = await UserAgent.start(
-      { host: sip.host, port: sip.port, transports: sip.transports, advertisedAddress: sip.advertisedAddress, userAgent: 'voxbridge', logger: svc.log,
-        limits: sip.limits, stream: sip.stream, tls: tlsListenerOf(sip.tls), guard: svc.guard, edge: svc.edge.enabled ? svc.edge : undefined,
+      {
+        host: sip.host,
+        port: sip.port,
+        transports: sip.transports,
+        advertisedAddress: sip.advertisedAddress,
+        userAgent: 'voxbridge',
+        logger: svc.log,
+        limits: sip.limits,
+        stream: sip.stream,
+        tls: tlsListenerOf(sip.tls),
+        guard: svc.guard,
+        edge: svc.edge.enabled ? svc.edge : undefined,
         onRefused: (fault, remote, detail) => svc.refusals.record(fault, remote, detail),
-        onCapture: svc.capture ? (dir, m, remote) => svc.capture?.record(dir, m, remote.protocol, { address: sip.advertisedAddress, port: svc.ua.port }, remote) : undefined },
+        onCapture: svc.capture
+          ? (dir, m, remote) => svc.capture?.record(dir, m, remote.protocol, { address: sip.advertisedAddress, port: svc.ua.port }, remote)
+          : undefined,
+      },
       { onInvite: (inv) => void svc.onInvite(inv) },
     );
     return svc;
@@ -236,8 +259,9 @@ export class TelephonyService {
   async hangup(sessionId: string, orgId: string, req: { call_id?: string; party?: Party }): Promise<CallView[]> {
     const s = await repo.getTelephonySession(this.o.db, sessionId);
     if (!s || s.org_id !== orgId) throw new TelephonyError('session_not_found', 'No such session.');
-    const legs = this.legsOf(sessionId).filter((l) =>
-      (!req.party || l.party === req.party) && (!req.call_id || l.id === req.call_id || l.callSid === req.call_id));
+    const legs = this.legsOf(sessionId).filter(
+      (l) => (!req.party || l.party === req.party) && (!req.call_id || l.id === req.call_id || l.callSid === req.call_id),
+    );
     if (legs.length === 0) throw new TelephonyError('session_not_dialable', 'The session has no active SIP leg to hang up.');
     const views: CallView[] = [];
     for (const leg of legs) {
@@ -252,8 +276,15 @@ export class TelephonyService {
 
 function viewOf(leg: SipLeg): CallView {
   return {
-    id: leg.id, object: 'call', provider: leg.provider, call_sid: leg.callSid, party: leg.party, direction: leg.direction,
-    status: leg.isEnded ? 'completed' : 'in-progress', from: leg.from, to: leg.to,
+    id: leg.id,
+    object: 'call',
+    provider: leg.provider,
+    call_sid: leg.callSid,
+    party: leg.party,
+    direction: leg.direction,
+    status: leg.isEnded ? 'completed' : 'in-progress',
+    from: leg.from,
+    to: leg.to,
     duration: Math.round((Date.now() - leg.connectedAt.getTime()) / 100) / 10,
     quality: leg.callQuality,
   };

@@ -3,8 +3,13 @@
 // shown once, rotation with a grace period during which both secrets sign.
 import type { Config } from '../config/index.js';
 import {
-  getWebhookEndpoint, insertTestEvent, insertWebhookEndpoint, rotateWebhookSecret, updateWebhookEndpoint,
-  type Db, type WebhookEndpointRow,
+  getWebhookEndpoint,
+  insertTestEvent,
+  insertWebhookEndpoint,
+  rotateWebhookSecret,
+  updateWebhookEndpoint,
+  type Db,
+  type WebhookEndpointRow,
 } from '../store/index.js';
 import { expandSubscription, TEST_EVENT_TYPE } from './events.js';
 import { newSigningSecret, sealSecret } from './secret-box.js';
@@ -55,7 +60,10 @@ export function presentEndpoint(row: WebhookEndpointRow, secret?: string): Recor
 }
 
 export class WebhookEndpoints {
-  constructor(private readonly db: Db, private readonly config: Pick<Config, 'secretKey' | 'webhooks'>) {}
+  constructor(
+    private readonly db: Db,
+    private readonly config: Pick<Config, 'secretKey' | 'webhooks'>,
+  ) {}
 
   /** Throws UrlRefused or SubscriptionError on bad input. */
   async create(orgId: string, input: EndpointInput): Promise<{ row: WebhookEndpointRow; secret: string }> {
@@ -64,15 +72,25 @@ export class WebhookEndpoints {
     await resolveEndpointUrl(input.url, urlPolicyOf(this.config.webhooks));
     const secret = newSigningSecret();
     const row = await insertWebhookEndpoint(this.db, {
-      orgId, url: input.url, events: sub.events, eventTypes: sub.eventTypes, realtime,
-      description: input.description ?? null, metadata: input.metadata ?? null,
+      orgId,
+      url: input.url,
+      events: sub.events,
+      eventTypes: sub.eventTypes,
+      realtime,
+      description: input.description ?? null,
+      metadata: input.metadata ?? null,
       secretEnc: sealSecret(this.config.secretKey, secret),
     });
     return { row, secret };
   }
 
   /** `orgId` null: any organization (operator). Null when there is no such endpoint. */
-  async update(orgId: string | null, id: string, changes: EndpointChanges, disabledReason = 'disabled by the organization'): Promise<WebhookEndpointRow | null> {
+  async update(
+    orgId: string | null,
+    id: string,
+    changes: EndpointChanges,
+    disabledReason = 'disabled by the organization',
+  ): Promise<WebhookEndpointRow | null> {
     const existing = await getWebhookEndpoint(this.db, orgId, id);
     if (!existing) return null;
     let sub: { events: string[]; eventTypes: string[] } | undefined;
@@ -81,8 +99,14 @@ export class WebhookEndpoints {
     }
     if (changes.url !== undefined) await resolveEndpointUrl(changes.url, urlPolicyOf(this.config.webhooks));
     return updateWebhookEndpoint(this.db, orgId, id, {
-      url: changes.url, realtime: changes.realtime, description: changes.description, metadata: changes.metadata,
-      events: sub?.events, eventTypes: sub?.eventTypes, enabled: changes.enabled, disabledReason,
+      url: changes.url,
+      realtime: changes.realtime,
+      description: changes.description,
+      metadata: changes.metadata,
+      events: sub?.events,
+      eventTypes: sub?.eventTypes,
+      enabled: changes.enabled,
+      disabledReason,
     });
   }
 

@@ -3,12 +3,19 @@
 // `transcript.segment` goes only to endpoints with `realtime: true` (SPEC "Webhook delivery" 5).
 
 export const EVENT_TYPES = [
-  'session.created', 'session.started', 'session.ended',
-  'session.provider.connected', 'session.provider.disconnected',
-  'transcript.ready', 'transcript.segment',
-  'recording.ready', 'recording.failed',
-  'analysis.completed', 'analysis.failed',
-  'ai_agent.tool_called', 'ai_agent.escalation_requested',
+  'session.created',
+  'session.started',
+  'session.ended',
+  'session.provider.connected',
+  'session.provider.disconnected',
+  'transcript.ready',
+  'transcript.segment',
+  'recording.ready',
+  'recording.failed',
+  'analysis.completed',
+  'analysis.failed',
+  'ai_agent.tool_called',
+  'ai_agent.escalation_requested',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -47,7 +54,8 @@ export function expandSubscription(events: readonly string[], realtime: boolean)
     if (name === '*') types.add('*');
     else if (EVENT_CATEGORIES[name]) for (const t of EVENT_CATEGORIES[name]) types.add(t);
     else if ((EVENT_TYPES as readonly string[]).includes(name)) types.add(name);
-    else throw new SubscriptionError(`unknown event type or category '${raw}'; use event types, categories (${Object.keys(EVENT_CATEGORIES).join(', ')}) or '*'`);
+    else
+      throw new SubscriptionError(`unknown event type or category '${raw}'; use event types, categories (${Object.keys(EVENT_CATEGORIES).join(', ')}) or '*'`);
   }
   if (given.includes(REALTIME_EVENT_TYPE) && !realtime) {
     throw new SubscriptionError(`'${REALTIME_EVENT_TYPE}' is delivered only to realtime endpoints: set realtime to true`);

@@ -63,7 +63,8 @@ export class WebhookHttpSender {
     const started = performance.now();
     const pinned: LookupFunction = (_host, options, cb) => {
       // Node 20 asks for all addresses (autoSelectFamily) or for one; answer with the checked one.
-      if ((options as { all?: boolean }).all) (cb as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address: target.address, family: target.family }]);
+      if ((options as { all?: boolean }).all)
+        (cb as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address: target.address, family: target.family }]);
       else cb(null, target.address, target.family);
     };
     const mod = target.url.protocol === 'https:' ? https : http;
@@ -75,31 +76,35 @@ export class WebhookHttpSender {
         clearTimeout(timer);
         resolve({ ...r, durationMs: Math.round(performance.now() - started) });
       };
-      const req = mod.request(target.url, {
-        method: 'POST',
-        agent: this.agentFor(target),
-        lookup: pinned,
-        headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-      }, (res) => {
-        const status = res.statusCode ?? 0;
-        const responseHeaders = headerExcerpt(res.rawHeaders);
-        // Keep the first 4 KB for the log and drain the rest so the socket can be reused; the
-        // attempt is over at the end of the body or once the excerpt is full, whichever is first.
-        const chunks: Buffer[] = [];
-        let kept = 0;
-        const done = () => {
-          const responseBody = Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8').replace(/\0/g, ''); // PostgreSQL text takes no NUL
-          finish({ ok: status >= 200 && status < 300, statusCode: status, error: null, responseHeaders, responseBody });
-        };
-        res.on('data', (chunk: Buffer) => {
-          if (kept >= RESPONSE_EXCERPT_BYTES) return;
-          chunks.push(chunk);
-          kept += chunk.length;
-          if (kept >= RESPONSE_EXCERPT_BYTES) done();
-        });
-        res.on('end', done);
-        res.on('error', done);
-      });
+      const req = mod.request(
+        target.url,
+        {
+          method: 'POST',
+          agent: this.agentFor(target),
+          lookup: pinned,
+          headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        },
+        (res) => {
+          const status = res.statusCode ?? 0;
+          const responseHeaders = headerExcerpt(res.rawHeaders);
+          // Keep the first 4 KB for the log and drain the rest so the socket can be reused; the
+          // attempt is over at the end of the body or once the excerpt is full, whichever is first.
+          const chunks: Buffer[] = [];
+          let kept = 0;
+          const done = () => {
+            const responseBody = Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8').replace(/\0/g, ''); // PostgreSQL text takes no NUL
+            finish({ ok: status >= 200 && status < 300, statusCode: status, error: null, responseHeaders, responseBody });
+          };
+          res.on('data', (chunk: Buffer) => {
+            if (kept >= RESPONSE_EXCERPT_BYTES) return;
+            chunks.push(chunk);
+            kept += chunk.length;
+            if (kept >= RESPONSE_EXCERPT_BYTES) done();
+          });
+          res.on('end', done);
+          res.on('error', done);
+        },
+      );
       const timer = setTimeout(() => {
         finish({ ok: false, statusCode: null, error: `timeout after ${timeoutMs} ms` });
         req.destroy(new Error('timeout'));

@@ -12,7 +12,12 @@ export interface WebhookMetrics {
   delivered(delaySeconds: number): void;
 }
 
-const NAMES = ['voxbridge_webhook_deliveries_total', 'voxbridge_webhook_delivery_delay_seconds', 'voxbridge_webhook_retry_queue_depth', 'voxbridge_webhook_oldest_undelivered_event_age_seconds'];
+const NAMES = [
+  'voxbridge_webhook_deliveries_total',
+  'voxbridge_webhook_delivery_delay_seconds',
+  'voxbridge_webhook_retry_queue_depth',
+  'voxbridge_webhook_oldest_undelivered_event_age_seconds',
+];
 
 /** Registers the metrics, replacing those of a previous worker in this process (restart, tests). */
 export function registerWebhookMetrics(registry: Registry, stats: () => Promise<DeliveryQueueStats>): WebhookMetrics {

@@ -32,17 +32,43 @@ loopback.addSubnet('127.0.0.0', 8);
 loopback.addAddress('::1', 'ipv6');
 
 const privateRanges = new BlockList();
-for (const [net, bits] of [['10.0.0.0', 8], ['172.16.0.0', 12], ['192.168.0.0', 16], ['100.64.0.0', 10], ['169.254.0.0', 16]] as const) {
+for (const [net, bits] of [
+  ['10.0.0.0', 8],
+  ['172.16.0.0', 12],
+  ['192.168.0.0', 16],
+  ['100.64.0.0', 10],
+  ['169.254.0.0', 16],
+] as const) {
   privateRanges.addSubnet(net, bits);
 }
-for (const [net, bits] of [['fc00::', 7], ['fe80::', 10]] as const) privateRanges.addSubnet(net, bits, 'ipv6');
+for (const [net, bits] of [
+  ['fc00::', 7],
+  ['fe80::', 10],
+] as const)
+  privateRanges.addSubnet(net, bits, 'ipv6');
 
 // Never a unicast destination on the internet: "this network", multicast, reserved, documentation.
 const unroutable = new BlockList();
-for (const [net, bits] of [['0.0.0.0', 8], ['192.0.0.0', 24], ['192.0.2.0', 24], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4]] as const) {
+for (const [net, bits] of [
+  ['0.0.0.0', 8],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const) {
   unroutable.addSubnet(net, bits);
 }
-for (const [net, bits] of [['::', 128], ['ff00::', 8], ['2001:db8::', 32], ['64:ff9b::', 96], ['100::', 64]] as const) unroutable.addSubnet(net, bits, 'ipv6');
+for (const [net, bits] of [
+  ['::', 128],
+  ['ff00::', 8],
+  ['2001:db8::', 32],
+  ['64:ff9b::', 96],
+  ['100::', 64],
+] as const)
+  unroutable.addSubnet(net, bits, 'ipv6');
 
 export type AddressClass = 'public' | 'loopback' | 'private' | 'metadata' | 'unroutable';
 

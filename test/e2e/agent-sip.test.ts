@@ -24,13 +24,31 @@ beforeAll(async () => {
     engines: 'embedded',
     overrides: {
       roles: ['api', 'media', 'worker'],
-      sip: { enabled: true, host: '127.0.0.1', port: 0, transports: ['udp'], advertisedAddress: '127.0.0.1', rtpPortMin: rtpBase, rtpPortMax: rtpBase + 98, rtpTimeoutSeconds: 60, maxConcurrentCalls: 50, realm: 'voxbridge.test' },
+      sip: {
+        enabled: true,
+        host: '127.0.0.1',
+        port: 0,
+        transports: ['udp'],
+        advertisedAddress: '127.0.0.1',
+        rtpPortMin: rtpBase,
+        rtpPortMax: rtpBase + 98,
+        rtpTimeoutSeconds: 60,
+        maxConcurrentCalls: 50,
+        realm: 'voxbridge.test',
+      },
     },
   });
   if (!t.gw.telephony) throw new Error('the media role did not start telephony');
   telephony = t.gw.telephony;
   await updateOrg(t.gw.db, t.org.orgId, { sipEnabled: true });
-  const conn = await repo.createConnection(t.gw.db, { orgId: t.org.orgId, provider: 'carrier_a', host: '127.0.0.1', port: 5060, transport: 'udp', inboundCidrs: ['127.0.0.1/32'] });
+  const conn = await repo.createConnection(t.gw.db, {
+    orgId: t.org.orgId,
+    provider: 'carrier_a',
+    host: '127.0.0.1',
+    port: 5060,
+    transport: 'udp',
+    inboundCidrs: ['127.0.0.1/32'],
+  });
   number = `+1415${String(Date.now()).slice(-7)}`;
   await repo.createPhoneNumber(t.gw.db, { orgId: t.org.orgId, number, connectionId: conn.id });
 }, 60_000);
@@ -66,14 +84,21 @@ interface HeardFinal extends TranscriptFinal {
 async function call(agent: ReturnType<typeof desk>) {
   const { id } = await createAgentSession(t, agent, { routing: { phone_number: number } });
   const caller = await phone();
-  const sipp = await startSipp({ scenario: 'uac-call-long.xml', target: `127.0.0.1:${telephony.sipPort}`, service: number, keys: { rtp_port: String(caller.port) }, timeoutSeconds: 180 });
+  const sipp = await startSipp({
+    scenario: 'uac-call-long.xml',
+    target: `127.0.0.1:${telephony.sipPort}`,
+    service: number,
+    keys: { rtp_port: String(caller.port) },
+    timeoutSeconds: 180,
+  });
   const live: LiveSession = await eventually(() => t.registry.get(id), 30_000);
   const finals: HeardFinal[] = [];
   live.on('final', (f) => finals.push({ ...f, at: performance.now() }));
   await eventually(() => caller.connected, 30_000);
-  const final = (pred: (f: HeardFinal) => boolean, timeoutMs = 60_000) => eventually(() => finals.find(pred), timeoutMs).catch(() => {
-    throw new Error(`no such transcript in ${timeoutMs} ms; heard: ${finals.map((f) => `${f.speaker}:"${f.text}"`).join(', ')}`);
-  });
+  const final = (pred: (f: HeardFinal) => boolean, timeoutMs = 60_000) =>
+    eventually(() => finals.find(pred), timeoutMs).catch(() => {
+      throw new Error(`no such transcript in ${timeoutMs} ms; heard: ${finals.map((f) => `${f.speaker}:"${f.text}"`).join(', ')}`);
+    });
   return { id, caller, sipp, live, finals, final };
 }
 
@@ -112,7 +137,12 @@ describe('ai_agent on a SIP phone leg', () => {
     await eventually(() => c.caller.loudSince(beforeHuman).length >= 25, 20_000);
     const humanTurn = await c.final((f) => f.speaker === 'agent' && f.at > beforeHuman);
     expect(humanTurn.text).toMatch(/human/);
-    expect(c.finals.filter((f) => f.speaker === 'customer').map((f) => f.text).join(' ')).toMatch(/anyone/);
+    expect(
+      c.finals
+        .filter((f) => f.speaker === 'customer')
+        .map((f) => f.text)
+        .join(' '),
+    ).toMatch(/anyone/);
     expect(c.finals.filter((f) => f.speaker === 'agent' && f.at <= beforeHuman)).toHaveLength(aiTurns);
 
     await telephony.hangup(c.id, t.org.orgId, {});
@@ -145,8 +175,9 @@ describe('ai_agent on a SIP phone leg', () => {
   }, 180_000);
 
   it("barge-in: the caller's speech stops the agent's RTP audio and the stored turn is marked interrupted", async () => {
-    const long = 'Hello and welcome to the order desk. I can tell you where your order is. I can also tell you our opening hours and our prices. '
-      + 'And I can connect you to a colleague at any time. How can I help you today?';
+    const long =
+      'Hello and welcome to the order desk. I can tell you where your order is. I can also tell you our opening hours and our prices. ' +
+      'And I can connect you to a colleague at any time. How can I help you today?';
     const c = await call(desk({}, long));
     // The agent is audibly speaking to the phone before the caller cuts in.
     await eventually(() => c.caller.loudSince(0).length >= 25, 30_000);
@@ -172,7 +203,9 @@ describe('ai_agent on a SIP phone leg', () => {
 
     await c.final((f) => f.speaker === 'agent' && /nine to five/.test(f.text));
     await c.live.flushStore();
-    const { rows } = await t.gw.db.query(`SELECT text, interrupted FROM transcript_turns WHERE session_id = $1 AND speaker = 'agent' ORDER BY sequence`, [c.id]);
+    const { rows } = await t.gw.db.query(`SELECT text, interrupted FROM transcript_turns WHERE session_id = $1 AND speaker = 'agent' ORDER BY sequence`, [
+      c.id,
+    ]);
     expect(rows[0]).toEqual({ text: cut.text, interrupted: true });
     expect(rows[rows.length - 1]).toEqual({ text: 'We are open from nine to five.', interrupted: false });
 

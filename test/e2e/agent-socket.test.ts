@@ -39,10 +39,22 @@ const orderAgent = () => ({
   greeting: 'Hello, this is the order desk.',
   brain: { provider: 'scripted' },
   intents: [
-    { name: 'order_status', examples: ['where is my order', 'what is the status of my order number'], reply: 'Your order {order_id} has {status}.', tool: 'lookup_order' },
+    {
+      name: 'order_status',
+      examples: ['where is my order', 'what is the status of my order number'],
+      reply: 'Your order {order_id} has {status}.',
+      tool: 'lookup_order',
+    },
     { name: 'opening_hours', examples: ['what are your opening hours', 'when are you open'], reply: 'We are open from nine to five.' },
   ],
-  tools: [{ name: 'lookup_order', description: 'Looks an order up.', parameters: { type: 'object', properties: { order_id: { type: 'string' } } }, webhook_url: tools.url }],
+  tools: [
+    {
+      name: 'lookup_order',
+      description: 'Looks an order up.',
+      parameters: { type: 'object', properties: { order_id: { type: 'string' } } },
+      webhook_url: tools.url,
+    },
+  ],
   escalation: { keywords: ['talk to a person', 'human'], message: 'I will hand you over to a colleague.' },
 });
 
@@ -85,14 +97,17 @@ describe('ai_agent over the socket (scripted brain)', () => {
     await t.registry.get(id)?.flushStore();
     const { rows } = await t.gw.db.query(`SELECT speaker, text, interrupted FROM transcript_turns WHERE session_id = $1 ORDER BY sequence`, [id]);
     expect(rows.filter((r) => r.speaker === 'agent').map((r) => r.text)).toEqual([
-      'Hello, this is the order desk.', 'Your order 1234 has shipped.', 'I will hand you over to a colleague.',
+      'Hello, this is the order desk.',
+      'Your order 1234 has shipped.',
+      'I will hand you over to a colleague.',
     ]);
     await s.close();
   }, 150_000);
 
   it('barge-in: customer speech stops the agent audio and the stored turn keeps only what was played', async () => {
-    const long = 'Hello and welcome to the order desk. I can tell you where your order is. I can also tell you our opening hours and our prices. '
-      + 'And I can connect you to a colleague at any time. How can I help you today?';
+    const long =
+      'Hello and welcome to the order desk. I can tell you where your order is. I can also tell you our opening hours and our prices. ' +
+      'And I can connect you to a colleague at any time. How can I help you today?';
     const { id, token } = await createAgentSession(t, { ...orderAgent(), greeting: long });
     const s = await t.connect(id, token);
     await s.waitFor((m) => m.type === 'audio.output' && m.speaker === 'agent', 30_000, 'agent audio');
@@ -122,16 +137,23 @@ describe('ai_agent over the socket (scripted brain)', () => {
 
 describe('help_chat_voice over the socket', () => {
   it('answers a spoken question from the best knowledge-base passage', async () => {
-    const { id, token } = await createAgentSession(t, {
-      name: 'Help desk',
-      language: 'en',
-      brain: { provider: 'scripted' },
-      knowledge_base: [
-        { title: 'Resetting your password', content: 'To reset your password, open the sign in page and choose forgot password. We email you a link that works for one hour.' },
-        { title: 'Opening hours', content: 'Our stores are open from nine in the morning to six in the evening, Monday to Saturday.' },
-        { title: 'Shipping costs', content: 'Shipping is free for orders over fifty dollars.' },
-      ],
-    }, { mode: 'help_chat_voice' });
+    const { id, token } = await createAgentSession(
+      t,
+      {
+        name: 'Help desk',
+        language: 'en',
+        brain: { provider: 'scripted' },
+        knowledge_base: [
+          {
+            title: 'Resetting your password',
+            content: 'To reset your password, open the sign in page and choose forgot password. We email you a link that works for one hour.',
+          },
+          { title: 'Opening hours', content: 'Our stores are open from nine in the morning to six in the evening, Monday to Saturday.' },
+          { title: 'Shipping costs', content: 'Shipping is free for orders over fifty dollars.' },
+        ],
+      },
+      { mode: 'help_chat_voice' },
+    );
     const s = await t.connect(id, token);
     await s.waitForType('session.ready');
     await s.sendAudio(await say('what are your opening hours'), { pace: 2 });
@@ -150,7 +172,9 @@ describe('ai_agent with an openai_compatible brain (local chat-completions serve
       { text: 'Your order 1234 has shipped. Is there anything else?', chunkSize: 5 },
     );
     const { id, token } = await createAgentSession(t, {
-      ...orderAgent(), greeting: null, intents: [],
+      ...orderAgent(),
+      greeting: null,
+      intents: [],
       brain: { provider: 'openai_compatible', model: 'local-test', base_url: llm.baseUrl, api_key_secret: 'llm_key' },
       instructions: 'You are the order desk. Use lookup_order for order questions.',
     });
@@ -167,7 +191,9 @@ describe('ai_agent with an openai_compatible brain (local chat-completions serve
     expect(first.body.messages[1].content).toMatch(/order/);
     const toolMessage = second.body.messages.find((m) => m.role === 'tool');
     expect(toolMessage).toEqual({ role: 'tool', tool_call_id: 'call_e2e_1', content: JSON.stringify({ status: 'shipped', order_id: '1234' }) });
-    expect(await events(id, 'ai_agent.tool_called')).toEqual([{ session_id: id, tool: { name: 'lookup_order', arguments: { order_id: '1234' }, call_id: 'call_e2e_1' } }]);
+    expect(await events(id, 'ai_agent.tool_called')).toEqual([
+      { session_id: id, tool: { name: 'lookup_order', arguments: { order_id: '1234' }, call_id: 'call_e2e_1' } },
+    ]);
     await s.close();
   }, 120_000);
 });

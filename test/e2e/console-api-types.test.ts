@@ -32,7 +32,7 @@ it('/v1/openapi.json documents only /v1; the console routes are in /console/api/
   expect(consoleDoc.components.securitySchemes.cookie).toMatchObject({ type: 'apiKey', in: 'cookie' });
 });
 
-it('the committed console API types equal those generated from the running gateway\'s OpenAPI documents', async () => {
+it("the committed console API types equal those generated from the running gateway's OpenAPI documents", async () => {
   for (const { file, docPath } of WEB_TYPES_SOURCES) {
     const doc = await (await fetch(`${gw.httpUrl}${docPath}`)).json();
     expect(readFileSync(file, 'utf8'), file).toBe(await renderWebTypes(doc, docPath));

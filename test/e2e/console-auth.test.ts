@@ -11,7 +11,9 @@ let org: { orgId: string; key: string };
 let otherOrg: { orgId: string; key: string };
 
 beforeAll(async () => {
-  t = await startConsoleGateway({ overrides: { console: { enabled: true, sessionTtlSeconds: 600, loginMaxFailures: 3, lockoutSeconds: 120, secureCookies: null } } });
+  t = await startConsoleGateway({
+    overrides: { console: { enabled: true, sessionTtlSeconds: 600, loginMaxFailures: 3, lockoutSeconds: 120, secureCookies: null } },
+  });
   org = await t.createOrg(777);
   otherOrg = await t.createOrg();
   await t.addUser(org.orgId, 'owner@example.com', 'owner');
@@ -59,7 +61,11 @@ describe('sign-in', () => {
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByText(/Too many failed sign-ins/).waitFor({ timeout: 15_000 });
-    const res = await fetch(`${t.base}/console/api/auth/sign_in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'LOCKED@example.com', password: PASSWORD }) });
+    const res = await fetch(`${t.base}/console/api/auth/sign_in`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'LOCKED@example.com', password: PASSWORD }),
+    });
     expect(res.status).toBe(429);
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
     expect((await res.json()).error.code).toBe('sign_in_locked');
@@ -72,7 +78,12 @@ describe('sign-in', () => {
     await signIn(page, t.base, 'owner@example.com');
     const results = await page.evaluate(async () => {
       const post = async (path: string, headers: Record<string, string>) => {
-        const r = await fetch(path, { method: 'POST', credentials: 'same-origin', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ environment: 'test', scopes: ['sessions:read'] }) });
+        const r = await fetch(path, {
+          method: 'POST',
+          credentials: 'same-origin',
+          headers: { 'content-type': 'application/json', ...headers },
+          body: JSON.stringify({ environment: 'test', scopes: ['sessions:read'] }),
+        });
         return { status: r.status, code: (await r.json()).error?.code };
       };
       return {
@@ -87,19 +98,26 @@ describe('sign-in', () => {
     await context.close();
   });
 
-  it('reads only its own organization (another organization\'s session is a 404) and a viewer cannot write', async () => {
+  it("reads only its own organization (another organization's session is a 404) and a viewer cannot write", async () => {
     const theirs = await bearer(otherOrg.key, 'POST', '/v1/sessions', { mode: 'bidirectional_translation', source_language: 'en', target_language: 'es' });
     expect(theirs.status).toBe(201);
     const ours = await bearer(org.key, 'POST', '/v1/sessions', { mode: 'bidirectional_translation', source_language: 'en', target_language: 'es' });
     const context = await browser.newContext();
     const page = await context.newPage();
     await signIn(page, t.base, 'viewer@example.com');
-    const seen = await page.evaluate(async ([a, b]) => {
-      const get = async (id: string) => (await fetch(`/v1/sessions/${id}`)).status;
-      const me = await (await fetch('/console/api/auth/me')).json();
-      const create = await fetch('/v1/sessions', { method: 'POST', headers: { 'content-type': 'application/json', 'x-csrf-token': me.csrf_token }, body: JSON.stringify({ mode: 'bidirectional_translation' }) });
-      return { mine: await get(a), theirs: await get(b), create: create.status, createCode: (await create.json()).error.code };
-    }, [ours.body.id, theirs.body.id]);
+    const seen = await page.evaluate(
+      async ([a, b]) => {
+        const get = async (id: string) => (await fetch(`/v1/sessions/${id}`)).status;
+        const me = await (await fetch('/console/api/auth/me')).json();
+        const create = await fetch('/v1/sessions', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-csrf-token': me.csrf_token },
+          body: JSON.stringify({ mode: 'bidirectional_translation' }),
+        });
+        return { mine: await get(a), theirs: await get(b), create: create.status, createCode: (await create.json()).error.code };
+      },
+      [ours.body.id, theirs.body.id],
+    );
     expect(seen).toEqual({ mine: 200, theirs: 404, create: 403, createCode: 'insufficient_permissions' });
     await context.close();
   });
@@ -146,13 +164,19 @@ describe('API keys from the portal', () => {
     expect(await page.content()).not.toContain(key); // …gone after a reload
 
     page.once('dialog', (d) => void d.accept());
-    await page.locator('tr', { hasText: key.slice(0, 12) }).getByRole('button', { name: /Revoke/ }).click();
-    await page.locator('tr', { hasText: key.slice(0, 12) }).getByText('revoked').waitFor({ timeout: 15_000 });
+    await page
+      .locator('tr', { hasText: key.slice(0, 12) })
+      .getByRole('button', { name: /Revoke/ })
+      .click();
+    await page
+      .locator('tr', { hasText: key.slice(0, 12) })
+      .getByText('revoked')
+      .waitFor({ timeout: 15_000 });
     expect(await bearer(key, 'GET', '/v1/agents')).toMatchObject({ status: 401, body: { error: { code: 'api_key_revoked' } } });
     await context.close();
   });
 
-  it('answers 404 for revoking another organization\'s key', async () => {
+  it("answers 404 for revoking another organization's key", async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
     await signIn(page, t.base, 'owner@example.com');

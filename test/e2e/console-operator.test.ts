@@ -56,7 +56,11 @@ describe('admin CLI', () => {
     await page.close();
 
     const token = new URL(created.set_password_url).hash.replace('#token=', '');
-    const again = await fetch(`${t.base}/console/api/auth/set_password`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token, password: 'another password' }) });
+    const again = await fetch(`${t.base}/console/api/auth/set_password`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ token, password: 'another password' }),
+    });
     expect(again.status).toBe(400);
     expect((await again.json()).error.code).toBe('set_password_token_invalid');
 

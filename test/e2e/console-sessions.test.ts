@@ -118,16 +118,36 @@ describe('live transcript pushed over Server-Sent Events', () => {
     const { context } = await signedIn();
     const page = await context.newPage();
     const transcriptGets: string[] = [];
-    page.on('request', (r) => { if (r.url().endsWith(`/v1/sessions/${ids[24]}/transcript`)) transcriptGets.push(r.url()); });
+    page.on('request', (r) => {
+      if (r.url().endsWith(`/v1/sessions/${ids[24]}/transcript`)) transcriptGets.push(r.url());
+    });
     await page.goto(`${t.base}/console/sessions/${ids[24]}`);
-    await expect.poll(() => page.getByTestId('live-feed').textContent().catch(() => ''), { timeout: 30_000 }).toMatch(/^Live:/);
+    await expect
+      .poll(
+        () =>
+          page
+            .getByTestId('live-feed')
+            .textContent()
+            .catch(() => ''),
+        { timeout: 30_000 },
+      )
+      .toMatch(/^Live:/);
     await page.getByText('Nothing said yet.').waitFor({ timeout: 15_000 });
     const loads = transcriptGets.length;
 
-    const turn = (sequence: number, text: string, translation: string) => insertTranscriptTurn(otherNode, {
-      sessionId: ids[24], orgId: org.orgId, sequence, speaker: 'customer', language: 'en', text,
-      translation: { language: 'es', text: translation }, confidence: 0.9, startTime: sequence, endTime: sequence + 1,
-    });
+    const turn = (sequence: number, text: string, translation: string) =>
+      insertTranscriptTurn(otherNode, {
+        sessionId: ids[24],
+        orgId: org.orgId,
+        sequence,
+        speaker: 'customer',
+        language: 'en',
+        text,
+        translation: { language: 'es', text: translation },
+        confidence: 0.9,
+        startTime: sequence,
+        endTime: sequence + 1,
+      });
     await turn(1, 'hello there', 'hola');
     const transcript = page.getByTestId('transcript');
     await expect.poll(() => transcript.textContent().catch(() => ''), { timeout: 15_000 }).toContain('hello there');
@@ -146,7 +166,8 @@ describe('live transcript pushed over Server-Sent Events', () => {
     const { context, cookie } = await signedIn();
     const other = await t.createOrg();
     const foreign = await fetch(`${t.base}/v1/sessions`, {
-      method: 'POST', headers: { authorization: `Bearer ${other.key}`, 'content-type': 'application/json' },
+      method: 'POST',
+      headers: { authorization: `Bearer ${other.key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ mode: 'bidirectional_translation', source_language: 'en', target_language: 'es' }),
     }).then((r) => r.json());
 
@@ -183,7 +204,12 @@ describe('numbers and connections', () => {
       [conn, org.orgId],
     );
     await t.gw.db.query('UPDATE organizations SET default_connection_id = $1 WHERE id = $2', [conn, org.orgId]);
-    await t.gw.db.query(`INSERT INTO phone_numbers (id, org_id, number, connection_id) VALUES ($1, $2, '+14155550123', $3), ($4, $2, '+14155550124', NULL)`, [newId('pn'), org.orgId, conn, newId('pn')]);
+    await t.gw.db.query(`INSERT INTO phone_numbers (id, org_id, number, connection_id) VALUES ($1, $2, '+14155550123', $3), ($4, $2, '+14155550124', NULL)`, [
+      newId('pn'),
+      org.orgId,
+      conn,
+      newId('pn'),
+    ]);
 
     const { context, cookie } = await signedIn('owner@example.com');
     const page = await context.newPage();

@@ -68,7 +68,10 @@ describe('softphone', () => {
 
     sessionId = (await page.getByRole('link', { name: /^sess_/ }).textContent())!;
     await page.getByRole('button', { name: 'Hang up' }).click();
-    await page.getByTestId('phone-state').getByText(/ended|closed/).waitFor({ timeout: 30_000 });
+    await page
+      .getByTestId('phone-state')
+      .getByText(/ended|closed/)
+      .waitFor({ timeout: 30_000 });
     await context.close();
   }, 240_000);
 
@@ -85,12 +88,17 @@ describe('softphone', () => {
 
     // The recordings job encodes the session's MP3s after the end; the page shows a player once one is ready.
     const audio = page.locator('audio[data-recording]').first();
-    await expect.poll(async () => {
-      if (await audio.count()) return true;
-      await page.reload();
-      await page.getByTestId('session-status').waitFor({ timeout: 30_000 });
-      return false;
-    }, { timeout: 90_000, interval: 2000 }).toBe(true);
+    await expect
+      .poll(
+        async () => {
+          if (await audio.count()) return true;
+          await page.reload();
+          await page.getByTestId('session-status').waitFor({ timeout: 30_000 });
+          return false;
+        },
+        { timeout: 90_000, interval: 2000 },
+      )
+      .toBe(true);
     const played = await audio.evaluate(async (el: HTMLAudioElement) => {
       el.muted = true;
       await el.play();

@@ -21,7 +21,8 @@ beforeAll(async () => {
     req.on('end', () => {
       if (req.url === '/fail') {
         failReceived.push(JSON.parse(body));
-        if (failing) res.writeHead(500, { 'content-type': 'application/json', 'x-receiver': 'fail-mode' }).end(JSON.stringify({ error: 'nope', pad: 'x'.repeat(6000) }));
+        if (failing)
+          res.writeHead(500, { 'content-type': 'application/json', 'x-receiver': 'fail-mode' }).end(JSON.stringify({ error: 'nope', pad: 'x'.repeat(6000) }));
         else res.writeHead(200, { 'content-type': 'text/plain' }).end('accepted now');
         return;
       }
@@ -60,10 +61,15 @@ describe('webhook endpoints in the portal', () => {
     expect(received[0].signature).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
 
     const log = page.getByTestId('deliveries');
-    await expect.poll(async () => {
-      await page.getByRole('button', { name: 'Refresh' }).click();
-      return (await log.textContent().catch(() => '')) ?? '';
-    }, { timeout: 30_000, interval: 1000 }).toMatch(/webhook\.test.*delivered.*200/);
+    await expect
+      .poll(
+        async () => {
+          await page.getByRole('button', { name: 'Refresh' }).click();
+          return (await log.textContent().catch(() => '')) ?? '';
+        },
+        { timeout: 30_000, interval: 1000 },
+      )
+      .toMatch(/webhook\.test.*delivered.*200/);
     expect(await log.textContent()).toContain(received[0].body.id);
 
     const before = secret;
@@ -76,7 +82,7 @@ describe('webhook endpoints in the portal', () => {
     await page.close();
   });
 
-  it('shows a failed attempt\'s request and response, and replays the event until it is delivered', async () => {
+  it("shows a failed attempt's request and response, and replays the event until it is delivered", async () => {
     const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
     const page = await context.newPage();
     await signIn(page, t.base, 'owner@example.com');
@@ -91,10 +97,15 @@ describe('webhook endpoints in the portal', () => {
 
     // One attempt and one retry (schedule [0.2 s]), both answered 500: the delivery is failed.
     const log = page.getByTestId('deliveries');
-    await expect.poll(async () => {
-      await page.getByRole('button', { name: 'Refresh' }).click();
-      return (await log.textContent().catch(() => '')) ?? '';
-    }, { timeout: 30_000, interval: 1000 }).toMatch(/webhook\.test2failed500/);
+    await expect
+      .poll(
+        async () => {
+          await page.getByRole('button', { name: 'Refresh' }).click();
+          return (await log.textContent().catch(() => '')) ?? '';
+        },
+        { timeout: 30_000, interval: 1000 },
+      )
+      .toMatch(/webhook\.test2failed500/);
     expect(failReceived.length).toBe(2);
     const eventId = failReceived[0].id as string;
 
@@ -129,13 +140,28 @@ describe('webhook endpoints in the portal', () => {
     await page.getByText(`Event ${eventId} queued again.`).waitFor({ timeout: 15_000 });
     await expect.poll(() => failReceived.length, { timeout: 30_000 }).toBe(3);
     expect(failReceived[2].id).toBe(eventId);
-    await expect.poll(async () => {
-      await page.getByRole('button', { name: 'Refresh' }).click();
-      return (await log.textContent().catch(() => '')) ?? '';
-    }, { timeout: 30_000, interval: 1000 }).toMatch(/webhook\.test3delivered200/);
+    await expect
+      .poll(
+        async () => {
+          await page.getByRole('button', { name: 'Refresh' }).click();
+          return (await log.textContent().catch(() => '')) ?? '';
+        },
+        { timeout: 30_000, interval: 1000 },
+      )
+      .toMatch(/webhook\.test3delivered200/);
     await page.getByRole('button', { name: `Details of attempt 3 of ${eventId}` }).click();
-    await expect.poll(() => page.getByTestId('attempt-response').textContent().catch(() => ''), { timeout: 15_000 }).toBe('accepted now');
-    if (process.env.CONSOLE_SCREENSHOTS_DIR) await page.screenshot({ path: `${process.env.CONSOLE_SCREENSHOTS_DIR}/console-webhook-attempt.png`, fullPage: true });
+    await expect
+      .poll(
+        () =>
+          page
+            .getByTestId('attempt-response')
+            .textContent()
+            .catch(() => ''),
+        { timeout: 15_000 },
+      )
+      .toBe('accepted now');
+    if (process.env.CONSOLE_SCREENSHOTS_DIR)
+      await page.screenshot({ path: `${process.env.CONSOLE_SCREENSHOTS_DIR}/console-webhook-attempt.png`, fullPage: true });
     await context.close();
   });
 });

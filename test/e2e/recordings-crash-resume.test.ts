@@ -33,9 +33,19 @@ function startWorker(leaseSeconds: number): ChildProcess {
   const c = gw.config;
   const child = spawn(process.execPath, ['bin/voxbridge.js', 'serve', '--roles', 'worker'], {
     env: {
-      ...process.env, DATABASE_URL: c.databaseUrl, DATABASE_SCHEMA: c.databaseSchema, REDIS_URL: c.redisUrl, REDIS_KEY_PREFIX: c.redisKeyPrefix,
-      HTTP_HOST: '127.0.0.1', HTTP_PORT: '0', SIP_ENABLED: 'false', LOG_LEVEL: 'silent', DATA_DIR: dataDir,
-      POSTCALL_JOB_INTERVAL_MS: '200', POSTCALL_LEASE_SECONDS: String(leaseSeconds), RECORDING_CAPTURE_GRACE_SECONDS: '2',
+      ...process.env,
+      DATABASE_URL: c.databaseUrl,
+      DATABASE_SCHEMA: c.databaseSchema,
+      REDIS_URL: c.redisUrl,
+      REDIS_KEY_PREFIX: c.redisKeyPrefix,
+      HTTP_HOST: '127.0.0.1',
+      HTTP_PORT: '0',
+      SIP_ENABLED: 'false',
+      LOG_LEVEL: 'silent',
+      DATA_DIR: dataDir,
+      POSTCALL_JOB_INTERVAL_MS: '200',
+      POSTCALL_LEASE_SECONDS: String(leaseSeconds),
+      RECORDING_CAPTURE_GRACE_SECONDS: '2',
     },
     stdio: 'ignore',
   });
@@ -55,7 +65,12 @@ function noise(seconds: number): Int16Array {
 }
 
 async function endedSessionWithRecording(wav: Buffer, captureDone: boolean): Promise<{ sid: string; rid: string }> {
-  const res = await gw.api(org.key, 'POST', '/v1/sessions', { mode: 'bidirectional_translation', source_language: 'en', target_language: 'es', recording: { enabled: true } });
+  const res = await gw.api(org.key, 'POST', '/v1/sessions', {
+    mode: 'bidirectional_translation',
+    source_language: 'en',
+    target_language: 'es',
+    recording: { enabled: true },
+  });
   const sid = res.body.id as string;
   await gw.api(org.key, 'POST', `/v1/sessions/${sid}/end`);
   const rid = newId('rec');
@@ -84,10 +99,14 @@ describe('recording encode crash and resume', () => {
     expect(afterKill.attempts).toBe(1);
 
     startWorker(30);
-    const done = await pollUntil(async () => {
-      const r = await row(rid);
-      return r.status !== 'processing' ? r : null;
-    }, 120_000, 'the second worker finishes the recording');
+    const done = await pollUntil(
+      async () => {
+        const r = await row(rid);
+        return r.status !== 'processing' ? r : null;
+      },
+      120_000,
+      'the second worker finishes the recording',
+    );
     expect(done.status).toBe('ready');
     expect(done.attempts).toBe(2);
     expect(done.duration).toBeCloseTo(seconds, 1);
@@ -105,10 +124,14 @@ describe('recording encode crash and resume', () => {
     wav.writeUInt32LE(0, 40);
     const { rid } = await endedSessionWithRecording(wav, false);
     startWorker(30);
-    const done = await pollUntil(async () => {
-      const r = await row(rid);
-      return r.status !== 'processing' ? r : null;
-    }, 120_000, 'the recording is encoded');
+    const done = await pollUntil(
+      async () => {
+        const r = await row(rid);
+        return r.status !== 'processing' ? r : null;
+      },
+      120_000,
+      'the recording is encoded',
+    );
     expect(done.status).toBe('ready');
     expect(done.duration).toBeCloseTo(7, 2);
     const fh = await open(path.join(dataDir, 'recordings', 'mp3', done.file_path));

@@ -21,17 +21,37 @@ beforeAll(async () => {
   t = await startStreamGateway({
     engines: 'embedded',
     overrides: {
-      sip: { enabled: true, host: '127.0.0.1', port: 0, transports: ['udp'], advertisedAddress: '127.0.0.1', rtpPortMin: rtpBase, rtpPortMax: rtpBase + 98, rtpTimeoutSeconds: 30, maxConcurrentCalls: 50, realm: 'voxbridge.test' },
+      sip: {
+        enabled: true,
+        host: '127.0.0.1',
+        port: 0,
+        transports: ['udp'],
+        advertisedAddress: '127.0.0.1',
+        rtpPortMin: rtpBase,
+        rtpPortMax: rtpBase + 98,
+        rtpTimeoutSeconds: 30,
+        maxConcurrentCalls: 50,
+        realm: 'voxbridge.test',
+      },
       // A busy machine: the recognizer transcribing the decoded MP3s back may queue behind the call's own.
       engines: { stt: { timeoutMs: 90_000 } },
       postCall: { jobIntervalMs: 500, leaseSeconds: 30, captureGraceSeconds: 5, retentionIntervalMs: 600_000, mp3BitrateKbps: 16 },
     },
   });
   await updateOrg(t.gw.db, t.org.orgId, { sipEnabled: true, features: ['sip', 'recording'] });
-  const conn = await repo.createConnection(t.gw.db, { orgId: t.org.orgId, provider: 'carrier_a', host: '127.0.0.1', port: 5060, transport: 'udp', inboundCidrs: ['127.0.0.1/32'] });
+  const conn = await repo.createConnection(t.gw.db, {
+    orgId: t.org.orgId,
+    provider: 'carrier_a',
+    host: '127.0.0.1',
+    port: 5060,
+    transport: 'udp',
+    inboundCidrs: ['127.0.0.1/32'],
+  });
   number = `+1415${String(Date.now()).slice(-7)}`;
   await repo.createPhoneNumber(t.gw.db, { orgId: t.org.orgId, number, connectionId: conn.id });
-  key = (await createApiKey(t.gw.db, { orgId: t.org.orgId, environment: t.gw.config.apiEnvironment, scopes: ['sessions:read', 'sessions:write', 'recordings:read'] })).key!;
+  key = (
+    await createApiKey(t.gw.db, { orgId: t.org.orgId, environment: t.gw.config.apiEnvironment, scopes: ['sessions:read', 'sessions:write', 'recordings:read'] })
+  ).key!;
 }, 60_000);
 afterAll(async () => {
   await t?.stop();
@@ -46,7 +66,18 @@ function sendRtp(peer: dgram.Socket, pcm: Int16Array, port: number): Promise<voi
     const timer = setInterval(() => {
       const due = Math.min(total, Math.floor((performance.now() - start) / 20) + 1);
       for (; i < due; i++) {
-        peer.send(serializeRtp({ marker: i === 0, payloadType: 8, sequence: i & 0xffff, timestamp: i * 160, ssrc: 4343, payload: alawEncode(pcm.subarray(i * 160, i * 160 + 160)) }), port, '127.0.0.1');
+        peer.send(
+          serializeRtp({
+            marker: i === 0,
+            payloadType: 8,
+            sequence: i & 0xffff,
+            timestamp: i * 160,
+            ssrc: 4343,
+            payload: alawEncode(pcm.subarray(i * 160, i * 160 + 160)),
+          }),
+          port,
+          '127.0.0.1',
+        );
       }
       if (i >= total) {
         clearInterval(timer);
@@ -69,7 +100,12 @@ describe('a recorded SIP call', () => {
     peer.once('message', (_m, rinfo) => {
       gatewayPort = rinfo.port;
     });
-    const sipp = await startSipp({ scenario: 'uac-call-remote-bye.xml', target: `127.0.0.1:${t.gw.telephony!.sipPort}`, service: number, keys: { rtp_port: String(peer.address().port), codecs: '8 0 101' } });
+    const sipp = await startSipp({
+      scenario: 'uac-call-remote-bye.xml',
+      target: `127.0.0.1:${t.gw.telephony!.sipPort}`,
+      service: number,
+      keys: { rtp_port: String(peer.address().port), codecs: '8 0 101' },
+    });
     await socket.waitForType('session.ready', 20_000);
     await eventually(() => gatewayPort > 0);
 
@@ -87,10 +123,14 @@ describe('a recorded SIP call', () => {
     peer.close();
     expect((await t.api(key, 'POST', `/v1/sessions/${id}/end`)).status).toBe(200);
 
-    const recs = await pollUntil(async () => {
-      const list = await t.api(key, 'GET', `/v1/sessions/${id}/recordings`);
-      return list.body.data.length === 3 && list.body.data.every((r: { status: string }) => r.status === 'ready') ? list.body.data : null;
-    }, 90_000, 'three ready recordings');
+    const recs = await pollUntil(
+      async () => {
+        const list = await t.api(key, 'GET', `/v1/sessions/${id}/recordings`);
+        return list.body.data.length === 3 && list.body.data.every((r: { status: string }) => r.status === 'ready') ? list.body.data : null;
+      },
+      90_000,
+      'three ready recordings',
+    );
     const pcm: Record<string, Int16Array> = {};
     const session = (await t.api(key, 'GET', `/v1/sessions/${id}`)).body;
     const callSeconds = (Date.parse(session.ended_at) - Date.parse(session.started_at)) / 1000;

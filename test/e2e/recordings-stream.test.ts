@@ -12,9 +12,17 @@ let t: StreamTestGateway;
 let key: string;
 
 beforeAll(async () => {
-  t = await startStreamGateway({ engines: 'embedded', overrides: { engines: { stt: { timeoutMs: 90_000 } }, postCall: { jobIntervalMs: 500, leaseSeconds: 30, captureGraceSeconds: 5, retentionIntervalMs: 600_000, mp3BitrateKbps: 16 } } });
+  t = await startStreamGateway({
+    engines: 'embedded',
+    overrides: {
+      engines: { stt: { timeoutMs: 90_000 } },
+      postCall: { jobIntervalMs: 500, leaseSeconds: 30, captureGraceSeconds: 5, retentionIntervalMs: 600_000, mp3BitrateKbps: 16 },
+    },
+  });
   await updateOrg(t.gw.db, t.org.orgId, { features: ['recording'] });
-  key = (await createApiKey(t.gw.db, { orgId: t.org.orgId, environment: t.gw.config.apiEnvironment, scopes: ['sessions:read', 'sessions:write', 'recordings:read'] })).key!;
+  key = (
+    await createApiKey(t.gw.db, { orgId: t.org.orgId, environment: t.gw.config.apiEnvironment, scopes: ['sessions:read', 'sessions:write', 'recordings:read'] })
+  ).key!;
 });
 afterAll(async () => {
   await t?.stop();
@@ -43,10 +51,14 @@ describe('a recorded bidirectional translation call', () => {
     s.send({ type: 'session.end' });
     await s.waitForType('session.ended');
 
-    const recs = await pollUntil(async () => {
-      const list = await t.api(key, 'GET', `/v1/sessions/${id}/recordings`);
-      return list.body.data.length === 3 && list.body.data.every((r: { status: string }) => r.status === 'ready') ? list.body.data : null;
-    }, 90_000, 'three ready recordings');
+    const recs = await pollUntil(
+      async () => {
+        const list = await t.api(key, 'GET', `/v1/sessions/${id}/recordings`);
+        return list.body.data.length === 3 && list.body.data.every((r: { status: string }) => r.status === 'ready') ? list.body.data : null;
+      },
+      90_000,
+      'three ready recordings',
+    );
     const byChannel: Record<string, any> = {};
     for (const item of recs) {
       const r = await t.api(key, 'GET', `/v1/recordings/${item.id}`);
@@ -58,7 +70,15 @@ describe('a recorded bidirectional translation call', () => {
     const callSeconds = (Date.parse(session.ended_at) - Date.parse(session.started_at)) / 1000;
 
     for (const r of Object.values(byChannel)) {
-      expect(r).toMatchObject({ object: 'recording', session_id: id, status: 'ready', format: 'mp3', sample_rate: 8000, bit_depth: 16, download_url: `/v1/recordings/${r.id}/audio` });
+      expect(r).toMatchObject({
+        object: 'recording',
+        session_id: id,
+        status: 'ready',
+        format: 'mp3',
+        sample_rate: 8000,
+        bit_depth: 16,
+        download_url: `/v1/recordings/${r.id}/audio`,
+      });
       expect(Date.parse(r.expires_at) - Date.now()).toBeGreaterThan(29 * 86_400_000); // default retention: 30 days
       expect(Math.abs(r.duration - callSeconds)).toBeLessThan(1);
       const res = await fetchAudio(r.id);
@@ -105,7 +125,9 @@ describe('a recorded bidirectional translation call', () => {
     expect(beyond.headers.get('content-range')).toBe(`bytes */${mixed.size}`);
 
     // The outbox: session.ended names the mixed recording and the transcript; transcript.ready; recording.ready ×3.
-    const { rows: events } = await t.gw.db.query<{ type: string; data: any }>('SELECT type, data FROM webhook_events WHERE org_id = $1 ORDER BY created_at', [t.org.orgId]);
+    const { rows: events } = await t.gw.db.query<{ type: string; data: any }>('SELECT type, data FROM webhook_events WHERE org_id = $1 ORDER BY created_at', [
+      t.org.orgId,
+    ]);
     const ended = events.find((e) => e.type === 'session.ended' && e.data.id === id)!;
     expect(ended.data.recording.id).toBe(mixed.id);
     expect(Math.abs(ended.data.recording.duration - mixed.duration)).toBeLessThan(1);
@@ -118,7 +140,16 @@ describe('a recorded bidirectional translation call', () => {
     expect(recReady).toHaveLength(3);
     for (const e of recReady) {
       const r = byChannel[e.data.channel];
-      expect(e.data).toEqual({ id: r.id, object: 'recording', session_id: id, channel: r.channel, duration: r.duration, format: 'mp3', size: r.size, download_url: r.download_url });
+      expect(e.data).toEqual({
+        id: r.id,
+        object: 'recording',
+        session_id: id,
+        channel: r.channel,
+        duration: r.duration,
+        format: 'mp3',
+        size: r.size,
+        download_url: r.download_url,
+      });
     }
   }, 180_000);
 
@@ -133,10 +164,14 @@ describe('a recorded bidirectional translation call', () => {
     const mixedOnly = await t.createSession({ mode: 'bidirectional_translation', source_language: 'es', target_language: 'en' });
     await enableRecording(t.gw.db, mixedOnly.id, { mode: 'mixed' });
     await speak(mixedOnly.id, mixedOnly.token);
-    const recs = await pollUntil(async () => {
-      const list = await t.api(key, 'GET', `/v1/sessions/${mixedOnly.id}/recordings`);
-      return list.body.data.length > 0 && list.body.data.every((r: { status: string }) => r.status === 'ready') ? list.body.data : null;
-    }, 90_000, 'the mixed recording');
+    const recs = await pollUntil(
+      async () => {
+        const list = await t.api(key, 'GET', `/v1/sessions/${mixedOnly.id}/recordings`);
+        return list.body.data.length > 0 && list.body.data.every((r: { status: string }) => r.status === 'ready') ? list.body.data : null;
+      },
+      90_000,
+      'the mixed recording',
+    );
     expect(recs).toHaveLength(1);
     expect((await t.api(key, 'GET', `/v1/recordings/${recs[0].id}`)).body.channel).toBe('mixed');
 

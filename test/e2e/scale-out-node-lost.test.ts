@@ -26,10 +26,20 @@ let childUrl: string;
 async function startChildNode(): Promise<string> {
   const httpPort = await freePort();
   const config = testConfig({
-    nodeId: 'node-c', roles: ['api', 'media'], httpPort, publicUrl: `http://127.0.0.1:${httpPort}`, engines: ENGINES_OFF,
-    databaseSchema: b.config.databaseSchema, redisKeyPrefix: b.config.redisKeyPrefix, sip: { enabled: false }, limits: LIMITS,
+    nodeId: 'node-c',
+    roles: ['api', 'media'],
+    httpPort,
+    publicUrl: `http://127.0.0.1:${httpPort}`,
+    engines: ENGINES_OFF,
+    databaseSchema: b.config.databaseSchema,
+    redisKeyPrefix: b.config.redisKeyPrefix,
+    sip: { enabled: false },
+    limits: LIMITS,
   });
-  child = spawn(process.execPath, ['--import', 'tsx', CHILD], { env: { ...process.env, VB_CHILD_CONFIG: JSON.stringify(config) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  child = spawn(process.execPath, ['--import', 'tsx', CHILD], {
+    env: { ...process.env, VB_CHILD_CONFIG: JSON.stringify(config) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += d));
   const lines = createInterface({ input: child.stdout! });
@@ -41,7 +51,15 @@ async function startChildNode(): Promise<string> {
 
 beforeAll(async () => {
   const httpPort = await freePort();
-  b = await startTestGateway({ nodeId: 'node-b', httpPort, publicUrl: `http://127.0.0.1:${httpPort}`, roles: ['api', 'media', 'worker'], engines: ENGINES_OFF, sip: { enabled: false }, limits: LIMITS });
+  b = await startTestGateway({
+    nodeId: 'node-b',
+    httpPort,
+    publicUrl: `http://127.0.0.1:${httpPort}`,
+    roles: ['api', 'media', 'worker'],
+    engines: ENGINES_OFF,
+    sip: { enabled: false },
+    limits: LIMITS,
+  });
   org = await b.createOrg();
   childUrl = await startChildNode();
 }, 60_000);
@@ -54,7 +72,9 @@ const FRAME = Buffer.alloc(160, 0xff).toString('base64'); // 20 ms of mu-law sil
 
 async function createSession(): Promise<{ id: string; token: string }> {
   const res = await fetch(`${childUrl}/v1/sessions`, {
-    method: 'POST', headers: { authorization: `Bearer ${org.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ mode: 'help_chat_voice' }),
+    method: 'POST',
+    headers: { authorization: `Bearer ${org.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ mode: 'help_chat_voice' }),
   });
   const body = (await res.json()) as { id: string; stream: { url: string; token: string } };
   expect(res.status, JSON.stringify(body)).toBe(201);
@@ -100,7 +120,9 @@ describe('a node that dies', () => {
     await eventually(async () => (await rowOf(active.id)).status === 'ended' && (await rowOf(opened.id)).status === 'ended', 40_000);
     expect(await rowOf(active.id)).toMatchObject({ end_reason: 'node_lost' });
     expect(await rowOf(opened.id)).toMatchObject({ end_reason: 'node_lost' });
-    const { rows: events } = await b.db.query(`SELECT data FROM webhook_events WHERE type = 'session.ended' AND data->>'id' = ANY($1::text[])`, [[active.id, opened.id]]);
+    const { rows: events } = await b.db.query(`SELECT data FROM webhook_events WHERE type = 'session.ended' AND data->>'id' = ANY($1::text[])`, [
+      [active.id, opened.id],
+    ]);
     expect(events.map((e) => e.data.end_reason)).toEqual(['node_lost', 'node_lost']);
 
     // The session that moved lives on at B.

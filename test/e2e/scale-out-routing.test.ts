@@ -20,7 +20,11 @@ async function node(nodeId: string, shared?: TestGateway): Promise<TestGateway> 
   const httpPort = await freePort();
   const rtpBase = 30000 + Math.floor(Math.random() * 300) * 100;
   return startTestGateway({
-    nodeId, roles: ['api', 'media', 'worker'], httpPort, publicUrl: `http://127.0.0.1:${httpPort}`, engines: ENGINES_OFF,
+    nodeId,
+    roles: ['api', 'media', 'worker'],
+    httpPort,
+    publicUrl: `http://127.0.0.1:${httpPort}`,
+    engines: ENGINES_OFF,
     sip: { enabled: true, port: 0, transports: ['udp'], rtpPortMin: rtpBase, rtpPortMax: rtpBase + 98, maxConcurrentCalls: 50, realm: 'voxbridge.test' },
     ...(shared ? { databaseSchema: shared.config.databaseSchema, redisKeyPrefix: shared.config.redisKeyPrefix } : {}),
   });
@@ -39,7 +43,14 @@ beforeAll(async () => {
   org = await a.createOrg();
   sipOrg = await a.createOrg();
   await updateOrg(a.db, sipOrg.orgId, { sipEnabled: true });
-  const conn = await repo.createConnection(a.db, { orgId: sipOrg.orgId, provider: 'carrier_a', host: '127.0.0.1', port: 5060, transport: 'udp', inboundCidrs: ['127.0.0.1/32'] });
+  const conn = await repo.createConnection(a.db, {
+    orgId: sipOrg.orgId,
+    provider: 'carrier_a',
+    host: '127.0.0.1',
+    port: 5060,
+    transport: 'udp',
+    inboundCidrs: ['127.0.0.1/32'],
+  });
   number = `+1415${String(Date.now()).slice(-7)}`;
   await repo.createPhoneNumber(a.db, { orgId: sipOrg.orgId, number, connectionId: conn.id });
 }, 60_000);
@@ -52,7 +63,11 @@ const ok = (r: SippResult) => expect(r.code, `${r.errors}\n${r.stderr}`).toBe(0)
 const FRAME = Buffer.alloc(160, 0xff).toString('base64'); // 20 ms of mu-law silence
 
 /** Creates a session through `gw`'s API and makes it live on `gw` with a socket (first audio activates it). */
-async function liveOn(gw: TestGateway, body: Record<string, unknown>, as: TestOrg = org): Promise<{ id: string; token: string; socket: TestSocket; streamUrl: string }> {
+async function liveOn(
+  gw: TestGateway,
+  body: Record<string, unknown>,
+  as: TestOrg = org,
+): Promise<{ id: string; token: string; socket: TestSocket; streamUrl: string }> {
   const created = await gw.api(as.key, 'POST', '/v1/sessions', { mode: 'help_chat_voice', ...body });
   expect(created.status, JSON.stringify(created.body)).toBe(201);
   const { id, stream } = created.body as { id: string; stream: { url: string; token: string } };
@@ -102,9 +117,13 @@ describe('a session lives on one node', () => {
 
   it('forwards dial and hangup received by another node to the owner and returns its answer', async () => {
     const callee = await startSipp({ scenario: 'uas-answer.xml' });
-    const s = await liveOn(a, {
-      routing: { type: 'sip', sip: { to_uri: `sip:callee@127.0.0.1:${callee.port}`, from_uri: 'sip:+15550009999@voxbridge.test' } },
-    }, sipOrg);
+    const s = await liveOn(
+      a,
+      {
+        routing: { type: 'sip', sip: { to_uri: `sip:callee@127.0.0.1:${callee.port}`, from_uri: 'sip:+15550009999@voxbridge.test' } },
+      },
+      sipOrg,
+    );
     const dial = await b.api(sipOrg.key, 'POST', `/v1/sessions/${s.id}/dial`, { party: 'agent', headers: { 'X-Voxbridge-Test': 'scale-out' } });
     expect(dial.status, JSON.stringify(dial.body)).toBe(200);
     expect(dial.body).toMatchObject({ object: 'call', session_id: s.id, party: 'agent', direction: 'outbound', status: 'in-progress' });
@@ -145,10 +164,16 @@ describe('a session lives on one node', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'scale-out-'));
     const scenario = path.join(dir, 'uac-expect-302.xml');
     const contact = `&lt;sip:${number.replace('+', '\\+')}@127\\.0\\.0\\.1:${a.telephony!.sipPort}&gt;`; // XML-escaped regex
-    writeFileSync(scenario, readFileSync(path.join(SCENARIOS, 'uac-expect-480.xml'), 'utf8')
-      .replace('<recv response="480"/>', `<recv response="302"><action><ereg regexp="${contact}" search_in="hdr" header="Contact:" check_it="true" assign_to="c"/></action></recv>`)
-      .replace('uac expects 480', 'uac expects 302')
-      .replace('</scenario>', '<Reference variables="c"/>\n</scenario>'));
+    writeFileSync(
+      scenario,
+      readFileSync(path.join(SCENARIOS, 'uac-expect-480.xml'), 'utf8')
+        .replace(
+          '<recv response="480"/>',
+          `<recv response="302"><action><ereg regexp="${contact}" search_in="hdr" header="Contact:" check_it="true" assign_to="c"/></action></recv>`,
+        )
+        .replace('uac expects 480', 'uac expects 302')
+        .replace('</scenario>', '<Reference variables="c"/>\n</scenario>'),
+    );
     const caller = await startSipp({ scenario: path.relative(SCENARIOS, scenario), target: `127.0.0.1:${b.telephony!.sipPort}`, service: number });
     ok(await caller.done);
     expect(b.telephony!.callCounts()['inbound:redirected_302']).toBe(1);
@@ -163,12 +188,16 @@ describe('a session lives on one node', () => {
 describe('a node with the api role alone', () => {
   it('sends dial to a node that can place calls (which then owns the session) and hangup to the owner', async () => {
     const apiOnly = await startTestGateway({
-      nodeId: 'node-api', roles: ['api'], databaseSchema: a.config.databaseSchema, redisKeyPrefix: a.config.redisKeyPrefix,
+      nodeId: 'node-api',
+      roles: ['api'],
+      databaseSchema: a.config.databaseSchema,
+      redisKeyPrefix: a.config.redisKeyPrefix,
     });
     try {
       const callee = await startSipp({ scenario: 'uas-answer.xml' });
       const created = await apiOnly.api(sipOrg.key, 'POST', '/v1/sessions', {
-        mode: 'help_chat_voice', routing: { type: 'sip', sip: { to_uri: `sip:callee@127.0.0.1:${callee.port}` } },
+        mode: 'help_chat_voice',
+        routing: { type: 'sip', sip: { to_uri: `sip:callee@127.0.0.1:${callee.port}` } },
       });
       expect(created.status, JSON.stringify(created.body)).toBe(201);
       const id = created.body.id as string;
@@ -195,7 +224,10 @@ describe('a node with the api role alone', () => {
     try {
       const o = await lonely.createOrg();
       await updateOrg(lonely.db, o.orgId, { sipEnabled: true });
-      const created = await lonely.api(o.key, 'POST', '/v1/sessions', { mode: 'help_chat_voice', routing: { type: 'sip', sip: { to_uri: 'sip:callee@127.0.0.1:9' } } });
+      const created = await lonely.api(o.key, 'POST', '/v1/sessions', {
+        mode: 'help_chat_voice',
+        routing: { type: 'sip', sip: { to_uri: 'sip:callee@127.0.0.1:9' } },
+      });
       expect(created.status, JSON.stringify(created.body)).toBe(201);
       const dial = await lonely.api(o.key, 'POST', `/v1/sessions/${created.body.id}/dial`, {});
       expect(dial.status).toBe(503);

@@ -28,7 +28,9 @@ describe('SIP capture', () => {
     const caller = await startSipp({ scenario: 'uac-call.xml', target: `127.0.0.1:${fx.sipPort}`, service: fx.openNumber, durationMs: 300 });
     const r = await caller.done;
     expect(r.code, r.errors).toBe(0);
-    const call = await eventually(async () => (await fx.db.query<{ call_sid: string }>('SELECT call_sid FROM calls WHERE session_id = $1 AND ended_at IS NOT NULL', [sessionId])).rows[0]);
+    const call = await eventually(
+      async () => (await fx.db.query<{ call_sid: string }>('SELECT call_sid FROM calls WHERE session_id = $1 AND ended_at IS NOT NULL', [sessionId])).rows[0],
+    );
     // The caller's BYE and our 200 are the last two messages.
     const trace = await eventually(async () => {
       await fx.svc.capture?.flush();

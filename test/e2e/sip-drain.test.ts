@@ -33,7 +33,10 @@ describe('graceful SIP drain', () => {
     try {
       const callee = await startSipp({ scenario: 'uas-ring-cancel.xml' });
       const sessionId = await f.createSession({ routing: { type: 'sip', sip: { to_uri: `sip:callee@127.0.0.1:${callee.port}` } } });
-      const dialing = f.svc.dial(sessionId, f.orgId, { ringTimeoutSeconds: 60 }).then(() => null, (e: unknown) => e);
+      const dialing = f.svc.dial(sessionId, f.orgId, { ringTimeoutSeconds: 60 }).then(
+        () => null,
+        (e: unknown) => e,
+      );
       // Ringing: the 180 reached us (the call row exists, the dial is pending).
       await eventually(async () => (await f.db.query('SELECT 1 FROM calls WHERE session_id = $1', [sessionId])).rowCount === 1, 20_000);
       await new Promise((r) => setTimeout(r, 200)); // let the 180 arrive so CANCEL is allowed (RFC 3261 §9.1)
@@ -43,9 +46,15 @@ describe('graceful SIP drain', () => {
       expect(err).toMatchObject({ code: 'media_server_unavailable', detail: { retryAfterSeconds: 5 } });
       const r = await callee.done; // the callee saw CANCEL, answered 487 and got its ACK
       expect(r.code, r.errors).toBe(0);
-      const row = await eventually(async () => (await f.db.query('SELECT status, disconnect_reason FROM calls WHERE session_id = $1 AND ended_at IS NOT NULL', [sessionId])).rows[0], 20_000);
+      const row = await eventually(
+        async () => (await f.db.query('SELECT status, disconnect_reason FROM calls WHERE session_id = $1 AND ended_at IS NOT NULL', [sessionId])).rows[0],
+        20_000,
+      );
       expect(row).toEqual({ status: 'canceled', disconnect_reason: 'drain' });
-      const refused = await f.svc.dial(sessionId, f.orgId, {}).then(() => null, (e: unknown) => e);
+      const refused = await f.svc.dial(sessionId, f.orgId, {}).then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(refused).toMatchObject({ code: 'media_server_unavailable', detail: { retryAfterSeconds: 5 } });
       await drained;
       expect(f.svc.callCounts['outbound:canceled_drain']).toBe(1);

@@ -15,20 +15,33 @@ afterEach(async () => {
 });
 
 const guard = (over: Record<string, unknown> = {}) => ({
-  guard: { allowCidrs: [], requestsPerSecond: 5, burst: 10, strikesBeforeBan: 10, strikeWindowSeconds: 60, banSeconds: 600, authFailuresBeforeLockout: 3, ...over },
+  guard: {
+    allowCidrs: [],
+    requestsPerSecond: 5,
+    burst: 10,
+    strikesBeforeBan: 10,
+    strikeWindowSeconds: 60,
+    banSeconds: 600,
+    authFailuresBeforeLockout: 3,
+    ...over,
+  },
 });
 
-const options = (callId: string, port: number, userAgent?: string) => rawMessage([
-  'OPTIONS sip:probe@127.0.0.1 SIP/2.0',
-  `Via: SIP/2.0/UDP 127.0.0.1:${port};branch=z9hG4bK${callId}`,
-  'From: <sip:probe@127.0.0.1>;tag=g1',
-  'To: <sip:probe@127.0.0.1>',
-  `Call-ID: ${callId}`,
-  'CSeq: 1 OPTIONS',
-  'Max-Forwards: 70',
-  ...(userAgent ? [`User-Agent: ${userAgent}`] : []),
-  'Content-Length: 0',
-], {});
+const options = (callId: string, port: number, userAgent?: string) =>
+  rawMessage(
+    [
+      'OPTIONS sip:probe@127.0.0.1 SIP/2.0',
+      `Via: SIP/2.0/UDP 127.0.0.1:${port};branch=z9hG4bK${callId}`,
+      'From: <sip:probe@127.0.0.1>;tag=g1',
+      'To: <sip:probe@127.0.0.1>',
+      `Call-ID: ${callId}`,
+      'CSeq: 1 OPTIONS',
+      'Max-Forwards: 70',
+      ...(userAgent ? [`User-Agent: ${userAgent}`] : []),
+      'Content-Length: 0',
+    ],
+    {},
+  );
 
 describe('SIP flood and scanner defences', () => {
   it('answers 503 with Retry-After over the rate, then bans the source and stops answering', async () => {
@@ -53,7 +66,13 @@ describe('SIP flood and scanner defences', () => {
     // Banned: a well-formed request gets no answer at all.
     expect(await udpExchange(fx.sipPort, options(`after-ban-${Date.now()}`, 9), 1500)).toBeNull();
     const registry = new Registry();
-    registerTelephonyMetrics(registry, { refusedCounts: () => ({ ...fx!.svc.refusals.counts }), activeCalls: 0, callCounts: () => ({}), requestCounts: () => ({ ...fx!.svc.ua.requestCounts }), mediaStats: () => ({}) } as unknown as Telephony);
+    registerTelephonyMetrics(registry, {
+      refusedCounts: () => ({ ...fx!.svc.refusals.counts }),
+      activeCalls: 0,
+      callCounts: () => ({}),
+      requestCounts: () => ({ ...fx!.svc.ua.requestCounts }),
+      mediaStats: () => ({}),
+    } as unknown as Telephony);
     const text = await registry.metrics();
     expect(text).toMatch(/voxbridge_sip_refused\{fault="rate_limited"\} [1-9]/);
     expect(text).toMatch(/voxbridge_sip_refused\{fault="bans"\} 1/);
@@ -82,11 +101,23 @@ describe('SIP flood and scanner defences', () => {
   it('gives an untrusted source the same answer for an unknown number as for one it may not call', async () => {
     fx = await startTelephonyFixture({ sip: guard({ requestsPerSecond: 1000, burst: 1000, strikesBeforeBan: 1000 }) });
     const sdp = 'v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio 40004 RTP/AVP 0\r\n';
-    const invite = (number: string) => rawMessage([
-      `INVITE sip:${number}@127.0.0.1 SIP/2.0`, `Via: SIP/2.0/UDP 127.0.0.1:9;branch=z9hG4bKenum${number}`,
-      'From: <sip:scan@127.0.0.1>;tag=e1', `To: <sip:${number}@127.0.0.1>`, `Call-ID: enum-${number}-${Date.now()}`, 'CSeq: 1 INVITE',
-      'Max-Forwards: 70', 'Contact: <sip:scan@127.0.0.1:9>', 'Content-Type: application/sdp', `Content-Length: ${sdp.length}`,
-    ], {}, sdp);
+    const invite = (number: string) =>
+      rawMessage(
+        [
+          `INVITE sip:${number}@127.0.0.1 SIP/2.0`,
+          `Via: SIP/2.0/UDP 127.0.0.1:9;branch=z9hG4bKenum${number}`,
+          'From: <sip:scan@127.0.0.1>;tag=e1',
+          `To: <sip:${number}@127.0.0.1>`,
+          `Call-ID: enum-${number}-${Date.now()}`,
+          'CSeq: 1 INVITE',
+          'Max-Forwards: 70',
+          'Contact: <sip:scan@127.0.0.1:9>',
+          'Content-Type: application/sdp',
+          `Content-Length: ${sdp.length}`,
+        ],
+        {},
+        sdp,
+      );
     const unknown = await udpExchange(fx.sipPort, invite('+19995550000'));
     const closed = await udpExchange(fx.sipPort, invite(fx.closedNumber));
     expect(unknown?.status).toBe(401);

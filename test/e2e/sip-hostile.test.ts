@@ -9,16 +9,20 @@ import { TcpPeer, rawMessage, udpExchange } from '../helpers/sip-raw.js';
 let fx: TelephonyFixture;
 const refused = (fault: string): number => fx.svc.refusals.counts[fault] ?? 0;
 
-const options = (callId: string, transport: 'UDP' | 'TCP', port: number, extra: string[] = []) => rawMessage([
-  'OPTIONS sip:probe@127.0.0.1 SIP/2.0',
-  `Via: SIP/2.0/${transport} 127.0.0.1:${port};branch=z9hG4bK${callId}`,
-  'From: <sip:probe@127.0.0.1>;tag=p1',
-  'To: <sip:probe@127.0.0.1>',
-  `Call-ID: ${callId}`,
-  'CSeq: 1 OPTIONS',
-  'Max-Forwards: 70',
-  ...extra,
-], {});
+const options = (callId: string, transport: 'UDP' | 'TCP', port: number, extra: string[] = []) =>
+  rawMessage(
+    [
+      'OPTIONS sip:probe@127.0.0.1 SIP/2.0',
+      `Via: SIP/2.0/${transport} 127.0.0.1:${port};branch=z9hG4bK${callId}`,
+      'From: <sip:probe@127.0.0.1>;tag=p1',
+      'To: <sip:probe@127.0.0.1>',
+      `Call-ID: ${callId}`,
+      'CSeq: 1 OPTIONS',
+      'Max-Forwards: 70',
+      ...extra,
+    ],
+    {},
+  );
 
 /** The gateway still answers a well-formed OPTIONS over UDP. */
 async function stillServing(tag: string): Promise<void> {
@@ -27,7 +31,9 @@ async function stillServing(tag: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  fx = await startTelephonyFixture({ sip: { stream: { tcpIdleTimeoutMs: 60_000, tcpMessageTimeoutMs: 1500, maxConnectionsPerSource: 4, maxConnections: 1000 } } });
+  fx = await startTelephonyFixture({
+    sip: { stream: { tcpIdleTimeoutMs: 60_000, tcpMessageTimeoutMs: 1500, maxConnectionsPerSource: 4, maxConnections: 1000 } },
+  });
 }, 60_000);
 afterAll(async () => fx?.stop());
 

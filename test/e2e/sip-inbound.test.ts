@@ -47,7 +47,8 @@ describe('inbound SIP', () => {
 
     // Phone → gateway: PCMA (first in the offer) decoded into 20 ms frames for the session.
     const payload = alawEncode(tone(8000));
-    for (let i = 0; i < 25; i++) peer.send(serializeRtp({ marker: i === 0, payloadType: 8, sequence: i, timestamp: i * 160, ssrc: 99, payload }), leg.rtpPort, '127.0.0.1');
+    for (let i = 0; i < 25; i++)
+      peer.send(serializeRtp({ marker: i === 0, payloadType: 8, sequence: i, timestamp: i * 160, ssrc: 99, payload }), leg.rtpPort, '127.0.0.1');
     await eventually(() => rec.frames.some((f) => rms(f) > 3000));
 
     // Session → phone: frames played on the leg arrive as PCMA RTP.
@@ -63,7 +64,14 @@ describe('inbound SIP', () => {
     ok(await sipp.done);
     peer.close();
     const call = await eventually(async () => (await fx.db.query(`SELECT * FROM calls WHERE session_id = $1 AND ended_at IS NOT NULL`, [sessionId])).rows[0]);
-    expect(call).toMatchObject({ party: 'customer', direction: 'inbound', provider: 'carrier_a', status: 'completed', disconnect_reason: 'test_hangup', to_uri: fx.openNumber });
+    expect(call).toMatchObject({
+      party: 'customer',
+      direction: 'inbound',
+      provider: 'carrier_a',
+      status: 'completed',
+      disconnect_reason: 'test_hangup',
+      to_uri: fx.openNumber,
+    });
     const events = await eventually(async () => {
       const { rows } = await fx.db.query(`SELECT type, data FROM webhook_events WHERE data->>'session_id' = $1 ORDER BY created_at`, [sessionId]);
       return rows.length === 2 ? rows : null;
@@ -76,7 +84,7 @@ describe('inbound SIP', () => {
     expect(rec.detached).toBe('test_hangup');
   });
 
-  it('ends the leg on the caller\'s BYE (UDP and TCP)', async () => {
+  it("ends the leg on the caller's BYE (UDP and TCP)", async () => {
     for (const transport of ['u1', 't1'] as const) {
       await fx.createSession({ phoneNumber: fx.openNumber });
       const attached = fx.sessions.nextLeg();
@@ -146,8 +154,12 @@ describe('inbound SIP', () => {
       Buffer.from('garbage'),
       Buffer.from('INVITE sip:x SIP/2.0\r\n\r\n'),
       Buffer.from('INVITE sip:+1@127.0.0.1 SIP/2.0\r\nVia: nonsense\r\nCSeq: x\r\n\r\n'),
-      Buffer.from('SIP/2.0 200 OK\r\nVia: SIP/2.0/UDP 1.2.3.4;branch=z9hG4bKx\r\nCall-ID: a\r\nFrom: <sip:a@b>;tag=1\r\nTo: <sip:b@c>\r\nCSeq: 1 INVITE\r\n\r\n'),
-      Buffer.from(`INVITE sip:${fx.openNumber}@127.0.0.1 SIP/2.0\r\nVia: SIP/2.0/UDP 127.0.0.1:9;branch=z9hG4bKy\r\nFrom: <sip:a@b>;tag=1\r\nTo: <sip:b@c>\r\nCall-ID: j1\r\nCSeq: 1 INVITE\r\nContact: <sip:a@127.0.0.1:9>\r\nContent-Type: application/sdp\r\nContent-Length: 12\r\n\r\nv=0\r\nnonsense`),
+      Buffer.from(
+        'SIP/2.0 200 OK\r\nVia: SIP/2.0/UDP 1.2.3.4;branch=z9hG4bKx\r\nCall-ID: a\r\nFrom: <sip:a@b>;tag=1\r\nTo: <sip:b@c>\r\nCSeq: 1 INVITE\r\n\r\n',
+      ),
+      Buffer.from(
+        `INVITE sip:${fx.openNumber}@127.0.0.1 SIP/2.0\r\nVia: SIP/2.0/UDP 127.0.0.1:9;branch=z9hG4bKy\r\nFrom: <sip:a@b>;tag=1\r\nTo: <sip:b@c>\r\nCall-ID: j1\r\nCSeq: 1 INVITE\r\nContact: <sip:a@127.0.0.1:9>\r\nContent-Type: application/sdp\r\nContent-Length: 12\r\n\r\nv=0\r\nnonsense`,
+      ),
       Buffer.alloc(4000, 0x41),
     ];
     for (const j of junk) s.send(j, fx.sipPort, '127.0.0.1');

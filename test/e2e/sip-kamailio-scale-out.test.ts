@@ -16,9 +16,19 @@ async function node(nodeId: string, shared?: TestGateway): Promise<TestGateway> 
   const httpPort = await freePort();
   const rtpBase = 30000 + Math.floor(Math.random() * 300) * 100;
   return startTestGateway({
-    nodeId, roles: ['api', 'media', 'worker'], httpPort, publicUrl: `http://127.0.0.1:${httpPort}`, engines: ENGINES_OFF,
+    nodeId,
+    roles: ['api', 'media', 'worker'],
+    httpPort,
+    publicUrl: `http://127.0.0.1:${httpPort}`,
+    engines: ENGINES_OFF,
     sip: {
-      enabled: true, port: 0, transports: ['udp'], rtpPortMin: rtpBase, rtpPortMax: rtpBase + 98, maxConcurrentCalls: 50, realm: 'voxbridge.test',
+      enabled: true,
+      port: 0,
+      transports: ['udp'],
+      rtpPortMin: rtpBase,
+      rtpPortMax: rtpBase + 98,
+      maxConcurrentCalls: 50,
+      realm: 'voxbridge.test',
       trustedEdge: { cidrs: ['127.0.0.1/32'], sourceHeader: 'X-VB-Source' },
     },
     ...(shared ? { databaseSchema: shared.config.databaseSchema, redisKeyPrefix: shared.config.redisKeyPrefix } : {}),
@@ -36,7 +46,14 @@ beforeAll(async () => {
   b = await node('node-b', a);
   org = await a.createOrg();
   await updateOrg(a.db, org.orgId, { sipEnabled: true });
-  const conn = await repo.createConnection(a.db, { orgId: org.orgId, provider: 'carrier_a', host: '127.0.0.2', port: 5060, transport: 'udp', inboundCidrs: ['127.0.0.2/32'] });
+  const conn = await repo.createConnection(a.db, {
+    orgId: org.orgId,
+    provider: 'carrier_a',
+    host: '127.0.0.2',
+    port: 5060,
+    transport: 'udp',
+    inboundCidrs: ['127.0.0.2/32'],
+  });
   number = `+1415${String(Date.now()).slice(-7)}`;
   await repo.createPhoneNumber(a.db, { orgId: org.orgId, number, connectionId: conn.id });
   // Dispatching by priority: every new call goes to B first, so a session on A needs the redirect.
@@ -60,7 +77,13 @@ describe('the edge in front of two nodes', () => {
     socket.ws.send(JSON.stringify({ type: 'audio.input', speaker: 'customer', audio: { encoding: 'mulaw', sample_rate_hz: 8000, payload: FRAME } }));
     await eventually(async () => (await ownerOf(a.redis, id))?.node === 'node-a');
 
-    const caller = await startSipp({ scenario: 'uac-edge-call.xml', target: `127.0.0.1:${edge.port}`, localIp: '127.0.0.2', service: number, durationMs: 1000 });
+    const caller = await startSipp({
+      scenario: 'uac-edge-call.xml',
+      target: `127.0.0.1:${edge.port}`,
+      localIp: '127.0.0.2',
+      service: number,
+      durationMs: 1000,
+    });
     await eventually(() => a.telephony!.calls(id).length === 1, 30_000);
     expect(b.telephony!.callCounts()['inbound:redirected_302']).toBe(1);
     expect(b.telephony!.calls(id)).toHaveLength(0);

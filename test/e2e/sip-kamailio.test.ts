@@ -30,12 +30,21 @@ beforeAll(async () => {
   const certDir = mkdtempSync(path.join(tmpdir(), 'edge-tls-'));
   const cert = path.join(certDir, 'cert.pem');
   const key = path.join(certDir, 'key.pem');
-  const made = spawnSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=edge.test'], { encoding: 'utf8' });
+  const made = spawnSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=edge.test'], {
+    encoding: 'utf8',
+  });
   if (made.status !== 0) throw new Error(`openssl: ${made.stderr}`);
   rtpengine = await startRtpengine();
   // The edge listens on 127.0.0.1: the node takes SIP from that address only.
   fx = await startTelephonyFixture({ sip: { transports: ['udp'], trustedEdge: { cidrs: ['127.0.0.1/32'], sourceHeader: 'X-VB-Source' } } });
-  const conn = await repo.createConnection(fx.db, { orgId: fx.orgId, provider: 'carrier_a', host: '127.0.0.2', port: 5060, transport: 'udp', inboundCidrs: ['127.0.0.2/32'] });
+  const conn = await repo.createConnection(fx.db, {
+    orgId: fx.orgId,
+    provider: 'carrier_a',
+    host: '127.0.0.2',
+    port: 5060,
+    transport: 'udp',
+    inboundCidrs: ['127.0.0.2/32'],
+  });
   onlyFrom2 = `+1888${String(Date.now()).slice(-8)}`;
   await repo.createPhoneNumber(fx.db, { orgId: fx.orgId, number: onlyFrom2, connectionId: conn.id });
   edge = await startKamailio({ nodes: [`127.0.0.1:${fx.sipPort}`], rtpengine: rtpengine.ng, tls: { cert, key }, pikeDensity: PIKE_DENSITY, pikePeriod: 2 });
@@ -94,7 +103,13 @@ describe('the Kamailio edge in front of a node', () => {
     await fx.createSession({ phoneNumber: onlyFrom2 });
     const peer = await socketOn('127.0.0.2');
     const attached = fx.sessions.nextLeg();
-    const sipp = await startSipp({ scenario: 'uac-edge-call-remote-bye.xml', target: `127.0.0.1:${edge.port}`, localIp: '127.0.0.2', service: onlyFrom2, keys: { rtp_port: String(peer.address().port), codecs: '8 101' } });
+    const sipp = await startSipp({
+      scenario: 'uac-edge-call-remote-bye.xml',
+      target: `127.0.0.1:${edge.port}`,
+      localIp: '127.0.0.2',
+      service: onlyFrom2,
+      keys: { rtp_port: String(peer.address().port), codecs: '8 101' },
+    });
     const rec = await attached;
     const leg = rec.leg as SipLeg;
     // The node was offered rtpengine's address, not the caller's: the edge anchors the media.
@@ -245,9 +260,17 @@ describe('the Kamailio edge in front of a node', () => {
     socket.on('data', (d: string) => (text += d));
     const local = `127.0.0.1:${socket.localPort}`;
     const sdp = [
-      'v=0', 'o=caller 1 1 IN IP4 127.0.0.1', 's=-', 'c=IN IP4 127.0.0.1', 't=0 0',
-      'm=audio 40002 RTP/SAVP 0 101', 'a=rtpmap:0 PCMU/8000', 'a=rtpmap:101 telephone-event/8000',
-      'a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:WVNfX19zZW1jdGwgKCkgewkyMjA7fQp9CnVubGVz', 'a=sendrecv', '',
+      'v=0',
+      'o=caller 1 1 IN IP4 127.0.0.1',
+      's=-',
+      'c=IN IP4 127.0.0.1',
+      't=0 0',
+      'm=audio 40002 RTP/SAVP 0 101',
+      'a=rtpmap:0 PCMU/8000',
+      'a=rtpmap:101 telephone-event/8000',
+      'a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:WVNfX19zZW1jdGwgKCkgewkyMjA7fQp9CnVubGVz',
+      'a=sendrecv',
+      '',
     ].join('\r\n');
     const head = (method: string, cseq: number, extra: string[] = [], uri = `sip:${fx.openNumber}@127.0.0.1:${edge.tlsPort};transport=tls`) => [
       `${method} ${uri} SIP/2.0`,
@@ -272,7 +295,9 @@ describe('the Kamailio edge in front of a node', () => {
     expect(answer).toMatch(/a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:/);
     // ACK along the Record-Route set, then the node hangs up: its BYE reaches us over TLS.
     // RFC 3261 §12.1.2: the route set is the Record-Route list reversed; the remote target is the Contact.
-    const recordRoutes = (ok200.text.split('\r\n\r\n')[0] ?? '').split('\r\n').filter((l) => /^record-route:/i.test(l))
+    const recordRoutes = (ok200.text.split('\r\n\r\n')[0] ?? '')
+      .split('\r\n')
+      .filter((l) => /^record-route:/i.test(l))
       .flatMap((l) => l.replace(/^record-route:\s*/i, '').split(/,\s*(?=<)/));
     const routes = recordRoutes.reverse().map((r) => `Route: ${r}`);
     const target = /<([^>]+)>/.exec(ok200.header('Contact') ?? '')?.[1] ?? '';

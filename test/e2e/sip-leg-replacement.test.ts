@@ -23,7 +23,14 @@ beforeAll(async () => {
     },
   });
   telephony = (t.gw as unknown as { telephony: Telephony }).telephony;
-  const conn = await repo.createConnection(t.gw.db, { orgId: t.org.orgId, provider: 'carrier_a', host: '127.0.0.1', port: 5060, transport: 'udp', inboundCidrs: ['127.0.0.1/32'] });
+  const conn = await repo.createConnection(t.gw.db, {
+    orgId: t.org.orgId,
+    provider: 'carrier_a',
+    host: '127.0.0.1',
+    port: 5060,
+    transport: 'udp',
+    inboundCidrs: ['127.0.0.1/32'],
+  });
   number = `+1415${String(Date.now()).slice(-7)}`;
   await repo.createPhoneNumber(t.gw.db, { orgId: t.org.orgId, number, connectionId: conn.id });
 }, 60_000);
@@ -43,7 +50,8 @@ describe('a dropped phone leg', () => {
     const created = await t.api(t.org.key, 'POST', '/v1/sessions', { mode: 'help_chat_voice', routing: { phone_number: number, direction: 'inbound' } });
     expect(created.status).toBe(201);
     const id = created.body.id;
-    const calls = async () => (await t.gw.db.query('SELECT call_sid, status, disconnect_reason FROM calls WHERE session_id = $1 ORDER BY created_at', [id])).rows;
+    const calls = async () =>
+      (await t.gw.db.query('SELECT call_sid, status, disconnect_reason FROM calls WHERE session_id = $1 ORDER BY created_at', [id])).rows;
     const session = async () => (await t.gw.db.query('SELECT status, end_reason FROM sessions WHERE id = $1', [id])).rows[0];
 
     await callAndHangUp();
@@ -57,8 +65,9 @@ describe('a dropped phone leg', () => {
 
     await eventually(async () => (await session()).status === 'ended', (GRACE_SECONDS + 30) * 1000);
     expect((await session()).end_reason).toBe('call_disconnected');
-    const { rows: events } = await t.gw.db.query(
-      `SELECT type FROM webhook_events WHERE data->>'session_id' = $1 OR data->>'id' = $1 ORDER BY created_at`, [id]);
+    const { rows: events } = await t.gw.db.query(`SELECT type FROM webhook_events WHERE data->>'session_id' = $1 OR data->>'id' = $1 ORDER BY created_at`, [
+      id,
+    ]);
     const types = events.map((e) => e.type);
     expect(types.filter((x) => x === 'session.provider.connected')).toHaveLength(2);
     expect(types.filter((x) => x === 'session.provider.disconnected')).toHaveLength(2);

@@ -35,7 +35,10 @@ describe('outbound SIP dial', () => {
   it('dials a SIP URI with X- headers, bridges the leg and hangs up', async () => {
     const callee = await startSipp({ scenario: 'uas-answer.xml' });
     const sessionId = await fx.createSession({
-      routing: { type: 'sip', sip: { to_uri: `sip:callee@127.0.0.1:${callee.port}`, from_uri: 'sip:+15550009999@voxbridge.test', headers: { 'X-Voxbridge-Test': 'yes' } } },
+      routing: {
+        type: 'sip',
+        sip: { to_uri: `sip:callee@127.0.0.1:${callee.port}`, from_uri: 'sip:+15550009999@voxbridge.test', headers: { 'X-Voxbridge-Test': 'yes' } },
+      },
     });
     const attached = fx.sessions.nextLeg();
     const call = await fx.svc.dial(sessionId, fx.orgId, { party: 'agent', headers: { 'X-Extra': 'ok' } });
@@ -54,8 +57,14 @@ describe('outbound SIP dial', () => {
   it('answers a digest challenge with the connection credentials, then hangs up by call id', async () => {
     const callee = await startSipp({ scenario: 'uas-auth.xml' });
     const conn = await repo.createConnection(fx.db, {
-      orgId: fx.orgId, provider: 'carrier_b', host: '127.0.0.1', port: callee.port, transport: 'udp', inboundCidrs: [],
-      username: 'carrier', passwordEnc: encryptSecret(fx.config.secretKey, 's3cret'),
+      orgId: fx.orgId,
+      provider: 'carrier_b',
+      host: '127.0.0.1',
+      port: callee.port,
+      transport: 'udp',
+      inboundCidrs: [],
+      username: 'carrier',
+      passwordEnc: encryptSecret(fx.config.secretKey, 's3cret'),
     });
     const sessionId = await fx.createSession({ routing: { connection_id: conn.id } });
     await fx.db.query('UPDATE sessions SET connection_id = $2 WHERE id = $1', [sessionId, conn.id]);
@@ -67,7 +76,14 @@ describe('outbound SIP dial', () => {
 
   it('dials over TCP when the connection says so', async () => {
     const callee = await startSipp({ scenario: 'uas-answer.xml', transport: 't1' });
-    const conn = await repo.createConnection(fx.db, { orgId: fx.orgId, provider: 'carrier_a', host: '127.0.0.1', port: callee.port, transport: 'tcp', inboundCidrs: [] });
+    const conn = await repo.createConnection(fx.db, {
+      orgId: fx.orgId,
+      provider: 'carrier_a',
+      host: '127.0.0.1',
+      port: callee.port,
+      transport: 'tcp',
+      inboundCidrs: [],
+    });
     const sessionId = await fx.createSession({ routing: { connection_id: conn.id } });
     await fx.db.query('UPDATE sessions SET connection_id = $2 WHERE id = $1', [sessionId, conn.id]);
     const call = await fx.svc.dial(sessionId, fx.orgId, { to: '+14155550111', headers: { 'X-Voxbridge-Test': 'tcp' } });
@@ -78,7 +94,9 @@ describe('outbound SIP dial', () => {
 
   it('reports the callee hanging up', async () => {
     const callee = await startSipp({ scenario: 'uas-answer-bye.xml', durationMs: 300 });
-    const sessionId = await fx.createSession({ routing: { type: 'sip', sip: { to_uri: `sip:callee@127.0.0.1:${callee.port}`, headers: { 'X-Voxbridge-Test': '1' } } } });
+    const sessionId = await fx.createSession({
+      routing: { type: 'sip', sip: { to_uri: `sip:callee@127.0.0.1:${callee.port}`, headers: { 'X-Voxbridge-Test': '1' } } },
+    });
     const attached = fx.sessions.nextLeg();
     await fx.svc.dial(sessionId, fx.orgId, {});
     const rec = await attached;
@@ -120,7 +138,9 @@ describe('metrics', () => {
     const registry = new Registry();
     const svc = fx.svc;
     registerTelephonyMetrics(registry, {
-      get activeCalls() { return svc.activeLegs; },
+      get activeCalls() {
+        return svc.activeLegs;
+      },
       callCounts: () => ({ ...svc.callCounts }),
       refusedCounts: () => ({ ...svc.refusals.counts }),
       requestCounts: () => ({ ...svc.ua.requestCounts }),
@@ -157,7 +177,10 @@ describe('limits and the media server', () => {
       const rec = await attached;
       ok(await run.done);
       await eventually(() => rec.detached === 'rtp_timeout');
-      const ev = await eventually(async () => (await f4.db.query(`SELECT data FROM webhook_events WHERE type = 'session.provider.disconnected' AND data->>'session_id' = $1`, [sessionId])).rows[0]);
+      const ev = await eventually(
+        async () =>
+          (await f4.db.query(`SELECT data FROM webhook_events WHERE type = 'session.provider.disconnected' AND data->>'session_id' = $1`, [sessionId])).rows[0],
+      );
       expect(ev.data.provider.disconnect_reason).toBe('rtp_timeout');
     } finally {
       await f4.stop();

@@ -13,19 +13,24 @@ beforeAll(async () => {
 afterAll(async () => fx?.stop());
 
 const sdp = 'v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio 40002 RTP/AVP 0\r\n';
-const invite = (o: { transport: 'UDP' | 'TCP'; port: number; callId: string; number: string; extra?: string[] }) => rawMessage([
-  `INVITE sip:${o.number}@127.0.0.1 SIP/2.0`,
-  `Via: SIP/2.0/${o.transport} 127.0.0.1:${o.port};branch=z9hG4bK${o.callId}`,
-  'From: <sip:caller@127.0.0.1>;tag=pf1',
-  `To: <sip:${o.number}@127.0.0.1>`,
-  `Call-ID: ${o.callId}`,
-  'CSeq: 1 INVITE',
-  'Max-Forwards: 70',
-  `Contact: <sip:caller@127.0.0.1:${o.port}${o.transport === 'TCP' ? ';transport=tcp' : ''}>`,
-  ...(o.extra ?? []),
-  'Content-Type: application/sdp',
-  `Content-Length: ${sdp.length}`,
-], {}, sdp);
+const invite = (o: { transport: 'UDP' | 'TCP'; port: number; callId: string; number: string; extra?: string[] }) =>
+  rawMessage(
+    [
+      `INVITE sip:${o.number}@127.0.0.1 SIP/2.0`,
+      `Via: SIP/2.0/${o.transport} 127.0.0.1:${o.port};branch=z9hG4bK${o.callId}`,
+      'From: <sip:caller@127.0.0.1>;tag=pf1',
+      `To: <sip:${o.number}@127.0.0.1>`,
+      `Call-ID: ${o.callId}`,
+      'CSeq: 1 INVITE',
+      'Max-Forwards: 70',
+      `Contact: <sip:caller@127.0.0.1:${o.port}${o.transport === 'TCP' ? ';transport=tcp' : ''}>`,
+      ...(o.extra ?? []),
+      'Content-Type: application/sdp',
+      `Content-Length: ${sdp.length}`,
+    ],
+    {},
+    sdp,
+  );
 
 /** A UDP peer that keeps every response it receives. */
 async function udpPeer(): Promise<{ port: number; responses: RawResponse[]; send(text: string): void; close(): void }> {
@@ -72,11 +77,20 @@ describe('SIP protocol faults', () => {
     expect(ok.header('record-route')).toContain('sip:edge.example.test;lr');
     // Confirm and end the call so the gateway is left clean.
     const to = ok.header('to')!;
-    const inDialog = (method: string, seq: number) => rawMessage([
-      `${method} sip:voxbridge@127.0.0.1:${fx.sipPort} SIP/2.0`,
-      `Via: SIP/2.0/UDP 127.0.0.1:${u.port};branch=z9hG4bK${method}${callId}`,
-      'From: <sip:caller@127.0.0.1>;tag=pf1', `To: ${to}`, `Call-ID: ${callId}`, `CSeq: ${seq} ${method}`, 'Max-Forwards: 70', 'Content-Length: 0',
-    ], {});
+    const inDialog = (method: string, seq: number) =>
+      rawMessage(
+        [
+          `${method} sip:voxbridge@127.0.0.1:${fx.sipPort} SIP/2.0`,
+          `Via: SIP/2.0/UDP 127.0.0.1:${u.port};branch=z9hG4bK${method}${callId}`,
+          'From: <sip:caller@127.0.0.1>;tag=pf1',
+          `To: ${to}`,
+          `Call-ID: ${callId}`,
+          `CSeq: ${seq} ${method}`,
+          'Max-Forwards: 70',
+          'Content-Length: 0',
+        ],
+        {},
+      );
     u.send(inDialog('ACK', 1));
     u.send(inDialog('BYE', 2));
     await eventually(() => u.responses.some((r) => r.status === 200 && r.header('cseq')?.includes('BYE')), 15_000);
@@ -90,7 +104,10 @@ describe('SIP protocol faults', () => {
     silent.on('message', () => invites++);
     const sessionId = await fx.createSession({ routing: { type: 'sip', sip: { to_uri: `sip:silent@127.0.0.1:${silent.address().port}` } } });
     const started = Date.now();
-    const err = await fx.svc.dial(sessionId, fx.orgId, { ringTimeoutSeconds: 2 }).then(() => null, (e: unknown) => e);
+    const err = await fx.svc.dial(sessionId, fx.orgId, { ringTimeoutSeconds: 2 }).then(
+      () => null,
+      (e: unknown) => e,
+    );
     const elapsed = Date.now() - started;
     silent.close();
     expect(err).toBeInstanceOf(TelephonyError);

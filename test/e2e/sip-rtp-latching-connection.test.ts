@@ -30,7 +30,14 @@ const mean = (f: Int16Array) => f.reduce((a, s) => a + s, 0) / f.length;
 
 /** A number on a fresh connection with `latching` (set through the update path for 'signalled'). */
 async function numberWith(latching: 'nat' | 'signalled'): Promise<string> {
-  const conn = await repo.createConnection(fx.db, { orgId: fx.orgId, provider: 'carrier_a', host: '127.0.0.1', port: 5060, transport: 'udp', inboundCidrs: ['127.0.0.0/8'] });
+  const conn = await repo.createConnection(fx.db, {
+    orgId: fx.orgId,
+    provider: 'carrier_a',
+    host: '127.0.0.1',
+    port: 5060,
+    transport: 'udp',
+    inboundCidrs: ['127.0.0.0/8'],
+  });
   expect(conn.rtp_latching).toBe('nat');
   if (latching !== 'nat') expect((await repo.updateConnection(fx.db, conn.id, { rtpLatching: latching }))?.rtp_latching).toBe(latching);
   const number = `+1888${String(Math.floor(Math.random() * 1e9)).padStart(9, '0')}`.slice(0, 12);
@@ -44,7 +51,12 @@ async function strayThenReal(latching: 'nat' | 'signalled') {
   const caller = await udp();
   const stray = await udp();
   const attached = fx.sessions.nextLeg();
-  const sipp = await startSipp({ scenario: 'uac-call-remote-bye.xml', target: `127.0.0.1:${fx.sipPort}`, service: number, keys: { rtp_port: String(caller.address().port) } });
+  const sipp = await startSipp({
+    scenario: 'uac-call-remote-bye.xml',
+    target: `127.0.0.1:${fx.sipPort}`,
+    service: number,
+    keys: { rtp_port: String(caller.address().port) },
+  });
   const rec = await attached;
   const leg = rec.leg as SipLeg;
   const toStray: number[] = [];
@@ -52,7 +64,12 @@ async function strayThenReal(latching: 'nat' | 'signalled') {
   stray.on('message', (m) => parseRtp(m) && toStray.push(1));
   caller.on('message', (m) => parseRtp(m) && toCaller.push(1));
 
-  for (let i = 0; i < 5; i++) stray.send(serializeRtp({ marker: i === 0, payloadType: 8, sequence: i, timestamp: i * 160, ssrc: 77, payload: alawEncode(dc(-6000)) }), leg.rtpPort, '127.0.0.1');
+  for (let i = 0; i < 5; i++)
+    stray.send(
+      serializeRtp({ marker: i === 0, payloadType: 8, sequence: i, timestamp: i * 160, ssrc: 77, payload: alawEncode(dc(-6000)) }),
+      leg.rtpPort,
+      '127.0.0.1',
+    );
   await eventually(() => leg.rtpStats.packetsIn + leg.rtpStats.ignoredSource >= 5 || undefined);
   const afterStray = { ...leg.rtpStats };
   // Where the gateway sends now: the stray (NAT latch) or still the SDP source.
@@ -60,7 +77,12 @@ async function strayThenReal(latching: 'nat' | 'signalled') {
   await eventually(() => toStray.length + toCaller.length >= sentBefore.stray + sentBefore.caller + 5 || undefined);
   const sentToStrayWhileLatched = toStray.length;
 
-  for (let i = 0; i < 20; i++) caller.send(serializeRtp({ marker: i === 0, payloadType: 8, sequence: 100 + i, timestamp: 32000 + i * 160, ssrc: 42, payload: alawEncode(dc(5000)) }), leg.rtpPort, '127.0.0.1');
+  for (let i = 0; i < 20; i++)
+    caller.send(
+      serializeRtp({ marker: i === 0, payloadType: 8, sequence: 100 + i, timestamp: 32000 + i * 160, ssrc: 42, payload: alawEncode(dc(5000)) }),
+      leg.rtpPort,
+      '127.0.0.1',
+    );
   await eventually(() => rec.frames.some((f) => mean(f) > 4000) || undefined);
   // The SDP source has the latch now in both settings: the gateway sends to it.
   const callerBefore = toCaller.length;

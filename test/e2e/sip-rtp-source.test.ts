@@ -26,19 +26,29 @@ async function udp(): Promise<dgram.Socket> {
 }
 
 describe('RTP source validation', () => {
-  it('keeps the caller\'s audio when a third party sends to the RTP port first', async () => {
+  it("keeps the caller's audio when a third party sends to the RTP port first", async () => {
     const sessionId = await fx.createSession({ phoneNumber: fx.openNumber });
     const caller = await udp();
     const intruder = await udp();
     const attached = fx.sessions.nextLeg();
-    const sipp = await startSipp({ scenario: 'uac-call-remote-bye.xml', target: `127.0.0.1:${fx.sipPort}`, service: fx.openNumber, keys: { rtp_port: String(caller.address().port) } });
+    const sipp = await startSipp({
+      scenario: 'uac-call-remote-bye.xml',
+      target: `127.0.0.1:${fx.sipPort}`,
+      service: fx.openNumber,
+      keys: { rtp_port: String(caller.address().port) },
+    });
     const rec = await attached;
     const leg = rec.leg as SipLeg;
 
     // The intruder's audio is a negative level, the caller's a positive one: the session tells them apart.
     const intruderAudio = alawEncode(dc(-6000));
     const callerAudio = alawEncode(dc(5000));
-    for (let i = 0; i < 5; i++) intruder.send(serializeRtp({ marker: i === 0, payloadType: 8, sequence: i, timestamp: i * 160, ssrc: 666, payload: intruderAudio }), leg.rtpPort, '127.0.0.1');
+    for (let i = 0; i < 5; i++)
+      intruder.send(
+        serializeRtp({ marker: i === 0, payloadType: 8, sequence: i, timestamp: i * 160, ssrc: 666, payload: intruderAudio }),
+        leg.rtpPort,
+        '127.0.0.1',
+      );
     await eventually(() => leg.rtpStats.packetsIn + leg.rtpStats.ignoredSource >= 5 || undefined);
 
     const toCaller: number[] = [];
@@ -46,8 +56,16 @@ describe('RTP source validation', () => {
       if (parseRtp(m)) toCaller.push(1);
     });
     for (let i = 0; i < 30; i++) {
-      caller.send(serializeRtp({ marker: i === 0, payloadType: 8, sequence: 100 + i, timestamp: 32000 + i * 160, ssrc: 42, payload: callerAudio }), leg.rtpPort, '127.0.0.1');
-      intruder.send(serializeRtp({ marker: false, payloadType: 8, sequence: 5 + i, timestamp: (5 + i) * 160, ssrc: 666, payload: intruderAudio }), leg.rtpPort, '127.0.0.1');
+      caller.send(
+        serializeRtp({ marker: i === 0, payloadType: 8, sequence: 100 + i, timestamp: 32000 + i * 160, ssrc: 42, payload: callerAudio }),
+        leg.rtpPort,
+        '127.0.0.1',
+      );
+      intruder.send(
+        serializeRtp({ marker: false, payloadType: 8, sequence: 5 + i, timestamp: (5 + i) * 160, ssrc: 666, payload: intruderAudio }),
+        leg.rtpPort,
+        '127.0.0.1',
+      );
     }
     await eventually(() => rec.frames.some((f) => mean(f) > 4000) || undefined);
     // Once the signalled source has spoken, nothing of the intruder's is played any more.
@@ -61,7 +79,10 @@ describe('RTP source validation', () => {
     intruder.close();
 
     // The leg's quality travels with session.provider.disconnected (additive fields).
-    const ended = await eventually(async () => (await fx.db.query(`SELECT data FROM webhook_events WHERE type = 'session.provider.disconnected' AND data->>'session_id' = $1`, [sessionId])).rows[0]);
+    const ended = await eventually(
+      async () =>
+        (await fx.db.query(`SELECT data FROM webhook_events WHERE type = 'session.provider.disconnected' AND data->>'session_id' = $1`, [sessionId])).rows[0],
+    );
     const q = ended.data.provider.quality;
     expect(q.packets_received).toBeGreaterThanOrEqual(30);
     expect(q.packets_lost).toBe(0);

@@ -31,12 +31,17 @@ function tone(amplitude: number): Int16Array {
 }
 
 describe('G.722 through rtpengine', () => {
-  it('answers a G.722-only caller and transcodes both ways to the gateway\'s PCMU', async () => {
+  it("answers a G.722-only caller and transcodes both ways to the gateway's PCMU", async () => {
     await fx.createSession({ phoneNumber: fx.openNumber });
     const peer = dgram.createSocket('udp4');
     await new Promise<void>((r) => peer.bind(0, '127.0.0.1', () => r()));
     const attached = fx.sessions.nextLeg();
-    const sipp = await startSipp({ scenario: 'uac-call-g722.xml', target: `127.0.0.1:${fx.sipPort}`, service: fx.openNumber, keys: { rtp_port: String(peer.address().port) } });
+    const sipp = await startSipp({
+      scenario: 'uac-call-g722.xml',
+      target: `127.0.0.1:${fx.sipPort}`,
+      service: fx.openNumber,
+      keys: { rtp_port: String(peer.address().port) },
+    });
     const rec = await attached;
     const leg = rec.leg as SipLeg;
     expect(leg.codec).toBe('PCMU');
@@ -54,7 +59,11 @@ describe('G.722 through rtpengine', () => {
     // decodes to audible noise; silence would decode near zero. So energy at the gateway proves decoding.
     let seq = 0;
     const sender = setInterval(() => {
-      peer.send(serializeRtp({ marker: seq === 0, payloadType: 9, sequence: seq, timestamp: seq * 160, ssrc: 9, payload: randomBytes(160) }), toCaller.port, '127.0.0.1');
+      peer.send(
+        serializeRtp({ marker: seq === 0, payloadType: 9, sequence: seq, timestamp: seq * 160, ssrc: 9, payload: randomBytes(160) }),
+        toCaller.port,
+        '127.0.0.1',
+      );
       seq++;
     }, 20);
     try {

@@ -40,7 +40,12 @@ describe('SIP with rtpengine', () => {
     await fx.createSession({ phoneNumber: fx.openNumber });
     const peer = await udpPeer();
     const attached = fx.sessions.nextLeg();
-    const sipp = await startSipp({ scenario: 'uac-call-remote-bye.xml', target: `127.0.0.1:${fx.sipPort}`, service: fx.openNumber, keys: { rtp_port: String(peer.address().port), codecs: '8 101' } });
+    const sipp = await startSipp({
+      scenario: 'uac-call-remote-bye.xml',
+      target: `127.0.0.1:${fx.sipPort}`,
+      service: fx.openNumber,
+      keys: { rtp_port: String(peer.address().port), codecs: '8 101' },
+    });
     const rec = await attached;
     const leg = rec.leg as SipLeg;
     expect(leg.codec).toBe('PCMU');
@@ -96,7 +101,9 @@ describe('SIP with rtpengine', () => {
   it('dials out through rtpengine and carries media to the callee', async () => {
     const peer = await udpPeer();
     const callee = await startSipp({ scenario: 'uas-answer.xml', keys: { rtp_port: String(peer.address().port) } });
-    const sessionId = await fx.createSession({ routing: { type: 'sip', sip: { to_uri: `sip:callee@127.0.0.1:${callee.port}`, headers: { 'X-Voxbridge-Test': 'rtpengine' } } } });
+    const sessionId = await fx.createSession({
+      routing: { type: 'sip', sip: { to_uri: `sip:callee@127.0.0.1:${callee.port}`, headers: { 'X-Voxbridge-Test': 'rtpengine' } } },
+    });
     const attached = fx.sessions.nextLeg();
     await fx.svc.dial(sessionId, fx.orgId, {});
     const leg = (await attached).leg as SipLeg;

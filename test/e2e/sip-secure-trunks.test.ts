@@ -36,7 +36,15 @@ const PLAIN = { profile: 'RTP/AVP', crypto: 'a=ptime:20' };
 const SRTP = () => ({ profile: 'RTP/SAVP', crypto: crypto() });
 
 async function numberOn(f: TelephonyFixture, security: repo.ConnectionSecurity, transport: 'udp' | 'tls' = 'tls'): Promise<string> {
-  const c = await repo.createConnection(f.db, { orgId: f.orgId, provider: 'carrier_a', host: '127.0.0.1', port: 5061, transport, inboundCidrs: ['127.0.0.0/8'], security });
+  const c = await repo.createConnection(f.db, {
+    orgId: f.orgId,
+    provider: 'carrier_a',
+    host: '127.0.0.1',
+    port: 5061,
+    transport,
+    inboundCidrs: ['127.0.0.0/8'],
+    security,
+  });
   const number = `+1888${String(Math.floor(Math.random() * 1e8)).padStart(8, '0')}`;
   await repo.createPhoneNumber(f.db, { orgId: f.orgId, number, connectionId: c.id });
   return number;
@@ -52,7 +60,14 @@ async function tunnelTo(f: TelephonyFixture, client?: 'good' | 'rogue'): Promise
 /** A call into `number` over TLS; resolves with the SIPp result and what the gateway sent back. */
 async function callOverTls(f: TelephonyFixture, number: string, keys: Record<string, string>, o: { scenario?: string; client?: 'good' | 'rogue' } = {}) {
   const t = await tunnelTo(f, o.client);
-  const sipp = await startSipp({ scenario: o.scenario ?? 'uac-secure-call.xml', target: `127.0.0.1:${t.port}`, service: number, transport: 't1', durationMs: 300, keys });
+  const sipp = await startSipp({
+    scenario: o.scenario ?? 'uac-secure-call.xml',
+    target: `127.0.0.1:${t.port}`,
+    service: number,
+    transport: 't1',
+    durationMs: 300,
+    keys,
+  });
   return { tunnel: t, result: await sipp.done };
 }
 
@@ -121,14 +136,16 @@ describe('SRTP (SDES) through rtpengine', () => {
     ok((await call).result);
   });
 
-  it('carries decodable audio both ways: the caller\'s SRTP reaches the gateway as PCMU, the gateway\'s reaches the caller as SRTP', async () => {
+  it("carries decodable audio both ways: the caller's SRTP reaches the gateway as PCMU, the gateway's reaches the caller as SRTP", async () => {
     await fx.createSession({ phoneNumber: fx.openNumber });
     const peer = dgram.createSocket('udp4');
     await new Promise<void>((r) => peer.bind(0, '127.0.0.1', () => r()));
     const key = randomBytes(30).toString('base64');
     const attached = fx.sessions.nextLeg();
     const sipp = await startSipp({
-      scenario: 'uac-secure-call-remote-bye.xml', target: `127.0.0.1:${fx.sipPort}`, service: fx.openNumber,
+      scenario: 'uac-secure-call-remote-bye.xml',
+      target: `127.0.0.1:${fx.sipPort}`,
+      service: fx.openNumber,
       keys: { rtp_port: String(peer.address().port), codecs: '0 101', profile: 'RTP/SAVP', crypto: `a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:${key}` },
     });
     const rec = await attached;
@@ -174,7 +191,15 @@ describe('SRTP (SDES) through rtpengine', () => {
     const t = await tlsServerTunnel({ target: sippPort, cert: pki.serverCert, key: pki.serverKey });
     tunnels.push(t);
     const callee = await startSipp({ scenario: 'uas-answer-tls.xml', transport: 't1', port: sippPort, keys: { ...calleeKeys, tls_port: String(t.port) } });
-    const c = await repo.createConnection(fx.db, { orgId: fx.orgId, provider: 'carrier_b', host: '127.0.0.1', port: t.port, transport: 'tls', inboundCidrs: [], security: { requireSecure: true } });
+    const c = await repo.createConnection(fx.db, {
+      orgId: fx.orgId,
+      provider: 'carrier_b',
+      host: '127.0.0.1',
+      port: t.port,
+      transport: 'tls',
+      inboundCidrs: [],
+      security: { requireSecure: true },
+    });
     const sessionId = await fx.createSession({ routing: { connection_id: c.id } });
     const attached = fx.sessions.nextLeg();
     await fx.svc.dial(sessionId, fx.orgId, { to: '+14155550100' });

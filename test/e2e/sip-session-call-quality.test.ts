@@ -14,7 +14,18 @@ beforeAll(async () => {
     engines: 'none',
     overrides: {
       roles: ['api', 'media', 'worker'],
-      sip: { enabled: true, host: '127.0.0.1', port: 0, transports: ['udp'], advertisedAddress: '127.0.0.1', rtpPortMin: rtpBase, rtpPortMax: rtpBase + 98, rtpTimeoutSeconds: 60, maxConcurrentCalls: 10, realm: 'voxbridge.test' },
+      sip: {
+        enabled: true,
+        host: '127.0.0.1',
+        port: 0,
+        transports: ['udp'],
+        advertisedAddress: '127.0.0.1',
+        rtpPortMin: rtpBase,
+        rtpPortMax: rtpBase + 98,
+        rtpTimeoutSeconds: 60,
+        maxConcurrentCalls: 10,
+        realm: 'voxbridge.test',
+      },
     },
   });
   await updateOrg(t.gw.db, t.org.orgId, { sipEnabled: true });
@@ -70,7 +81,9 @@ describe('call quality on GET /v1/sessions/{id}', () => {
   }, 60_000);
 
   it('documents the quality object on the session in the OpenAPI document', async () => {
-    const doc = await (await fetch(`${t.gw.httpUrl}/v1/openapi.json`)).json() as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+    const doc = (await (await fetch(`${t.gw.httpUrl}/v1/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+    };
     const retrieved = JSON.stringify(doc.paths['/v1/sessions/{id}']?.get?.responses['200']);
     expect(retrieved).toContain('packets_lost');
     expect(retrieved).toContain('mos');

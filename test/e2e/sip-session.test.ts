@@ -26,14 +26,32 @@ async function startPhoneGateway(rtpengineNg: string | null): Promise<PhoneGatew
     engines: 'embedded',
     overrides: {
       roles: ['api', 'media', 'worker'],
-      sip: { enabled: true, host: '127.0.0.1', port: 0, transports: ['udp'], advertisedAddress: '127.0.0.1', rtpPortMin: rtpBase, rtpPortMax: rtpBase + 98, rtpTimeoutSeconds: 30, maxConcurrentCalls: 50, realm: 'voxbridge.test' },
+      sip: {
+        enabled: true,
+        host: '127.0.0.1',
+        port: 0,
+        transports: ['udp'],
+        advertisedAddress: '127.0.0.1',
+        rtpPortMin: rtpBase,
+        rtpPortMax: rtpBase + 98,
+        rtpTimeoutSeconds: 30,
+        maxConcurrentCalls: 50,
+        realm: 'voxbridge.test',
+      },
       rtpengine: { ng: rtpengineNg, timeoutMs: 3000 },
     },
   });
   const tel = gw.gw.telephony;
   if (!tel) throw new Error('the media role did not start telephony');
   await updateOrg(gw.gw.db, gw.org.orgId, { sipEnabled: true });
-  const conn = await repo.createConnection(gw.gw.db, { orgId: gw.org.orgId, provider: 'carrier_a', host: '127.0.0.1', port: 5060, transport: 'udp', inboundCidrs: ['127.0.0.1/32'] });
+  const conn = await repo.createConnection(gw.gw.db, {
+    orgId: gw.org.orgId,
+    provider: 'carrier_a',
+    host: '127.0.0.1',
+    port: 5060,
+    transport: 'udp',
+    inboundCidrs: ['127.0.0.1/32'],
+  });
   const num = `+1415${String(Date.now()).slice(-7)}`;
   await repo.createPhoneNumber(gw.gw.db, { orgId: gw.org.orgId, number: num, connectionId: conn.id });
   return { t: gw, telephony: tel, number: num };
@@ -99,7 +117,10 @@ describe('POST /v1/sessions/{id}/dial and /hangup', () => {
     expect(dial.status).toBe(200);
     expect(dial.body).toMatchObject({ object: 'call', session_id: id, provider: 'sip', party: 'customer', direction: 'outbound', status: 'in-progress' });
     // (the helper's row has a bare recording object; give it the shape the API returns)
-    await t.gw.db.query(`UPDATE sessions SET recording = '{"enabled":false,"mode":"dual_channel","consent_required":false,"consent_status":"not_required"}' WHERE id = $1`, [id]);
+    await t.gw.db.query(
+      `UPDATE sessions SET recording = '{"enabled":false,"mode":"dual_channel","consent_required":false,"consent_status":"not_required"}' WHERE id = $1`,
+      [id],
+    );
     const got = await api('GET', `/v1/sessions/${id}`);
     expect(got.status).toBe(200);
     expect(got.body.provider).toBe('sip');
@@ -115,7 +136,7 @@ describe('POST /v1/sessions/{id}/dial and /hangup', () => {
 
   it('documents dial and hangup in the OpenAPI document', async () => {
     const res = await fetch(`${t.gw.httpUrl}/v1/openapi.json`);
-    const doc = await res.json() as { paths: Record<string, Record<string, { requestBody?: unknown; responses: Record<string, unknown> }>> };
+    const doc = (await res.json()) as { paths: Record<string, Record<string, { requestBody?: unknown; responses: Record<string, unknown> }>> };
     const dial = doc.paths['/v1/sessions/{id}/dial']?.post;
     expect(dial).toBeDefined();
     expect(Object.keys(dial.responses)).toEqual(expect.arrayContaining(['200', '400', '404', '502', '503']));
@@ -152,7 +173,12 @@ function phoneLegTests(phone: () => PhoneGateway, callerCodecs = '8 0 101'): voi
     peer.once('message', (_m, rinfo) => {
       gatewayPort = rinfo.port; // symmetric RTP: the gateway sends from the port it listens on
     });
-    const sipp = await startSipp({ scenario: 'uac-call-remote-bye.xml', target: `127.0.0.1:${telephony.sipPort}`, service: number, keys: { rtp_port: String(peer.address().port), codecs: callerCodecs } });
+    const sipp = await startSipp({
+      scenario: 'uac-call-remote-bye.xml',
+      target: `127.0.0.1:${telephony.sipPort}`,
+      service: number,
+      keys: { rtp_port: String(peer.address().port), codecs: callerCodecs },
+    });
     await socket.waitForType('session.ready', 20_000);
     await eventually(() => gatewayPort > 0);
     const speech = concatPcm(silence(300), await synthesizeSpeech('i would like to check my account balance'), silence(1200));
@@ -183,7 +209,12 @@ function phoneLegTests(phone: () => PhoneGateway, callerCodecs = '8 0 101'): voi
       const p = parseRtp(m);
       if (p?.payloadType === 8) heard.push(rms(alawDecode(p.payload)));
     });
-    const sipp = await startSipp({ scenario: 'uac-call-remote-bye.xml', target: `127.0.0.1:${telephony.sipPort}`, service: number, keys: { rtp_port: String(peer.address().port), codecs: callerCodecs } });
+    const sipp = await startSipp({
+      scenario: 'uac-call-remote-bye.xml',
+      target: `127.0.0.1:${telephony.sipPort}`,
+      service: number,
+      keys: { rtp_port: String(peer.address().port), codecs: callerCodecs },
+    });
     await socket.waitForType('session.ready', 20_000);
     await socket.sendAudio(concatPcm(silence(300), await synthesizeSpeech('thank you very much'), silence(900)), { speaker: 'agent', chunkMs: 100, pace: 1 });
     await socket.waitFor((m) => m.type === 'transcript.final' && m.speaker === 'agent', 40_000, 'agent transcript');

@@ -89,7 +89,12 @@ describe('stream connect', () => {
     expect(await claimStream(t.gw.redis, 'sess_claim_a', 'h2')).toBe(false);
     await t.gw.redis.pexpire('stream:sess_claim_a', 1000);
     await t.gw.redis.set('stream:sess_claim_b', 'another-node', 'PX', 1000);
-    expect(await refreshStreamClaims(t.gw.redis, [['sess_claim_a', 'h1'], ['sess_claim_b', 'h1']])).toBe(1);
+    expect(
+      await refreshStreamClaims(t.gw.redis, [
+        ['sess_claim_a', 'h1'],
+        ['sess_claim_b', 'h1'],
+      ]),
+    ).toBe(1);
     expect(await t.gw.redis.pttl('stream:sess_claim_a')).toBeGreaterThan(20_000);
     expect(await t.gw.redis.pttl('stream:sess_claim_b')).toBeLessThanOrEqual(1000);
   });

@@ -50,10 +50,13 @@ describe('a session with null languages', () => {
     expect(server.speeches.at(-1)!.input).toBe(final.translation.text);
 
     // The session object and the stored turn show the detected code; the customer's stays null.
-    await vi.waitFor(async () => {
-      const res = await t.api(t.org.key, 'GET', `/v1/sessions/${id}`);
-      expect(res.body).toMatchObject({ source_language: 'en', target_language: null });
-    }, { timeout: 10_000 });
+    await vi.waitFor(
+      async () => {
+        const res = await t.api(t.org.key, 'GET', `/v1/sessions/${id}`);
+        expect(res.body).toMatchObject({ source_language: 'en', target_language: null });
+      },
+      { timeout: 10_000 },
+    );
     const { rows } = await t.gw.db.query('SELECT language FROM transcript_turns WHERE session_id = $1', [id]);
     expect(rows).toEqual([{ language: 'en' }]);
     await s.close();

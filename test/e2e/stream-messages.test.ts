@@ -39,7 +39,9 @@ async function expectSocketError(s: TestSocket, id: string, msg: unknown, code: 
 }
 
 const audio = (over: Record<string, unknown> = {}, audioOver: Record<string, unknown> = {}) => ({
-  type: 'audio.input', sequence: 1, timestamp_ms: 0,
+  type: 'audio.input',
+  sequence: 1,
+  timestamp_ms: 0,
   audio: { encoding: 'mulaw', sample_rate_hz: 8000, payload: Buffer.alloc(160, 0xff).toString('base64'), ...audioOver },
   ...over,
 });
@@ -104,7 +106,9 @@ describe('socket messages', () => {
     const { s } = await connected();
     const errs = s.of('session.error').filter((m) => m.error.code === 'engine_unavailable');
     // Engines are off in this file: neither party is transcribed.
-    expect(errs.map((e) => e.error.message).join('\n')).toMatch(/agent speech \(en\) will not be transcribed[\s\S]*customer speech \(es\) will not be transcribed/);
+    expect(errs.map((e) => e.error.message).join('\n')).toMatch(
+      /agent speech \(en\) will not be transcribed[\s\S]*customer speech \(es\) will not be transcribed/,
+    );
     await s.close();
   });
 
@@ -116,7 +120,14 @@ describe('socket messages', () => {
     expect(row!.started_at).toBeInstanceOf(Date);
     const { rows } = await t.gw.db.query(`SELECT data FROM webhook_events WHERE type = 'session.started' AND data->>'id' = $1`, [id]);
     expect(rows).toHaveLength(1);
-    expect(rows[0].data).toMatchObject({ id, object: 'session', status: 'active', mode: 'bidirectional_translation', source_language: 'en', target_language: 'es' });
+    expect(rows[0].data).toMatchObject({
+      id,
+      object: 'session',
+      status: 'active',
+      mode: 'bidirectional_translation',
+      source_language: 'en',
+      target_language: 'es',
+    });
     await s.close();
   });
 

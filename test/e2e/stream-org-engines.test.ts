@@ -22,7 +22,10 @@ let t: StreamTestGateway;
 beforeAll(async () => {
   [dg, el] = await Promise.all([startDeepgramServer({ apiKey: DG_KEY, decoderTimeoutMs: 120_000 }), startElevenLabsServer({ apiKey: EL_KEY })]);
   // Generous engine deadlines: the decoders behind the fake servers share a loaded machine.
-  t = await startStreamGateway({ engines: 'none', overrides: { engines: { stt: { timeoutMs: 120_000 }, tts: { timeoutMs: 60_000 }, translate: { timeoutMs: 60_000 } } } });
+  t = await startStreamGateway({
+    engines: 'none',
+    overrides: { engines: { stt: { timeoutMs: 120_000 }, tts: { timeoutMs: 60_000 }, translate: { timeoutMs: 60_000 } } },
+  });
 }, 120_000);
 
 afterAll(async () => {
@@ -32,7 +35,12 @@ afterAll(async () => {
 });
 
 const create = (source: string, target: string) =>
-  t.api(t.org.key, 'POST', '/v1/sessions', { mode: 'bidirectional_translation', source_language: source, target_language: target, voice: { voice_id: '21m00Tcm4TlvDq8ikWAM' } });
+  t.api(t.org.key, 'POST', '/v1/sessions', {
+    mode: 'bidirectional_translation',
+    source_language: source,
+    target_language: target,
+    voice: { voice_id: '21m00Tcm4TlvDq8ikWAM' },
+  });
 
 async function say(s: TestSocket, text: string): Promise<void> {
   const speech = await synthesizeSpeech(text);
@@ -85,8 +93,15 @@ describe('an organization with its own engines', () => {
     expect(second.translation.language).toBe('es');
     const errors = () => s.of('session.error').map((m) => m.error as { code: string; message: string });
     await s.waitFor(() => errors().some((e) => /fell back to espeak-ng/.test(e.message)), 60_000, 'tts fallback notice');
-    expect(errors().find((e) => /fell back to pocketsphinx/.test(e.message))).toMatchObject({ code: 'engine_error', message: expect.stringMatching(/^speech-to-text by deepgram failed/) });
-    expect(errors().filter((e) => e.code !== 'engine_error').map((e) => e.code)).toEqual(['engine_unavailable']);
+    expect(errors().find((e) => /fell back to pocketsphinx/.test(e.message))).toMatchObject({
+      code: 'engine_error',
+      message: expect.stringMatching(/^speech-to-text by deepgram failed/),
+    });
+    expect(
+      errors()
+        .filter((e) => e.code !== 'engine_error')
+        .map((e) => e.code),
+    ).toEqual(['engine_unavailable']);
     // The embedded synthesizer spoke the second translation.
     await s.waitFor(() => s.of('audio.output').length >= before + 20, 30_000, 'fallback audio');
     await s.close();

@@ -75,8 +75,14 @@ describe('bidirectional_translation (agent en, customer es)', () => {
     expect(events[0].data).toEqual({
       session_id: id,
       segment: {
-        id: `trn_${id}_1`, speaker: 'agent', language: 'en', text: final.text, translation: final.translation.text,
-        start_time: turns[0].start_time, end_time: turns[0].end_time, is_final: true,
+        id: `trn_${id}_1`,
+        speaker: 'agent',
+        language: 'en',
+        text: final.text,
+        translation: final.translation.text,
+        start_time: turns[0].start_time,
+        end_time: turns[0].end_time,
+        is_final: true,
       },
     });
     const { rows: started } = await t.gw.db.query(`SELECT 1 FROM webhook_events WHERE type = 'session.started' AND data->>'id' = $1`, [id]);
@@ -116,7 +122,8 @@ describe('assistive_translation', () => {
     // The customer's own voice reaches the agent unchanged (SPEC: "the agent hears the original").
     const customerAudio = await synthesizeSpeech('hola buenos dias', { voice: 'espeak' });
     await s.sendAudio(customerAudio, { pace: 1 }); // live audio: the bridge keeps at most 300 ms of backlog
-    const bridged = await s.waitFor(() => s.of('audio.output').filter((m) => m.speaker === 'customer_original').length >= 25, 30_000, 'bridged audio')
+    const bridged = await s
+      .waitFor(() => s.of('audio.output').filter((m) => m.speaker === 'customer_original').length >= 25, 30_000, 'bridged audio')
       .then(() => s.of('audio.output').filter((m) => m.speaker === 'customer_original'));
     for (const f of bridged) expect(Buffer.from(f.audio.payload, 'base64').length).toBe(160);
     await s.close();
@@ -126,7 +133,12 @@ describe('assistive_translation', () => {
     const { id, token } = await t.createSession({ mode: 'assistive_translation', source_language: 'es', target_language: 'en' });
     const s = await t.connect(id, token);
     await s.waitForType('session.ready');
-    expect(s.of('session.error').map((m) => m.error.message).join(' ')).toMatch(/agent speech \(es\) will not be transcribed/);
+    expect(
+      s
+        .of('session.error')
+        .map((m) => m.error.message)
+        .join(' '),
+    ).toMatch(/agent speech \(es\) will not be transcribed/);
     await s.sendAudio(concatPcm(silence(300), await synthesizeSpeech('i need help with my order'), silence(900)), { speaker: 'customer', pace: 4 });
     const final = await s.waitForType('transcript.final', 30_000);
     expect(final).toMatchObject({ speaker: 'customer', language: 'en', translation: { language: 'es' } });

@@ -21,16 +21,26 @@ let orgId: string;
 let key: string;
 const children = new Set<ChildProcess>();
 
-interface Node { child: ChildProcess; url: string }
+interface Node {
+  child: ChildProcess;
+  url: string;
+}
 
 async function startNode(nodeId: string): Promise<Node> {
   const httpPort = await freePort();
   const config = testConfig({
-    nodeId, roles: ['api', 'worker'], httpPort, publicUrl: `http://127.0.0.1:${httpPort}`,
-    databaseSchema: base.databaseSchema, redisKeyPrefix: base.redisKeyPrefix,
+    nodeId,
+    roles: ['api', 'worker'],
+    httpPort,
+    publicUrl: `http://127.0.0.1:${httpPort}`,
+    databaseSchema: base.databaseSchema,
+    redisKeyPrefix: base.redisKeyPrefix,
     webhooks: { allowLoopbackHttp: true, timeoutMs: TIMEOUT_MS, retryScheduleSeconds: [0.2, 0.5, 1, 2], pollIntervalMs: 250 },
   });
-  const child = spawn(process.execPath, ['--import', 'tsx', CHILD], { env: { ...process.env, VB_CHILD_CONFIG: JSON.stringify(config) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', CHILD], {
+    env: { ...process.env, VB_CHILD_CONFIG: JSON.stringify(config) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.add(child);
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));
@@ -56,7 +66,9 @@ async function stopNode(node: Node): Promise<void> {
 
 async function addEndpoint(node: Node, urlPath: string, events: string[]): Promise<{ id: string; secret: string }> {
   const res = await fetch(`${node.url}/v1/webhook_endpoints`, {
-    method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ url: rx.url(urlPath), events }),
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ url: rx.url(urlPath), events }),
   });
   const body = (await res.json()) as { id: string; secret: string };
   expect(res.status, JSON.stringify(body)).toBe(201);
@@ -92,15 +104,35 @@ describe('webhook delivery across nodes', () => {
     const inFlight = await writeEvent('session.ended', { id: 'sess_crash', object: 'session', status: 'ended', duration: 12.5, end_reason: 'hangup' });
     await rx.waitFor(() => rx.at('/crash').length >= 1, 30_000, 'the first attempt');
     await kill9(node);
-    const whileDown = await writeEvent('recording.ready', { id: 'rec_down', object: 'recording', session_id: 'sess_crash', duration: 12.5, format: 'mp3', size: 1024 });
+    const whileDown = await writeEvent('recording.ready', {
+      id: 'rec_down',
+      object: 'recording',
+      session_id: 'sess_crash',
+      duration: 12.5,
+      format: 'mp3',
+      size: 1024,
+    });
 
     node = await startNode('node-a');
     // The dead node's claim expires (deadline + 15 s lease margin), then the restarted node sends again.
-    await rx.waitFor(() => rx.at('/crash').filter((r) => r.body.id === inFlight).length >= 2 && rx.at('/crash').some((r) => r.body.id === whileDown), 60_000, 'redelivery after restart');
+    await rx.waitFor(
+      () => rx.at('/crash').filter((r) => r.body.id === inFlight).length >= 2 && rx.at('/crash').some((r) => r.body.id === whileDown),
+      60_000,
+      'redelivery after restart',
+    );
     for (const id of [inFlight, whileDown]) {
       const stored = (await db.query('SELECT type, api_version, data, created_at FROM webhook_events WHERE id = $1', [id])).rows[0];
-      const delivered = rx.at('/crash').filter((r) => r.body.id === id).pop()!;
-      expect(delivered.body).toEqual({ id, type: stored.type, api_version: stored.api_version, created_at: stored.created_at.toISOString(), data: stored.data });
+      const delivered = rx
+        .at('/crash')
+        .filter((r) => r.body.id === id)
+        .pop()!;
+      expect(delivered.body).toEqual({
+        id,
+        type: stored.type,
+        api_version: stored.api_version,
+        created_at: stored.created_at.toISOString(),
+        data: stored.data,
+      });
       expect(signatureValid(delivered.headers['service-signature'], delivered.raw, ep.secret)).toBe(true);
     }
     await stopNode(node);

@@ -14,7 +14,12 @@ export async function createAgentSession(
   opts: { mode?: 'ai_agent' | 'help_chat_voice'; overrides?: Record<string, unknown>; routing?: Record<string, unknown> } = {},
 ): Promise<{ id: string; token: string; agentId: string }> {
   const row = await insertAgent(t.gw.db, t.org.orgId, agent);
-  const { id, token } = await t.createSession({ mode: opts.mode ?? 'ai_agent', source_language: 'en', target_language: 'en', ...(opts.routing ? { routing: opts.routing } : {}) });
+  const { id, token } = await t.createSession({
+    mode: opts.mode ?? 'ai_agent',
+    source_language: 'en',
+    target_language: 'en',
+    ...(opts.routing ? { routing: opts.routing } : {}),
+  });
   await t.gw.db.query('UPDATE sessions SET ai_agent = $2 WHERE id = $1', [id, { id: row.id, ...(opts.overrides ? { overrides: opts.overrides } : {}) }]);
   return { id, token, agentId: row.id };
 }
@@ -29,7 +34,10 @@ export interface ToolRequest {
 /** An HTTP tool webhook: `reply` decides status, body and delay per request. */
 export class ToolWebhookServer {
   readonly requests: ToolRequest[] = [];
-  private constructor(private readonly server: Server, readonly url: string) {}
+  private constructor(
+    private readonly server: Server,
+    readonly url: string,
+  ) {}
 
   static async start(reply: (req: ToolRequest) => { status?: number; body: unknown; delayMs?: number }): Promise<ToolWebhookServer> {
     const server = createServer((req, res) => {
@@ -114,16 +122,24 @@ export class RtpPhone {
   speak(pcm: Int16Array, loud = 300): Promise<{ onsetAt: number }> {
     const frames: Int16Array[] = [];
     for (let i = 0; i + 160 <= pcm.length; i += 160) frames.push(pcm.subarray(i, i + 160));
-    const firstLoud = Math.max(0, frames.findIndex((f) => frameRms(f) > loud));
+    const firstLoud = Math.max(
+      0,
+      frames.findIndex((f) => frameRms(f) > loud),
+    );
     let onsetAt = 0;
     return new Promise((resolve) => {
-      frames.forEach((frame, i) => this.queue.push({
-        frame,
-        onSent: i === firstLoud || i === frames.length - 1 ? (at) => {
-          if (i === firstLoud) onsetAt = at;
-          if (i === frames.length - 1) resolve({ onsetAt });
-        } : undefined,
-      }));
+      frames.forEach((frame, i) =>
+        this.queue.push({
+          frame,
+          onSent:
+            i === firstLoud || i === frames.length - 1
+              ? (at) => {
+                  if (i === firstLoud) onsetAt = at;
+                  if (i === frames.length - 1) resolve({ onsetAt });
+                }
+              : undefined,
+        }),
+      );
     });
   }
 
@@ -147,7 +163,18 @@ export class RtpPhone {
         const next = this.queue.shift();
         const pcm = next?.frame ?? quiet;
         const payload = this.payloadType === 8 ? alawEncode(pcm) : mulawEncode(pcm);
-        this.socket.send(serializeRtp({ marker: this.sent === 0, payloadType: this.payloadType, sequence: this.sent & 0xffff, timestamp: (this.sent * 160) >>> 0, ssrc: 0x5151, payload }), this.gatewayPort, '127.0.0.1');
+        this.socket.send(
+          serializeRtp({
+            marker: this.sent === 0,
+            payloadType: this.payloadType,
+            sequence: this.sent & 0xffff,
+            timestamp: (this.sent * 160) >>> 0,
+            ssrc: 0x5151,
+            payload,
+          }),
+          this.gatewayPort,
+          '127.0.0.1',
+        );
         next?.onSent?.(performance.now());
       }
     }, 5);

@@ -22,9 +22,12 @@ export function runCli(config: Config, args: string[], o: CliOptions = {}): Prom
       cwd: packageRoot,
       env: {
         ...process.env,
-        DATABASE_URL: config.databaseUrl, DATABASE_SCHEMA: config.databaseSchema,
-        REDIS_URL: config.redisUrl, REDIS_KEY_PREFIX: config.redisKeyPrefix,
-        LOG_LEVEL: 'silent', ...o.env,
+        DATABASE_URL: config.databaseUrl,
+        DATABASE_SCHEMA: config.databaseSchema,
+        REDIS_URL: config.redisUrl,
+        REDIS_KEY_PREFIX: config.redisKeyPrefix,
+        LOG_LEVEL: 'silent',
+        ...o.env,
       },
     });
     let stdout = '';

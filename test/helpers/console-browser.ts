@@ -48,7 +48,14 @@ export async function startConsoleGateway(opts: { embeddedEngines?: boolean; ove
     gw,
     base,
     async createOrg(credits = 1000) {
-      const org = await createOrg(gw.db, { name: uniqueName('org'), credits, maxConcurrentSessions: 100, rateLimit: 100_000, rateWindowSeconds: 60, features: ['ai_agent', 'sip', 'recording'] });
+      const org = await createOrg(gw.db, {
+        name: uniqueName('org'),
+        credits,
+        maxConcurrentSessions: 100,
+        rateLimit: 100_000,
+        rateWindowSeconds: 60,
+        features: ['ai_agent', 'sip', 'recording'],
+      });
       const key = await createApiKey(gw.db, { orgId: org.id, environment: config.apiEnvironment, scopes: [...DEFAULT_SCOPES] });
       return { orgId: org.id, key: key.key!, keyId: key.id };
     },

@@ -1,13 +1,25 @@
 // Scriptable speech engines for stage and session tests: the STT stream answers each utterance with
 // the next scripted text (or error), the translator and TTS can be made slow or failing.
 import { EventEmitter } from 'node:events';
-import { buildEngines, SpeechEngineError, type Engines, type SttEngine, type SttStream, type SttStreamEvents, type Translator, type TtsEngine } from '../../src/speech/index.js';
+import {
+  buildEngines,
+  SpeechEngineError,
+  type Engines,
+  type SttEngine,
+  type SttStream,
+  type SttStreamEvents,
+  type Translator,
+  type TtsEngine,
+} from '../../src/speech/index.js';
 
 export class FakeSttStream extends EventEmitter<SttStreamEvents> implements SttStream {
   written = 0;
   utteranceFrames = 0;
   closed = false;
-  constructor(readonly language: string, private readonly script: Array<string | Error>) {
+  constructor(
+    readonly language: string,
+    private readonly script: Array<string | Error>,
+  ) {
     super();
   }
   write(): void {
@@ -32,7 +44,10 @@ export class FakeSttStream extends EventEmitter<SttStreamEvents> implements SttS
 export class FakeStt implements SttEngine {
   readonly name = 'fake-stt';
   readonly streams: FakeSttStream[] = [];
-  constructor(private readonly script: Array<string | Error> = [], private readonly langs = ['en']) {}
+  constructor(
+    private readonly script: Array<string | Error> = [],
+    private readonly langs = ['en'],
+  ) {}
   languages(): string[] {
     return this.langs;
   }
@@ -50,7 +65,10 @@ export class FakeTranslator implements Translator {
   /** Per-text delay (ms), to test ordering. */
   delays = new Map<string, number>();
   pairs() {
-    return [{ from: 'en', to: 'es' }, { from: 'es', to: 'en' }];
+    return [
+      { from: 'en', to: 'es' },
+      { from: 'es', to: 'en' },
+    ];
   }
   supports(from: string, to: string): boolean {
     return this.pairs().some((p) => p.from === from && p.to === to);

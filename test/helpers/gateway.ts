@@ -17,22 +17,25 @@ export function uniqueName(prefix: string): string {
 /** A configuration isolated for one test file. `overrides` is merged last. */
 export function testConfig(overrides: Record<string, unknown> = {}): Config {
   const schema = uniqueName('t');
-  return loadConfig({}, {
-    databaseUrl: TEST_DATABASE_URL,
-    databaseSchema: schema,
-    redisUrl: TEST_REDIS_URL,
-    redisKeyPrefix: `${schema}:`,
-    httpHost: '127.0.0.1',
-    httpPort: 0,
-    logLevel: process.env.TEST_LOG_LEVEL ?? 'silent',
-    // The control plane only, unless a test asks for the media role (engines, sockets, SIP) itself.
-    roles: ['api', 'worker'],
-    // Tests change organizations and keys and check the effect at once: no auth cache.
-    ...overrides,
-    limits: { authCacheTtlMs: 0, ...(overrides.limits as object | undefined) },
-    // SIP (media role only) on loopback and a free port, never the shared 5060.
-    sip: { host: '127.0.0.1', port: 0, advertisedAddress: '127.0.0.1', ...(overrides.sip as object | undefined) },
-  });
+  return loadConfig(
+    {},
+    {
+      databaseUrl: TEST_DATABASE_URL,
+      databaseSchema: schema,
+      redisUrl: TEST_REDIS_URL,
+      redisKeyPrefix: `${schema}:`,
+      httpHost: '127.0.0.1',
+      httpPort: 0,
+      logLevel: process.env.TEST_LOG_LEVEL ?? 'silent',
+      // The control plane only, unless a test asks for the media role (engines, sockets, SIP) itself.
+      roles: ['api', 'worker'],
+      // Tests change organizations and keys and check the effect at once: no auth cache.
+      ...overrides,
+      limits: { authCacheTtlMs: 0, ...(overrides.limits as object | undefined) },
+      // SIP (media role only) on loopback and a free port, never the shared 5060.
+      sip: { host: '127.0.0.1', port: 0, advertisedAddress: '127.0.0.1', ...(overrides.sip as object | undefined) },
+    },
+  );
 }
 
 /** Drops the test's schema and Redis keys. */
@@ -92,7 +95,16 @@ export async function startTestGateway(overrides: Record<string, unknown> = {}):
     const key = await createApiKey(gw.db, {
       orgId: org.id,
       environment: opts.environment ?? config.apiEnvironment,
-      scopes: opts.scopes ?? ['sessions:read', 'sessions:write', 'recordings:read', 'analysis:read', 'analysis:write', 'webhooks:manage', 'agents:read', 'agents:write'],
+      scopes: opts.scopes ?? [
+        'sessions:read',
+        'sessions:write',
+        'recordings:read',
+        'analysis:read',
+        'analysis:write',
+        'webhooks:manage',
+        'agents:read',
+        'agents:write',
+      ],
       expiresAt: opts.expiresAt,
     });
     return { orgId: org.id, key: key.key!, keyId: key.id };

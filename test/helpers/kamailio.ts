@@ -37,9 +37,14 @@ export async function startKamailio(o: KamailioOptions): Promise<KamailioHandle>
   const port = await freePort();
   const tlsPort = o.tls ? await freePort() : null;
   const env: Record<string, string> = {
-    ...process.env as Record<string, string>,
-    EDGE_LISTEN: '127.0.0.1', EDGE_PORT: String(port), EDGE_NODES: o.nodes.join(','), EDGE_CHILDREN: '2',
-    EDGE_PIKE_PERIOD: String(o.pikePeriod ?? 2), EDGE_PIKE_DENSITY: String(o.pikeDensity ?? 200), EDGE_BAN_SECONDS: String(o.banSeconds ?? 60),
+    ...(process.env as Record<string, string>),
+    EDGE_LISTEN: '127.0.0.1',
+    EDGE_PORT: String(port),
+    EDGE_NODES: o.nodes.join(','),
+    EDGE_CHILDREN: '2',
+    EDGE_PIKE_PERIOD: String(o.pikePeriod ?? 2),
+    EDGE_PIKE_DENSITY: String(o.pikeDensity ?? 200),
+    EDGE_BAN_SECONDS: String(o.banSeconds ?? 60),
     EDGE_DISPATCH_ALG: String(o.dispatchAlg ?? 4),
     ...(o.rtpengine ? { EDGE_RTPENGINE: o.rtpengine } : {}),
     ...(o.tls && tlsPort ? { EDGE_TLS_CERT: o.tls.cert, EDGE_TLS_KEY: o.tls.key, EDGE_TLS_PORT: String(tlsPort) } : {}),
@@ -47,9 +52,13 @@ export async function startKamailio(o: KamailioOptions): Promise<KamailioHandle>
   const rendered = spawnSync('bash', [RENDER, dir], { env, encoding: 'utf8' });
   if (rendered.status !== 0) throw new Error(`render.sh failed: ${rendered.stderr}`);
   const cfg = path.join(dir, 'kamailio.cfg');
-  const child: ChildProcess = spawn('kamailio', ['-DD', '-E', '-f', cfg, '-Y', path.join(dir, 'run'), '-P', path.join(dir, 'run', 'kamailio.pid'), '-m', '48', '-M', '8'], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child: ChildProcess = spawn(
+    'kamailio',
+    ['-DD', '-E', '-f', cfg, '-Y', path.join(dir, 'run'), '-P', path.join(dir, 'run', 'kamailio.pid'), '-m', '48', '-M', '8'],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   let stderr = '';
   child.stderr!.on('data', (d) => {
     stderr += d;

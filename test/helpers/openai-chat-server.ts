@@ -20,7 +20,10 @@ export interface ChatRequest {
 export class OpenAiChatServer {
   readonly requests: ChatRequest[] = [];
   readonly replies: ScriptedReply[] = [];
-  private constructor(private readonly server: Server, readonly baseUrl: string) {}
+  private constructor(
+    private readonly server: Server,
+    readonly baseUrl: string,
+  ) {}
 
   static async start(): Promise<OpenAiChatServer> {
     const server = createServer((req, res) => {
@@ -43,14 +46,18 @@ export class OpenAiChatServer {
     const reply = this.replies.shift() ?? { text: 'I have nothing more to say.' };
     if ('hang' in reply) return;
     if ('status' in reply) {
-      res.writeHead(reply.status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: reply.error, type: 'server_error', code: null } }));
+      res
+        .writeHead(reply.status, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: { message: reply.error, type: 'server_error', code: null } }));
       return;
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
     const id = `chatcmpl-${this.requests.length}`;
     const created = Math.floor(Date.now() / 1000);
     const send = (delta: Record<string, unknown>, finish: string | null = null) =>
-      res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
+      res.write(
+        `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`,
+      );
     const size = reply.chunkSize ?? 6;
     send({ role: 'assistant', content: '' });
     if ('text' in reply) {

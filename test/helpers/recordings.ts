@@ -58,7 +58,8 @@ export function rms(pcm: Int16Array, fromMs: number, toMs: number, rate = 8000):
 
 export async function enableRecording(db: Db, sessionId: string, recording: Record<string, unknown> = {}): Promise<void> {
   await db.query('UPDATE sessions SET recording = $2 WHERE id = $1', [
-    sessionId, { enabled: true, mode: 'dual_channel', consent_required: false, consent_status: 'not_required', ...recording },
+    sessionId,
+    { enabled: true, mode: 'dual_channel', consent_required: false, consent_status: 'not_required', ...recording },
   ]);
 }
 

@@ -33,8 +33,15 @@ export async function startRtpengine(): Promise<RtpengineHandle> {
   const ngPort = await freePort();
   const base = 46000 + Math.floor(Math.random() * 150) * 100;
   const args = [
-    '--config-file=none', '--table=-1', '--interface=127.0.0.1', `--listen-ng=127.0.0.1:${ngPort}`,
-    `--port-min=${base}`, `--port-max=${base + 99}`, '--foreground', '--log-stderr', '--log-level=4',
+    '--config-file=none',
+    '--table=-1',
+    '--interface=127.0.0.1',
+    `--listen-ng=127.0.0.1:${ngPort}`,
+    `--port-min=${base}`,
+    `--port-max=${base + 99}`,
+    '--foreground',
+    '--log-stderr',
+    '--log-level=4',
   ];
   const child: ChildProcess = spawn('rtpengine', args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';

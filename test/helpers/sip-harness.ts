@@ -91,23 +91,46 @@ export async function startSipp(o: SippOptions): Promise<{ port: number; mediaPo
   const dir = mkdtempSync(path.join(tmpdir(), 'sipp-'));
   const args = [
     ...(o.target ? [o.target] : []),
-    '-sf', path.join(SCENARIOS, o.scenario),
-    '-i', o.localIp ?? '127.0.0.1', '-p', String(port), ...mediaPortArgs(mediaPort),
-    '-m', String(o.calls ?? 1),
-    '-r', String(o.rate ?? 10),
-    '-l', String(o.rateLimit ?? o.calls ?? 1),
-    '-t', o.transport ?? 'u1',
-    '-d', String(o.durationMs ?? 0),
-    '-timeout', `${o.timeoutSeconds ?? 30}s`, '-timeout_error',
-    '-recv_timeout', '20000',
-    '-trace_err', '-error_file', path.join(dir, 'errors.log'),
-    '-trace_stat', '-stf', path.join(dir, 'stat.csv'),
+    '-sf',
+    path.join(SCENARIOS, o.scenario),
+    '-i',
+    o.localIp ?? '127.0.0.1',
+    '-p',
+    String(port),
+    ...mediaPortArgs(mediaPort),
+    '-m',
+    String(o.calls ?? 1),
+    '-r',
+    String(o.rate ?? 10),
+    '-l',
+    String(o.rateLimit ?? o.calls ?? 1),
+    '-t',
+    o.transport ?? 'u1',
+    '-d',
+    String(o.durationMs ?? 0),
+    '-timeout',
+    `${o.timeoutSeconds ?? 30}s`,
+    '-timeout_error',
+    '-recv_timeout',
+    '20000',
+    '-trace_err',
+    '-error_file',
+    path.join(dir, 'errors.log'),
+    '-trace_stat',
+    '-stf',
+    path.join(dir, 'stat.csv'),
     '-nostdin',
-    '-key', 'rtp_port', String(o.keys?.rtp_port ?? mediaPort),
+    '-key',
+    'rtp_port',
+    String(o.keys?.rtp_port ?? mediaPort),
     ...(o.service ? ['-s', o.service] : []),
     // Payload types the caller offers, in order (scenarios use [codecs] in m=audio).
-    '-key', 'codecs', o.keys?.codecs ?? '8 0 101',
-    ...Object.entries(o.keys ?? {}).filter(([k]) => k !== 'rtp_port' && k !== 'codecs').flatMap(([k, v]) => ['-key', k, v]),
+    '-key',
+    'codecs',
+    o.keys?.codecs ?? '8 0 101',
+    ...Object.entries(o.keys ?? {})
+      .filter(([k]) => k !== 'rtp_port' && k !== 'codecs')
+      .flatMap(([k, v]) => ['-key', k, v]),
     ...(o.extra ?? []),
   ];
   const child = spawn('sipp', args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -134,10 +157,13 @@ function isListening(port: number, proto: 'tcp' | 'udp'): boolean {
   return ['', '6'].some((v) => {
     const file = `/proc/net/${proto}${v}`;
     if (!existsSync(file)) return false;
-    return readFileSync(file, 'utf8').split('\n').slice(1).some((line) => {
-      const cols = line.trim().split(/\s+/);
-      return cols[1]?.endsWith(`:${hexPort}`) && (proto === 'udp' || cols[3] === '0A');
-    });
+    return readFileSync(file, 'utf8')
+      .split('\n')
+      .slice(1)
+      .some((line) => {
+        const cols = line.trim().split(/\s+/);
+        return cols[1]?.endsWith(`:${hexPort}`) && (proto === 'udp' || cols[3] === '0A');
+      });
   });
 }
 
@@ -153,7 +179,9 @@ async function waitUntilListening(port: number, proto: 'tcp' | 'udp', exited: Pr
 }
 
 function readStats(dir: string): { successful: number; failed: number } {
-  const file = readdirSync(dir).map((f) => path.join(dir, f)).find((f) => f.endsWith('stat.csv'));
+  const file = readdirSync(dir)
+    .map((f) => path.join(dir, f))
+    .find((f) => f.endsWith('stat.csv'));
   if (!file) return { successful: 0, failed: 0 };
   const lines = readFileSync(file, 'utf8').trim().split('\n');
   if (lines.length < 2) return { successful: 0, failed: 0 };
@@ -213,13 +241,31 @@ export interface TelephonyFixture {
   stop(): Promise<void>;
 }
 
-export async function startTelephonyFixture(o: { rtpengineNg?: string | null; maxConcurrentCalls?: number; rtpTimeoutSeconds?: number; sipPort?: number; rtpRange?: { min: number; max: number }; sip?: Record<string, unknown>; capture?: Record<string, unknown> } = {}): Promise<TelephonyFixture> {
+export async function startTelephonyFixture(
+  o: {
+    rtpengineNg?: string | null;
+    maxConcurrentCalls?: number;
+    rtpTimeoutSeconds?: number;
+    sipPort?: number;
+    rtpRange?: { min: number; max: number };
+    sip?: Record<string, unknown>;
+    capture?: Record<string, unknown>;
+  } = {},
+): Promise<TelephonyFixture> {
   const rtpBase = 30000 + Math.floor(Math.random() * 300) * 100;
   const config = testConfig({
     sip: {
-      enabled: true, host: '127.0.0.1', port: o.sipPort ?? 0, transports: ['udp', 'tcp'], advertisedAddress: '127.0.0.1',
-      rtpPortMin: o.rtpRange?.min ?? rtpBase, rtpPortMax: o.rtpRange?.max ?? rtpBase + 998, rtpTimeoutSeconds: o.rtpTimeoutSeconds ?? 30,
-      maxConcurrentCalls: o.maxConcurrentCalls ?? 500, realm: 'voxbridge.test', ...o.sip,
+      enabled: true,
+      host: '127.0.0.1',
+      port: o.sipPort ?? 0,
+      transports: ['udp', 'tcp'],
+      advertisedAddress: '127.0.0.1',
+      rtpPortMin: o.rtpRange?.min ?? rtpBase,
+      rtpPortMax: o.rtpRange?.max ?? rtpBase + 998,
+      rtpTimeoutSeconds: o.rtpTimeoutSeconds ?? 30,
+      maxConcurrentCalls: o.maxConcurrentCalls ?? 500,
+      realm: 'voxbridge.test',
+      ...o.sip,
     },
     rtpengine: { ng: o.rtpengineNg ?? null, timeoutMs: 2000 },
     ...(o.capture ? { sipCapture: o.capture } : {}),
@@ -228,9 +274,32 @@ export async function startTelephonyFixture(o: { rtpengineNg?: string | null; ma
   const db = createPool(config.databaseUrl, config.databaseSchema, undefined, 10);
   const org = await createOrg(db, { name: uniqueName('org'), maxConcurrentSessions: 1000, rateLimit: 1000, rateWindowSeconds: 60, features: ['sip'] });
   await updateOrg(db, org.id, { sipEnabled: true });
-  const open = await repo.createConnection(db, { orgId: org.id, provider: 'carrier_a', host: '127.0.0.1', port: 5060, transport: 'udp', inboundCidrs: ['127.0.0.0/8'] });
-  const closed = await repo.createConnection(db, { orgId: org.id, provider: 'carrier_b', host: '10.0.0.1', port: 5060, transport: 'udp', inboundCidrs: ['10.0.0.0/8'] });
-  const pbx = await repo.createConnection(db, { orgId: org.id, provider: 'carrier_b', host: '127.0.0.1', port: 5060, transport: 'udp', inboundCidrs: [], username: 'pbx', passwordEnc: encryptSecret(config.secretKey, 'pbxpass') });
+  const open = await repo.createConnection(db, {
+    orgId: org.id,
+    provider: 'carrier_a',
+    host: '127.0.0.1',
+    port: 5060,
+    transport: 'udp',
+    inboundCidrs: ['127.0.0.0/8'],
+  });
+  const closed = await repo.createConnection(db, {
+    orgId: org.id,
+    provider: 'carrier_b',
+    host: '10.0.0.1',
+    port: 5060,
+    transport: 'udp',
+    inboundCidrs: ['10.0.0.0/8'],
+  });
+  const pbx = await repo.createConnection(db, {
+    orgId: org.id,
+    provider: 'carrier_b',
+    host: '127.0.0.1',
+    port: 5060,
+    transport: 'udp',
+    inboundCidrs: [],
+    username: 'pbx',
+    passwordEnc: encryptSecret(config.secretKey, 'pbxpass'),
+  });
   const digits = () => String(Math.floor(Math.random() * 1e9)).padStart(9, '0');
   const openNumber = `+1555${digits()}`.slice(0, 12);
   const closedNumber = `+1666${digits()}`.slice(0, 12);
@@ -249,7 +318,15 @@ export async function startTelephonyFixture(o: { rtpengineNg?: string | null; ma
     throw err;
   }
   return {
-    config, db, svc, sessions, sipPort: svc.sipPort, orgId: org.id, openNumber, closedNumber, pbxNumber,
+    config,
+    db,
+    svc,
+    sessions,
+    sipPort: svc.sipPort,
+    orgId: org.id,
+    openNumber,
+    closedNumber,
+    pbxNumber,
     async createSession({ phoneNumber, routing, status }) {
       const id = `sess_${uniqueName('t')}`;
       await db.query(

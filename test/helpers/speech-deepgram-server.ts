@@ -46,11 +46,19 @@ export async function startDeepgramServer(opts: { apiKey?: string; decoderTimeou
       return void socket.end('HTTP/1.1 401 Unauthorized\r\ndg-error: Invalid credentials.\r\ncontent-length: 0\r\n\r\n');
     }
     if (url.searchParams.get('encoding') !== 'mulaw' || url.searchParams.get('sample_rate') !== '8000') {
-      return void socket.end('HTTP/1.1 400 Bad Request\r\ndg-error: This test server decodes encoding=mulaw&sample_rate=8000 only.\r\ncontent-length: 0\r\n\r\n');
+      return void socket.end(
+        'HTTP/1.1 400 Bad Request\r\ndg-error: This test server decodes encoding=mulaw&sample_rate=8000 only.\r\ncontent-length: 0\r\n\r\n',
+      );
     }
-    wss.handleUpgrade(req, socket, head, (ws) => serve(ws, {
-      query: Object.fromEntries(url.searchParams), authorization: req.headers.authorization, audioBytes: 0, keepAlives: 0, closeStream: false,
-    }));
+    wss.handleUpgrade(req, socket, head, (ws) =>
+      serve(ws, {
+        query: Object.fromEntries(url.searchParams),
+        authorization: req.headers.authorization,
+        audioBytes: 0,
+        keepAlives: 0,
+        closeStream: false,
+      }),
+    );
   });
 
   function serve(ws: WebSocket, r: ListenRequest): void {
@@ -62,18 +70,33 @@ export async function startDeepgramServer(opts: { apiKey?: string; decoderTimeou
     let chunks = 0;
     let samples = 0;
     const channel = (text: string, confidence: number, duration: number) => ({
-      alternatives: [{
-        transcript: text, confidence,
-        words: text ? text.split(' ').map((word, i, all) => ({
-          word, start: (duration * i) / all.length, end: (duration * (i + 1)) / all.length, confidence, punctuated_word: word,
-        })) : [],
-      }],
+      alternatives: [
+        {
+          transcript: text,
+          confidence,
+          words: text
+            ? text.split(' ').map((word, i, all) => ({
+                word,
+                start: (duration * i) / all.length,
+                end: (duration * (i + 1)) / all.length,
+                confidence,
+                punctuated_word: word,
+              }))
+            : [],
+        },
+      ],
       ...(detect ? { detected_language: 'en', language_confidence: 0.9 } : {}),
     });
     const results = (text: string, confidence: number, isFinal: boolean) => {
       const duration = samples / 8000;
       return JSON.stringify({
-        type: 'Results', channel_index: [0, 1], duration, start: 0, is_final: isFinal, speech_final: isFinal, from_finalize: false,
+        type: 'Results',
+        channel_index: [0, 1],
+        duration,
+        start: 0,
+        is_final: isFinal,
+        speech_final: isFinal,
+        from_finalize: false,
         channel: channel(text, confidence, duration),
         metadata: { request_id: randomUUID(), model_info: { name: 'pocketsphinx', version: 'test', arch: 'hub4wsj_sc_8k' } },
       });
@@ -102,10 +125,19 @@ export async function startDeepgramServer(opts: { apiKey?: string; decoderTimeou
         void finished.then((f) => {
           r.engineMs = performance.now() - t0;
           ws.send(results(f.text, f.confidence ?? 0.8, true));
-          ws.send(JSON.stringify({
-            type: 'Metadata', transaction_key: 'deprecated', request_id: randomUUID(), sha256: '', created: new Date().toISOString(),
-            duration: samples / 8000, channels: 1, models: ['pocketsphinx'], model_info: {},
-          }));
+          ws.send(
+            JSON.stringify({
+              type: 'Metadata',
+              transaction_key: 'deprecated',
+              request_id: randomUUID(),
+              sha256: '',
+              created: new Date().toISOString(),
+              duration: samples / 8000,
+              channels: 1,
+              models: ['pocketsphinx'],
+              model_info: {},
+            }),
+          );
           stream.close();
           ws.close(1000);
         });

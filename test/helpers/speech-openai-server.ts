@@ -66,13 +66,20 @@ export async function startOpenAiAudioServer(opts: { apiKey?: string } = {}): Pr
   const stt = new PocketsphinxEngine({ binary: await ensureDecoderBinary(), ...cfg.pocketsphinx, poolSize: 1, timeoutMs: 30_000 });
   await stt.start();
 
-  const transcribe = (pcm: Int16Array): Promise<SttFinal> => new Promise((resolve, reject) => {
-    const stream = stt.openStream({ language: 'en' });
-    stream.once('final', (f) => { stream.close(); resolve(f); });
-    stream.once('error', (e) => { stream.close(); reject(new Error(e.message)); });
-    for (const f of toFrames(pcm)) stream.write(f);
-    stream.endUtterance();
-  });
+  const transcribe = (pcm: Int16Array): Promise<SttFinal> =>
+    new Promise((resolve, reject) => {
+      const stream = stt.openStream({ language: 'en' });
+      stream.once('final', (f) => {
+        stream.close();
+        resolve(f);
+      });
+      stream.once('error', (e) => {
+        stream.close();
+        reject(new Error(e.message));
+      });
+      for (const f of toFrames(pcm)) stream.write(f);
+      stream.endUtterance();
+    });
 
   const state: Omit<OpenAiAudioServer, 'url' | 'close'> = { transcriptions: [], speeches: [], faults: [], speechChunkDelayMs: 0 };
 
@@ -88,7 +95,7 @@ export async function startOpenAiAudioServer(opts: { apiKey?: string } = {}): Pr
     const file = form.get('file');
     const model = form.get('model');
     if (!(file instanceof Blob)) return sendError(res, 400, "you must provide a 'file' field", 'invalid_request_error', null);
-    if (typeof model !== 'string' || !model) return sendError(res, 400, "you must provide a model parameter", 'invalid_request_error', null);
+    if (typeof model !== 'string' || !model) return sendError(res, 400, 'you must provide a model parameter', 'invalid_request_error', null);
     const language = typeof form.get('language') === 'string' ? (form.get('language') as string) : null;
     const responseFormat = (form.get('response_format') as string | null) ?? 'json';
     const audio = new Uint8Array(await file.arrayBuffer());
@@ -108,15 +115,31 @@ export async function startOpenAiAudioServer(opts: { apiKey?: string } = {}): Pr
       res.writeHead(200, { 'content-type': 'text/plain' });
       return void res.end(final.text);
     }
-    const json = responseFormat === 'verbose_json'
-      ? {
-        task: 'transcribe', language: 'english', duration, text: final.text,
-        segments: final.text ? [{
-          id: 0, seek: 0, start: 0, end: duration, text: final.text, tokens: [], temperature: 0,
-          avg_logprob: Math.log(final.confidence ?? 0.8), compression_ratio: 1, no_speech_prob: 0.01,
-        }] : [],
-      }
-      : { text: final.text };
+    const json =
+      responseFormat === 'verbose_json'
+        ? {
+            task: 'transcribe',
+            language: 'english',
+            duration,
+            text: final.text,
+            segments: final.text
+              ? [
+                  {
+                    id: 0,
+                    seek: 0,
+                    start: 0,
+                    end: duration,
+                    text: final.text,
+                    tokens: [],
+                    temperature: 0,
+                    avg_logprob: Math.log(final.confidence ?? 0.8),
+                    compression_ratio: 1,
+                    no_speech_prob: 0.01,
+                  },
+                ]
+              : [],
+          }
+        : { text: final.text };
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify(json));
   }
@@ -128,10 +151,13 @@ export async function startOpenAiAudioServer(opts: { apiKey?: string } = {}): Pr
     } catch {
       return sendError(res, 400, 'We could not parse the JSON body of your request.', 'invalid_request_error', null);
     }
-    if (typeof body.input !== 'string' || !body.input) return sendError(res, 400, "Missing required parameter: 'input'.", 'invalid_request_error', 'missing_required_parameter');
-    if (typeof body.model !== 'string' || typeof body.voice !== 'string') return sendError(res, 400, "Missing required parameter: 'model' or 'voice'.", 'invalid_request_error', 'missing_required_parameter');
+    if (typeof body.input !== 'string' || !body.input)
+      return sendError(res, 400, "Missing required parameter: 'input'.", 'invalid_request_error', 'missing_required_parameter');
+    if (typeof body.model !== 'string' || typeof body.voice !== 'string')
+      return sendError(res, 400, "Missing required parameter: 'model' or 'voice'.", 'invalid_request_error', 'missing_required_parameter');
     const responseFormat = typeof body.response_format === 'string' ? body.response_format : 'mp3';
-    if (responseFormat !== 'pcm' && responseFormat !== 'wav') return sendError(res, 400, `This test server serves pcm and wav only, not '${responseFormat}'.`, 'invalid_request_error', null);
+    if (responseFormat !== 'pcm' && responseFormat !== 'wav')
+      return sendError(res, 400, `This test server serves pcm and wav only, not '${responseFormat}'.`, 'invalid_request_error', null);
     const speed = typeof body.speed === 'number' ? body.speed : 1;
     if (speed < 0.25 || speed > 4) return sendError(res, 400, `${speed} is greater than the maximum of 4 - 'speed'`, 'invalid_request_error', null);
     state.speeches.push({ model: body.model, voice: body.voice, input: body.input, responseFormat, speed });
@@ -142,9 +168,18 @@ export async function startOpenAiAudioServer(opts: { apiKey?: string } = {}): Pr
     res.writeHead(200, { 'content-type': responseFormat === 'pcm' ? 'audio/pcm' : 'audio/wav', 'transfer-encoding': 'chunked' });
     if (responseFormat === 'wav') {
       const h = Buffer.alloc(44);
-      h.write('RIFF', 0); h.writeUInt32LE(0xffffffff, 4); h.write('WAVEfmt ', 8); h.writeUInt32LE(16, 16);
-      h.writeUInt16LE(1, 20); h.writeUInt16LE(1, 22); h.writeUInt32LE(24000, 24); h.writeUInt32LE(48000, 28);
-      h.writeUInt16LE(2, 32); h.writeUInt16LE(16, 34); h.write('data', 36); h.writeUInt32LE(0xffffffff, 40);
+      h.write('RIFF', 0);
+      h.writeUInt32LE(0xffffffff, 4);
+      h.write('WAVEfmt ', 8);
+      h.writeUInt32LE(16, 16);
+      h.writeUInt16LE(1, 20);
+      h.writeUInt16LE(1, 22);
+      h.writeUInt32LE(24000, 24);
+      h.writeUInt32LE(48000, 28);
+      h.writeUInt16LE(2, 32);
+      h.writeUInt16LE(16, 34);
+      h.write('data', 36);
+      h.writeUInt32LE(0xffffffff, 40);
       res.write(h);
     }
     const up = new Resampler(22050, 24000);

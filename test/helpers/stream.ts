@@ -13,7 +13,6 @@ import { toMulaw } from './speech-audio.js';
 
 export type EngineChoice = 'embedded' | 'none' | Engines;
 
-
 export interface StreamTestGateway {
   gw: Gateway;
   org: TestOrg;
@@ -51,7 +50,12 @@ export async function startStreamGateway(opts: { engines?: EngineChoice; overrid
   const { registry, stream } = gw;
   if (!registry || !stream) throw new Error('the media role did not start the session registry and stream server');
   const orgRow = await createOrg(gw.db, {
-    name: `stream_${Date.now().toString(36)}`, credits: 1000, maxConcurrentSessions: 1000, rateLimit: 100_000, rateWindowSeconds: 60, features: ['ai_agent', 'sip'],
+    name: `stream_${Date.now().toString(36)}`,
+    credits: 1000,
+    maxConcurrentSessions: 1000,
+    rateLimit: 100_000,
+    rateWindowSeconds: 60,
+    features: ['ai_agent', 'sip'],
   });
   const key = await createApiKey(gw.db, { orgId: orgRow.id, environment: config.apiEnvironment, scopes: ['sessions:read', 'sessions:write'] });
   const org: TestOrg = { orgId: orgRow.id, key: key.key!, keyId: key.id };
@@ -67,13 +71,23 @@ export async function startStreamGateway(opts: { engines?: EngineChoice; overrid
       `INSERT INTO sessions (id, org_id, status, mode, source_language, target_language, provider, phone_number, connection_id,
                              routing, audio, voice, recording, ended_at, end_reason)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
-      [id, org.orgId, s.status ?? 'created', s.mode ?? 'bidirectional_translation',
-        s.source_language === undefined ? 'en' : s.source_language, s.target_language === undefined ? 'es' : s.target_language,
-        provider, (routing?.phone_number as string | undefined) ?? null, (routing?.connection_id as string | undefined) ?? null,
-        routing, { sample_rate_hz: 8000, encoding: 'mulaw', channels: 1 },
+      [
+        id,
+        org.orgId,
+        s.status ?? 'created',
+        s.mode ?? 'bidirectional_translation',
+        s.source_language === undefined ? 'en' : s.source_language,
+        s.target_language === undefined ? 'es' : s.target_language,
+        provider,
+        (routing?.phone_number as string | undefined) ?? null,
+        (routing?.connection_id as string | undefined) ?? null,
+        routing,
+        { sample_rate_hz: 8000, encoding: 'mulaw', channels: 1 },
         { stability: 0.5, similarity_boost: 0.75, speed: 1, ...s.voice },
         { enabled: false, mode: 'dual_channel', consent_required: false, consent_status: 'not_required' },
-        s.status === 'ended' ? new Date() : null, s.status === 'ended' ? 'api_request' : null],
+        s.status === 'ended' ? new Date() : null,
+        s.status === 'ended' ? 'api_request' : null,
+      ],
     );
     return { id, token: await issueToken(id) };
   };
@@ -181,7 +195,9 @@ export class TestSocket {
   summary(): string {
     const counts = new Map<string, number>();
     for (const m of this.messages) counts.set(m.type, (counts.get(m.type) ?? 0) + 1);
-    const finals = this.of('transcript.final').map((f) => `${f.speaker}:"${f.text}"`).join(', ');
+    const finals = this.of('transcript.final')
+      .map((f) => `${f.speaker}:"${f.text}"`)
+      .join(', ');
     return `${[...counts].map(([t, n]) => `${t} x${n}`).join(', ') || 'nothing'}${finals ? ` finals: ${finals}` : ''}`;
   }
 
@@ -202,12 +218,14 @@ export class TestSocket {
     for (let off = 0; off < bytes.length; off += chunk) {
       const part = bytes.subarray(off, off + chunk);
       this.send({
-        type: 'audio.input', sequence: ++seq, timestamp_ms: Math.round((off / 8000) * 1000),
+        type: 'audio.input',
+        sequence: ++seq,
+        timestamp_ms: Math.round((off / 8000) * 1000),
         ...(opts.speaker ? { speaker: opts.speaker } : {}),
         audio: { encoding: 'mulaw', sample_rate_hz: 8000, payload: Buffer.from(part).toString('base64') },
       });
       if (pace > 0) {
-        const due = start + ((off + chunk) / 8000) * 1000 / pace;
+        const due = start + (((off + chunk) / 8000) * 1000) / pace;
         const wait = due - performance.now();
         if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       }

@@ -31,8 +31,23 @@ export function makeTestPki(): TestPki {
   const leaf = (name: string, cn: string, san: string, caName: string): void => {
     writeFileSync(f(`${name}.ext`), `subjectAltName=${san}\n`);
     ssl('req', ...EC, '-keyout', f(`${name}.key`), '-out', f(`${name}.csr`), '-subj', `/CN=${cn}`);
-    ssl('x509', '-req', '-in', f(`${name}.csr`), '-CA', f(`${caName}.pem`), '-CAkey', f(`${caName}.key`), '-CAcreateserial',
-      '-out', f(`${name}.pem`), '-days', '2', '-extfile', f(`${name}.ext`));
+    ssl(
+      'x509',
+      '-req',
+      '-in',
+      f(`${name}.csr`),
+      '-CA',
+      f(`${caName}.pem`),
+      '-CAkey',
+      f(`${caName}.key`),
+      '-CAcreateserial',
+      '-out',
+      f(`${name}.pem`),
+      '-days',
+      '2',
+      '-extfile',
+      f(`${name}.ext`),
+    );
   };
   ca('test-ca');
   ca('rogue-ca');
@@ -40,7 +55,13 @@ export function makeTestPki(): TestPki {
   leaf('client', 'carrier.test', 'DNS:carrier.test', 'test-ca');
   leaf('rogue', 'carrier.test', 'DNS:carrier.test', 'rogue-ca');
   return {
-    dir, caFile: f('test-ca.pem'), serverCert: f('server.pem'), serverKey: f('server.key'),
-    clientCert: f('client.pem'), clientKey: f('client.key'), rogueCert: f('rogue.pem'), rogueKey: f('rogue.key'),
+    dir,
+    caFile: f('test-ca.pem'),
+    serverCert: f('server.pem'),
+    serverKey: f('server.key'),
+    clientCert: f('client.pem'),
+    clientKey: f('client.key'),
+    rogueCert: f('rogue.pem'),
+    rogueKey: f('rogue.key'),
   };
 }

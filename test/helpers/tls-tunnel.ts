@@ -23,7 +23,9 @@ export async function tlsClientTunnel(o: { target: number; caFile: string; cert?
   const sockets = new Set<net.Socket>();
   const server = net.createServer((plain) => {
     const secure = tls.connect({
-      host: '127.0.0.1', port: o.target, ca: readFileSync(o.caFile),
+      host: '127.0.0.1',
+      port: o.target,
+      ca: readFileSync(o.caFile),
       ...(o.cert && o.key ? { cert: readFileSync(o.cert), key: readFileSync(o.key) } : {}),
     });
     sockets.add(plain).add(secure);
@@ -48,10 +50,11 @@ export async function tlsClientTunnel(o: { target: number; caFile: string; cert?
     port: (server.address() as net.AddressInfo).port,
     fromGateway: () => from,
     toGateway: () => to,
-    close: () => new Promise((r) => {
-      for (const s of sockets) s.destroy();
-      server.close(() => r());
-    }),
+    close: () =>
+      new Promise((r) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => r());
+      }),
   };
 }
 
@@ -84,9 +87,10 @@ export async function tlsServerTunnel(o: { target: number; cert: string; key: st
     port: (server.address() as net.AddressInfo).port,
     fromGateway: () => from,
     toGateway: () => to,
-    close: () => new Promise((r) => {
-      for (const s of sockets) s.destroy();
-      server.close(() => r());
-    }),
+    close: () =>
+      new Promise((r) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => r());
+      }),
   };
 }

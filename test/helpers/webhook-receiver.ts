@@ -73,7 +73,8 @@ export class WebhookReceiver {
     const deadline = Date.now() + timeoutMs;
     while (!predicate(this.requests)) {
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`timed out waiting for ${what}; got ${this.requests.length}: ${this.requests.map((r) => `${r.path} ${r.body?.type}`).join(', ')}`);
+      if (left <= 0)
+        throw new Error(`timed out waiting for ${what}; got ${this.requests.length}: ${this.requests.map((r) => `${r.path} ${r.body?.type}`).join(', ')}`);
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, Math.min(left, 500));
         this.waiters.push(() => {

@@ -12,7 +12,24 @@ afterAll(async () => {
   await gw?.stop();
 });
 
-const AGENT_KEYS = ['brain', 'created_at', 'description', 'escalation', 'greeting', 'id', 'instructions', 'intents', 'knowledge_base', 'language', 'metadata', 'name', 'object', 'tools', 'updated_at', 'voice'];
+const AGENT_KEYS = [
+  'brain',
+  'created_at',
+  'description',
+  'escalation',
+  'greeting',
+  'id',
+  'instructions',
+  'intents',
+  'knowledge_base',
+  'language',
+  'metadata',
+  'name',
+  'object',
+  'tools',
+  'updated_at',
+  'voice',
+];
 
 const FULL = {
   name: 'Billing helper',
@@ -22,8 +39,18 @@ const FULL = {
   greeting: 'Hello, billing here.',
   instructions: 'Be brief.',
   brain: { provider: 'openai_compatible', model: 'llama3', base_url: 'http://127.0.0.1:11434/v1' },
-  intents: [{ name: 'balance', examples: ['what is my balance', 'how much do I owe'], reply: 'Let me check.', tool: 'lookup_balance' }, { name: 'bye', examples: ['goodbye'], reply: 'Bye!', end_call: true }],
-  tools: [{ name: 'lookup_balance', description: 'Looks up a balance', parameters: { type: 'object', properties: { account: { type: 'string' } }, required: ['account'] }, webhook_url: 'https://hooks.example.com/balance' }],
+  intents: [
+    { name: 'balance', examples: ['what is my balance', 'how much do I owe'], reply: 'Let me check.', tool: 'lookup_balance' },
+    { name: 'bye', examples: ['goodbye'], reply: 'Bye!', end_call: true },
+  ],
+  tools: [
+    {
+      name: 'lookup_balance',
+      description: 'Looks up a balance',
+      parameters: { type: 'object', properties: { account: { type: 'string' } }, required: ['account'] },
+      webhook_url: 'https://hooks.example.com/balance',
+    },
+  ],
   escalation: { keywords: ['human', 'agent'], message: 'Transferring you now.', transfer_to: '+14155550100' },
   knowledge_base: [{ title: 'Refunds', content: 'Refunds take 5 days.' }],
   metadata: { team: 'billing' },
@@ -51,8 +78,18 @@ describe('create and retrieve', () => {
   it('fills defaults for a minimal agent', async () => {
     const res = await gw.api(org.key, 'POST', '/v1/agents', { name: 'Min' });
     expect(res.body).toMatchObject({
-      name: 'Min', description: null, language: null, voice: null, greeting: null, instructions: null, brain: { provider: 'scripted' },
-      intents: [], tools: [], escalation: null, knowledge_base: [], metadata: null,
+      name: 'Min',
+      description: null,
+      language: null,
+      voice: null,
+      greeting: null,
+      instructions: null,
+      brain: { provider: 'scripted' },
+      intents: [],
+      tools: [],
+      escalation: null,
+      knowledge_base: [],
+      metadata: null,
     });
   });
 
@@ -72,21 +109,68 @@ describe('validation', () => {
     ['bad language', { name: 'a', language: 'english' }, 'invalid_request', 'language'],
     ['voice out of range', { name: 'a', voice: { speed: 3 } }, 'invalid_request', 'voice.speed'],
     ['unknown brain', { name: 'a', brain: { provider: 'magic' } }, 'invalid_request', 'brain.provider'],
-    ['openai brain without model', { name: 'a', brain: { provider: 'openai_compatible', base_url: 'https://x.example.com' } }, 'validation_error', 'brain.model'],
+    [
+      'openai brain without model',
+      { name: 'a', brain: { provider: 'openai_compatible', base_url: 'https://x.example.com' } },
+      'validation_error',
+      'brain.model',
+    ],
     ['openai brain without base_url', { name: 'a', brain: { provider: 'openai_compatible', model: 'm' } }, 'validation_error', 'brain.base_url'],
     ['scripted brain with a model', { name: 'a', brain: { provider: 'scripted', model: 'm' } }, 'validation_error', 'brain.model'],
     ['bad base_url', { name: 'a', brain: { provider: 'openai_compatible', model: 'm', base_url: 'ftp://x' } }, 'invalid_request', 'brain.base_url'],
     ['intent without examples', { name: 'a', intents: [{ name: 'i', examples: [], reply: 'r' }] }, 'invalid_request', 'intents.0.examples'],
     ['intent without reply', { name: 'a', intents: [{ name: 'i', examples: ['x'] }] }, 'invalid_request', 'intents.0.reply'],
     ['intent naming an unknown tool', { name: 'a', intents: [{ name: 'i', examples: ['x'], reply: 'r', tool: 'nope' }] }, 'validation_error', 'intents.0.tool'],
-    ['duplicate intents', { name: 'a', intents: [{ name: 'i', examples: ['x'], reply: 'r' }, { name: 'i', examples: ['y'], reply: 'r' }] }, 'validation_error', 'intents.1.name'],
-    ['tool parameters not an object schema', { name: 'a', tools: [{ name: 't', description: 'd', parameters: { type: 'string' } }] }, 'validation_error', 'tools.0.parameters'],
-    ['tool parameters not JSON Schema', { name: 'a', tools: [{ name: 't', description: 'd', parameters: { type: 'object', properties: 5 } }] }, 'validation_error', 'tools.0.parameters'],
-    ['tool webhook over http', { name: 'a', tools: [{ name: 't', description: 'd', parameters: { type: 'object' }, webhook_url: 'http://x.example.com' }] }, 'invalid_request', 'tools.0.webhook_url'],
+    [
+      'duplicate intents',
+      {
+        name: 'a',
+        intents: [
+          { name: 'i', examples: ['x'], reply: 'r' },
+          { name: 'i', examples: ['y'], reply: 'r' },
+        ],
+      },
+      'validation_error',
+      'intents.1.name',
+    ],
+    [
+      'tool parameters not an object schema',
+      { name: 'a', tools: [{ name: 't', description: 'd', parameters: { type: 'string' } }] },
+      'validation_error',
+      'tools.0.parameters',
+    ],
+    [
+      'tool parameters not JSON Schema',
+      { name: 'a', tools: [{ name: 't', description: 'd', parameters: { type: 'object', properties: 5 } }] },
+      'validation_error',
+      'tools.0.parameters',
+    ],
+    [
+      'tool webhook over http',
+      { name: 'a', tools: [{ name: 't', description: 'd', parameters: { type: 'object' }, webhook_url: 'http://x.example.com' }] },
+      'invalid_request',
+      'tools.0.webhook_url',
+    ],
     ['tool name with spaces', { name: 'a', tools: [{ name: 'look up', description: 'd', parameters: { type: 'object' } }] }, 'invalid_request', 'tools.0.name'],
-    ['duplicate tools', { name: 'a', tools: [{ name: 't', description: 'd', parameters: { type: 'object' } }, { name: 't', description: 'd', parameters: { type: 'object' } }] }, 'validation_error', 'tools.1.name'],
+    [
+      'duplicate tools',
+      {
+        name: 'a',
+        tools: [
+          { name: 't', description: 'd', parameters: { type: 'object' } },
+          { name: 't', description: 'd', parameters: { type: 'object' } },
+        ],
+      },
+      'validation_error',
+      'tools.1.name',
+    ],
     ['escalation without message', { name: 'a', escalation: { keywords: ['human'] } }, 'invalid_request', 'escalation.message'],
-    ['escalation transfer_to not a number or URI', { name: 'a', escalation: { keywords: [], message: 'm', transfer_to: 'bob' } }, 'invalid_request', 'escalation.transfer_to'],
+    [
+      'escalation transfer_to not a number or URI',
+      { name: 'a', escalation: { keywords: [], message: 'm', transfer_to: 'bob' } },
+      'invalid_request',
+      'escalation.transfer_to',
+    ],
     ['article without content', { name: 'a', knowledge_base: [{ title: 't' }] }, 'invalid_request', 'knowledge_base.0.content'],
     ['nested metadata', { name: 'a', metadata: { a: [1] } }, 'invalid_request', 'metadata.a'],
   ];
@@ -103,7 +187,13 @@ describe('update and delete', () => {
     const res = await gw.api(org.key, 'PATCH', `/v1/agents/${created.id}`, { name: 'Renamed', description: null, voice: { speed: 2 } });
     expect(res.status).toBe(200);
     expect(Object.keys(res.body).sort()).toEqual(AGENT_KEYS);
-    expect(res.body).toMatchObject({ name: 'Renamed', description: null, voice: { stability: 0.5, similarity_boost: 0.75, speed: 2 }, greeting: FULL.greeting, tools: FULL.tools });
+    expect(res.body).toMatchObject({
+      name: 'Renamed',
+      description: null,
+      voice: { stability: 0.5, similarity_boost: 0.75, speed: 2 },
+      greeting: FULL.greeting,
+      tools: FULL.tools,
+    });
     expect(Date.parse(res.body.updated_at)).toBeGreaterThanOrEqual(Date.parse(created.updated_at));
     expect(res.body.created_at).toBe(created.created_at);
   });
@@ -133,7 +223,7 @@ describe('update and delete', () => {
     }
   });
 
-  it('hides other organizations\' agents (404, unchanged)', async () => {
+  it("hides other organizations' agents (404, unchanged)", async () => {
     const created = (await gw.api(org.key, 'POST', '/v1/agents', { name: 'Mine' })).body;
     const other = await gw.createOrg();
     for (const [method, body] of [['GET'], ['PATCH', { name: 'Theirs' }], ['DELETE']] as Array<[string, object?]>) {

@@ -10,9 +10,13 @@ let org: TestOrg;
 beforeAll(async () => {
   gw = await startTestGateway({ postCall: { jobIntervalMs: 200, leaseSeconds: 30, captureGraceSeconds: 5, retentionIntervalMs: 600_000, mp3BitrateKbps: 16 } });
   org = await gw.createOrg();
-  await gw.db.query('UPDATE organizations SET compliance_rules = $2 WHERE id = $1', [org.orgId, {
-    required_disclosures: ['this call is recorded'], forbidden_phrases: ['guaranteed refund'],
-  }]);
+  await gw.db.query('UPDATE organizations SET compliance_rules = $2 WHERE id = $1', [
+    org.orgId,
+    {
+      required_disclosures: ['this call is recorded'],
+      forbidden_phrases: ['guaranteed refund'],
+    },
+  ]);
 });
 afterAll(async () => {
   await gw?.stop();
@@ -62,11 +66,15 @@ describe('POST /v1/sessions/{id}/analysis and GET /v1/analyses/{id}', () => {
     expect(Number(res.headers.get('x-api-credits-remaining'))).toBe(before - 1);
     expect(await credits(org.orgId)).toBe(before - 1);
 
-    const a = await pollUntil(async () => {
-      const r = await gw.api(org.key, 'GET', `/v1/analyses/${res.body.id}`);
-      expect(r.status).toBe(200);
-      return r.body.status !== 'processing' ? r.body : null;
-    }, 30_000, 'analysis completed');
+    const a = await pollUntil(
+      async () => {
+        const r = await gw.api(org.key, 'GET', `/v1/analyses/${res.body.id}`);
+        expect(r.status).toBe(200);
+        return r.body.status !== 'processing' ? r.body : null;
+      },
+      30_000,
+      'analysis completed',
+    );
     expect(a).toMatchObject({ id: res.body.id, object: 'analysis', session_id: sid, profile: 'default', status: 'completed', error: null, call_id: null });
     expect(typeof a.completed_at).toBe('string');
     // The rude customer reads negative; the agent's apologetic, helpful turns do not.
@@ -82,10 +90,12 @@ describe('POST /v1/sessions/{id}/analysis and GET /v1/analyses/{id}', () => {
     expect(a.summary).toMatch(/charge|refund/i);
     expect(a.performance.score).toBeGreaterThanOrEqual(0);
     expect(a.performance.score).toBeLessThanOrEqual(100);
-    expect(a.action_items).toEqual(expect.arrayContaining([
-      expect.objectContaining({ assignee: 'agent', priority: 'high', description: expect.stringMatching(/refund confirmation/) }),
-      expect.objectContaining({ assignee: 'agent', description: expect.stringMatching(/call me back/) }),
-    ]));
+    expect(a.action_items).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ assignee: 'agent', priority: 'high', description: expect.stringMatching(/refund confirmation/) }),
+        expect.objectContaining({ assignee: 'agent', description: expect.stringMatching(/call me back/) }),
+      ]),
+    );
 
     const { rows } = await gw.db.query<{ data: any }>(`SELECT data FROM webhook_events WHERE type = 'analysis.completed' AND data->>'id' = $1`, [a.id]);
     expect(rows).toHaveLength(1);
@@ -111,7 +121,14 @@ describe('POST /v1/sessions/{id}/analysis and GET /v1/analyses/{id}', () => {
       const r = await gw.api(org.key, 'GET', `/v1/analyses/${res.body.id}`);
       return r.body.status !== 'processing' ? r.body : null;
     }, 30_000);
-    expect(a).toMatchObject({ status: 'completed', profile: 'compliance', summary: null, keywords: null, sentiment: { customer: 'positive', agent: 'positive' }, compliance: { status: 'passed', flags: [] } });
+    expect(a).toMatchObject({
+      status: 'completed',
+      profile: 'compliance',
+      summary: null,
+      keywords: null,
+      sentiment: { customer: 'positive', agent: 'positive' },
+      compliance: { status: 'passed', flags: [] },
+    });
     expect(a.performance.score).toBeGreaterThan(70);
   });
 

@@ -81,9 +81,17 @@ describe('organization, scope and credit gates', () => {
   it('refuses each route without its scope', async () => {
     const org = await gw.createOrg({ scopes: ['analysis:read'] });
     for (const [method, path, body] of [
-      ['GET', '/v1/sessions/sess_x'], ['POST', '/v1/sessions/sess_x/end'], ['GET', '/v1/sessions/sess_x/transcript'],
-      ['GET', '/v1/sessions/sess_x/recordings'], ['GET', '/v1/recordings/rec_x'], ['GET', '/v1/recordings/rec_x/audio'],
-      ['GET', '/v1/agents'], ['POST', '/v1/agents', { name: 'a' }], ['GET', '/v1/agents/agt_x'], ['PATCH', '/v1/agents/agt_x', { name: 'b' }], ['DELETE', '/v1/agents/agt_x'],
+      ['GET', '/v1/sessions/sess_x'],
+      ['POST', '/v1/sessions/sess_x/end'],
+      ['GET', '/v1/sessions/sess_x/transcript'],
+      ['GET', '/v1/sessions/sess_x/recordings'],
+      ['GET', '/v1/recordings/rec_x'],
+      ['GET', '/v1/recordings/rec_x/audio'],
+      ['GET', '/v1/agents'],
+      ['POST', '/v1/agents', { name: 'a' }],
+      ['GET', '/v1/agents/agt_x'],
+      ['PATCH', '/v1/agents/agt_x', { name: 'b' }],
+      ['DELETE', '/v1/agents/agt_x'],
     ] as Array<[string, string, unknown?]>) {
       expectError(await gw.api(org.key, method, path, body), 403, 'permission_error', 'insufficient_permissions');
     }
@@ -162,7 +170,7 @@ describe('request errors', () => {
     expect(res.body.error.message).toMatch(/application\/json/);
   });
 
-  it('answers over-long or malformed ids with 404 and the resource\'s not_found code, not 400', async () => {
+  it("answers over-long or malformed ids with 404 and the resource's not_found code, not 400", async () => {
     const org = await gw.createOrg();
     const long = `x${'a'.repeat(300)}`;
     const cases: Array<[string, string, string, string]> = [
@@ -207,7 +215,9 @@ describe('request errors', () => {
       const res = await app.inject({ method: 'GET', url: '/v1/explode', headers: { authorization: `Bearer ${org.key}` } });
       expect(res.statusCode).toBe(500);
       const body = res.json();
-      expect(body).toEqual({ error: { type: 'api_error', code: 'internal_error', message: 'An unexpected error occurred.', request_id: res.headers['x-request-id'] } });
+      expect(body).toEqual({
+        error: { type: 'api_error', code: 'internal_error', message: 'An unexpected error occurred.', request_id: res.headers['x-request-id'] },
+      });
       expect(res.body).not.toMatch(/secret|stack|app\.js/);
     } finally {
       await app.close();
@@ -327,9 +337,18 @@ describe('OpenAPI document', () => {
   it('describes every route with tags, scopes and error responses', async () => {
     const doc = (await gw.api(null, 'GET', '/v1/openapi.json')).body;
     const expected: Array<[string, string]> = [
-      ['/v1/sessions', 'post'], ['/v1/sessions/{id}', 'get'], ['/v1/sessions/{id}/end', 'post'], ['/v1/sessions/{id}/transcript', 'get'],
-      ['/v1/sessions/{id}/recordings', 'get'], ['/v1/recordings/{id}', 'get'], ['/v1/recordings/{id}/audio', 'get'],
-      ['/v1/agents', 'get'], ['/v1/agents', 'post'], ['/v1/agents/{id}', 'get'], ['/v1/agents/{id}', 'patch'], ['/v1/agents/{id}', 'delete'],
+      ['/v1/sessions', 'post'],
+      ['/v1/sessions/{id}', 'get'],
+      ['/v1/sessions/{id}/end', 'post'],
+      ['/v1/sessions/{id}/transcript', 'get'],
+      ['/v1/sessions/{id}/recordings', 'get'],
+      ['/v1/recordings/{id}', 'get'],
+      ['/v1/recordings/{id}/audio', 'get'],
+      ['/v1/agents', 'get'],
+      ['/v1/agents', 'post'],
+      ['/v1/agents/{id}', 'get'],
+      ['/v1/agents/{id}', 'patch'],
+      ['/v1/agents/{id}', 'delete'],
     ];
     for (const [path, method] of expected) {
       const op = doc.paths[path]?.[method];
@@ -364,7 +383,9 @@ describe('dependency outages', () => {
       for (const app of [noPg, noRedis]) {
         const res = await app.inject({ method: 'GET', url: '/v1/agents', headers: { authorization: `Bearer ${org.key}` } });
         expect(res.statusCode).toBe(503);
-        expect(res.json()).toEqual({ error: { type: 'api_error', code: 'service_unavailable', message: expect.any(String), request_id: res.headers['x-request-id'] } });
+        expect(res.json()).toEqual({
+          error: { type: 'api_error', code: 'service_unavailable', message: expect.any(String), request_id: res.headers['x-request-id'] },
+        });
       }
     } finally {
       await noPg.close();

@@ -49,7 +49,12 @@ const audio = (rid: string, headers: Record<string, string> = {}) =>
 
 describe('recordings in an S3-compatible bucket', () => {
   it('encodes a captured WAV into the bucket and serves it whole and by byte range', async () => {
-    const created = await gw.api(org.key, 'POST', '/v1/sessions', { mode: 'bidirectional_translation', source_language: 'en', target_language: 'es', recording: { enabled: true } });
+    const created = await gw.api(org.key, 'POST', '/v1/sessions', {
+      mode: 'bidirectional_translation',
+      source_language: 'en',
+      target_language: 'es',
+      recording: { enabled: true },
+    });
     expect(created.status).toBe(201);
     const sid = created.body.id as string;
     const wav = path.join(dir, `${sid}.wav`);
@@ -61,10 +66,14 @@ describe('recordings in an S3-compatible bucket', () => {
       [rid, sid, org.orgId, wav],
     );
     gw.recordingEncoder!.kick();
-    const rec = await pollUntil(async () => {
-      const r = await gw.api(org.key, 'GET', `/v1/recordings/${rid}`);
-      return r.status === 200 ? r.body : null;
-    }, 60_000, 'recording ready');
+    const rec = await pollUntil(
+      async () => {
+        const r = await gw.api(org.key, 'GET', `/v1/recordings/${rid}`);
+        return r.status === 200 ? r.body : null;
+      },
+      60_000,
+      'recording ready',
+    );
     expect(rec).toMatchObject({ status: 'ready', format: 'mp3', download_url: `/v1/recordings/${rid}/audio` });
     expect(existsSync(wav)).toBe(false);
 
@@ -106,8 +115,13 @@ describe('recordings in an S3-compatible bucket', () => {
     expect(gone.body.error.code).toBe('recording_not_found');
   });
 
-  it('the retention job deletes an expired recording\'s object from the bucket', async () => {
-    const created = await gw.api(org.key, 'POST', '/v1/sessions', { mode: 'bidirectional_translation', source_language: 'en', target_language: 'es', recording: { enabled: true } });
+  it("the retention job deletes an expired recording's object from the bucket", async () => {
+    const created = await gw.api(org.key, 'POST', '/v1/sessions', {
+      mode: 'bidirectional_translation',
+      source_language: 'en',
+      target_language: 'es',
+      recording: { enabled: true },
+    });
     const sid = created.body.id as string;
     const src = path.join(dir, 'old.mp3');
     await writeFile(src, Buffer.from('old audio'));

@@ -37,14 +37,31 @@ async function newSession(key: string, recording: object = { enabled: true }): P
   return res.body.id;
 }
 
-interface RecOpts { status?: string; channel?: string; file?: string | null; size?: number; expiresAt?: Date | null; message?: string | null }
+interface RecOpts {
+  status?: string;
+  channel?: string;
+  file?: string | null;
+  size?: number;
+  expiresAt?: Date | null;
+  message?: string | null;
+}
 
 async function addRecording(sessionId: string, orgId: string, o: RecOpts = {}): Promise<string> {
   const id = newId('rec');
   await gw.db.query(
     `INSERT INTO recordings (id, session_id, org_id, channel, status, format, duration, size, file_path, message, expires_at)
      VALUES ($1, $2, $3, $4, $5, 'mp3', 12.5, $6, $7, $8, $9)`,
-    [id, sessionId, orgId, o.channel ?? 'mixed', o.status ?? 'ready', o.size ?? null, o.file ?? null, o.message ?? null, o.expiresAt === undefined ? new Date(Date.now() + 86_400_000) : o.expiresAt],
+    [
+      id,
+      sessionId,
+      orgId,
+      o.channel ?? 'mixed',
+      o.status ?? 'ready',
+      o.size ?? null,
+      o.file ?? null,
+      o.message ?? null,
+      o.expiresAt === undefined ? new Date(Date.now() + 86_400_000) : o.expiresAt,
+    ],
   );
   return id;
 }
@@ -84,14 +101,20 @@ describe('GET /v1/sessions/{id}/recordings', () => {
 
   it('validates the page query', async () => {
     const sid = await newSession(org.key);
-    for (const [q, param] of [['limit=0', 'limit'], ['limit=101', 'limit'], ['limit=abc', 'limit'], [`starting_after=a&ending_before=b`, 'ending_before'], ['cursor=x', 'cursor']]) {
+    for (const [q, param] of [
+      ['limit=0', 'limit'],
+      ['limit=101', 'limit'],
+      ['limit=abc', 'limit'],
+      [`starting_after=a&ending_before=b`, 'ending_before'],
+      ['cursor=x', 'cursor'],
+    ]) {
       const res = await gw.api(org.key, 'GET', `/v1/sessions/${sid}/recordings?${q}`);
       expect(res.status, q).toBe(400);
       expect(res.body.error).toMatchObject({ type: 'validation_error', code: 'invalid_request', param });
     }
   });
 
-  it('answers 404 session_not_found for another organization\'s session', async () => {
+  it("answers 404 session_not_found for another organization's session", async () => {
     const sid = await newSession(org.key);
     await addRecording(sid, org.orgId);
     const other = await gw.createOrg();
@@ -107,10 +130,33 @@ describe('GET /v1/recordings/{id}', () => {
     const rid = await addRecording(sid, org.orgId, { size: 2048, file: 'x.mp3' });
     const res = await gw.api(org.key, 'GET', `/v1/recordings/${rid}`);
     expect(res.status).toBe(200);
-    expect(keys(res.body)).toEqual(['bit_depth', 'channel', 'created_at', 'download_url', 'duration', 'expires_at', 'format', 'id', 'object', 'sample_rate', 'session_id', 'size', 'status']);
+    expect(keys(res.body)).toEqual([
+      'bit_depth',
+      'channel',
+      'created_at',
+      'download_url',
+      'duration',
+      'expires_at',
+      'format',
+      'id',
+      'object',
+      'sample_rate',
+      'session_id',
+      'size',
+      'status',
+    ]);
     expect(res.body).toMatchObject({
-      id: rid, object: 'recording', session_id: sid, channel: 'mixed', status: 'ready', duration: 12.5, format: 'mp3', size: 2048,
-      sample_rate: 8000, bit_depth: 16, download_url: `/v1/recordings/${rid}/audio`,
+      id: rid,
+      object: 'recording',
+      session_id: sid,
+      channel: 'mixed',
+      status: 'ready',
+      duration: 12.5,
+      format: 'mp3',
+      size: 2048,
+      sample_rate: 8000,
+      bit_depth: 16,
+      download_url: `/v1/recordings/${rid}/audio`,
     });
     expect(Date.parse(res.body.expires_at)).toBeGreaterThan(Date.now());
   });
@@ -120,7 +166,15 @@ describe('GET /v1/recordings/{id}', () => {
     const rid = await addRecording(sid, org.orgId, { status: 'processing', channel: 'agent' });
     const res = await gw.api(org.key, 'GET', `/v1/recordings/${rid}`);
     expect(res.status).toBe(202);
-    expect(res.body).toEqual({ id: rid, object: 'recording', session_id: sid, channel: 'agent', status: 'processing', message: expect.any(String), created_at: expect.any(String) });
+    expect(res.body).toEqual({
+      id: rid,
+      object: 'recording',
+      session_id: sid,
+      channel: 'agent',
+      status: 'processing',
+      message: expect.any(String),
+      created_at: expect.any(String),
+    });
     const audio = await gw.api(org.key, 'GET', `/v1/recordings/${rid}/audio`);
     expect(audio.status).toBe(202);
     expect(audio.body.status).toBe('processing');
@@ -136,12 +190,16 @@ describe('GET /v1/recordings/{id}', () => {
     expect((await gw.api(org.key, 'GET', `/v1/recordings/${rid}/audio`)).body.error.code).toBe('recording_not_found');
   });
 
-  it('answers 404 recording_not_found for unknown, expired and other organizations\' recordings', async () => {
+  it("answers 404 recording_not_found for unknown, expired and other organizations' recordings", async () => {
     const sid = await newSession(org.key);
     const expired = await addRecording(sid, org.orgId, { expiresAt: new Date(Date.now() - 1000) });
     const mine = await addRecording(sid, org.orgId);
     const other = await gw.createOrg();
-    for (const [key, id] of [[org.key, 'rec_00000000000000000000000000'], [org.key, expired], [other.key, mine]]) {
+    for (const [key, id] of [
+      [org.key, 'rec_00000000000000000000000000'],
+      [org.key, expired],
+      [other.key, mine],
+    ]) {
       for (const suffix of ['', '/audio']) {
         const res = await gw.api(key, 'GET', `/v1/recordings/${id}${suffix}`);
         expect(res.status).toBe(404);
@@ -150,7 +208,7 @@ describe('GET /v1/recordings/{id}', () => {
     }
   });
 
-  it('answers 403 consent_required until the session\'s consent is granted', async () => {
+  it("answers 403 consent_required until the session's consent is granted", async () => {
     const pending = await newSession(org.key, { enabled: true, consent_required: true });
     const denied = await newSession(org.key, { enabled: true, consent_required: true, consent_status: 'denied' });
     const granted = await newSession(org.key, { enabled: true, consent_required: true, consent_status: 'granted' });
@@ -221,7 +279,12 @@ describe('organization policy, consent later, retention', () => {
   });
 
   it('refuses a recording mode it does not support, naming the allowed values', async () => {
-    const res = await gw.api(org.key, 'POST', '/v1/sessions', { mode: 'bidirectional_translation', source_language: 'en', target_language: 'es', recording: { enabled: true, mode: 'stereo' } });
+    const res = await gw.api(org.key, 'POST', '/v1/sessions', {
+      mode: 'bidirectional_translation',
+      source_language: 'en',
+      target_language: 'es',
+      recording: { enabled: true, mode: 'stereo' },
+    });
     expect(res.status).toBe(400);
     expect(JSON.stringify(res.body.error)).toMatch(/dual_channel/);
     expect(JSON.stringify(res.body.error)).toMatch(/mixed/);
@@ -262,6 +325,8 @@ describe('recording generation failure', () => {
     expect(res.body).toMatchObject({ status: 'failed', channel: 'agent' });
     expect(res.body.download_url).toBeUndefined();
     const { rows } = await gw.db.query<{ data: any }>(`SELECT data FROM webhook_events WHERE type = 'recording.failed' AND data->>'session_id' = $1`, [sid]);
-    expect(rows.map((r) => r.data)).toEqual([{ session_id: sid, error: { code: 'recording_generation_failed', message: 'no audio was captured for this recording' } }]);
+    expect(rows.map((r) => r.data)).toEqual([
+      { session_id: sid, error: { code: 'recording_generation_failed', message: 'no audio was captured for this recording' } },
+    ]);
   });
 });

@@ -18,10 +18,28 @@ afterAll(async () => {
 });
 
 const TRANSLATION = { mode: 'bidirectional_translation', source_language: 'en', target_language: 'es' };
-const CREATE_KEYS = ['id', 'object', 'status', 'mode', 'configuration_mode', 'source_language', 'target_language', 'provider', 'recording', 'metadata', 'created_at', 'stream'];
+const CREATE_KEYS = [
+  'id',
+  'object',
+  'status',
+  'mode',
+  'configuration_mode',
+  'source_language',
+  'target_language',
+  'provider',
+  'recording',
+  'metadata',
+  'created_at',
+  'stream',
+];
 const keys = (o: object) => Object.keys(o).sort();
 
-function expectInvalid(res: { status: number; body: any }, code: string, param: string | undefined, type = code === 'invalid_request' ? 'validation_error' : 'invalid_request_error') {
+function expectInvalid(
+  res: { status: number; body: any },
+  code: string,
+  param: string | undefined,
+  type = code === 'invalid_request' ? 'validation_error' : 'invalid_request_error',
+) {
   expect(res.status, JSON.stringify(res.body)).toBe(400);
   expect(res.body.error.code).toBe(code);
   expect(res.body.error.type).toBe(type);
@@ -30,10 +48,13 @@ function expectInvalid(res: { status: number; body: any }, code: string, param: 
 
 async function addConnection(orgId: string, opts: { provider?: string; status?: string; valid?: boolean } = {}): Promise<string> {
   const id = newId('pcon');
-  await gw.db.query(
-    `INSERT INTO provider_connections (id, org_id, provider, host, status, credentials_valid) VALUES ($1, $2, $3, '127.0.0.1', $4, $5)`,
-    [id, orgId, opts.provider ?? 'carrier_a', opts.status ?? 'active', opts.valid ?? true],
-  );
+  await gw.db.query(`INSERT INTO provider_connections (id, org_id, provider, host, status, credentials_valid) VALUES ($1, $2, $3, '127.0.0.1', $4, $5)`, [
+    id,
+    orgId,
+    opts.provider ?? 'carrier_a',
+    opts.status ?? 'active',
+    opts.valid ?? true,
+  ]);
   return id;
 }
 
@@ -49,7 +70,16 @@ describe('POST /v1/sessions: success', () => {
     const s = res.body;
     expect(keys(s)).toEqual([...CREATE_KEYS].sort());
     expect(s.id).toMatch(/^sess_[0-9a-z]{26}$/);
-    expect(s).toMatchObject({ object: 'session', status: 'created', mode: 'bidirectional_translation', configuration_mode: null, source_language: 'en', target_language: 'es', provider: 'webrtc', metadata: null });
+    expect(s).toMatchObject({
+      object: 'session',
+      status: 'created',
+      mode: 'bidirectional_translation',
+      configuration_mode: null,
+      source_language: 'en',
+      target_language: 'es',
+      provider: 'webrtc',
+      metadata: null,
+    });
     expect(s.recording).toEqual({ enabled: false, mode: 'dual_channel', consent_required: false, consent_status: 'not_required' });
     expect(keys(s.stream)).toEqual(['expires_at', 'token', 'url']);
     const host = new URL(gw.config.publicUrl).host;
@@ -71,16 +101,27 @@ describe('POST /v1/sessions: success', () => {
     expect(rows[0].type).toBe('session.created');
     expect(rows[0].api_version).toBe('v1');
     expect(rows[0].data).toEqual({
-      id: res.body.id, object: 'session', status: 'created', mode: 'bidirectional_translation', source_language: 'en', target_language: 'es',
-      metadata: { ticket: 'T-9', vip: true }, created_at: res.body.created_at,
+      id: res.body.id,
+      object: 'session',
+      status: 'created',
+      mode: 'bidirectional_translation',
+      source_language: 'en',
+      target_language: 'es',
+      metadata: { ticket: 'T-9', vip: true },
+      created_at: res.body.created_at,
     });
   });
 
   it('echoes every optional field and stores audio and voice defaults', async () => {
     const res = await gw.api(org.key, 'POST', '/v1/sessions', {
-      mode: 'assistive_translation', configuration_mode: 'cfg-7', source_language: 'fr', target_language: 'de',
-      audio: { sample_rate_hz: 8000, encoding: 'mulaw', channels: 1 }, voice: { voice_id: 'de', speed: 1.5 },
-      recording: { enabled: true, mode: 'mixed', consent_required: true }, metadata: { a: 'x', n: 1, b: false, z: null },
+      mode: 'assistive_translation',
+      configuration_mode: 'cfg-7',
+      source_language: 'fr',
+      target_language: 'de',
+      audio: { sample_rate_hz: 8000, encoding: 'mulaw', channels: 1 },
+      voice: { voice_id: 'de', speed: 1.5 },
+      recording: { enabled: true, mode: 'mixed', consent_required: true },
+      metadata: { a: 'x', n: 1, b: false, z: null },
     });
     expect(res.status).toBe(201);
     expect(res.body.configuration_mode).toBe('cfg-7');
@@ -128,7 +169,13 @@ describe('POST /v1/sessions: request rules', () => {
   });
 
   it('refuses codes outside ISO 639-1 naming the field, with the SPEC message', async () => {
-    for (const [field, value] of [['source_language', 'xx'], ['target_language', 'eng'], ['source_language', 'EN'], ['target_language', 'en-US'], ['source_language', 'bh']]) {
+    for (const [field, value] of [
+      ['source_language', 'xx'],
+      ['target_language', 'eng'],
+      ['source_language', 'EN'],
+      ['target_language', 'en-US'],
+      ['source_language', 'bh'],
+    ]) {
       const res = await gw.api(org.key, 'POST', '/v1/sessions', { ...TRANSLATION, [field]: value });
       expectInvalid(res, 'invalid_request', field);
       expect(res.body.error.message).toMatch(/must be a valid ISO 639-1 code/);
@@ -145,14 +192,26 @@ describe('POST /v1/sessions: request rules', () => {
   it('refuses unknown fields and out-of-range hints naming the field', async () => {
     expectInvalid(await gw.api(org.key, 'POST', '/v1/sessions', { ...TRANSLATION, colour: 'red' }), 'invalid_request', 'colour');
     expectInvalid(await gw.api(org.key, 'POST', '/v1/sessions', { ...TRANSLATION, voice: { stability: 1.5 } }), 'invalid_request', 'voice.stability');
-    expectInvalid(await gw.api(org.key, 'POST', '/v1/sessions', { ...TRANSLATION, voice: { similarity_boost: -0.1 } }), 'invalid_request', 'voice.similarity_boost');
+    expectInvalid(
+      await gw.api(org.key, 'POST', '/v1/sessions', { ...TRANSLATION, voice: { similarity_boost: -0.1 } }),
+      'invalid_request',
+      'voice.similarity_boost',
+    );
     expectInvalid(await gw.api(org.key, 'POST', '/v1/sessions', { ...TRANSLATION, voice: { speed: 0.4 } }), 'invalid_request', 'voice.speed');
     expectInvalid(await gw.api(org.key, 'POST', '/v1/sessions', { ...TRANSLATION, voice: { speed: '1' } }), 'invalid_request', 'voice.speed');
-    expectInvalid(await gw.api(org.key, 'POST', '/v1/sessions', { ...TRANSLATION, audio: { sample_rate_hz: 16000 } }), 'invalid_request', 'audio.sample_rate_hz');
+    expectInvalid(
+      await gw.api(org.key, 'POST', '/v1/sessions', { ...TRANSLATION, audio: { sample_rate_hz: 16000 } }),
+      'invalid_request',
+      'audio.sample_rate_hz',
+    );
     expectInvalid(await gw.api(org.key, 'POST', '/v1/sessions', { ...TRANSLATION, audio: { encoding: 'opus' } }), 'invalid_request', 'audio.encoding');
     expectInvalid(await gw.api(org.key, 'POST', '/v1/sessions', { ...TRANSLATION, audio: { channels: 2 } }), 'invalid_request', 'audio.channels');
     expectInvalid(await gw.api(org.key, 'POST', '/v1/sessions', { ...TRANSLATION, recording: { enabled: 'yes' } }), 'invalid_request', 'recording.enabled');
-    expectInvalid(await gw.api(org.key, 'POST', '/v1/sessions', { ...TRANSLATION, recording: { consent_status: 'maybe' } }), 'invalid_request', 'recording.consent_status');
+    expectInvalid(
+      await gw.api(org.key, 'POST', '/v1/sessions', { ...TRANSLATION, recording: { consent_status: 'maybe' } }),
+      'invalid_request',
+      'recording.consent_status',
+    );
   });
 
   it('names every allowed value when a field takes one of several', async () => {
@@ -210,8 +269,16 @@ describe('POST /v1/sessions: routing', () => {
     const o = await gw.createOrg();
     const other = await gw.createOrg();
     await addNumber(other.orgId, '+14155550199');
-    expectInvalid(await gw.api(o.key, 'POST', '/v1/sessions', { ...TRANSLATION, routing: { phone_number: '4155550101' } }), 'invalid_request', 'routing.phone_number');
-    expectInvalid(await gw.api(o.key, 'POST', '/v1/sessions', { ...TRANSLATION, routing: { phone_number: '+14155550199' } }), 'phone_number_not_found', 'routing.phone_number');
+    expectInvalid(
+      await gw.api(o.key, 'POST', '/v1/sessions', { ...TRANSLATION, routing: { phone_number: '4155550101' } }),
+      'invalid_request',
+      'routing.phone_number',
+    );
+    expectInvalid(
+      await gw.api(o.key, 'POST', '/v1/sessions', { ...TRANSLATION, routing: { phone_number: '+14155550199' } }),
+      'phone_number_not_found',
+      'routing.phone_number',
+    );
   });
 
   it('routes a connection to its carrier; refuses missing, disabled, foreign and invalid connections', async () => {
@@ -224,11 +291,31 @@ describe('POST /v1/sessions: routing', () => {
     const res = await gw.api(o.key, 'POST', '/v1/sessions', { ...TRANSLATION, routing: { connection_id: ok } });
     expect(res.status).toBe(201);
     expect(res.body.provider).toBe('carrier_a');
-    expectInvalid(await gw.api(o.key, 'POST', '/v1/sessions', { ...TRANSLATION, routing: { connection_id: 'pcon_nope' } }), 'connection_not_found', 'routing.connection_id');
-    expectInvalid(await gw.api(o.key, 'POST', '/v1/sessions', { ...TRANSLATION, routing: { connection_id: disabled } }), 'connection_not_found', 'routing.connection_id');
-    expectInvalid(await gw.api(o.key, 'POST', '/v1/sessions', { ...TRANSLATION, routing: { connection_id: foreign } }), 'connection_not_found', 'routing.connection_id');
-    expectInvalid(await gw.api(o.key, 'POST', '/v1/sessions', { ...TRANSLATION, routing: { connection_id: invalid } }), 'connection_invalid', 'routing.connection_id');
-    expectInvalid(await gw.api(o.key, 'POST', '/v1/sessions', { ...TRANSLATION, routing: { connection_id: 'conn_1' } }), 'invalid_request', 'routing.connection_id');
+    expectInvalid(
+      await gw.api(o.key, 'POST', '/v1/sessions', { ...TRANSLATION, routing: { connection_id: 'pcon_nope' } }),
+      'connection_not_found',
+      'routing.connection_id',
+    );
+    expectInvalid(
+      await gw.api(o.key, 'POST', '/v1/sessions', { ...TRANSLATION, routing: { connection_id: disabled } }),
+      'connection_not_found',
+      'routing.connection_id',
+    );
+    expectInvalid(
+      await gw.api(o.key, 'POST', '/v1/sessions', { ...TRANSLATION, routing: { connection_id: foreign } }),
+      'connection_not_found',
+      'routing.connection_id',
+    );
+    expectInvalid(
+      await gw.api(o.key, 'POST', '/v1/sessions', { ...TRANSLATION, routing: { connection_id: invalid } }),
+      'connection_invalid',
+      'routing.connection_id',
+    );
+    expectInvalid(
+      await gw.api(o.key, 'POST', '/v1/sessions', { ...TRANSLATION, routing: { connection_id: 'conn_1' } }),
+      'invalid_request',
+      'routing.connection_id',
+    );
   });
 
   it('routes SIP when enabled, with X- headers only; sip_not_enabled otherwise', async () => {
@@ -241,11 +328,20 @@ describe('POST /v1/sessions: routing', () => {
     expect(res.body.provider).toBe('sip');
     expectInvalid(
       await gw.api(on.key, 'POST', '/v1/sessions', { ...TRANSLATION, routing: { type: 'sip', sip: { headers: { 'P-Asserted-Identity': 'x' } } } }),
-      'invalid_request', 'routing.sip.headers.P-Asserted-Identity',
+      'invalid_request',
+      'routing.sip.headers.P-Asserted-Identity',
     );
-    expectInvalid(await gw.api(on.key, 'POST', '/v1/sessions', { ...TRANSLATION, routing: { type: 'sip', sip: { to_uri: 'http://x' } } }), 'invalid_request', 'routing.sip.to_uri');
+    expectInvalid(
+      await gw.api(on.key, 'POST', '/v1/sessions', { ...TRANSLATION, routing: { type: 'sip', sip: { to_uri: 'http://x' } } }),
+      'invalid_request',
+      'routing.sip.to_uri',
+    );
     expectInvalid(await gw.api(on.key, 'POST', '/v1/sessions', { ...TRANSLATION, routing: { type: 'pstn' } }), 'invalid_request', 'routing.type');
-    expectInvalid(await gw.api(on.key, 'POST', '/v1/sessions', { ...TRANSLATION, routing: { direction: 'sideways', type: 'sip' } }), 'invalid_request', 'routing.direction');
+    expectInvalid(
+      await gw.api(on.key, 'POST', '/v1/sessions', { ...TRANSLATION, routing: { direction: 'sideways', type: 'sip' } }),
+      'invalid_request',
+      'routing.direction',
+    );
   });
 
   it('refuses more than one routing method, and sip without type sip, with routing_failed and docs_url', async () => {
@@ -287,7 +383,11 @@ describe('POST /v1/sessions: AI agent rules', () => {
   it('creates an ai_agent session with an agent of the organization and allowed overrides', async () => {
     const o = await gw.createOrg({ changes: { allowedOverrides: ['greeting', 'voice'] } });
     const agent = (await gw.api(o.key, 'POST', '/v1/agents', { name: 'A' })).body.id;
-    const res = await gw.api(o.key, 'POST', '/v1/sessions', { mode: 'ai_agent', source_language: 'en', ai_agent: { id: agent, overrides: { greeting: 'Hi there', voice: { speed: 1.2 } } } });
+    const res = await gw.api(o.key, 'POST', '/v1/sessions', {
+      mode: 'ai_agent',
+      source_language: 'en',
+      ai_agent: { id: agent, overrides: { greeting: 'Hi there', voice: { speed: 1.2 } } },
+    });
     expect(res.status).toBe(201);
     expect(keys(res.body)).toEqual([...CREATE_KEYS].sort());
     const { rows } = await gw.db.query('SELECT ai_agent FROM sessions WHERE id = $1', [res.body.id]);
@@ -301,7 +401,7 @@ describe('POST /v1/sessions: AI agent rules', () => {
     expectInvalid(await gw.api(org.key, 'POST', '/v1/sessions', { mode: 'ai_agent', ai_agent: { id: 'bot_1' } }), 'invalid_request', 'ai_agent.id');
   });
 
-  it('answers 404 ai_agent_not_found for an unknown agent or another organization\'s agent', async () => {
+  it("answers 404 ai_agent_not_found for an unknown agent or another organization's agent", async () => {
     const other = await gw.createOrg();
     for (const id of ['agt_00000000000000000000000000', agentId]) {
       const res = await gw.api(other.key, 'POST', '/v1/sessions', { mode: 'ai_agent', ai_agent: { id } });
@@ -320,10 +420,17 @@ describe('POST /v1/sessions: AI agent rules', () => {
   it('answers 403 override_not_allowed naming the override outside the organization policy', async () => {
     const o = await gw.createOrg({ changes: { allowedOverrides: ['greeting'] } });
     const agent = (await gw.api(o.key, 'POST', '/v1/agents', { name: 'A' })).body.id;
-    const res = await gw.api(o.key, 'POST', '/v1/sessions', { mode: 'ai_agent', ai_agent: { id: agent, overrides: { greeting: 'x', instructions: 'be rude' } } });
+    const res = await gw.api(o.key, 'POST', '/v1/sessions', {
+      mode: 'ai_agent',
+      ai_agent: { id: agent, overrides: { greeting: 'x', instructions: 'be rude' } },
+    });
     expect(res.status).toBe(403);
     expect(res.body.error).toMatchObject({ type: 'permission_error', code: 'override_not_allowed', param: 'ai_agent.overrides.instructions' });
-    expectInvalid(await gw.api(o.key, 'POST', '/v1/sessions', { mode: 'ai_agent', ai_agent: { id: agent, overrides: { temperature: 2 } } }), 'invalid_request', 'ai_agent.overrides.temperature');
+    expectInvalid(
+      await gw.api(o.key, 'POST', '/v1/sessions', { mode: 'ai_agent', ai_agent: { id: agent, overrides: { temperature: 2 } } }),
+      'invalid_request',
+      'ai_agent.overrides.temperature',
+    );
   });
 });
 
@@ -336,7 +443,13 @@ describe('POST /v1/sessions: concurrency limit', () => {
     const refused = await gw.api(o.key, 'POST', '/v1/sessions', TRANSLATION);
     expect(refused.status).toBe(429);
     expect(refused.headers.get('retry-after')).toBe('30');
-    expect(refused.body.error).toEqual({ type: 'rate_limit_error', code: 'concurrent_session_limit', message: expect.any(String), request_id: refused.headers.get('x-request-id'), retry_after: 30 });
+    expect(refused.body.error).toEqual({
+      type: 'rate_limit_error',
+      code: 'concurrent_session_limit',
+      message: expect.any(String),
+      request_id: refused.headers.get('x-request-id'),
+      retry_after: 30,
+    });
     expect((await gw.api(o.key, 'POST', `/v1/sessions/${a.body.id}/end`)).status).toBe(200);
     expect((await gw.api(o.key, 'POST', '/v1/sessions', TRANSLATION)).status).toBe(201);
   });
@@ -380,7 +493,21 @@ describe('engine capability check', () => {
 });
 
 describe('GET /v1/sessions/{id}', () => {
-  const RETRIEVE_KEYS = ['id', 'object', 'status', 'mode', 'configuration_mode', 'source_language', 'target_language', 'provider', 'recording', 'metadata', 'created_at', 'started_at', 'ended_at'];
+  const RETRIEVE_KEYS = [
+    'id',
+    'object',
+    'status',
+    'mode',
+    'configuration_mode',
+    'source_language',
+    'target_language',
+    'provider',
+    'recording',
+    'metadata',
+    'created_at',
+    'started_at',
+    'ended_at',
+  ];
 
   it('returns a created session without stream, with started_at and ended_at null', async () => {
     const created = (await gw.api(org.key, 'POST', '/v1/sessions', { ...TRANSLATION, metadata: { k: 'v' } })).body;
@@ -407,15 +534,24 @@ describe('GET /v1/sessions/{id}', () => {
     expect(await resolveStreamToken(gw.redis, res.body.stream.token)).toBe(created.id);
     expect(res.body.stream.url).toBe(created.stream.url);
     expect(res.body.call).toEqual({
-      id: expect.stringMatching(/^call_/), object: 'call', provider: 'sip', call_sid: 'abc@10.0.0.1', direction: 'inbound', status: 'connected',
-      from: 'sip:+14155550100@carrier', to: 'sip:+14155550101@voxbridge',
+      id: expect.stringMatching(/^call_/),
+      object: 'call',
+      provider: 'sip',
+      call_sid: 'abc@10.0.0.1',
+      direction: 'inbound',
+      status: 'connected',
+      from: 'sip:+14155550100@carrier',
+      to: 'sip:+14155550101@voxbridge',
     });
   });
 
-  it('answers 404 session_not_found for unknown ids and other organizations\' sessions', async () => {
+  it("answers 404 session_not_found for unknown ids and other organizations' sessions", async () => {
     const other = await gw.createOrg();
     const created = (await gw.api(org.key, 'POST', '/v1/sessions', TRANSLATION)).body;
-    for (const [key, id] of [[org.key, 'sess_00000000000000000000000000'], [other.key, created.id]]) {
+    for (const [key, id] of [
+      [org.key, 'sess_00000000000000000000000000'],
+      [other.key, created.id],
+    ]) {
       for (const path of [`/v1/sessions/${id}`, `/v1/sessions/${id}/transcript`]) {
         const res = await gw.api(key, 'GET', path);
         expect(res.status).toBe(404);
@@ -461,7 +597,11 @@ describe('GET /v1/sessions/{id}/transcript', () => {
     await activateSession(gw.db, created.id);
     const empty = await gw.api(org.key, 'GET', `/v1/sessions/${created.id}/transcript`);
     expect(empty.body).toEqual({
-      id: `trn_${created.id}`, object: 'transcript', session_id: created.id, status: 'in_progress', turns: [],
+      id: `trn_${created.id}`,
+      object: 'transcript',
+      session_id: created.id,
+      status: 'in_progress',
+      turns: [],
       metadata: { total_turns: 0, duration_seconds: expect.any(Number), languages_detected: [] },
     });
     await gw.db.query(

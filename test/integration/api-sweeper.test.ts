@@ -33,7 +33,12 @@ describe('inactivity sweeper', () => {
     const commands: SessionCommand[] = [];
     const unsubscribe = await subscribeSessionCommands(subscriber, gw.config.redisKeyPrefix, (c) => commands.push(c));
     const sweeper = startInactivitySweeper({
-      db: gw.db, redis: gw.redis, redisKeyPrefix: gw.config.redisKeyPrefix, inactivitySeconds: 5, intervalMs: 60_000, logger: gw.logger,
+      db: gw.db,
+      redis: gw.redis,
+      redisKeyPrefix: gw.config.redisKeyPrefix,
+      inactivitySeconds: 5,
+      intervalMs: 60_000,
+      logger: gw.logger,
     });
     try {
       const ended = await sweeper.sweep();
@@ -60,7 +65,12 @@ describe('inactivity sweeper', () => {
     const id = await create();
     await gw.db.query(`UPDATE sessions SET last_activity_at = now() - interval '1 hour' WHERE id = $1`, [id]);
     const sweeper = startInactivitySweeper({
-      db: gw.db, redis: gw.redis, redisKeyPrefix: gw.config.redisKeyPrefix, inactivitySeconds: 1, intervalMs: 50, logger: gw.logger,
+      db: gw.db,
+      redis: gw.redis,
+      redisKeyPrefix: gw.config.redisKeyPrefix,
+      inactivitySeconds: 1,
+      intervalMs: 50,
+      logger: gw.logger,
     });
     try {
       await expect.poll(async () => (await status(id)).status, { timeout: 15_000, interval: 50 }).toBe('ended');

@@ -20,11 +20,24 @@ const URL = 'http://127.0.0.1:9/hook';
 
 describe('webhook endpoint management', () => {
   it('creates an endpoint and shows its secret once', async () => {
-    const res = await gw.api(org.key, 'POST', '/v1/webhook_endpoints', { url: URL, events: ['sessions', 'analysis.complete'], description: 'CRM', metadata: { team: 'ops' } });
+    const res = await gw.api(org.key, 'POST', '/v1/webhook_endpoints', {
+      url: URL,
+      events: ['sessions', 'analysis.complete'],
+      description: 'CRM',
+      metadata: { team: 'ops' },
+    });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({
-      object: 'webhook_endpoint', url: URL, events: ['sessions', 'analysis.completed'], realtime: false, enabled: true, status: 'enabled',
-      disabled_reason: null, description: 'CRM', metadata: { team: 'ops' }, previous_secret_expires_at: null,
+      object: 'webhook_endpoint',
+      url: URL,
+      events: ['sessions', 'analysis.completed'],
+      realtime: false,
+      enabled: true,
+      status: 'enabled',
+      disabled_reason: null,
+      description: 'CRM',
+      metadata: { team: 'ops' },
+      previous_secret_expires_at: null,
     });
     expect(res.body.id).toMatch(/^wh_/);
     expect(res.body.secret).toMatch(/^whsec_[0-9a-z]{32}$/);
@@ -50,9 +63,21 @@ describe('webhook endpoint management', () => {
 
   it('updates fields, disables and re-enables', async () => {
     const id = (await gw.api(org.key, 'POST', '/v1/webhook_endpoints', { url: URL, events: ['sessions'] })).body.id;
-    const patched = await gw.api(org.key, 'PATCH', `/v1/webhook_endpoints/${id}`, { events: ['transcripts'], realtime: true, enabled: false, url: 'http://localhost:9/other' });
+    const patched = await gw.api(org.key, 'PATCH', `/v1/webhook_endpoints/${id}`, {
+      events: ['transcripts'],
+      realtime: true,
+      enabled: false,
+      url: 'http://localhost:9/other',
+    });
     expect(patched.status).toBe(200);
-    expect(patched.body).toMatchObject({ events: ['transcripts'], realtime: true, enabled: false, status: 'disabled', disabled_reason: 'disabled by the organization', url: 'http://localhost:9/other' });
+    expect(patched.body).toMatchObject({
+      events: ['transcripts'],
+      realtime: true,
+      enabled: false,
+      status: 'disabled',
+      disabled_reason: 'disabled by the organization',
+      url: 'http://localhost:9/other',
+    });
     const back = await gw.api(org.key, 'PATCH', `/v1/webhook_endpoints/${id}`, { enabled: true });
     expect(back.body).toMatchObject({ enabled: true, disabled_reason: null, disabled_at: null });
     expect((await gw.api(org.key, 'PATCH', `/v1/webhook_endpoints/${id}`, {})).status).toBe(400);
@@ -79,8 +104,12 @@ describe('webhook endpoint management', () => {
   it("answers 404 webhook_endpoint_not_found for another organization's endpoint on every route", async () => {
     const id = (await gw.api(org.key, 'POST', '/v1/webhook_endpoints', { url: URL, events: ['*'] })).body.id;
     for (const [method, path, body] of [
-      ['GET', `/v1/webhook_endpoints/${id}`], ['PATCH', `/v1/webhook_endpoints/${id}`, { enabled: false }], ['DELETE', `/v1/webhook_endpoints/${id}`],
-      ['POST', `/v1/webhook_endpoints/${id}/rotate_secret`], ['POST', `/v1/webhook_endpoints/${id}/test`], ['GET', `/v1/webhook_endpoints/${id}/deliveries`],
+      ['GET', `/v1/webhook_endpoints/${id}`],
+      ['PATCH', `/v1/webhook_endpoints/${id}`, { enabled: false }],
+      ['DELETE', `/v1/webhook_endpoints/${id}`],
+      ['POST', `/v1/webhook_endpoints/${id}/rotate_secret`],
+      ['POST', `/v1/webhook_endpoints/${id}/test`],
+      ['GET', `/v1/webhook_endpoints/${id}/deliveries`],
     ] as [string, string, unknown?][]) {
       const res = await gw.api(other.key, method, path, body);
       expect(res.status, `${method} ${path}`).toBe(404);
@@ -124,7 +153,13 @@ describe('webhook endpoint management', () => {
 
   it('is documented in the OpenAPI document', async () => {
     const doc = (await gw.api(null, 'GET', '/v1/openapi.json')).body;
-    for (const p of ['/v1/webhook_endpoints', '/v1/webhook_endpoints/{id}', '/v1/webhook_endpoints/{id}/rotate_secret', '/v1/webhook_endpoints/{id}/test', '/v1/webhook_endpoints/{id}/deliveries']) {
+    for (const p of [
+      '/v1/webhook_endpoints',
+      '/v1/webhook_endpoints/{id}',
+      '/v1/webhook_endpoints/{id}/rotate_secret',
+      '/v1/webhook_endpoints/{id}/test',
+      '/v1/webhook_endpoints/{id}/deliveries',
+    ]) {
       expect(doc.paths[p], p).toBeDefined();
     }
   });

@@ -49,10 +49,25 @@ describe('voxbridge admin org update: engines', () => {
     const org = await createOrg(db, { name: 'Engines2', credits: 10, maxConcurrentSessions: 1, rateLimit: 10, rateWindowSeconds: 60, features: [] });
     await setSecret(db, config.secretKey, org.id, 'dg-key', 'secret-dg');
     await setSecret(db, config.secretKey, null, 'el-key', 'secret-el');
-    const ok = await update(org.id,
-      '--stt', 'deepgram', '--stt-url', 'wss://api.deepgram.com', '--stt-secret', 'dg-key', '--stt-languages', 'en,es',
-      '--translate', 'apertium',
-      '--tts', 'elevenlabs', '--tts-secret', 'el-key', '--tts-voice', '21m00Tcm4TlvDq8ikWAM');
+    const ok = await update(
+      org.id,
+      '--stt',
+      'deepgram',
+      '--stt-url',
+      'wss://api.deepgram.com',
+      '--stt-secret',
+      'dg-key',
+      '--stt-languages',
+      'en,es',
+      '--translate',
+      'apertium',
+      '--tts',
+      'elevenlabs',
+      '--tts-secret',
+      'el-key',
+      '--tts-voice',
+      '21m00Tcm4TlvDq8ikWAM',
+    );
     expect(ok.code).toBe(0);
     const stored = {
       stt: { provider: 'deepgram', url: 'wss://api.deepgram.com', apiKeySecret: 'dg-key', languages: ['en', 'es'] },

@@ -20,9 +20,20 @@ function cli(...args: string[]): Promise<CliResult> {
 
 describe('voxbridge admin post-call', () => {
   it('sets retention and compliance rules, refusing bad ones', async () => {
-    const ok = await cli('policy', org.orgId, '--retention-days', '7', '--compliance-rules', '{"required_disclosures":["this call is recorded"],"detect_card_numbers":true}');
+    const ok = await cli(
+      'policy',
+      org.orgId,
+      '--retention-days',
+      '7',
+      '--compliance-rules',
+      '{"required_disclosures":["this call is recorded"],"detect_card_numbers":true}',
+    );
     expect(ok.code).toBe(0);
-    expect(ok.json).toEqual({ id: org.orgId, recording_retention_days: 7, compliance_rules: { required_disclosures: ['this call is recorded'], detect_card_numbers: true } });
+    expect(ok.json).toEqual({
+      id: org.orgId,
+      recording_retention_days: 7,
+      compliance_rules: { required_disclosures: ['this call is recorded'], detect_card_numbers: true },
+    });
     const bad = await cli('policy', org.orgId, '--compliance-rules', '{"forbidden":["x"]}');
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/unknown key 'forbidden'/);
@@ -30,7 +41,12 @@ describe('voxbridge admin post-call', () => {
   }, 240_000);
 
   it('records consent for a session and refuses unknown statuses and sessions', async () => {
-    const res = await gw.api(org.key, 'POST', '/v1/sessions', { mode: 'bidirectional_translation', source_language: 'en', target_language: 'es', recording: { enabled: true, consent_required: true } });
+    const res = await gw.api(org.key, 'POST', '/v1/sessions', {
+      mode: 'bidirectional_translation',
+      source_language: 'en',
+      target_language: 'es',
+      recording: { enabled: true, consent_required: true },
+    });
     const sid = res.body.id;
     const granted = await cli('consent', sid, 'granted');
     expect(granted.code).toBe(0);

@@ -65,12 +65,15 @@ describe('voxbridge admin secret', () => {
   }, 240_000);
 
   it('gives an engine its API key from a named secret (TTS_API_KEY_SECRET)', async () => {
-    const engines = await createEngines({
-      ...config.engines,
-      stt: { ...config.engines.stt, provider: 'none' },
-      translate: { ...config.engines.translate, provider: 'none' },
-      tts: { ...config.engines.tts, provider: 'openai', url: server.url, apiKeySecret: 'openai-key' },
-    }, { resolveSecret: (name) => secretResolver(db, config.secretKey)(null, name) });
+    const engines = await createEngines(
+      {
+        ...config.engines,
+        stt: { ...config.engines.stt, provider: 'none' },
+        translate: { ...config.engines.translate, provider: 'none' },
+        tts: { ...config.engines.tts, provider: 'openai', url: server.url, apiKeySecret: 'openai-key' },
+      },
+      { resolveSecret: (name) => secretResolver(db, config.secretKey)(null, name) },
+    );
     const pcm = await engines.tts!.synthesize('Hello there.', 'en', {});
     expect(pcm.length).toBeGreaterThan(4000);
     await engines.close();

@@ -19,7 +19,11 @@ async function v1(method: string, path: string, body?: unknown) {
 }
 
 async function signInCookie(email: string): Promise<string> {
-  const res = await fetch(`${t.base}/console/api/auth/sign_in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password: PASSWORD }) });
+  const res = await fetch(`${t.base}/console/api/auth/sign_in`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password: PASSWORD }),
+  });
   expect(res.status).toBe(200);
   const set = res.headers.getSetCookie().find((c) => c.startsWith('vb_console='));
   expect(set).toBeDefined();
@@ -38,7 +42,8 @@ beforeAll(async () => {
   cookie = await signInCookie('viewer@example.com');
   const agent = await v1('POST', '/v1/agents', { name: 'Lister' });
   for (const mode of ['bidirectional_translation', 'ai_agent', 'bidirectional_translation', 'assistive_translation', 'bidirectional_translation']) {
-    const body = mode === 'ai_agent' ? { mode, source_language: 'en', ai_agent: { id: agent.body.id } } : { mode, source_language: 'en', target_language: 'es' };
+    const body =
+      mode === 'ai_agent' ? { mode, source_language: 'en', ai_agent: { id: agent.body.id } } : { mode, source_language: 'en', target_language: 'es' };
     const res = await v1('POST', '/v1/sessions', body);
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     ids.push(res.body.id);
@@ -57,9 +62,22 @@ describe('GET /console/api/sessions', () => {
     expect(first.body).toMatchObject({ object: 'list', has_more: true, next_cursor: ids[1], url: '/console/api/sessions' });
     expect(first.body.data.map((s: { id: string }) => s.id)).toEqual(ids.slice(0, 2));
     expect(first.body.data[0]).not.toHaveProperty('stream');
-    expect(Object.keys(first.body.data[1]).sort()).toEqual(
-      ['configuration_mode', 'created_at', 'end_reason', 'ended_at', 'id', 'metadata', 'mode', 'object', 'provider', 'recording', 'source_language', 'started_at', 'status', 'target_language'],
-    );
+    expect(Object.keys(first.body.data[1]).sort()).toEqual([
+      'configuration_mode',
+      'created_at',
+      'end_reason',
+      'ended_at',
+      'id',
+      'metadata',
+      'mode',
+      'object',
+      'provider',
+      'recording',
+      'source_language',
+      'started_at',
+      'status',
+      'target_language',
+    ]);
     expect(first.body.data[1]).toMatchObject({ object: 'session', status: 'ended', mode: 'ai_agent' });
     expect(first.body.data[1].end_reason).toBeTypeOf('string');
     expect(first.body.data[0].end_reason).toBeNull();

@@ -23,10 +23,14 @@ function sipOptions(port: number): Promise<string> {
     'Call-ID: roles-options-1',
     'CSeq: 1 OPTIONS',
     'Content-Length: 0',
-    '', '',
+    '',
+    '',
   ].join('\r\n');
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => { sock.close(); reject(new Error('no answer to OPTIONS')); }, 20_000);
+    const timer = setTimeout(() => {
+      sock.close();
+      reject(new Error('no answer to OPTIONS'));
+    }, 20_000);
     sock.on('message', (data) => {
       clearTimeout(timer);
       sock.close();

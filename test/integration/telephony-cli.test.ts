@@ -49,8 +49,34 @@ async function run(...args: string[]): Promise<{ json?: any; error?: Error }> {
 
 describe('admin connection and number', () => {
   it('adds a connection with encrypted credentials and prints no secret', async () => {
-    const r = await run('connection', 'add', '--org', orgId, '--provider', 'carrier_a', '--host', 'sip.carrier.test:5080', '--transport', 'tcp', '--username', 'u1', '--password', 'p@ss', '--inbound-cidrs', '203.0.113.0/24,198.51.100.7');
-    expect(r.json).toMatchObject({ provider: 'carrier_a', host: 'sip.carrier.test', port: 5080, transport: 'tcp', username: 'u1', password_set: true, inbound_cidrs: ['203.0.113.0/24', '198.51.100.7/32'], status: 'active' });
+    const r = await run(
+      'connection',
+      'add',
+      '--org',
+      orgId,
+      '--provider',
+      'carrier_a',
+      '--host',
+      'sip.carrier.test:5080',
+      '--transport',
+      'tcp',
+      '--username',
+      'u1',
+      '--password',
+      'p@ss',
+      '--inbound-cidrs',
+      '203.0.113.0/24,198.51.100.7',
+    );
+    expect(r.json).toMatchObject({
+      provider: 'carrier_a',
+      host: 'sip.carrier.test',
+      port: 5080,
+      transport: 'tcp',
+      username: 'u1',
+      password_set: true,
+      inbound_cidrs: ['203.0.113.0/24', '198.51.100.7/32'],
+      status: 'active',
+    });
     expect(r.json.id).toMatch(/^pcon_/);
     expect(JSON.stringify(r.json)).not.toContain('p@ss');
     const row = (await db.query('SELECT password_enc FROM provider_connections WHERE id = $1', [r.json.id])).rows[0];
@@ -62,22 +88,55 @@ describe('admin connection and number', () => {
 
   it('adds and updates a secure trunk (TLS + SRTP required, mutual TLS with a CA file and subject)', async () => {
     const pki = makeTestPki();
-    const r = await run('connection', 'add', '--org', orgId, '--provider', 'carrier_a', '--host', 'sbc.carrier.test', '--transport', 'tls', '--require-secure',
-      '--require-client-cert', '--client-ca', pki.caFile, '--client-subject', 'carrier.test');
-    expect(r.json).toMatchObject({ transport: 'tls', port: 5061, require_secure: true, require_client_cert: true, tls_client_ca_set: true, tls_client_subject: 'carrier.test' });
+    const r = await run(
+      'connection',
+      'add',
+      '--org',
+      orgId,
+      '--provider',
+      'carrier_a',
+      '--host',
+      'sbc.carrier.test',
+      '--transport',
+      'tls',
+      '--require-secure',
+      '--require-client-cert',
+      '--client-ca',
+      pki.caFile,
+      '--client-subject',
+      'carrier.test',
+    );
+    expect(r.json).toMatchObject({
+      transport: 'tls',
+      port: 5061,
+      require_secure: true,
+      require_client_cert: true,
+      tls_client_ca_set: true,
+      tls_client_subject: 'carrier.test',
+    });
     const row = (await db.query('SELECT tls_client_ca FROM provider_connections WHERE id = $1', [r.json.id])).rows[0];
     expect(row.tls_client_ca).toContain('BEGIN CERTIFICATE');
     const u = await run('connection', 'update', r.json.id, '--no-require-secure', '--no-require-client-cert', '--client-ca', 'none');
-    expect(u.json).toMatchObject({ transport: 'tls', require_secure: false, require_client_cert: false, tls_client_ca_set: false, tls_client_subject: 'carrier.test' });
+    expect(u.json).toMatchObject({
+      transport: 'tls',
+      require_secure: false,
+      require_client_cert: false,
+      tls_client_ca_set: false,
+      tls_client_subject: 'carrier.test',
+    });
     expect((await run('connection', 'update', r.json.id, '--transport', 'udp', '--require-secure')).error?.message).toMatch(/--require-secure needs/);
-    expect((await run('connection', 'add', '--org', orgId, '--provider', 'carrier_a', '--host', 'h', '--require-secure')).error?.message).toMatch(/--transport tls/);
+    expect((await run('connection', 'add', '--org', orgId, '--provider', 'carrier_a', '--host', 'h', '--require-secure')).error?.message).toMatch(
+      /--transport tls/,
+    );
     expect((await run('connection', 'update', r.json.id, '--client-ca', pki.serverKey)).error?.message).toMatch(/--client-ca/);
     expect((await run('connection', 'update', 'pcon_nope', '--require-secure')).error?.message).toMatch(/no connection/);
   });
 
   it('rejects bad input with a usage error', async () => {
     expect((await run('connection', 'add', '--org', orgId, '--provider', 'carrier_z', '--host', 'h')).error?.message).toMatch(/--provider/);
-    expect((await run('connection', 'add', '--org', orgId, '--provider', 'carrier_b', '--host', 'h', '--inbound-cidrs', 'nope')).error?.message).toMatch(/CIDR/);
+    expect((await run('connection', 'add', '--org', orgId, '--provider', 'carrier_b', '--host', 'h', '--inbound-cidrs', 'nope')).error?.message).toMatch(
+      /CIDR/,
+    );
     expect((await run('connection', 'add', '--org', orgId, '--provider', 'carrier_b', '--host', 'h', '--username', 'x')).error?.message).toMatch(/together/);
     expect((await run('number', 'add', '--org', orgId, '--number', '4155550100')).error?.message).toMatch(/E\.164/);
     expect((await run('connection', 'disable', 'pcon_missing')).error?.message).toMatch(/no connection/);
@@ -92,7 +151,9 @@ describe('admin connection and number', () => {
     expect(u.json).toMatchObject({ id: c.json.id, rtp_latching: 'signalled' });
     expect((await db.query('SELECT rtp_latching FROM provider_connections WHERE id = $1', [c.json.id])).rows[0].rtp_latching).toBe('signalled');
     expect((await run('connection', 'update', c.json.id, '--rtp-latching', 'open')).error?.message).toMatch(/--rtp-latching must be one of nat, signalled/);
-    expect((await run('connection', 'add', '--org', orgId, '--provider', 'carrier_a', '--host', 'h', '--rtp-latching', 'any')).error?.message).toMatch(/--rtp-latching/);
+    expect((await run('connection', 'add', '--org', orgId, '--provider', 'carrier_a', '--host', 'h', '--rtp-latching', 'any')).error?.message).toMatch(
+      /--rtp-latching/,
+    );
     expect((await run('connection', 'update', 'pcon_missing', '--rtp-latching', 'nat')).error?.message).toMatch(/no connection/);
   });
 

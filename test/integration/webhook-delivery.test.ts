@@ -72,7 +72,11 @@ describe('webhook delivery', () => {
       return res.body.data.length === 3 ? res.body : null;
     });
     // Newest first.
-    expect(log.data.map((a: any) => [a.attempt, a.outcome, a.status_code])).toEqual([[3, 'delivered', 200], [2, 'retry', 503], [1, 'retry', 503]]);
+    expect(log.data.map((a: any) => [a.attempt, a.outcome, a.status_code])).toEqual([
+      [3, 'delivered', 200],
+      [2, 'retry', 503],
+      [1, 'retry', 503],
+    ]);
     expect(log.data[1].next_retry_at).not.toBeNull();
     expect(log.data[0]).toMatchObject({ object: 'webhook_delivery_attempt', event_id: id, event_type: 'session.ended', error: null });
     rx.reply = () => 200;

@@ -28,7 +28,10 @@ describe('webhook retention', () => {
     // Delivered to one endpoint; the other failed once and waits an hour for its retry.
     await eventually(async () => (await gw.db.query(`SELECT 1 FROM webhook_deliveries WHERE event_id = $1 AND attempts = 1`, [id])).rowCount === 2);
     // Age everything by 31 days.
-    await gw.db.query(`UPDATE webhook_events SET created_at = created_at - interval '31 days', dispatched_at = dispatched_at - interval '31 days' WHERE id = $1`, [id]);
+    await gw.db.query(
+      `UPDATE webhook_events SET created_at = created_at - interval '31 days', dispatched_at = dispatched_at - interval '31 days' WHERE id = $1`,
+      [id],
+    );
     await gw.db.query(`UPDATE webhook_deliveries SET finished_at = finished_at - interval '31 days' WHERE event_id = $1`, [id]);
     await gw.db.query(`UPDATE webhook_delivery_attempts SET attempted_at = attempted_at - interval '31 days' WHERE event_id = $1`, [id]);
 

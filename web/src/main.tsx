@@ -43,8 +43,18 @@ function App() {
   };
 
   if (location.pathname.startsWith('/console/set-password')) return <SetPassword />;
-  if (error) return <main class="narrow"><ErrorBox error={error} /></main>;
-  if (me === undefined) return <main class="narrow"><Loading what="the console" /></main>;
+  if (error)
+    return (
+      <main class="narrow">
+        <ErrorBox error={error} />
+      </main>
+    );
+  if (me === undefined)
+    return (
+      <main class="narrow">
+        <Loading what="the console" />
+      </main>
+    );
   if (me === null) return <SignIn onSignedIn={loadMe} />;
 
   const operator = me.user.role === 'operator';

@@ -31,8 +31,9 @@ export class HelpDeskBrain implements Brain {
     }
     this.offeredHuman = false;
     if (this.choices) {
-      const pick = this.choices.find((c) => this.kb.search(text, 5).some((h) => h.passage.title === c.passage.title)
-        || text.toLowerCase().includes(c.passage.title.toLowerCase()));
+      const pick = this.choices.find(
+        (c) => this.kb.search(text, 5).some((h) => h.passage.title === c.passage.title) || text.toLowerCase().includes(c.passage.title.toLowerCase()),
+      );
       this.choices = null;
       if (pick) {
         yield { kind: 'say', text: shortAnswer(pick.passage) };

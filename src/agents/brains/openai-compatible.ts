@@ -23,7 +23,10 @@ export interface OpenAiBrainOptions {
 }
 
 export class LlmError extends Error {
-  constructor(readonly code: 'llm_http_error' | 'llm_timeout' | 'llm_bad_stream' | 'llm_no_key', message: string) {
+  constructor(
+    readonly code: 'llm_http_error' | 'llm_timeout' | 'llm_bad_stream' | 'llm_no_key',
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -40,8 +43,12 @@ export class OpenAiCompatibleBrain implements Brain {
   private readonly awaiting = new Set<string>();
 
   constructor(private readonly o: OpenAiBrainOptions) {
-    const system = [o.agent.instructions ?? `You are ${o.agent.name}, a helpful voice agent. Answer briefly: your replies are spoken on a phone call.`, o.context]
-      .filter(Boolean).join('\n\n');
+    const system = [
+      o.agent.instructions ?? `You are ${o.agent.name}, a helpful voice agent. Answer briefly: your replies are spoken on a phone call.`,
+      o.context,
+    ]
+      .filter(Boolean)
+      .join('\n\n');
     this.messages.push({ role: 'system', content: system });
   }
 
@@ -64,7 +71,14 @@ export class OpenAiCompatibleBrain implements Brain {
   private tools(): unknown[] | undefined {
     const fns = this.o.agent.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
     if (this.o.agent.escalation) {
-      fns.push({ type: 'function', function: { name: ESCALATE_FUNCTION, description: 'Hand the caller over to a human agent.', parameters: { type: 'object', properties: { reason: { type: 'string' } }, required: ['reason'] } } });
+      fns.push({
+        type: 'function',
+        function: {
+          name: ESCALATE_FUNCTION,
+          description: 'Hand the caller over to a human agent.',
+          parameters: { type: 'object', properties: { reason: { type: 'string' } }, required: ['reason'] },
+        },
+      });
     }
     return fns.length ? fns : undefined;
   }
@@ -86,7 +100,8 @@ export class OpenAiCompatibleBrain implements Brain {
     const calls: Array<{ id: string; name: string; args: string }> = [];
     try {
       const res = await fetch(url, {
-        method: 'POST', signal,
+        method: 'POST',
+        signal,
         headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...(key ? { authorization: `Bearer ${key}` } : {}) },
         body: JSON.stringify({ model: brain.model, messages: this.messages, stream: true, tools: this.tools() }),
       });
@@ -97,7 +112,12 @@ export class OpenAiCompatibleBrain implements Brain {
       for await (const data of sseData(res.body)) {
         touch();
         if (data === '[DONE]') break;
-        let chunk: { choices?: Array<{ delta?: { content?: string | null; tool_calls?: Array<{ index: number; id?: string; function?: { name?: string; arguments?: string } }> } }>; error?: { message?: string } };
+        let chunk: {
+          choices?: Array<{
+            delta?: { content?: string | null; tool_calls?: Array<{ index: number; id?: string; function?: { name?: string; arguments?: string } }> };
+          }>;
+          error?: { message?: string };
+        };
         try {
           chunk = JSON.parse(data);
         } catch {
@@ -134,7 +154,8 @@ export class OpenAiCompatibleBrain implements Brain {
     if (pending.trim()) yield { kind: 'say', text: pending.trim() };
     const made = calls.filter(Boolean);
     this.messages.push({
-      role: 'assistant', content: text || null,
+      role: 'assistant',
+      content: text || null,
       ...(made.length ? { tool_calls: made.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.args } })) } : {}),
     });
     for (const c of made) {
@@ -146,7 +167,12 @@ export class OpenAiCompatibleBrain implements Brain {
       }
       if (c.name === ESCALATE_FUNCTION) {
         this.messages.push({ role: 'tool', tool_call_id: c.id, content: '{"ok":true}' });
-        yield { kind: 'escalate', reason: typeof args.reason === 'string' && args.reason ? args.reason : 'requested by the agent', summary: `Customer said: ${this.heard.slice(-3).join(' / ')}`, sentiment: sentimentOf(this.heard) };
+        yield {
+          kind: 'escalate',
+          reason: typeof args.reason === 'string' && args.reason ? args.reason : 'requested by the agent',
+          summary: `Customer said: ${this.heard.slice(-3).join(' / ')}`,
+          sentiment: sentimentOf(this.heard),
+        };
         continue;
       }
       this.awaiting.add(c.id);
@@ -165,7 +191,11 @@ async function* sseData(body: ReadableStream<Uint8Array>): AsyncIterable<string>
     while ((i = buf.search(/\r?\n\r?\n/)) >= 0) {
       const event = buf.slice(0, i);
       buf = buf.slice(i).replace(/^\r?\n\r?\n/, '');
-      const data = event.split(/\r?\n/).filter((l) => l.startsWith('data:')).map((l) => l.slice(5).replace(/^ /, '')).join('\n');
+      const data = event
+        .split(/\r?\n/)
+        .filter((l) => l.startsWith('data:'))
+        .map((l) => l.slice(5).replace(/^ /, ''))
+        .join('\n');
       if (data) yield data;
     }
   }

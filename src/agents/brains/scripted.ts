@@ -106,11 +106,18 @@ function toolArguments(parameters: Record<string, unknown>, slots: Slots): Recor
   const props = (parameters.properties ?? {}) as Record<string, { type?: string }>;
   const args: Record<string, unknown> = {};
   for (const [name, schema] of Object.entries(props)) {
-    const key = name in slots ? name
-      : /order|id|reference|ticket/i.test(name) ? 'order_id'
-        : /date|day/i.test(name) ? 'date'
-          : /time|hour/i.test(name) ? 'time'
-            : schema?.type === 'number' || schema?.type === 'integer' ? 'number' : null;
+    const key =
+      name in slots
+        ? name
+        : /order|id|reference|ticket/i.test(name)
+          ? 'order_id'
+          : /date|day/i.test(name)
+            ? 'date'
+            : /time|hour/i.test(name)
+              ? 'time'
+              : schema?.type === 'number' || schema?.type === 'integer'
+                ? 'number'
+                : null;
     if (!key || slots[key] === undefined) continue;
     args[name] = schema?.type === 'number' || schema?.type === 'integer' ? Number(slots[key].replace(/\D/g, '')) : slots[key];
   }

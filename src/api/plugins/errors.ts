@@ -41,8 +41,8 @@ function paramOf(err: FastifyError): string | undefined {
   if (!err.validation?.length) return undefined;
   const v = primaryError(err.validation).error;
   const base = v.instancePath.replace(/^\//, '').replace(/\//g, '.');
-  const missing = (v.params as { missingProperty?: string; additionalProperty?: string }).missingProperty
-    ?? (v.params as { additionalProperty?: string }).additionalProperty;
+  const missing =
+    (v.params as { missingProperty?: string; additionalProperty?: string }).missingProperty ?? (v.params as { additionalProperty?: string }).additionalProperty;
   const field = missing ? (base ? `${base}.${missing}` : missing) : base;
   return field || undefined;
 }

@@ -36,7 +36,11 @@ export function canonicalJson(value: unknown): string {
 }
 
 function fingerprint(req: FastifyRequest): string {
-  return createHash('sha256').update(req.method).update(req.url.split('?')[0] ?? req.url).update(canonicalJson(req.body ?? null)).digest('hex');
+  return createHash('sha256')
+    .update(req.method)
+    .update(req.url.split('?')[0] ?? req.url)
+    .update(canonicalJson(req.body ?? null))
+    .digest('hex');
 }
 
 /** A replayed error answers with this request's id, so the body agrees with X-Request-ID. */

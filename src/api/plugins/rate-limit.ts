@@ -18,8 +18,7 @@ async function rateLimitPlugin(app: FastifyInstance, deps: ApiDeps): Promise<voi
   if (!(deps.redis as unknown as { vbRateWindow?: WindowCommand }).vbRateWindow) {
     deps.redis.defineCommand('vbRateWindow', { numberOfKeys: 1, lua: WINDOW_SCRIPT });
   }
-  const incrWindow = (key: string, windowMs: number): Promise<number> =>
-    (deps.redis as unknown as { vbRateWindow: WindowCommand }).vbRateWindow(key, windowMs);
+  const incrWindow = (key: string, windowMs: number): Promise<number> => (deps.redis as unknown as { vbRateWindow: WindowCommand }).vbRateWindow(key, windowMs);
   app.addHook('onRequest', async (req, reply) => {
     const auth = req.auth;
     if (!auth) return;

@@ -26,79 +26,111 @@ export default async function agentRoutes(app: ApiApp, deps: ApiDeps): Promise<v
   const metaLimits = { maxKeys: limits.metadataMaxKeys, maxBytes: limits.metadataMaxBytes };
   const writeErrors = withAuthErrors({ 400: ['invalid_request', 'validation_error'] });
 
-  app.get('/v1/agents', {
-    config: { scope: 'agents:read' },
-    schema: {
-      tags: ['agents'],
-      summary: 'List agents',
-      description: 'Scope agents:read. Ascending creation (id) order.',
-      querystring: PageQuery,
-      response: { 200: ListOf(AgentObject, 'Agents of the organization.'), ...withAuthErrors({ 400: ['invalid_request'] }) },
+  app.get(
+    '/v1/agents',
+    {
+      config: { scope: 'agents:read' },
+      schema: {
+        tags: ['agents'],
+        summary: 'List agents',
+        description: 'Scope agents:read. Ascending creation (id) order.',
+        querystring: PageQuery,
+        response: { 200: ListOf(AgentObject, 'Agents of the organization.'), ...withAuthErrors({ 400: ['invalid_request'] }) },
+      },
     },
-  }, async (req) => {
-    const page = pageRequest(req.query);
-    return presentList('/v1/agents', await listAgents(deps.db, authOf(req).orgId, page), presentAgent);
-  });
-
-  app.post('/v1/agents', {
-    config: { scope: 'agents:write', idempotent: true },
-    schema: {
-      tags: ['agents'],
-      summary: 'Create an agent',
-      description: 'Scope agents:write. Honours Idempotency-Key.',
-      body: CreateAgentBody(limits),
-      response: { 201: AgentObject, ...writeErrors, 409: withAuthErrors({ 409: ['idempotency_conflict'] })[409] },
+    async (req) => {
+      const page = pageRequest(req.query);
+      return presentList('/v1/agents', await listAgents(deps.db, authOf(req).orgId, page), presentAgent);
     },
-  }, async (req, reply) => {
-    const body = req.body;
-    checkAgentFields(body, body.tools);
-    checkMetadata('metadata', body.metadata, metaLimits);
-    const row = await insertAgent(deps.db, authOf(req).orgId, toValues(body) as AgentValues & { name: string });
-    reply.code(201);
-    return presentAgent(row);
-  });
+  );
 
-  app.get('/v1/agents/:id', {
-    config: { scope: 'agents:read' },
-    schema: { tags: ['agents'], summary: 'Retrieve an agent', description: 'Scope agents:read.', params: IdParams, response: { 200: AgentObject, ...withAuthErrors({ 404: ['agent_not_found'] }) } },
-  }, async (req) => {
-    const { id } = req.params;
-    const row = await getAgent(deps.db, authOf(req).orgId, id);
-    if (!row) throw notFound(id);
-    return presentAgent(row);
-  });
-
-  app.patch('/v1/agents/:id', {
-    config: { scope: 'agents:write' },
-    schema: {
-      tags: ['agents'],
-      summary: 'Update an agent',
-      description: 'Scope agents:write. Only the given fields change; null clears a nullable field; arrays and objects are replaced.',
-      params: IdParams,
-      body: UpdateAgentBody(limits),
-      response: { 200: AgentObject, ...withAuthErrors({ 400: ['invalid_request', 'validation_error'], 404: ['agent_not_found'] }) },
+  app.post(
+    '/v1/agents',
+    {
+      config: { scope: 'agents:write', idempotent: true },
+      schema: {
+        tags: ['agents'],
+        summary: 'Create an agent',
+        description: 'Scope agents:write. Honours Idempotency-Key.',
+        body: CreateAgentBody(limits),
+        response: { 201: AgentObject, ...writeErrors, 409: withAuthErrors({ 409: ['idempotency_conflict'] })[409] },
+      },
     },
-  }, async (req) => {
-    const { id } = req.params;
-    const body = req.body;
-    const existing = await getAgent(deps.db, authOf(req).orgId, id);
-    if (!existing) throw notFound(id);
-    // Intent → tool references are checked against the agent as it will be after the change.
-    const tools = (body.tools ?? existing.tools) as ToolLike[];
-    const intents = body.intents ?? (body.tools ? (existing.intents as IntentLike[]) : undefined);
-    checkAgentFields({ language: body.language, brain: body.brain, tools: body.tools, intents }, tools);
-    checkMetadata('metadata', body.metadata, metaLimits);
-    const row = await updateAgent(deps.db, authOf(req).orgId, id, toValues(body));
-    if (!row) throw notFound(id);
-    return presentAgent(row);
-  });
+    async (req, reply) => {
+      const body = req.body;
+      checkAgentFields(body, body.tools);
+      checkMetadata('metadata', body.metadata, metaLimits);
+      const row = await insertAgent(deps.db, authOf(req).orgId, toValues(body) as AgentValues & { name: string });
+      reply.code(201);
+      return presentAgent(row);
+    },
+  );
 
-  app.delete('/v1/agents/:id', {
-    config: { scope: 'agents:write' },
-    schema: { tags: ['agents'], summary: 'Delete an agent', description: 'Scope agents:write.', params: IdParams, response: { 200: AgentDeleted, ...withAuthErrors({ 404: ['agent_not_found'] }) } },
-  }, async (req) => {
-    const { id } = req.params;
-    if (!(await deleteAgent(deps.db, authOf(req).orgId, id))) throw notFound(id);
-    return { id, object: 'agent', deleted: true };
-  });
+  app.get(
+    '/v1/agents/:id',
+    {
+      config: { scope: 'agents:read' },
+      schema: {
+        tags: ['agents'],
+        summary: 'Retrieve an agent',
+        description: 'Scope agents:read.',
+        params: IdParams,
+        response: { 200: AgentObject, ...withAuthErrors({ 404: ['agent_not_found'] }) },
+      },
+    },
+    async (req) => {
+      const { id } = req.params;
+      const row = await getAgent(deps.db, authOf(req).orgId, id);
+      if (!row) throw notFound(id);
+      return presentAgent(row);
+    },
+  );
+
+  app.patch(
+    '/v1/agents/:id',
+    {
+      config: { scope: 'agents:write' },
+      schema: {
+        tags: ['agents'],
+        summary: 'Update an agent',
+        description: 'Scope agents:write. Only the given fields change; null clears a nullable field; arrays and objects are replaced.',
+        params: IdParams,
+        body: UpdateAgentBody(limits),
+        response: { 200: AgentObject, ...withAuthErrors({ 400: ['invalid_request', 'validation_error'], 404: ['agent_not_found'] }) },
+      },
+    },
+    async (req) => {
+      const { id } = req.params;
+      const body = req.body;
+      const existing = await getAgent(deps.db, authOf(req).orgId, id);
+      if (!existing) throw notFound(id);
+      // Intent → tool references are checked against the agent as it will be after the change.
+      const tools = (body.tools ?? existing.tools) as ToolLike[];
+      const intents = body.intents ?? (body.tools ? (existing.intents as IntentLike[]) : undefined);
+      checkAgentFields({ language: body.language, brain: body.brain, tools: body.tools, intents }, tools);
+      checkMetadata('metadata', body.metadata, metaLimits);
+      const row = await updateAgent(deps.db, authOf(req).orgId, id, toValues(body));
+      if (!row) throw notFound(id);
+      return presentAgent(row);
+    },
+  );
+
+  app.delete(
+    '/v1/agents/:id',
+    {
+      config: { scope: 'agents:write' },
+      schema: {
+        tags: ['agents'],
+        summary: 'Delete an agent',
+        description: 'Scope agents:write.',
+        params: IdParams,
+        response: { 200: AgentDeleted, ...withAuthErrors({ 404: ['agent_not_found'] }) },
+      },
+    },
+    async (req) => {
+      const { id } = req.params;
+      if (!(await deleteAgent(deps.db, authOf(req).orgId, id))) throw notFound(id);
+      return { id, object: 'agent', deleted: true };
+    },
+  );
 }

@@ -10,13 +10,26 @@ import { authOf, type ApiApp, type ApiDeps } from '../context.js';
 import { setCreditHeaders } from '../plugins/auth.js';
 import { IdParams, Iso8601, NullableIso8601, withAuthErrors } from '../schemas/common.js';
 
-const AnalysisBody = Type.Object({
-  // Plain enums, so a refused value is reported with every allowed one.
-  profile: Type.Optional(Type.Unsafe<string>({ type: 'string', enum: PROFILE_NAMES, description: `One of ${PROFILE_NAMES.join(', ')}; default 'default'. See README "Analysis".` })),
-  include: Type.Optional(Type.Array(Type.Unsafe<string>({ type: 'string', enum: [...ANALYSIS_PARTS] }), {
-    uniqueItems: true, minItems: 1, description: `Parts to compute, any of ${ANALYSIS_PARTS.join(', ')}; default all.`,
-  })),
-}, { additionalProperties: false });
+const AnalysisBody = Type.Object(
+  {
+    // Plain enums, so a refused value is reported with every allowed one.
+    profile: Type.Optional(
+      Type.Unsafe<string>({
+        type: 'string',
+        enum: PROFILE_NAMES,
+        description: `One of ${PROFILE_NAMES.join(', ')}; default 'default'. See README "Analysis".`,
+      }),
+    ),
+    include: Type.Optional(
+      Type.Array(Type.Unsafe<string>({ type: 'string', enum: [...ANALYSIS_PARTS] }), {
+        uniqueItems: true,
+        minItems: 1,
+        description: `Parts to compute, any of ${ANALYSIS_PARTS.join(', ')}; default all.`,
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
 
 const AnalysisCreated = Type.Object({ id: Type.String(), object: Type.Literal('analysis'), session_id: Type.String(), status: Type.Literal('processing') });
 
@@ -44,13 +57,18 @@ const AnalysisObject = Type.Object({
 function presentAnalysis(a: AnalysisRow): Record<string, unknown> {
   const done = a.status === 'completed';
   return {
-    id: a.id, object: 'analysis', session_id: a.session_id, call_id: a.call_id, profile: a.profile, status: a.status,
+    id: a.id,
+    object: 'analysis',
+    session_id: a.session_id,
+    call_id: a.call_id,
+    profile: a.profile,
+    status: a.status,
     summary: done ? a.summary : null,
     sentiment: done ? a.sentiment : null,
     compliance: done ? a.compliance : null,
     performance: done ? a.performance : null,
     keywords: done ? a.keywords : null,
-    action_items: done ? ((a.details?.action_items) ?? []) : null,
+    action_items: done ? (a.details?.action_items ?? []) : null,
     error: a.status === 'failed' ? a.error : null,
     created_at: a.created_at.toISOString(),
     completed_at: a.completed_at ? a.completed_at.toISOString() : null,
@@ -58,56 +76,69 @@ function presentAnalysis(a: AnalysisRow): Record<string, unknown> {
 }
 
 export default async function analysisRoutes(app: ApiApp, deps: ApiDeps): Promise<void> {
-  app.post('/v1/sessions/:id/analysis', {
-    config: { scope: 'analysis:write', idempotent: true },
-    schema: {
-      tags: ['analyses'],
-      summary: 'Request a post-call analysis',
-      description: 'Scope analysis:write. Needs an ended session with a transcript; consumes 1 API credit. Honours Idempotency-Key (a replay is not charged again). Poll GET /v1/analyses/{id}.',
-      params: IdParams,
-      body: Type.Optional(AnalysisBody),
-      response: {
-        202: AnalysisCreated,
-        ...withAuthErrors({ 400: ['transcript_not_available', 'validation_error'], 402: ['insufficient_api_credits'], 404: ['session_not_found'] }),
+  app.post(
+    '/v1/sessions/:id/analysis',
+    {
+      config: { scope: 'analysis:write', idempotent: true },
+      schema: {
+        tags: ['analyses'],
+        summary: 'Request a post-call analysis',
+        description:
+          'Scope analysis:write. Needs an ended session with a transcript; consumes 1 API credit. Honours Idempotency-Key (a replay is not charged again). Poll GET /v1/analyses/{id}.',
+        params: IdParams,
+        body: Type.Optional(AnalysisBody),
+        response: {
+          202: AnalysisCreated,
+          ...withAuthErrors({ 400: ['transcript_not_available', 'validation_error'], 402: ['insufficient_api_credits'], 404: ['session_not_found'] }),
+        },
       },
     },
-  }, async (req, reply) => {
-    const { id } = req.params;
-    const body = req.body ?? {};
-    const auth = authOf(req);
-    const s = await getSessionWithCall(deps.db, id, auth.orgId);
-    if (!s) throw new ApiError('session_not_found', { param: 'session_id', message: `No session '${id}' in this organization.` });
-    if (s.status !== 'ended') {
-      throw new ApiError('transcript_not_available', { message: 'The transcript is available once the session has ended.' });
-    }
-    const { rows } = await deps.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM transcript_turns WHERE session_id = $1 AND trim(text) <> ''`, [id]);
-    if ((rows[0]?.n ?? 0) === 0) throw new ApiError('transcript_not_available', { message: 'The session ended without any transcribed speech.' });
-    const created = await createChargedAnalysis(deps.db, {
-      orgId: auth.orgId, sessionId: id, profile: body.profile ?? 'default', include: body.include ?? [...ANALYSIS_PARTS], requestId: String(req.id),
-    });
-    if (!created.ok) {
-      // The balance read at auth time may be stale by now: report the real one.
-      setCreditHeaders(reply, { credits: 0, credits_used: auth.org.credits_used });
-      throw new ApiError('insufficient_api_credits');
-    }
-    setCreditHeaders(reply, { credits: created.credits, credits_used: created.creditsUsed });
-    reply.code(202);
-    return { id: created.analysis.id, object: 'analysis', session_id: id, status: 'processing' };
-  });
-
-  app.get('/v1/analyses/:id', {
-    config: { scope: 'analysis:read' },
-    schema: {
-      tags: ['analyses'],
-      summary: 'Retrieve an analysis',
-      description: 'Scope analysis:read. Any status; poll until completed or failed.',
-      params: IdParams,
-      response: { 200: AnalysisObject, ...withAuthErrors({ 404: ['analysis_not_found'] }) },
+    async (req, reply) => {
+      const { id } = req.params;
+      const body = req.body ?? {};
+      const auth = authOf(req);
+      const s = await getSessionWithCall(deps.db, id, auth.orgId);
+      if (!s) throw new ApiError('session_not_found', { param: 'session_id', message: `No session '${id}' in this organization.` });
+      if (s.status !== 'ended') {
+        throw new ApiError('transcript_not_available', { message: 'The transcript is available once the session has ended.' });
+      }
+      const { rows } = await deps.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM transcript_turns WHERE session_id = $1 AND trim(text) <> ''`, [id]);
+      if ((rows[0]?.n ?? 0) === 0) throw new ApiError('transcript_not_available', { message: 'The session ended without any transcribed speech.' });
+      const created = await createChargedAnalysis(deps.db, {
+        orgId: auth.orgId,
+        sessionId: id,
+        profile: body.profile ?? 'default',
+        include: body.include ?? [...ANALYSIS_PARTS],
+        requestId: String(req.id),
+      });
+      if (!created.ok) {
+        // The balance read at auth time may be stale by now: report the real one.
+        setCreditHeaders(reply, { credits: 0, credits_used: auth.org.credits_used });
+        throw new ApiError('insufficient_api_credits');
+      }
+      setCreditHeaders(reply, { credits: created.credits, credits_used: created.creditsUsed });
+      reply.code(202);
+      return { id: created.analysis.id, object: 'analysis', session_id: id, status: 'processing' };
     },
-  }, async (req) => {
-    const { id } = req.params;
-    const a = await getAnalysis(deps.db, authOf(req).orgId, id);
-    if (!a) throw new ApiError('analysis_not_found', { param: 'analysis_id', message: `No analysis '${id}'.` });
-    return presentAnalysis(a);
-  });
+  );
+
+  app.get(
+    '/v1/analyses/:id',
+    {
+      config: { scope: 'analysis:read' },
+      schema: {
+        tags: ['analyses'],
+        summary: 'Retrieve an analysis',
+        description: 'Scope analysis:read. Any status; poll until completed or failed.',
+        params: IdParams,
+        response: { 200: AnalysisObject, ...withAuthErrors({ 404: ['analysis_not_found'] }) },
+      },
+    },
+    async (req) => {
+      const { id } = req.params;
+      const a = await getAnalysis(deps.db, authOf(req).orgId, id);
+      if (!a) throw new ApiError('analysis_not_found', { param: 'analysis_id', message: `No analysis '${id}'.` });
+      return presentAnalysis(a);
+    },
+  );
 }

@@ -14,7 +14,20 @@ export function streamUrl(publicUrl: string, sessionId: string): string {
   return `${u.protocol === 'https:' ? 'wss' : 'ws'}://${u.host}/v1/sessions/${sessionId}/connect`;
 }
 
-type SessionFields = Pick<SessionRow, 'id' | 'status' | 'mode' | 'configuration_mode' | 'source_language' | 'target_language' | 'provider' | 'phone_number' | 'recording' | 'metadata' | 'created_at'>;
+type SessionFields = Pick<
+  SessionRow,
+  | 'id'
+  | 'status'
+  | 'mode'
+  | 'configuration_mode'
+  | 'source_language'
+  | 'target_language'
+  | 'provider'
+  | 'phone_number'
+  | 'recording'
+  | 'metadata'
+  | 'created_at'
+>;
 
 function sessionBase(s: SessionFields): Record<string, unknown> {
   return {
@@ -40,13 +53,24 @@ export function presentCreatedSession(s: SessionFields, stream: StreamDetails): 
 
 export function presentCall(c: CallSummary): Record<string, unknown> {
   return {
-    id: c.id, object: 'call', provider: c.provider, call_sid: c.call_sid, direction: c.direction, status: c.status, from: c.from_uri, to: c.to_uri,
+    id: c.id,
+    object: 'call',
+    provider: c.provider,
+    call_sid: c.call_sid,
+    direction: c.direction,
+    status: c.status,
+    from: c.from_uri,
+    to: c.to_uri,
     ...(c.quality ? { quality: c.quality } : {}),
   };
 }
 
 /** GET /v1/sessions/{id}: started_at/ended_at always, call when a leg exists, stream only while active. */
-export function presentSession(s: SessionFields & Pick<SessionRow, 'started_at' | 'ended_at'>, call: CallSummary | null, stream: StreamDetails | null): Record<string, unknown> {
+export function presentSession(
+  s: SessionFields & Pick<SessionRow, 'started_at' | 'ended_at'>,
+  call: CallSummary | null,
+  stream: StreamDetails | null,
+): Record<string, unknown> {
   return {
     ...sessionBase(s),
     ...(call ? { call: presentCall(call) } : {}),
@@ -124,7 +148,15 @@ export function presentProcessingRecording(r: RecordingRow): Record<string, unkn
 }
 
 export function presentRecordingItem(r: RecordingRow): Record<string, unknown> {
-  return { id: r.id, object: 'recording', session_id: r.session_id, duration: r.duration, format: r.format, status: r.status, created_at: r.created_at.toISOString() };
+  return {
+    id: r.id,
+    object: 'recording',
+    session_id: r.session_id,
+    duration: r.duration,
+    format: r.format,
+    status: r.status,
+    created_at: r.created_at.toISOString(),
+  };
 }
 
 export function presentAgent(a: AgentRow): Record<string, unknown> {

@@ -38,109 +38,131 @@ export default async function recordingRoutes(app: ApiApp, deps: ApiDeps): Promi
   const storage = createRecordingStorage(deps.config);
   app.addHook('onClose', async () => storage.close?.());
 
-  app.get('/v1/recordings/:id', {
-    config: { scope: 'recordings:read' },
-    schema: {
-      tags: ['recordings'],
-      summary: 'Retrieve a recording',
-      description: 'Scope recordings:read. 200 when ready (download_url set) or failed; 202 with a reduced object while processing.',
-      params: IdParams,
-      response: { 200: RecordingObject, 202: RecordingProcessing, ...errors },
-    },
-  }, async (req, reply) => {
-    const { id } = req.params;
-    const r = await accessibleRecording(deps, authOf(req).org, id);
-    if (r.status === 'processing') {
-      reply.code(202);
-      return presentProcessingRecording(r);
-    }
-    return presentRecording(r);
-  });
-
-  app.get('/v1/recordings/:id/audio', {
-    config: { scope: 'recordings:read' },
-    schema: {
-      tags: ['recordings'],
-      summary: 'Download recording audio',
-      description:
-        'Scope recordings:read. Streams the MP3 (audio/mpeg) with Content-Length, Accept-Ranges: bytes and a Content-Disposition filename containing the session id. ' +
-        'A single `Range: bytes=…` answers 206 with Content-Range (416 when unsatisfiable). 202 with the reduced recording object while processing; 404 when generation failed.',
-      params: IdParams,
-      response: {
-        200: Type.String({ format: 'binary', description: 'The audio bytes.' }),
-        202: RecordingProcessing,
-        206: Type.String({ format: 'binary', description: 'The requested byte range.' }),
-        416: Type.Null({ description: 'Range not satisfiable; Content-Range gives the size.' }),
-        ...errors,
+  app.get(
+    '/v1/recordings/:id',
+    {
+      config: { scope: 'recordings:read' },
+      schema: {
+        tags: ['recordings'],
+        summary: 'Retrieve a recording',
+        description: 'Scope recordings:read. 200 when ready (download_url set) or failed; 202 with a reduced object while processing.',
+        params: IdParams,
+        response: { 200: RecordingObject, 202: RecordingProcessing, ...errors },
       },
     },
-  }, async (req, reply) => {
-    const { id } = req.params;
-    const r = await accessibleRecording(deps, authOf(req).org, id);
-    if (r.status === 'processing') {
-      reply.code(202);
-      return presentProcessingRecording(r);
-    }
-    if (r.status !== 'ready' || !r.file_path) throw notFound(id, ': its generation failed, no audio is available');
-    const size = await storage.size(r.file_path);
-    if (size === null) {
-      req.log.warn({ recording_id: r.id, key: r.file_path }, 'recording file missing');
-      throw notFound(id, ': its audio file is no longer available');
-    }
-    reply
-      .header('Content-Type', 'audio/mpeg')
-      .header('Accept-Ranges', 'bytes')
-      .header('Content-Disposition', `attachment; filename="${r.session_id}_${r.channel}_${r.id}.mp3"`);
-    const rangeHeader = req.headers.range;
-    if (rangeHeader) {
-      const ranges = parseRange(size, rangeHeader, { combine: true });
-      if (ranges === -1) {
-        // Not an API error body: a player asked past the end; tell it the size (RFC 9110 §15.5.17).
-        return reply.code(416).header('Content-Range', `bytes */${size}`).header('Content-Length', 0).send();
+    async (req, reply) => {
+      const { id } = req.params;
+      const r = await accessibleRecording(deps, authOf(req).org, id);
+      if (r.status === 'processing') {
+        reply.code(202);
+        return presentProcessingRecording(r);
       }
-      // A malformed header (-2) or a type other than bytes is ignored: the whole file (RFC 9110 §14.2).
-      const only = ranges !== -2 && ranges.type === 'bytes' && ranges.length === 1 ? ranges[0] : undefined;
-      if (only) {
-        const { start, end } = only;
-        return reply.code(206)
-          .header('Content-Range', `bytes ${start}-${end}/${size}`)
-          .header('Content-Length', end - start + 1)
-          .send(storage.read(r.file_path, { start, end }));
+      return presentRecording(r);
+    },
+  );
+
+  app.get(
+    '/v1/recordings/:id/audio',
+    {
+      config: { scope: 'recordings:read' },
+      schema: {
+        tags: ['recordings'],
+        summary: 'Download recording audio',
+        description:
+          'Scope recordings:read. Streams the MP3 (audio/mpeg) with Content-Length, Accept-Ranges: bytes and a Content-Disposition filename containing the session id. ' +
+          'A single `Range: bytes=…` answers 206 with Content-Range (416 when unsatisfiable). 202 with the reduced recording object while processing; 404 when generation failed.',
+        params: IdParams,
+        response: {
+          200: Type.String({ format: 'binary', description: 'The audio bytes.' }),
+          202: RecordingProcessing,
+          206: Type.String({ format: 'binary', description: 'The requested byte range.' }),
+          416: Type.Null({ description: 'Range not satisfiable; Content-Range gives the size.' }),
+          ...errors,
+        },
+      },
+    },
+    async (req, reply) => {
+      const { id } = req.params;
+      const r = await accessibleRecording(deps, authOf(req).org, id);
+      if (r.status === 'processing') {
+        reply.code(202);
+        return presentProcessingRecording(r);
       }
-    }
-    return reply.header('Content-Length', size).send(storage.read(r.file_path));
-  });
+      if (r.status !== 'ready' || !r.file_path) throw notFound(id, ': its generation failed, no audio is available');
+      const size = await storage.size(r.file_path);
+      if (size === null) {
+        req.log.warn({ recording_id: r.id, key: r.file_path }, 'recording file missing');
+        throw notFound(id, ': its audio file is no longer available');
+      }
+      reply
+        .header('Content-Type', 'audio/mpeg')
+        .header('Accept-Ranges', 'bytes')
+        .header('Content-Disposition', `attachment; filename="${r.session_id}_${r.channel}_${r.id}.mp3"`);
+      const rangeHeader = req.headers.range;
+      if (rangeHeader) {
+        const ranges = parseRange(size, rangeHeader, { combine: true });
+        if (ranges === -1) {
+          // Not an API error body: a player asked past the end; tell it the size (RFC 9110 §15.5.17).
+          return reply.code(416).header('Content-Range', `bytes */${size}`).header('Content-Length', 0).send();
+        }
+        // A malformed header (-2) or a type other than bytes is ignored: the whole file (RFC 9110 §14.2).
+        const only = ranges !== -2 && ranges.type === 'bytes' && ranges.length === 1 ? ranges[0] : undefined;
+        if (only) {
+          const { start, end } = only;
+          return reply
+            .code(206)
+            .header('Content-Range', `bytes ${start}-${end}/${size}`)
+            .header('Content-Length', end - start + 1)
+            .send(storage.read(r.file_path, { start, end }));
+        }
+      }
+      return reply.header('Content-Length', size).send(storage.read(r.file_path));
+    },
+  );
 
   // Consent recorded after the session was created (README "Recordings": consent). Not in SPEC's
   // list of routes; it changes only the session's recording.consent_status, which gates downloads.
-  const ConsentBody = Type.Object({
-    consent_status: Type.Union([Type.Literal('granted'), Type.Literal('denied'), Type.Literal('pending')], {
-      description: 'granted, denied or pending.',
-    }),
-  }, { additionalProperties: false });
-  app.post('/v1/sessions/:id/recording/consent', {
-    config: { scope: 'sessions:write' },
-    schema: {
-      tags: ['recordings'],
-      summary: "Record the parties' consent to recording",
-      description: "Scope sessions:write. Sets the session's recording.consent_status (and consent_required to true); downloads need 'granted'. Returns the session's recording object.",
-      params: IdParams,
-      body: ConsentBody,
-      response: {
-        200: Type.Object({ enabled: Type.Boolean(), mode: Type.String(), consent_required: Type.Boolean(), consent_status: Type.String() }),
-        ...withAuthErrors({ 404: ['session_not_found'] }),
+  const ConsentBody = Type.Object(
+    {
+      consent_status: Type.Union([Type.Literal('granted'), Type.Literal('denied'), Type.Literal('pending')], {
+        description: 'granted, denied or pending.',
+      }),
+    },
+    { additionalProperties: false },
+  );
+  app.post(
+    '/v1/sessions/:id/recording/consent',
+    {
+      config: { scope: 'sessions:write' },
+      schema: {
+        tags: ['recordings'],
+        summary: "Record the parties' consent to recording",
+        description:
+          "Scope sessions:write. Sets the session's recording.consent_status (and consent_required to true); downloads need 'granted'. Returns the session's recording object.",
+        params: IdParams,
+        body: ConsentBody,
+        response: {
+          200: Type.Object({ enabled: Type.Boolean(), mode: Type.String(), consent_required: Type.Boolean(), consent_status: Type.String() }),
+          ...withAuthErrors({ 404: ['session_not_found'] }),
+        },
       },
     },
-  }, async (req) => {
-    const { id } = req.params;
-    const { consent_status } = req.body;
-    const { rows } = await deps.db.query<{ recording: { enabled: boolean; mode?: string; consent_required?: boolean; consent_status?: string } }>(
-      `UPDATE sessions SET recording = recording || jsonb_build_object('consent_required', true, 'consent_status', $3::text)
+    async (req) => {
+      const { id } = req.params;
+      const { consent_status } = req.body;
+      const { rows } = await deps.db.query<{ recording: { enabled: boolean; mode?: string; consent_required?: boolean; consent_status?: string } }>(
+        `UPDATE sessions SET recording = recording || jsonb_build_object('consent_required', true, 'consent_status', $3::text)
         WHERE id = $1 AND org_id = $2 RETURNING recording`,
-      [id, authOf(req).orgId, consent_status],
-    );
-    if (!rows[0]) throw new ApiError('session_not_found', { param: 'session_id', message: `No session '${id}' in this organization.` });
-    const rec = rows[0].recording;
-    return { enabled: rec.enabled, mode: rec.mode ?? 'dual_channel', consent_required: rec.consent_required ?? true, consent_status: rec.consent_status ?? consent_status };
-  });
+        [id, authOf(req).orgId, consent_status],
+      );
+      if (!rows[0]) throw new ApiError('session_not_found', { param: 'session_id', message: `No session '${id}' in this organization.` });
+      const rec = rows[0].recording;
+      return {
+        enabled: rec.enabled,
+        mode: rec.mode ?? 'dual_channel',
+        consent_required: rec.consent_required ?? true,
+        consent_status: rec.consent_status ?? consent_status,
+      };
+    },
+  );
 }

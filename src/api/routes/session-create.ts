@@ -66,7 +66,11 @@ async function checkAiAgent(deps: ApiDeps, auth: AuthContext, body: CreateSessio
     }
   }
   const tools = (overrides.tools ?? row.tools) as Array<{ name: string; parameters: Record<string, unknown> }>;
-  checkAgentFields({ ...overrides, intents: overrides.intents ?? (overrides.tools ? (row.intents as Array<{ name: string; tool?: string }>) : undefined) }, tools, 'ai_agent.overrides');
+  checkAgentFields(
+    { ...overrides, intents: overrides.intents ?? (overrides.tools ? (row.intents as Array<{ name: string; tool?: string }>) : undefined) },
+    tools,
+    'ai_agent.overrides',
+  );
 }
 
 export async function createSession(deps: ApiDeps, auth: AuthContext, body: CreateSessionInput): Promise<Record<string, unknown>> {
@@ -77,7 +81,10 @@ export async function createSession(deps: ApiDeps, auth: AuthContext, body: Crea
   const src = body.source_language ?? null;
   const tgt = body.target_language ?? null;
   if (TRANSLATION_MODES.has(body.mode) && src && tgt && src === tgt) {
-    throw new ApiError('validation_error', { param: 'target_language', message: `Translation needs two languages; source_language and target_language are both '${src}'.` });
+    throw new ApiError('validation_error', {
+      param: 'target_language',
+      message: `Translation needs two languages; source_language and target_language are both '${src}'.`,
+    });
   }
   await checkAiAgent(deps, auth, body);
   checkMetadata('metadata', body.metadata, { maxKeys: config.limits.metadataMaxKeys, maxBytes: config.limits.metadataMaxBytes });
@@ -118,8 +125,14 @@ export async function createSession(deps: ApiDeps, auth: AuthContext, body: Crea
   };
   const createdAt = session.createdAt.toISOString();
   const event = {
-    id: session.id, object: 'session', status: 'created', mode: session.mode,
-    source_language: src, target_language: tgt, metadata: session.metadata, created_at: createdAt,
+    id: session.id,
+    object: 'session',
+    status: 'created',
+    mode: session.mode,
+    source_language: src,
+    target_language: tgt,
+    metadata: session.metadata,
+    created_at: createdAt,
   };
   // The token is issued alongside the insert (one round trip each, in parallel) and withdrawn if the insert is refused.
   const [inserted, token] = await Promise.all([
@@ -135,9 +148,17 @@ export async function createSession(deps: ApiDeps, auth: AuthContext, body: Crea
   }
   return presentCreatedSession(
     {
-      id: session.id, status: 'created', mode: session.mode, configuration_mode: session.configurationMode,
-      source_language: src, target_language: tgt, provider: session.provider, phone_number: session.phoneNumber,
-      recording, metadata: session.metadata, created_at: session.createdAt,
+      id: session.id,
+      status: 'created',
+      mode: session.mode,
+      configuration_mode: session.configurationMode,
+      source_language: src,
+      target_language: tgt,
+      provider: session.provider,
+      phone_number: session.phoneNumber,
+      recording,
+      metadata: session.metadata,
+      created_at: session.createdAt,
     },
     { url: streamUrl(config.publicUrl, session.id), token: token.token, expires_at: token.expiresAt.toISOString() },
   );

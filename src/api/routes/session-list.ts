@@ -17,7 +17,16 @@ export const sessionListSchema = {
   summary: 'List sessions',
   description: 'Ascending creation (id) order; filters combine with AND. A console route (SPEC has no list-sessions endpoint).',
   querystring: SessionListQuery,
-  response: { 200: ListOf(SessionListItem, 'Sessions of the organization.'), ...errorResponses({ 400: ['invalid_request'], 401: ['sign_in_required'], 403: ['insufficient_permissions'], 500: ['internal_error'], 503: ['service_unavailable'] }) },
+  response: {
+    200: ListOf(SessionListItem, 'Sessions of the organization.'),
+    ...errorResponses({
+      400: ['invalid_request'],
+      401: ['sign_in_required'],
+      403: ['insufficient_permissions'],
+      500: ['internal_error'],
+      503: ['service_unavailable'],
+    }),
+  },
 };
 
 export type SessionListQueryT = Static<typeof SessionListQuery>;

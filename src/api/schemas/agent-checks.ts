@@ -8,17 +8,29 @@ import type { BrainInput } from './agents.js';
 // Only used to check tool parameter schemas against the JSON Schema meta-schema.
 const metaAjv = new Ajv({ strict: false, validateSchema: true });
 
-interface ToolLike { name: string; parameters: Record<string, unknown> }
-interface IntentLike { name: string; tool?: string }
+interface ToolLike {
+  name: string;
+  parameters: Record<string, unknown>;
+}
+interface IntentLike {
+  name: string;
+  tool?: string;
+}
 
 export function checkBrain(param: string, brain: BrainInput | undefined): void {
   if (!brain) return;
   if (brain.provider === 'openai_compatible') {
-    if (!brain.model) throw new ApiError('validation_error', { param: `${param}.model`, message: `'${param}.model' is required when ${param}.provider is openai_compatible.` });
-    if (!brain.base_url) throw new ApiError('validation_error', { param: `${param}.base_url`, message: `'${param}.base_url' is required when ${param}.provider is openai_compatible.` });
+    if (!brain.model)
+      throw new ApiError('validation_error', { param: `${param}.model`, message: `'${param}.model' is required when ${param}.provider is openai_compatible.` });
+    if (!brain.base_url)
+      throw new ApiError('validation_error', {
+        param: `${param}.base_url`,
+        message: `'${param}.base_url' is required when ${param}.provider is openai_compatible.`,
+      });
   } else {
     for (const f of ['model', 'base_url'] as const) {
-      if (brain[f] !== undefined) throw new ApiError('validation_error', { param: `${param}.${f}`, message: `'${param}.${f}' only applies to openai_compatible brains.` });
+      if (brain[f] !== undefined)
+        throw new ApiError('validation_error', { param: `${param}.${f}`, message: `'${param}.${f}' only applies to openai_compatible brains.` });
     }
   }
 }
@@ -27,11 +39,15 @@ export function checkTools(param: string, tools: ToolLike[] | undefined): void {
   if (!tools) return;
   const seen = new Set<string>();
   tools.forEach((tool, i) => {
-    if (seen.has(tool.name)) throw new ApiError('validation_error', { param: `${param}.${i}.name`, message: `Tool names must be unique; '${tool.name}' appears twice.` });
+    if (seen.has(tool.name))
+      throw new ApiError('validation_error', { param: `${param}.${i}.name`, message: `Tool names must be unique; '${tool.name}' appears twice.` });
     seen.add(tool.name);
     const p = tool.parameters;
     if (p.type !== 'object') {
-      throw new ApiError('validation_error', { param: `${param}.${i}.parameters`, message: `'${param}.${i}.parameters' must be a JSON Schema with "type": "object".` });
+      throw new ApiError('validation_error', {
+        param: `${param}.${i}.parameters`,
+        message: `'${param}.${i}.parameters' must be a JSON Schema with "type": "object".`,
+      });
     }
     if (!metaAjv.validateSchema(p)) {
       const first = metaAjv.errors?.[0];
@@ -48,10 +64,14 @@ export function checkIntents(param: string, intents: IntentLike[] | undefined, t
   const toolNames = new Set((tools ?? []).map((t) => t.name));
   const seen = new Set<string>();
   intents.forEach((intent, i) => {
-    if (seen.has(intent.name)) throw new ApiError('validation_error', { param: `${param}.${i}.name`, message: `Intent names must be unique; '${intent.name}' appears twice.` });
+    if (seen.has(intent.name))
+      throw new ApiError('validation_error', { param: `${param}.${i}.name`, message: `Intent names must be unique; '${intent.name}' appears twice.` });
     seen.add(intent.name);
     if (intent.tool !== undefined && !toolNames.has(intent.tool)) {
-      throw new ApiError('validation_error', { param: `${param}.${i}.tool`, message: `Intent '${intent.name}' names tool '${intent.tool}', which is not one of the agent's tools.` });
+      throw new ApiError('validation_error', {
+        param: `${param}.${i}.tool`,
+        message: `Intent '${intent.name}' names tool '${intent.tool}', which is not one of the agent's tools.`,
+      });
     }
   });
 }

@@ -3,8 +3,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Iso8601, MetadataSchema, VoiceInput, VoiceOutput } from './common.js';
 
-const Nullable = <T extends TSchema>(t: T, description?: string) =>
-  Type.Union([t, Type.Null()], description ? { description } : {});
+const Nullable = <T extends TSchema>(t: T, description?: string) => Type.Union([t, Type.Null()], description ? { description } : {});
 
 export const Brain = Type.Object(
   {
@@ -12,11 +11,16 @@ export const Brain = Type.Object(
       description: 'scripted: intents drive the dialogue; openai_compatible: any OpenAI-compatible chat API with tool calling.',
     }),
     model: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Required for openai_compatible.' })),
-    base_url: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$', maxLength: 2048, description: 'Required for openai_compatible, e.g. https://api.example.com/v1.' })),
-    api_key_secret: Type.Optional(Type.String({
-      pattern: '^[A-Za-z0-9_.-]{1,64}$',
-      description: "openai_compatible: name of the organization's secret holding the API key (README \"AI agents\"); the key itself is never stored in the agent.",
-    })),
+    base_url: Type.Optional(
+      Type.String({ pattern: '^https?://[^\\s]+$', maxLength: 2048, description: 'Required for openai_compatible, e.g. https://api.example.com/v1.' }),
+    ),
+    api_key_secret: Type.Optional(
+      Type.String({
+        pattern: '^[A-Za-z0-9_.-]{1,64}$',
+        description:
+          'openai_compatible: name of the organization\'s secret holding the API key (README "AI agents"); the key itself is never stored in the agent.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -116,7 +120,11 @@ export function CreateAgentBody(limits: { metadataMaxKeys: number; metadataMaxBy
 
 export function UpdateAgentBody(limits: { metadataMaxKeys: number; metadataMaxBytes: number }) {
   const create = CreateAgentBody(limits);
-  return Type.Partial(create, { additionalProperties: false, minProperties: 1, description: 'Fields to change; null clears a nullable field; arrays are replaced.' });
+  return Type.Partial(create, {
+    additionalProperties: false,
+    minProperties: 1,
+    description: 'Fields to change; null clears a nullable field; arrays are replaced.',
+  });
 }
 
 export type AgentInput = Partial<Static<ReturnType<typeof CreateAgentBody>>>;

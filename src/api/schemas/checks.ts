@@ -29,7 +29,10 @@ export function checkMetadata(param: string, metadata: Record<string, unknown> |
   }
   for (const key of keys) {
     if (key.length === 0 || key.length > METADATA_KEY_MAX_LENGTH) {
-      throw new ApiError('invalid_request', { param: `${param}.${key}`, message: `Metadata keys must be 1 to ${METADATA_KEY_MAX_LENGTH} characters; '${key.slice(0, 60)}' is ${key.length}.` });
+      throw new ApiError('invalid_request', {
+        param: `${param}.${key}`,
+        message: `Metadata keys must be 1 to ${METADATA_KEY_MAX_LENGTH} characters; '${key.slice(0, 60)}' is ${key.length}.`,
+      });
     }
   }
   const bytes = Buffer.byteLength(JSON.stringify(metadata));

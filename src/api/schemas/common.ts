@@ -5,7 +5,10 @@ export const ErrorBody = Type.Object(
   {
     error: Type.Object(
       {
-        type: Type.String({ description: 'Category: authentication_error, permission_error, invalid_request_error, validation_error, conflict_error, not_found_error, rate_limit_error, api_error.' }),
+        type: Type.String({
+          description:
+            'Category: authentication_error, permission_error, invalid_request_error, validation_error, conflict_error, not_found_error, rate_limit_error, api_error.',
+        }),
         code: Type.String({ description: 'Machine-readable code from the error catalog.' }),
         message: Type.String({ description: 'Human-readable explanation.' }),
         param: Type.Optional(Type.String({ description: 'The request field the error is about (dotted path), when there is one.' })),
@@ -44,8 +47,12 @@ export function withAuthErrors(extra: Record<number, string[]>): Record<number, 
 export const PageQuery = Type.Object(
   {
     limit: Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Page size, 1 to 100 (default 20).' }),
-    starting_after: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Cursor (an object id): return the items after it, in ascending id (creation) order.' })),
-    ending_before: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Cursor (an object id): return the items just before it. Exclusive with starting_after.' })),
+    starting_after: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 64, description: 'Cursor (an object id): return the items after it, in ascending id (creation) order.' }),
+    ),
+    ending_before: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 64, description: 'Cursor (an object id): return the items just before it. Exclusive with starting_after.' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -75,7 +82,9 @@ export const NullableIso8601 = (description: string) => Type.Union([Type.String(
 /** Voice hints (SPEC "Limits": stability 0–1, similarity_boost 0–1, speed 0.5–2), shared by sessions and agents. */
 export const VoiceInput = Type.Object(
   {
-    voice_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'TTS voice name (engine-specific, e.g. an espeak-ng voice such as "en-us").' })),
+    voice_id: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 100, description: 'TTS voice name (engine-specific, e.g. an espeak-ng voice such as "en-us").' }),
+    ),
     stability: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: '0 to 1, default 0.5.' })),
     similarity_boost: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: '0 to 1, default 0.75.' })),
     speed: Type.Optional(Type.Number({ minimum: 0.5, maximum: 2, description: '0.5 to 2, default 1.' })),
@@ -90,7 +99,12 @@ export const VoiceOutput = Type.Object({
   speed: Type.Number(),
 });
 
-export interface Voice { voice_id?: string; stability: number; similarity_boost: number; speed: number }
+export interface Voice {
+  voice_id?: string;
+  stability: number;
+  similarity_boost: number;
+  speed: number;
+}
 
 export function voiceWithDefaults(v: { voice_id?: string; stability?: number; similarity_boost?: number; speed?: number } | undefined): Voice {
   return {

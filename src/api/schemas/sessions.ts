@@ -34,7 +34,7 @@ export const SessionRouting = Type.Object(
     additionalProperties: false,
     description:
       "Exactly one method: phone_number, connection_id, type 'sip', or none of them for the organization's default route. " +
-      'The default route is the organization\'s default provider connection when one is set; with none, a session of an organization ' +
+      "The default route is the organization's default provider connection when one is set; with none, a session of an organization " +
       'without SIP is a socket-only session (provider webrtc), and one of an organization with SIP enabled fails with no_default_provider.',
   },
 );
@@ -52,10 +52,13 @@ export const RecordingInput = Type.Object(
   {
     enabled: Type.Optional(Type.Boolean({ description: 'Default false.' })),
     // A plain enum, so a refused value is reported with every allowed one ("must be one of: …").
-    mode: Type.Optional(Type.Unsafe<'dual_channel' | 'mixed'>({
-      type: 'string', enum: ['dual_channel', 'mixed'],
-      description: 'dual_channel (agent and customer files plus a mix; default) or mixed (one mixed file). See README "Recordings".',
-    })),
+    mode: Type.Optional(
+      Type.Unsafe<'dual_channel' | 'mixed'>({
+        type: 'string',
+        enum: ['dual_channel', 'mixed'],
+        description: 'dual_channel (agent and customer files plus a mix; default) or mixed (one mixed file). See README "Recordings".',
+      }),
+    ),
     consent_required: Type.Optional(Type.Boolean({ description: 'When true, recordings are only served once consent_status is granted. Default false.' })),
     consent_status: Type.Optional(
       Type.Union([Type.Literal('granted'), Type.Literal('denied'), Type.Literal('pending'), Type.Literal('not_required')], {
@@ -71,7 +74,7 @@ export const AiAgentInput = Type.Object(
     id: Type.String({ pattern: '^agt_[0-9a-z]+$', description: 'agt_… id of an agent of the organization.' }),
     overrides: Type.Optional(AgentOverrides),
   },
-  { additionalProperties: false, description: "Required in ai_agent mode, optional in help_chat_voice, refused in translation modes." },
+  { additionalProperties: false, description: 'Required in ai_agent mode, optional in help_chat_voice, refused in translation modes.' },
 );
 
 export function CreateSessionBody(limits: { metadataMaxKeys: number; metadataMaxBytes: number }) {
@@ -80,8 +83,12 @@ export function CreateSessionBody(limits: { metadataMaxKeys: number; metadataMax
       mode: Type.String({ description: `One of: ${SESSION_MODES.join(', ')}. Another value gives unsupported_mode.` }),
       configuration_mode: Type.Optional(Type.String({ maxLength: 100, description: 'Echoed back; not interpreted.' })),
       // null is accepted as well: the session object shows null for an auto-detected language.
-      source_language: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'ISO 639-1 code of Party A; auto-detected when omitted or null.' })),
-      target_language: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'ISO 639-1 code of Party B; auto-detected when omitted or null.' })),
+      source_language: Type.Optional(
+        Type.Union([Type.String(), Type.Null()], { description: 'ISO 639-1 code of Party A; auto-detected when omitted or null.' }),
+      ),
+      target_language: Type.Optional(
+        Type.Union([Type.String(), Type.Null()], { description: 'ISO 639-1 code of Party B; auto-detected when omitted or null.' }),
+      ),
       routing: Type.Optional(SessionRouting),
       audio: Type.Optional(AudioInput),
       voice: Type.Optional(VoiceInput),
@@ -108,17 +115,22 @@ export const SessionRecording = Type.Object({
 });
 
 /** RTP/RTCP quality of a phone leg (issue 12): live for an active leg, final once it ended. */
-export const CallQualityObject = Type.Object({
-  packets_sent: Type.Integer(),
-  packets_received: Type.Integer(),
-  packets_lost: Type.Integer({ description: 'Expected from the phone but never received (RFC 3550 §A.3).' }),
-  loss_percent: Type.Number(),
-  jitter_ms: Type.Number({ description: 'Interarrival jitter of what the gateway receives (RFC 3550 §A.8).' }),
-  rtt_ms: Type.Union([Type.Number(), Type.Null()], { description: 'Round trip from RTCP (null until the phone reported on our SR).' }),
-  remote: Type.Union([Type.Object({ loss_percent: Type.Number(), jitter_ms: Type.Number() }), Type.Null()], { description: "The phone's view of our stream, from its RTCP reports." }),
-  mos: Type.Number({ description: 'MOS estimate 1–4.5 (ITU-T G.107 simplified E-model).' }),
-  rtcp: Type.Object({ sent: Type.Integer(), received: Type.Integer(), mux: Type.Boolean() }),
-}, { description: 'RTP/RTCP quality of the leg: so far while it is live, final once it ended (additive to SPEC).' });
+export const CallQualityObject = Type.Object(
+  {
+    packets_sent: Type.Integer(),
+    packets_received: Type.Integer(),
+    packets_lost: Type.Integer({ description: 'Expected from the phone but never received (RFC 3550 §A.3).' }),
+    loss_percent: Type.Number(),
+    jitter_ms: Type.Number({ description: 'Interarrival jitter of what the gateway receives (RFC 3550 §A.8).' }),
+    rtt_ms: Type.Union([Type.Number(), Type.Null()], { description: 'Round trip from RTCP (null until the phone reported on our SR).' }),
+    remote: Type.Union([Type.Object({ loss_percent: Type.Number(), jitter_ms: Type.Number() }), Type.Null()], {
+      description: "The phone's view of our stream, from its RTCP reports.",
+    }),
+    mos: Type.Number({ description: 'MOS estimate 1–4.5 (ITU-T G.107 simplified E-model).' }),
+    rtcp: Type.Object({ sent: Type.Integer(), received: Type.Integer(), mux: Type.Boolean() }),
+  },
+  { description: 'RTP/RTCP quality of the leg: so far while it is live, final once it ended (additive to SPEC).' },
+);
 
 export const CallObject = Type.Object({
   id: Type.String(),

@@ -6,9 +6,14 @@ import { Iso8601, MetadataSchema, NullableIso8601 } from './common.js';
 const EventsField = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
   minItems: 1,
   maxItems: 50,
-  description: "Event types (e.g. session.ended), category names (sessions, provider, transcripts, recordings, analysis, ai_agent) or '*' for all. transcript.segment is sent only when realtime is true.",
+  description:
+    "Event types (e.g. session.ended), category names (sessions, provider, transcripts, recordings, analysis, ai_agent) or '*' for all. transcript.segment is sent only when realtime is true.",
 });
-const UrlField = Type.String({ minLength: 8, maxLength: 2048, description: 'HTTPS URL receiving the POSTs. Plain http only to loopback when WEBHOOKS_ALLOW_LOOPBACK_HTTP=true (development).' });
+const UrlField = Type.String({
+  minLength: 8,
+  maxLength: 2048,
+  description: 'HTTPS URL receiving the POSTs. Plain http only to loopback when WEBHOOKS_ALLOW_LOOPBACK_HTTP=true (development).',
+});
 const RealtimeField = Type.Boolean({ description: 'Also receive transcript.segment (high volume).' });
 const DescriptionField = Type.Union([Type.String({ maxLength: 1000 }), Type.Null()]);
 
@@ -76,7 +81,9 @@ export const DeliveryAttemptObject = Type.Object({
   event_id: Type.String(),
   event_type: Type.String(),
   attempt: Type.Integer({ description: '1 for the first try.' }),
-  outcome: Type.Union([Type.Literal('delivered'), Type.Literal('retry'), Type.Literal('failed')], { description: 'retry: failed, tried again at next_retry_at; failed: the schedule is exhausted.' }),
+  outcome: Type.Union([Type.Literal('delivered'), Type.Literal('retry'), Type.Literal('failed')], {
+    description: 'retry: failed, tried again at next_retry_at; failed: the schedule is exhausted.',
+  }),
   status_code: Type.Union([Type.Integer(), Type.Null()], { description: 'HTTP status received, null on a network error or timeout.' }),
   error: Type.Union([Type.String(), Type.Null()], { description: 'Network, TLS, timeout or address-check error.' }),
   duration_ms: Type.Integer(),
@@ -87,7 +94,9 @@ export const DeliveryAttemptObject = Type.Object({
 export const DeliveriesQuery = Type.Object(
   {
     limit: Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Page size, 1 to 100 (default 20).' }),
-    starting_after: Type.Optional(Type.String({ pattern: '^[0-9]{1,19}$', description: 'Cursor (an attempt id): the attempts after it in the list, i.e. older ones. Newest first.' })),
+    starting_after: Type.Optional(
+      Type.String({ pattern: '^[0-9]{1,19}$', description: 'Cursor (an attempt id): the attempts after it in the list, i.e. older ones. Newest first.' }),
+    ),
   },
   { additionalProperties: false },
 );

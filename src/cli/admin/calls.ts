@@ -9,18 +9,21 @@ import { type CliContext, CliUsageError, parsePositiveIntOption, printJson } fro
 export function register(admin: Command, ctx: CliContext): void {
   const calls = admin.command('calls').description('SIP capture: ladder diagrams and search of captured calls');
 
-  calls.command('trace')
+  calls
+    .command('trace')
     .description('print a ladder diagram of every captured SIP message of a call')
     .argument('<call_id>', 'the SIP Call-ID (the call_sid of a call)')
     .option('--json', 'print the captured messages as JSON instead of a diagram')
     .action(async (callId: string, o: { json?: boolean }) => {
       const rows = await getSipTrace(await ctx.db(), callId);
-      if (rows.length === 0) throw new CliUsageError(`no SIP messages captured for Call-ID ${callId} (captured calls are kept ${ctx.config().sipCapture.retentionHours} h)`);
+      if (rows.length === 0)
+        throw new CliUsageError(`no SIP messages captured for Call-ID ${callId} (captured calls are kept ${ctx.config().sipCapture.retentionHours} h)`);
       if (o.json) printJson({ object: 'sip_trace', call_id: callId, messages: rows.map((r) => ({ ...r, captured_at: r.captured_at.toISOString() })) });
       else process.stdout.write(renderLadder(rows));
     });
 
-  calls.command('search')
+  calls
+    .command('search')
     .description('captured calls, newest first, by Call-ID, number (From or To) or session')
     .option('--call-id <call_id>', 'a SIP Call-ID')
     .option('--number <number>', 'a number in From or To (with or without +)')

@@ -4,7 +4,17 @@
 import { readFileSync } from 'node:fs';
 import { X509Certificate } from 'node:crypto';
 import type { Command } from 'commander';
-import { RTP_LATCHING_MODES, createConnection, disableConnection, getConnection, orgExists, updateConnection, type ConnectionRecord, type ConnectionSecurity, type RtpLatching } from '../../store/index.js';
+import {
+  RTP_LATCHING_MODES,
+  createConnection,
+  disableConnection,
+  getConnection,
+  orgExists,
+  updateConnection,
+  type ConnectionRecord,
+  type ConnectionSecurity,
+  type RtpLatching,
+} from '../../store/index.js';
 import { encryptSecret, isValidCidr } from '../../telephony/index.js';
 import { type CliContext, CliUsageError, parseList, printJson } from '../context.js';
 
@@ -77,13 +87,16 @@ function securityOf(o: { requireSecure?: boolean; requireClientCert?: boolean; c
 }
 
 function checkTransport(t: string | undefined): void {
-  if (t !== undefined && !(TRANSPORTS as readonly string[]).includes(t)) throw new CliUsageError(`--transport must be one of ${TRANSPORTS.join(', ')}, got '${t}'`);
+  if (t !== undefined && !(TRANSPORTS as readonly string[]).includes(t))
+    throw new CliUsageError(`--transport must be one of ${TRANSPORTS.join(', ')}, got '${t}'`);
 }
 
-const RTP_LATCHING_HELP = "which RTP sources a call's media is taken from: nat (the SDP's, or a NAT-rewritten one in the first packets; default) | signalled (the SDP's only)";
+const RTP_LATCHING_HELP =
+  "which RTP sources a call's media is taken from: nat (the SDP's, or a NAT-rewritten one in the first packets; default) | signalled (the SDP's only)";
 
 function parseRtpLatching(raw: string): RtpLatching {
-  if (!(RTP_LATCHING_MODES as readonly string[]).includes(raw)) throw new CliUsageError(`--rtp-latching must be one of ${RTP_LATCHING_MODES.join(', ')}, got '${raw}'`);
+  if (!(RTP_LATCHING_MODES as readonly string[]).includes(raw))
+    throw new CliUsageError(`--rtp-latching must be one of ${RTP_LATCHING_MODES.join(', ')}, got '${raw}'`);
   return raw as RtpLatching;
 }
 
@@ -113,7 +126,11 @@ export function register(admin: Command, ctx: CliContext): void {
       const db = await ctx.db();
       if (!(await orgExists(db, o.org))) throw new CliUsageError(`no organization ${o.org}`);
       const created = await createConnection(db, {
-        orgId: o.org, provider: o.provider, host, port, transport: o.transport,
+        orgId: o.org,
+        provider: o.provider,
+        host,
+        port,
+        transport: o.transport,
         username: o.username ?? null,
         passwordEnc: o.password ? encryptSecret(ctx.config().secretKey, o.password) : null,
         inboundCidrs: cidrs.map((c) => (c.includes('/') ? c : `${c}/32`)),
@@ -137,14 +154,19 @@ export function register(admin: Command, ctx: CliContext): void {
       const security = securityOf(o);
       const transport = o.transport ?? current.transport;
       if ((security.requireSecure ?? current.require_secure) && transport !== 'tls') {
-        throw new CliUsageError('--require-secure needs the connection\'s transport to be tls (add --transport tls)');
+        throw new CliUsageError("--require-secure needs the connection's transport to be tls (add --transport tls)");
       }
-      const updated = await updateConnection(db, id, { ...security, ...(o.transport ? { transport: o.transport } : {}), ...(rtpLatching ? { rtpLatching } : {}) });
+      const updated = await updateConnection(db, id, {
+        ...security,
+        ...(o.transport ? { transport: o.transport } : {}),
+        ...(rtpLatching ? { rtpLatching } : {}),
+      });
       if (!updated) throw new CliUsageError(`no connection ${id}`);
       printJson(presentConnection(updated));
     });
 
-  conn.command('disable')
+  conn
+    .command('disable')
     .description('disable a provider connection (its numbers stop taking calls, dials through it fail)')
     .argument('<pcon_id>')
     .action(async (id: string) => {

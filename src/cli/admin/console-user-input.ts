@@ -10,12 +10,17 @@ export async function readPasswordFromStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
   // One line: the trailing newline of `echo` or a here-string is not part of the password.
-  const password = Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  const password = Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
   if (password.length < MIN_PASSWORD) throw new CliUsageError(`--password-stdin: the password must be at least ${MIN_PASSWORD} characters`);
   return password;
 }
 
-export async function addConsoleUser(ctx: CliContext, input: { orgId: string | null; email: string; role: ConsoleRole; passwordStdin: boolean }): Promise<void> {
+export async function addConsoleUser(
+  ctx: CliContext,
+  input: { orgId: string | null; email: string; role: ConsoleRole; passwordStdin: boolean },
+): Promise<void> {
   if (!/^[^\s@]+@[^\s@]+$/.test(input.email)) throw new CliUsageError(`--email must be an email address, got '${input.email}'`);
   const password = input.passwordStdin ? await readPasswordFromStdin() : undefined;
   const db = await ctx.db();

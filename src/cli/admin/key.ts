@@ -6,10 +6,11 @@ import { type CliContext, CliUsageError, parseList, printJson } from '../context
 export function register(admin: Command, ctx: CliContext): void {
   const key = admin.command('key').description('API keys (shown once, stored as SHA-256 hashes)');
 
-  key.command('create')
+  key
+    .command('create')
     .description('create an API key; the secret is printed once')
     .requiredOption('--org <org_id>', 'owning organization')
-    .option('--env <env>', 'live | test (defaults to this deployment\'s API_ENVIRONMENT)')
+    .option('--env <env>', "live | test (defaults to this deployment's API_ENVIRONMENT)")
     .option('--scopes <list>', `comma list; default all: ${DEFAULT_SCOPES.join(', ')}`, parseList)
     .option('--expires-at <iso8601>', 'expiry time')
     .action(async (o) => {
@@ -17,7 +18,8 @@ export function register(admin: Command, ctx: CliContext): void {
       if (env !== 'live' && env !== 'test') throw new CliUsageError(`--env must be live or test, got '${env}'`);
       const scopes: string[] = o.scopes ?? DEFAULT_SCOPES;
       const bad = scopes.filter((s) => !(DEFAULT_SCOPES as string[]).includes(s));
-      if (bad.length || scopes.length === 0) throw new CliUsageError(`--scopes: unknown scope(s) ${bad.join(', ') || '(none given)'}; allowed: ${DEFAULT_SCOPES.join(', ')}`);
+      if (bad.length || scopes.length === 0)
+        throw new CliUsageError(`--scopes: unknown scope(s) ${bad.join(', ') || '(none given)'}; allowed: ${DEFAULT_SCOPES.join(', ')}`);
       let expiresAt: Date | null = null;
       if (o.expiresAt !== undefined) {
         expiresAt = new Date(o.expiresAt);
@@ -28,7 +30,8 @@ export function register(admin: Command, ctx: CliContext): void {
       printJson(await createApiKey(db, { orgId: o.org, environment: env, scopes, expiresAt }));
     });
 
-  key.command('revoke')
+  key
+    .command('revoke')
     .description('revoke an API key (idempotent)')
     .argument('<key_id>')
     .action(async (id: string) => {

@@ -22,7 +22,8 @@ export function presentNumber(n: PhoneNumberRecord): Record<string, unknown> {
 export function register(admin: Command, ctx: CliContext): void {
   const num = admin.command('number').description('managed phone numbers');
 
-  num.command('add')
+  num
+    .command('add')
     .description('add a managed number')
     .requiredOption('--org <org_id>', 'owning organization')
     .requiredOption('--number <e164>', 'the number, E.164 (e.g. +14155550100)')
@@ -37,9 +38,14 @@ export function register(admin: Command, ctx: CliContext): void {
         if (!c || c.org_id !== o.org) throw new CliUsageError(`--connection: no connection ${o.connection} in organization ${o.org}`);
       }
       if (o.defaultSession) {
-        if (!(await sessionExistsInOrg(db, o.defaultSession, o.org))) throw new CliUsageError(`--default-session: no session ${o.defaultSession} in organization ${o.org}`);
+        if (!(await sessionExistsInOrg(db, o.defaultSession, o.org)))
+          throw new CliUsageError(`--default-session: no session ${o.defaultSession} in organization ${o.org}`);
       }
       if (await findPhoneNumber(db, o.number)) throw new CliUsageError(`${o.number} is already a managed number`);
-      printJson(presentNumber(await createPhoneNumber(db, { orgId: o.org, number: o.number, connectionId: o.connection ?? null, defaultSessionId: o.defaultSession ?? null })));
+      printJson(
+        presentNumber(
+          await createPhoneNumber(db, { orgId: o.org, number: o.number, connectionId: o.connection ?? null, defaultSessionId: o.defaultSession ?? null }),
+        ),
+      );
     });
 }

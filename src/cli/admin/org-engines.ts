@@ -9,9 +9,19 @@ import type { Db, OrgEngineChanges, OrgEngineStage } from '../../store/index.js'
 import { CliUsageError, parseList } from '../context.js';
 
 interface EngineFlags {
-  stt?: string; sttUrl?: string; sttModel?: string; sttSecret?: string; sttLanguages?: string;
-  translate?: string; translateUrl?: string;
-  tts?: string; ttsUrl?: string; ttsModel?: string; ttsVoice?: string; ttsSecret?: string; ttsLanguages?: string;
+  stt?: string;
+  sttUrl?: string;
+  sttModel?: string;
+  sttSecret?: string;
+  sttLanguages?: string;
+  translate?: string;
+  translateUrl?: string;
+  tts?: string;
+  ttsUrl?: string;
+  ttsModel?: string;
+  ttsVoice?: string;
+  ttsSecret?: string;
+  ttsLanguages?: string;
 }
 
 export function addEngineOptions(cmd: Command): Command {
@@ -34,9 +44,10 @@ export function addEngineOptions(cmd: Command): Command {
 
 function stageFlags(o: EngineFlags, stage: EngineStage): { provider?: string; settings: Omit<OrgEngineStage, 'provider'> } {
   if (stage === 'translate') return { provider: o.translate, settings: { url: o.translateUrl } };
-  const p = stage === 'stt'
-    ? { provider: o.stt, url: o.sttUrl, model: o.sttModel, secret: o.sttSecret, languages: o.sttLanguages, voice: undefined }
-    : { provider: o.tts, url: o.ttsUrl, model: o.ttsModel, secret: o.ttsSecret, languages: o.ttsLanguages, voice: o.ttsVoice };
+  const p =
+    stage === 'stt'
+      ? { provider: o.stt, url: o.sttUrl, model: o.sttModel, secret: o.sttSecret, languages: o.sttLanguages, voice: undefined }
+      : { provider: o.tts, url: o.ttsUrl, model: o.ttsModel, secret: o.ttsSecret, languages: o.ttsLanguages, voice: o.ttsVoice };
   return {
     provider: p.provider,
     settings: { url: p.url, model: p.model, voice: p.voice, apiKeySecret: p.secret, languages: p.languages === undefined ? undefined : parseList(p.languages) },
@@ -62,7 +73,9 @@ export async function engineChanges(db: Db, orgId: string, o: EngineFlags): Prom
     const choice = { provider, ...Object.fromEntries(given) } as OrgEngineStage;
     problems.push(...checkOrgEngineStage(stage, choice).map((p) => `--${stage}: ${p}`));
     if (choice.apiKeySecret && !(await secretExists(db, orgId, choice.apiKeySecret))) {
-      problems.push(`--${stage}-secret: no secret '${choice.apiKeySecret}' for organization ${orgId} or node-wide (set it with \`voxbridge admin secret set\`)`);
+      problems.push(
+        `--${stage}-secret: no secret '${choice.apiKeySecret}' for organization ${orgId} or node-wide (set it with \`voxbridge admin secret set\`)`,
+      );
     }
     changes[stage] = choice;
   }

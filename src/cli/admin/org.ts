@@ -14,7 +14,8 @@ function checkList(name: string, values: string[], allowed: readonly string[]): 
 export function register(admin: Command, ctx: CliContext): void {
   const org = admin.command('org').description('organizations: credits, limits, features, SIP routing');
 
-  org.command('create')
+  org
+    .command('create')
     .description('create an organization')
     .requiredOption('--name <name>', 'display name')
     .option('--credits <n>', 'API credits', parseIntOption('--credits'))
@@ -24,17 +25,20 @@ export function register(admin: Command, ctx: CliContext): void {
     .option('--features <list>', `comma list of: ${ORG_FEATURES.join(', ')}`, parseList)
     .action(async (o) => {
       const limits = ctx.config().limits;
-      printJson(await createOrg(await ctx.db(), {
-        name: o.name,
-        credits: o.credits,
-        maxConcurrentSessions: o.maxConcurrentSessions ?? limits.defaultMaxConcurrentSessions,
-        rateLimit: o.rateLimit ?? limits.defaultRateLimit,
-        rateWindowSeconds: o.rateWindowSeconds ?? limits.defaultRateWindowSeconds,
-        features: o.features ? checkList('--features', o.features, ORG_FEATURES) : [],
-      }));
+      printJson(
+        await createOrg(await ctx.db(), {
+          name: o.name,
+          credits: o.credits,
+          maxConcurrentSessions: o.maxConcurrentSessions ?? limits.defaultMaxConcurrentSessions,
+          rateLimit: o.rateLimit ?? limits.defaultRateLimit,
+          rateWindowSeconds: o.rateWindowSeconds ?? limits.defaultRateWindowSeconds,
+          features: o.features ? checkList('--features', o.features, ORG_FEATURES) : [],
+        }),
+      );
     });
 
-  const update = org.command('update')
+  const update = org
+    .command('update')
     .description('change an organization')
     .argument('<org_id>')
     .option('--status <status>', 'active | inactive')
@@ -47,8 +51,10 @@ export function register(admin: Command, ctx: CliContext): void {
     .option('--sip-enabled <bool>', 'true | false: SIP routing for this organization')
     .option('--default-connection <pcon_id>', 'the default route (provider connection); "none" clears')
     .action(async (id: string, o) => {
-      if (o.status !== undefined && o.status !== 'active' && o.status !== 'inactive') throw new CliUsageError(`--status must be active or inactive, got '${o.status}'`);
-      if (o.sipEnabled !== undefined && o.sipEnabled !== 'true' && o.sipEnabled !== 'false') throw new CliUsageError(`--sip-enabled must be true or false, got '${o.sipEnabled}'`);
+      if (o.status !== undefined && o.status !== 'active' && o.status !== 'inactive')
+        throw new CliUsageError(`--status must be active or inactive, got '${o.status}'`);
+      if (o.sipEnabled !== undefined && o.sipEnabled !== 'true' && o.sipEnabled !== 'false')
+        throw new CliUsageError(`--sip-enabled must be true or false, got '${o.sipEnabled}'`);
       const changes: UpdateOrgInput = {
         status: o.status,
         credits: o.credits,

@@ -32,7 +32,8 @@ export function register(admin: Command, ctx: CliContext): void {
     .option('--compliance-rules <json>', '{"required_disclosures":[…],"forbidden_phrases":[…],"detect_card_numbers":true}')
     .action(async (id: string, o) => {
       const days = o.retentionDays === undefined ? null : Number(o.retentionDays);
-      if (days !== null && (!Number.isInteger(days) || days < 1)) throw new CliUsageError(`--retention-days must be a positive integer, got '${o.retentionDays}'`);
+      if (days !== null && (!Number.isInteger(days) || days < 1))
+        throw new CliUsageError(`--retention-days must be a positive integer, got '${o.retentionDays}'`);
       const rules = o.complianceRules === undefined ? null : parseRules(o.complianceRules);
       const policy = await setPostCallPolicy(await ctx.db(), id, { retentionDays: days, complianceRules: rules });
       if (!policy) throw new CliUsageError(`no organization ${id}`);
@@ -44,7 +45,8 @@ export function register(admin: Command, ctx: CliContext): void {
     .argument('<session_id>')
     .argument('<status>')
     .action(async (id: string, status: string) => {
-      if (status !== 'granted' && status !== 'denied' && status !== 'pending') throw new CliUsageError(`status must be granted, denied or pending, got '${status}'`);
+      if (status !== 'granted' && status !== 'denied' && status !== 'pending')
+        throw new CliUsageError(`status must be granted, denied or pending, got '${status}'`);
       const updated = await recordRecordingConsent(await ctx.db(), id, status);
       if (!updated) throw new CliUsageError(`no session ${id}`);
       printJson(updated);

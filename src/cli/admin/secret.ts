@@ -8,13 +8,16 @@ import { type CliContext, CliUsageError, printJson } from '../context.js';
 async function readStdin(): Promise<string> {
   const parts: Buffer[] = [];
   for await (const c of process.stdin) parts.push(c as Buffer);
-  return Buffer.concat(parts).toString('utf8').replace(/\r?\n$/, '');
+  return Buffer.concat(parts)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
 }
 
 export function register(admin: Command, ctx: CliContext): void {
   const secret = admin.command('secret').description('named secrets (engine and LLM API keys), encrypted at rest');
 
-  secret.command('set')
+  secret
+    .command('set')
     .description('create or replace a secret; the value comes from stdin')
     .argument('<name>')
     .option('--org <org_id>', "the organization's own secret (default: node-wide)")
@@ -26,14 +29,16 @@ export function register(admin: Command, ctx: CliContext): void {
       printJson(await setSecret(await ctx.db(), ctx.config().secretKey, o.org ?? null, name, value));
     });
 
-  secret.command('list')
+  secret
+    .command('list')
     .description('names and dates of the secrets (never values)')
     .option('--org <org_id>', "an organization's secrets (default: node-wide)")
     .action(async (o) => {
       printJson({ object: 'list', data: await listSecrets(await ctx.db(), o.org ?? null) });
     });
 
-  secret.command('delete')
+  secret
+    .command('delete')
     .description('delete a secret')
     .argument('<name>')
     .option('--org <org_id>', "the organization's own secret (default: node-wide)")

@@ -5,7 +5,8 @@ import { addConsoleUser } from './console-user-input.js';
 
 export function register(admin: Command, ctx: CliContext): void {
   const user = admin.command('user').description('web console users of an organization');
-  user.command('add')
+  user
+    .command('add')
     .description('add a console user; prints a one-time set-password link unless --password-stdin')
     .requiredOption('--org <org_id>', 'organization')
     .requiredOption('--email <email>', 'sign-in email')

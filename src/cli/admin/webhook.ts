@@ -30,7 +30,9 @@ export function register(admin: Command, ctx: CliContext): void {
       const db = await ctx.db();
       if (!(await orgExists(db, o.org))) throw new CliUsageError(`no organization ${o.org}`);
       if (!o.events.length) throw new CliUsageError('--events: give at least one event type, category or *');
-      const { row, secret } = await usage(async () => (await service()).create(o.org, { url: o.url, events: o.events, realtime: o.realtime, description: o.description ?? null }));
+      const { row, secret } = await usage(async () =>
+        (await service()).create(o.org, { url: o.url, events: o.events, realtime: o.realtime, description: o.description ?? null }),
+      );
       printJson({ ...presentEndpoint(row, secret), org_id: row.org_id });
     });
 

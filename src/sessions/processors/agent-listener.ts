@@ -24,7 +24,10 @@ export class AgentListener extends FrameProcessor {
   private readonly answeredEarly: boolean[] = [];
 
   /** `earlyPartial` off: every turn waits for the recognizer's final. */
-  constructor(private readonly onCustomerFinal: (text: string) => void, private readonly earlyPartial = true) {
+  constructor(
+    private readonly onCustomerFinal: (text: string) => void,
+    private readonly earlyPartial = true,
+  ) {
     super();
   }
 
@@ -40,8 +43,10 @@ export class AgentListener extends FrameProcessor {
         this.partial = frame.text;
         return;
       case 'vad_end': {
-        const early = this.earlyPartial && this.partial.trim().split(/\s+/).filter(Boolean).length >= EARLY_PARTIAL_MIN_WORDS
-          && Date.now() - this.partialAt >= EARLY_PARTIAL_STABLE_MS;
+        const early =
+          this.earlyPartial &&
+          this.partial.trim().split(/\s+/).filter(Boolean).length >= EARLY_PARTIAL_MIN_WORDS &&
+          Date.now() - this.partialAt >= EARLY_PARTIAL_STABLE_MS;
         this.answeredEarly.push(early);
         if (early) this.onCustomerFinal(this.partial);
         this.partial = '';

@@ -57,7 +57,10 @@ export interface AgentSpeechOptions {
 export class AgentSpeechStage extends FrameProcessor {
   private tail: Promise<void> = Promise.resolve();
 
-  constructor(private readonly ledger: AgentSpeechLedger, private readonly opts: AgentSpeechOptions) {
+  constructor(
+    private readonly ledger: AgentSpeechLedger,
+    private readonly opts: AgentSpeechOptions,
+  ) {
     super();
   }
 
@@ -76,16 +79,18 @@ export class AgentSpeechStage extends FrameProcessor {
       // Every sentence starts synthesizing now; they are queued for playout in order.
       const audio = sentences.map((s) => this.synthesize(s));
       sentences.forEach((sentence, i) => {
-        this.tail = this.tail.then(() => audio[i]).then((pcm) => {
-          if (reply.done || generation !== this.ledger.generation || this.closed) return;
-          if (!pcm || pcm.length === 0) {
-            reply.heard.push(sentence); // no voice (no TTS): the text still counts as said
-            return;
-          }
-          this.ledger.segments.push({ reply, text: sentence, frames: Math.ceil(pcm.length / FRAME_SAMPLES), played: 0 });
-          reply.queuedSegments++;
-          this.push({ kind: 'tts_audio', to: 'customer', speaker: AGENT_SPEAKER_LABEL, pcm });
-        });
+        this.tail = this.tail
+          .then(() => audio[i])
+          .then((pcm) => {
+            if (reply.done || generation !== this.ledger.generation || this.closed) return;
+            if (!pcm || pcm.length === 0) {
+              reply.heard.push(sentence); // no voice (no TTS): the text still counts as said
+              return;
+            }
+            this.ledger.segments.push({ reply, text: sentence, frames: Math.ceil(pcm.length / FRAME_SAMPLES), played: 0 });
+            reply.queuedSegments++;
+            this.push({ kind: 'tts_audio', to: 'customer', speaker: AGENT_SPEAKER_LABEL, pcm });
+          });
       });
       this.tail = this.tail.then(() => {
         reply.synthesized = true;
@@ -103,8 +108,13 @@ export class AgentSpeechStage extends FrameProcessor {
     const spoken = [...reply.heard, partial].filter(Boolean).join(' ').trim();
     if (spoken) {
       this.push({
-        kind: 'transcript_final', party: 'agent', language: this.opts.language, text: spoken,
-        startMs: reply.startMs, endMs: this.opts.timelineMs(), ...(interrupted ? { interrupted: true } : {}),
+        kind: 'transcript_final',
+        party: 'agent',
+        language: this.opts.language,
+        text: spoken,
+        startMs: reply.startMs,
+        endMs: this.opts.timelineMs(),
+        ...(interrupted ? { interrupted: true } : {}),
       });
     }
     reply.resolve({ spoken, interrupted });
@@ -113,10 +123,16 @@ export class AgentSpeechStage extends FrameProcessor {
   private async synthesize(text: string): Promise<Int16Array | null> {
     if (!this.opts.tts) return null;
     try {
-      return await this.opts.tts.synthesize(text, this.opts.language, this.opts.voice, (n) => this.push({ kind: 'error', code: 'engine_error', message: n.message }));
+      return await this.opts.tts.synthesize(text, this.opts.language, this.opts.voice, (n) =>
+        this.push({ kind: 'error', code: 'engine_error', message: n.message }),
+      );
     } catch (err) {
       const code = (err as { code?: string }).code ?? 'tts_failed';
-      this.push({ kind: 'error', code: 'engine_error', message: `speech synthesis (${this.opts.language}) of the agent's reply failed (${code}): ${(err as Error).message}` });
+      this.push({
+        kind: 'error',
+        code: 'engine_error',
+        message: `speech synthesis (${this.opts.language}) of the agent's reply failed (${code}): ${(err as Error).message}`,
+      });
       return null;
     }
   }
@@ -124,7 +140,10 @@ export class AgentSpeechStage extends FrameProcessor {
 
 /** After the pacer: counts played agent frames; on a customer barge-in keeps what was heard. */
 export class AgentPlayoutTracker extends FrameProcessor {
-  constructor(private readonly ledger: AgentSpeechLedger, private readonly speech: AgentSpeechStage) {
+  constructor(
+    private readonly ledger: AgentSpeechLedger,
+    private readonly speech: AgentSpeechStage,
+  ) {
     super();
   }
 
@@ -160,7 +179,13 @@ export class AgentPlayoutTracker extends FrameProcessor {
     this.ledger.generation++;
     const current = this.ledger.segments[0];
     // The sentence being played counts up to the words already heard (proportional to frames played).
-    const partial = current && current.played > 0 ? current.text.split(/\s+/).slice(0, Math.floor((current.played / current.frames) * current.text.split(/\s+/).length)).join(' ') : '';
+    const partial =
+      current && current.played > 0
+        ? current.text
+            .split(/\s+/)
+            .slice(0, Math.floor((current.played / current.frames) * current.text.split(/\s+/).length))
+            .join(' ')
+        : '';
     this.ledger.segments.length = 0;
     for (const reply of [...this.ledger.replies]) this.speech.finish(reply, true, reply === current?.reply ? partial : '');
   }

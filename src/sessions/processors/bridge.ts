@@ -7,7 +7,10 @@ import { FrameProcessor } from './processor.js';
 export const ORIGINAL_SPEAKER_LABEL = (p: Party): string => `${p}_original`;
 
 export class BridgeProcessor extends FrameProcessor {
-  constructor(private readonly from: Party, private readonly to: Party) {
+  constructor(
+    private readonly from: Party,
+    private readonly to: Party,
+  ) {
     super();
   }
 

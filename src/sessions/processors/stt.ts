@@ -97,7 +97,12 @@ export class SttProcessor extends FrameProcessor {
       }
       const language = this.opts.languages[party];
       this.push({
-        kind: 'transcript_final', party, language, text, startMs: u.startMs, endMs: u.endMs,
+        kind: 'transcript_final',
+        party,
+        language,
+        text,
+        startMs: u.startMs,
+        endMs: u.endMs,
         ...(f.confidence !== undefined ? { confidence: f.confidence } : {}),
       });
     });

@@ -43,16 +43,26 @@ export class TranslateProcessor extends FrameProcessor {
     const tail = this.tails.get(frame.party)!;
     // Translation starts now; only the release waits for earlier finals of the same party.
     const result = this.translate(frame, route);
-    this.tails.set(frame.party, tail.then(() => result).then((text) => this.release(frame, route, text)));
+    this.tails.set(
+      frame.party,
+      tail.then(() => result).then((text) => this.release(frame, route, text)),
+    );
   }
 
   private async translate(frame: TranscriptFinalFrame, route: TranslationRoute): Promise<string | null> {
     if (route.to === frame.language) return frame.text;
     try {
-      return await this.translator!.translate(frame.text, frame.language, route.to, (n) => this.push({ kind: 'error', code: 'engine_error', party: frame.party, message: n.message }));
+      return await this.translator!.translate(frame.text, frame.language, route.to, (n) =>
+        this.push({ kind: 'error', code: 'engine_error', party: frame.party, message: n.message }),
+      );
     } catch (err) {
       const code = (err as { code?: string }).code ?? 'translate_failed';
-      this.push({ kind: 'error', code: 'engine_error', party: frame.party, message: `translation ${frame.language}->${route.to} of ${frame.party} speech failed (${code}): ${(err as Error).message}` });
+      this.push({
+        kind: 'error',
+        code: 'engine_error',
+        party: frame.party,
+        message: `translation ${frame.language}->${route.to} of ${frame.party} speech failed (${code}): ${(err as Error).message}`,
+      });
       return null;
     }
   }

@@ -10,7 +10,10 @@ export const TRANSLATED_SPEAKER_LABEL = (p: Party): string => `translated_${p}`;
 export class TtsProcessor extends FrameProcessor {
   private readonly tails = new Map<Party, Promise<void>>();
 
-  constructor(private readonly tts: TtsEngine | null, private readonly voice: VoiceSettings) {
+  constructor(
+    private readonly tts: TtsEngine | null,
+    private readonly voice: VoiceSettings,
+  ) {
     super();
     for (const p of PARTIES) this.tails.set(p, Promise.resolve());
   }
@@ -24,15 +27,24 @@ export class TtsProcessor extends FrameProcessor {
       // Streaming engines: chunks are buffered from now on and released as they come once the
       // listener's earlier speech is out, so the first audio plays before synthesis ends.
       const chunks = this.bufferStream(frame);
-      this.tails.set(to, this.tails.get(to)!.then(async () => {
-        for await (const pcm of chunks) if (pcm.length) this.push({ kind: 'tts_audio', to, speaker, pcm });
-      }));
+      this.tails.set(
+        to,
+        this.tails.get(to)!.then(async () => {
+          for await (const pcm of chunks) if (pcm.length) this.push({ kind: 'tts_audio', to, speaker, pcm });
+        }),
+      );
       return;
     }
     const audio = this.synthesize(frame);
-    this.tails.set(to, this.tails.get(to)!.then(() => audio).then((pcm) => {
-      if (pcm && pcm.length) this.push({ kind: 'tts_audio', to, speaker, pcm });
-    }));
+    this.tails.set(
+      to,
+      this.tails
+        .get(to)!
+        .then(() => audio)
+        .then((pcm) => {
+          if (pcm && pcm.length) this.push({ kind: 'tts_audio', to, speaker, pcm });
+        }),
+    );
   }
 
   /** Starts synthesis at once (a generator body would wait for its first next()) and returns the reader. */
@@ -40,7 +52,10 @@ export class TtsProcessor extends FrameProcessor {
     const queue: Int16Array[] = [];
     let done = false;
     let wake: (() => void) | null = null;
-    const notify = (): void => { wake?.(); wake = null; };
+    const notify = (): void => {
+      wake?.();
+      wake = null;
+    };
     void (async () => {
       try {
         for await (const pcm of this.tts!.synthesizeStream!(frame.text, frame.to, this.voice, this.fallbackNotice(frame))) {
@@ -61,7 +76,9 @@ export class TtsProcessor extends FrameProcessor {
           continue;
         }
         if (done) return;
-        await new Promise<void>((r) => { wake = r; });
+        await new Promise<void>((r) => {
+          wake = r;
+        });
       }
     })();
   }
@@ -73,7 +90,12 @@ export class TtsProcessor extends FrameProcessor {
 
   private reportFailure(frame: TranslationFrame, err: unknown): void {
     const code = (err as { code?: string }).code ?? 'tts_failed';
-    this.push({ kind: 'error', code: 'engine_error', party: frame.party, message: `speech synthesis (${frame.to}) for ${frame.speakTo} failed (${code}): ${(err as Error).message}` });
+    this.push({
+      kind: 'error',
+      code: 'engine_error',
+      party: frame.party,
+      message: `speech synthesis (${frame.to}) for ${frame.speakTo} failed (${code}): ${(err as Error).message}`,
+    });
   }
 
   private async synthesize(frame: TranslationFrame): Promise<Int16Array | null> {

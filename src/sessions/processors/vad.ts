@@ -20,10 +20,13 @@ export class VadProcessor extends FrameProcessor {
   constructor(opts: VadChoice = {}) {
     super();
     for (const p of PARTIES) {
-      const vad = opts.engine === 'silero' && opts.sileroModel
-        ? new SileroVoiceActivityDetector({ model: opts.sileroModel, maxUtteranceMs: opts.maxUtteranceMs })
-        : new VoiceActivityDetector(opts);
-      vad.on('start', (e) => { this.lastPreroll = e.preroll; });
+      const vad =
+        opts.engine === 'silero' && opts.sileroModel
+          ? new SileroVoiceActivityDetector({ model: opts.sileroModel, maxUtteranceMs: opts.maxUtteranceMs })
+          : new VoiceActivityDetector(opts);
+      vad.on('start', (e) => {
+        this.lastPreroll = e.preroll;
+      });
       this.vads.set(p, vad);
     }
   }

@@ -20,7 +20,11 @@ export interface EndpointPolicy {
 }
 
 export const DEFAULT_POLICY: Omit<EndpointPolicy, 'timeoutMs'> = {
-  retries: 2, backoffMs: 200, maxBackoffMs: 5000, breakerThreshold: 5, breakerCooldownMs: 10_000,
+  retries: 2,
+  backoffMs: 200,
+  maxBackoffMs: 5000,
+  breakerThreshold: 5,
+  breakerCooldownMs: 10_000,
 };
 
 /** A failed engine request; `status` is the HTTP status when the server answered. */
@@ -71,7 +75,10 @@ export class EngineEndpoint {
   private failures = 0;
   private openUntil = 0;
 
-  constructor(readonly label: string, private readonly policy: EndpointPolicy) {}
+  constructor(
+    readonly label: string,
+    private readonly policy: EndpointPolicy,
+  ) {}
 
   get breakerOpen(): boolean {
     return Date.now() < this.openUntil;
@@ -104,9 +111,10 @@ export class EngineEndpoint {
       } catch (err) {
         if (err instanceof EngineHttpError) throw err;
         const e = err as Error;
-        lastError = e.name === 'TimeoutError' || e.name === 'AbortError'
-          ? new EngineHttpError('timeout', `${this.label}: no answer within ${this.policy.timeoutMs} ms`)
-          : new EngineHttpError('unavailable', `${this.label}: ${e.message}${e.cause ? ` (${(e.cause as Error).message})` : ''}`);
+        lastError =
+          e.name === 'TimeoutError' || e.name === 'AbortError'
+            ? new EngineHttpError('timeout', `${this.label}: no answer within ${this.policy.timeoutMs} ms`)
+            : new EngineHttpError('unavailable', `${this.label}: ${e.message}${e.cause ? ` (${(e.cause as Error).message})` : ''}`);
       }
       if (attempt < this.policy.retries) {
         const backoff = this.policy.backoffMs * 2 ** attempt * (0.75 + Math.random() * 0.5);

@@ -26,7 +26,10 @@ export async function discoverApertiumModes(modesDir = DEFAULT_APERTIUM_MODES_DI
     return new Map();
   }
   const modes = new Map<string, string>(); // "en:es" -> "eng-spa"
-  const names = files.filter((f) => f.endsWith('.mode')).map((f) => f.slice(0, -'.mode'.length)).sort();
+  const names = files
+    .filter((f) => f.endsWith('.mode'))
+    .map((f) => f.slice(0, -'.mode'.length))
+    .sort();
   // Plain pairs first so they win over variants.
   names.sort((a, b) => Number(a.includes('_')) - Number(b.includes('_')));
   for (const name of names) {
@@ -44,7 +47,10 @@ export async function discoverApertiumModes(modesDir = DEFAULT_APERTIUM_MODES_DI
 export class ApertiumTranslator implements Translator {
   readonly name = 'apertium';
 
-  private constructor(private readonly modes: Map<string, string>, private readonly opts: ApertiumOptions) {}
+  private constructor(
+    private readonly modes: Map<string, string>,
+    private readonly opts: ApertiumOptions,
+  ) {}
 
   static async create(opts: ApertiumOptions): Promise<ApertiumTranslator> {
     return new ApertiumTranslator(await discoverApertiumModes(opts.modesDir), opts);
@@ -68,11 +74,17 @@ export class ApertiumTranslator implements Translator {
     // through stdin, never on a command line. The `apertium` wrapper opens /dev/stdin by name,
     // which fails on the socket Node gives a child as stdin, so `cat` turns it into a real pipe;
     // the binary and mode (from our own discovery) are positional parameters, not interpolated.
-    const out = (await runProcess({
-      binary: 'sh', args: ['-c', 'cat | "$0" -u -f txt "$1"', this.opts.binary ?? 'apertium', mode],
-      input: caseForRules(text, from).replace(/\s+/g, ' ') + '\n', timeoutMs: this.opts.timeoutMs,
-      failedCode: 'translate_failed', timeoutCode: 'translate_timeout', label: `apertium ${mode}`,
-    })).toString('utf8');
+    const out = (
+      await runProcess({
+        binary: 'sh',
+        args: ['-c', 'cat | "$0" -u -f txt "$1"', this.opts.binary ?? 'apertium', mode],
+        input: caseForRules(text, from).replace(/\s+/g, ' ') + '\n',
+        timeoutMs: this.opts.timeoutMs,
+        failedCode: 'translate_failed',
+        timeoutCode: 'translate_timeout',
+        label: `apertium ${mode}`,
+      })
+    ).toString('utf8');
     return out.replace(/[ \t]+/g, ' ').trim(); // blanks left by dropped words
   }
 

@@ -18,7 +18,10 @@ interface LtLanguage {
 export class LibreTranslateTranslator implements Translator {
   readonly name = 'libretranslate';
 
-  private constructor(private readonly opts: LibreTranslateOptions, private readonly pairSet: Set<string>) {}
+  private constructor(
+    private readonly opts: LibreTranslateOptions,
+    private readonly pairSet: Set<string>,
+  ) {}
 
   /** Reads the server's language list once (the pairs the API can offer). */
   static async create(opts: LibreTranslateOptions): Promise<LibreTranslateTranslator> {

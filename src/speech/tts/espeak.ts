@@ -25,7 +25,10 @@ const VOICE_NAME = /^[A-Za-z0-9_\-/]+(\+[A-Za-z0-9_]+)?$/;
 export class EspeakTts implements TtsEngine {
   readonly name = 'espeak-ng';
 
-  private constructor(private readonly langs: Set<string>, private readonly opts: EspeakOptions) {}
+  private constructor(
+    private readonly langs: Set<string>,
+    private readonly opts: EspeakOptions,
+  ) {}
 
   static async create(opts: EspeakOptions): Promise<EspeakTts> {
     const { stdout } = await run(opts.binary ?? 'espeak-ng', ['--voices'], { timeout: opts.timeoutMs });
@@ -67,8 +70,13 @@ export class EspeakTts implements TtsEngine {
 
   private render(text: string, voiceName: string, wpm: number): Promise<Buffer> {
     return runProcess({
-      binary: this.opts.binary ?? 'espeak-ng', args: ['-v', voiceName, '-s', String(wpm), '--stdout', '--stdin'],
-      input: text, timeoutMs: this.opts.timeoutMs, failedCode: 'tts_failed', timeoutCode: 'tts_timeout', label: 'espeak-ng',
+      binary: this.opts.binary ?? 'espeak-ng',
+      args: ['-v', voiceName, '-s', String(wpm), '--stdout', '--stdin'],
+      input: text,
+      timeoutMs: this.opts.timeoutMs,
+      failedCode: 'tts_failed',
+      timeoutCode: 'tts_timeout',
+      label: 'espeak-ng',
     });
   }
 }

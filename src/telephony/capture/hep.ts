@@ -132,7 +132,10 @@ export class HepSender {
   sent = 0;
   failed = 0;
 
-  constructor(private readonly host: string, private readonly port: number) {
+  constructor(
+    private readonly host: string,
+    private readonly port: number,
+  ) {
     this.socket = dgram.createSocket(net.isIPv6(host) ? 'udp6' : 'udp4');
     this.socket.on('error', () => {
       this.failed++;

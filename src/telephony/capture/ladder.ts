@@ -7,7 +7,7 @@ const LANE = 30;
 const LEFT = 12;
 
 function label(r: SipMessageRow): string {
-  const reason = r.status !== null ? /^SIP\/2\.0 \d{3} ([^\r\n]*)/.exec(r.raw)?.[1] ?? '' : '';
+  const reason = r.status !== null ? (/^SIP\/2\.0 \d{3} ([^\r\n]*)/.exec(r.raw)?.[1] ?? '') : '';
   const sdp = /\r\n\r\n\s*v=0/.test(r.raw) ? ' (SDP)' : '';
   const text = r.method ?? `${r.status ?? '?'} ${reason}`.trim();
   return `${text}${sdp}`;

@@ -61,10 +61,20 @@ export class SipCapture {
     }
     this.counts.captured++;
     this.queue.push({
-      captured_at: at, call_id: callId, direction, transport: transport.toUpperCase(),
-      src_address: src.address, src_port: src.port, dst_address: dst.address, dst_port: dst.port,
-      method: 'method' in m && m.method ? m.method : null, status: 'status' in m ? m.status : null, cseq: `${cseq.seq} ${cseq.method}`,
-      from_user: userOf(m.headers.from?.uri), to_user: userOf(m.headers.to?.uri), raw,
+      captured_at: at,
+      call_id: callId,
+      direction,
+      transport: transport.toUpperCase(),
+      src_address: src.address,
+      src_port: src.port,
+      dst_address: dst.address,
+      dst_port: dst.port,
+      method: 'method' in m && m.method ? m.method : null,
+      status: 'status' in m ? m.status : null,
+      cseq: `${cseq.seq} ${cseq.method}`,
+      from_user: userOf(m.headers.from?.uri),
+      to_user: userOf(m.headers.to?.uri),
+      raw,
     });
     if (this.queue.length >= this.o.batchSize) this.kick();
     else this.timer ??= setTimeout(() => this.kick(), this.o.flushMs ?? 250).unref();

@@ -23,7 +23,7 @@ export interface TelephoneEvent {
 export function parseTelephoneEvent(p: Uint8Array): TelephoneEvent | null {
   if (p.length < 4) return null;
   // Four bytes checked above.
-  return { event: (p[0] ?? 0), end: ((p[1] ?? 0) & 0x80) !== 0, volume: (p[1] ?? 0) & 0x3f, duration: ((p[2] ?? 0) << 8) | (p[3] ?? 0) };
+  return { event: p[0] ?? 0, end: ((p[1] ?? 0) & 0x80) !== 0, volume: (p[1] ?? 0) & 0x3f, duration: ((p[2] ?? 0) << 8) | (p[3] ?? 0) };
 }
 
 export function writeTelephoneEvent(out: Uint8Array, offset: number, e: TelephoneEvent): void {

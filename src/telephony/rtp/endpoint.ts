@@ -13,8 +13,19 @@ import { looksLikeRtcp } from './rtcp.js';
 import { RtcpSession } from './rtcp-session.js';
 import { LegQuality, type CallQuality } from './call-quality.js';
 import {
-  FRAME_MS, FRAME_SAMPLES, JitterBuffer, LiveQueue, processMediaClock, frameEnergy, observeStage, alawDecodeInto, alawEncodeInto, mulawDecodeInto, mulawEncodeInto,
-  type JitterBufferOptions, type TickSource,
+  FRAME_MS,
+  FRAME_SAMPLES,
+  JitterBuffer,
+  LiveQueue,
+  processMediaClock,
+  frameEnergy,
+  observeStage,
+  alawDecodeInto,
+  alawEncodeInto,
+  mulawDecodeInto,
+  mulawEncodeInto,
+  type JitterBufferOptions,
+  type TickSource,
 } from '../../media/index.js';
 
 /** The clock RTP endpoints play out and send on: the process's one media clock, shared with the session pacers. */
@@ -112,7 +123,11 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
   private octetsOut = 0;
   private readonly rtcpEveryTicks: number;
 
-  private constructor(private readonly socket: dgram.Socket, private readonly rtcpSocket: dgram.Socket | null, private readonly o: RtpEndpointOptions) {
+  private constructor(
+    private readonly socket: dgram.Socket,
+    private readonly rtcpSocket: dgram.Socket | null,
+    private readonly o: RtpEndpointOptions,
+  ) {
     super();
     this.port = socket.address().port;
     this.rtcp = new RtcpSession(this.quality, `voxbridge-${this.ssrc.toString(16)}@${o.bindAddress}`, rtcpSocket, socket);
@@ -129,9 +144,10 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
     const clock = o.clock ?? rtpMediaClock;
     this.unsubscribe = clock.subscribe(() => this.tick());
     this.lateSend = typeof clock.subscribeLate === 'function';
-    this.unsubscribeLate = clock.subscribeLate?.(() => {
-      if (!this.closed) this.sendTick();
-    }) ?? (() => {});
+    this.unsubscribeLate =
+      clock.subscribeLate?.(() => {
+        if (!this.closed) this.sendTick();
+      }) ?? (() => {});
   }
 
   static async open(o: RtpEndpointOptions): Promise<RtpEndpoint> {
@@ -251,7 +267,7 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
       this.jitter.push(ts, samples, this.lastPacketAt);
       return;
     }
-    if (this.asmFill > 0 && ts !== ((this.asmTs + this.asmFill) >>> 0)) {
+    if (this.asmFill > 0 && ts !== (this.asmTs + this.asmFill) >>> 0) {
       // A gap or reordering inside a frame: emit what we have (the rest silent) and start over.
       this.asmBuf.fill(0, this.asmFill);
       this.jitter.push(this.asmTs, this.asmBuf, this.lastPacketAt);
@@ -290,7 +306,11 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
   private sendRtcp(): void {
     const to = this.remoteAddress;
     if (!to || !this.remote) return;
-    this.rtcp.sendReport({ ssrc: this.ssrc, packetsSent: this.stats.packetsOut, octetsSent: this.octetsOut, rtpTimestamp: this.ts }, to, this.remote.rtcpMux === true);
+    this.rtcp.sendReport(
+      { ssrc: this.ssrc, packetsSent: this.stats.packetsOut, octetsSent: this.octetsOut, rtpTimestamp: this.ts },
+      to,
+      this.remote.rtcpMux === true,
+    );
   }
 
   /** RTCP is taken only from the address media comes from (or is signalled from): strays are counted. */

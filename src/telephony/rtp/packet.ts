@@ -15,9 +15,9 @@ export const RTP_HEADER_BYTES = 12;
 export function parseRtp(buf: Uint8Array): RtpPacket | null {
   // Every index read below is bounds-checked first (12-byte header, extension and padding checks).
   if (buf.length < RTP_HEADER_BYTES) return null;
-  const b0 = (buf[0] ?? 0);
+  const b0 = buf[0] ?? 0;
   if (b0 >> 6 !== 2) return null;
-  const b1 = (buf[1] ?? 0);
+  const b1 = buf[1] ?? 0;
   const payloadType = b1 & 0x7f;
   // RTCP packet types 200..204 collide with marker+PT 72..76 (RFC 5761 §4): not audio for us.
   if (payloadType >= 72 && payloadType <= 76) return null;
@@ -33,7 +33,7 @@ export function parseRtp(buf: Uint8Array): RtpPacket | null {
   }
   let end = buf.length;
   if (b0 & 0x20) {
-    const pad = (buf[buf.length - 1] ?? 0);
+    const pad = buf[buf.length - 1] ?? 0;
     if (pad === 0 || offset + pad > end) return null;
     end -= pad;
   }
@@ -48,10 +48,7 @@ export function parseRtp(buf: Uint8Array): RtpPacket | null {
 }
 
 /** Writes an RTP header into `out` (no CSRC, no extension) and returns the header length. */
-export function writeRtpHeader(
-  out: Uint8Array,
-  h: { marker: boolean; payloadType: number; sequence: number; timestamp: number; ssrc: number },
-): number {
+export function writeRtpHeader(out: Uint8Array, h: { marker: boolean; payloadType: number; sequence: number; timestamp: number; ssrc: number }): number {
   out[0] = 0x80;
   out[1] = (h.marker ? 0x80 : 0) | (h.payloadType & 0x7f);
   out[2] = (h.sequence >> 8) & 0xff;

@@ -43,9 +43,10 @@ export class RtcpSession {
   sendReport(state: RtcpSenderState, rtp: { address: string; port: number }, mux: boolean): void {
     const nowMs = Date.now();
     const ntp = ntpNow(nowMs);
-    const sender = state.packetsSent > 0
-      ? { ntpSec: ntp.sec, ntpFrac: ntp.frac, rtpTimestamp: state.rtpTimestamp, packetCount: state.packetsSent, octetCount: state.octetsSent }
-      : null;
+    const sender =
+      state.packetsSent > 0
+        ? { ntpSec: ntp.sec, ntpFrac: ntp.frac, rtpTimestamp: state.rtpTimestamp, packetCount: state.packetsSent, octetCount: state.octetsSent }
+        : null;
     if (sender) this.quality.onSentSenderReport(ntpMiddle(ntp.sec, ntp.frac));
     const buf = buildReport(state.ssrc, sender, this.quality.reportBlock(nowMs), this.cname);
     this.transmit(buf, rtp, mux);

@@ -59,7 +59,7 @@ export function ntpMiddle(sec: number, frac: number): number {
 function writeBlock(buf: Buffer, off: number, b: ReportBlock): number {
   buf.writeUInt32BE(b.ssrc >>> 0, off);
   const lost = Math.max(-0x800000, Math.min(0x7fffff, b.cumulativeLost)) & 0xffffff;
-  buf.writeUInt32BE(((b.fractionLost & 0xff) << 24 | lost) >>> 0, off + 4);
+  buf.writeUInt32BE((((b.fractionLost & 0xff) << 24) | lost) >>> 0, off + 4);
   buf.writeUInt32BE(b.extendedHighestSeq >>> 0, off + 8);
   buf.writeUInt32BE(Math.max(0, Math.round(b.jitter)) >>> 0, off + 12);
   buf.writeUInt32BE(b.lastSr >>> 0, off + 16);
@@ -130,7 +130,13 @@ export function parseRtcp(buf: Uint8Array): { reports: RtcpReport[]; bye: boolea
       let sender: SenderInfo | null = null;
       if (type === RTCP_SR) {
         if (len < 28) return null;
-        sender = { ntpSec: view.readUInt32BE(p), ntpFrac: view.readUInt32BE(p + 4), rtpTimestamp: view.readUInt32BE(p + 8), packetCount: view.readUInt32BE(p + 12), octetCount: view.readUInt32BE(p + 16) };
+        sender = {
+          ntpSec: view.readUInt32BE(p),
+          ntpFrac: view.readUInt32BE(p + 4),
+          rtpTimestamp: view.readUInt32BE(p + 8),
+          packetCount: view.readUInt32BE(p + 12),
+          octetCount: view.readUInt32BE(p + 16),
+        };
         p += 20;
       }
       const blocks: ReportBlock[] = [];

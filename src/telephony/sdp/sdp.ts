@@ -35,7 +35,10 @@ export interface ParsedSdp {
 export type SdpErrorCode = 'malformed' | 'no_audio' | 'no_common_codec' | 'missing';
 
 export class SdpError extends Error {
-  constructor(message: string, readonly code: SdpErrorCode = 'malformed') {
+  constructor(
+    message: string,
+    readonly code: SdpErrorCode = 'malformed',
+  ) {
     super(message);
     this.name = 'SdpError';
   }
@@ -52,7 +55,10 @@ const DIRECTIONS = new Set<Direction>(['sendrecv', 'sendonly', 'recvonly', 'inac
 
 /** Parses the parts of an SDP body a telephone gateway needs. Throws SdpError on a body it cannot use. */
 export function parseSdp(text: string): ParsedSdp {
-  const lines = text.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+  const lines = text
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter(Boolean);
   if (lines[0] !== 'v=0') throw new SdpError('SDP must start with v=0');
   let sessionAddress = '';
   let sessionDirection: Direction = 'sendrecv';
@@ -180,10 +186,14 @@ export function negotiate(remote: ParsedSdp): NegotiatedMedia {
 /** RFC 3264 §6.1: the answer's direction mirrors the offer's. */
 export function answerDirection(offered: Direction): Direction {
   switch (offered) {
-    case 'sendonly': return 'recvonly';
-    case 'recvonly': return 'sendonly';
-    case 'inactive': return 'inactive';
-    default: return 'sendrecv';
+    case 'sendonly':
+      return 'recvonly';
+    case 'recvonly':
+      return 'sendonly';
+    case 'inactive':
+      return 'inactive';
+    default:
+      return 'sendrecv';
   }
 }
 

@@ -33,10 +33,12 @@ export async function reserveSipPort(port: number, host: string, transports: ('u
       p = got;
     } else if (port === 0) {
       const srv = net.createServer();
-      p = await new Promise<number>((resolve) => srv.listen(0, host, () => {
-        const a = srv.address() as net.AddressInfo;
-        srv.close(() => resolve(a.port));
-      }));
+      p = await new Promise<number>((resolve) =>
+        srv.listen(0, host, () => {
+          const a = srv.address() as net.AddressInfo;
+          srv.close(() => resolve(a.port));
+        }),
+      );
     }
     if (transports.includes('tcp') && !(await tcpListen(p, host))) continue;
     return p;

@@ -55,7 +55,13 @@ export class ClientInvite {
   private readonly onAbort = (): void => this.cancel(487, 'Request Terminated');
 
   /** Throws SipError(400) on a target that is not a SIP URI. */
-  constructor(private readonly host: ClientInviteHost, private readonly target: string, private readonly o: CallOptions, callId: string, fromTag: string) {
+  constructor(
+    private readonly host: ClientInviteHost,
+    private readonly target: string,
+    private readonly o: CallOptions,
+    callId: string,
+    fromTag: string,
+  ) {
     this.transport = o.transport ?? 'udp';
     const uri = sip.parseUri(target);
     if (!uri) throw new SipError(400, `bad target URI ${target}`);

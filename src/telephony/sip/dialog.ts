@@ -61,7 +61,10 @@ export class Dialog extends SafeEmitter<DialogEvents> {
   readonly connectedAt = new Date();
   private destroyed = false;
 
-  constructor(init: DialogInit, private readonly ua: DialogTransport) {
+  constructor(
+    init: DialogInit,
+    private readonly ua: DialogTransport,
+  ) {
     super();
     this.callId = init.callId;
     this.direction = init.direction;

@@ -1,6 +1,9 @@
 // A SIP failure carried as a value: the final response status and reason (drachtio-srf style).
 export class SipError extends Error {
-  constructor(readonly status: number, readonly reason: string) {
+  constructor(
+    readonly status: number,
+    readonly reason: string,
+  ) {
     super(`${status} ${reason}`);
     this.name = 'SipError';
   }

@@ -34,13 +34,19 @@ export interface Rejection {
   reply: string | null;
 }
 
-export type FrameResult =
-  | { kind: 'message'; text: string; isRequest: boolean }
-  | { kind: 'reject'; rejection: Rejection };
+export type FrameResult = { kind: 'message'; text: string; isRequest: boolean } | { kind: 'reject'; rejection: Rejection };
 
 const COMPACT: Record<string, string> = {
-  i: 'call-id', m: 'contact', e: 'content-encoding', l: 'content-length', c: 'content-type',
-  f: 'from', s: 'subject', k: 'supported', t: 'to', v: 'via',
+  i: 'call-id',
+  m: 'contact',
+  e: 'content-encoding',
+  l: 'content-length',
+  c: 'content-type',
+  f: 'from',
+  s: 'subject',
+  k: 'supported',
+  t: 'to',
+  v: 'via',
 };
 
 interface HeaderLine {
@@ -77,7 +83,11 @@ function isDigits(s: string, max: number): boolean {
 }
 
 class ScanError extends Error {
-  constructor(readonly status: number, readonly reason: string, readonly fault: string) {
+  constructor(
+    readonly status: number,
+    readonly reason: string,
+    readonly fault: string,
+  ) {
     super(reason);
   }
 }
@@ -144,8 +154,7 @@ function first(scan: Scanned, name: string): string {
   return header(scan, name)[0]?.value ?? '';
 }
 
-const headerTitle = (name: string): string =>
-  name === 'cseq' ? 'CSeq' : name === 'call-id' ? 'Call-ID' : name.charAt(0).toUpperCase() + name.slice(1);
+const headerTitle = (name: string): string => (name === 'cseq' ? 'CSeq' : name === 'call-id' ? 'Call-ID' : name.charAt(0).toUpperCase() + name.slice(1));
 
 /** Start line and header syntax a request must have before any parser or lookup sees it. */
 function checkRequest(scan: Scanned): number | null {

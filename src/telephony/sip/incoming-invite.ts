@@ -15,7 +15,12 @@ export class IncomingInvite extends SafeEmitter<IncomingInviteEvents> {
   private finished = false;
   private cancelled = false;
 
-  constructor(readonly req: SipRequest, readonly remote: Remote, private readonly ua: UserAgent, localTag: string) {
+  constructor(
+    readonly req: SipRequest,
+    readonly remote: Remote,
+    private readonly ua: UserAgent,
+    localTag: string,
+  ) {
     super();
     this.callId = req.headers['call-id'];
     this.localTag = localTag;
@@ -52,7 +57,13 @@ export class IncomingInvite extends SafeEmitter<IncomingInviteEvents> {
   progress(status: 180 | 183, localSdp?: string): void {
     if (this.finished) return;
     const reason = status === 180 ? 'Ringing' : 'Session Progress';
-    this.ua.respondTagged(this.req, status, reason, this.localTag, localSdp ? { headers: { 'content-type': 'application/sdp' }, content: localSdp } : undefined);
+    this.ua.respondTagged(
+      this.req,
+      status,
+      reason,
+      this.localTag,
+      localSdp ? { headers: { 'content-type': 'application/sdp' }, content: localSdp } : undefined,
+    );
   }
 
   reject(status: number, reason: string, headers?: Record<string, unknown>): void {

@@ -15,7 +15,10 @@ export class RefusalCounter {
   private loggedInWindow = 0;
   private suppressed = 0;
 
-  constructor(private readonly log: SipLogger, private readonly perSecond = 10) {}
+  constructor(
+    private readonly log: SipLogger,
+    private readonly perSecond = 10,
+  ) {}
 
   record(fault: string, source: RefusedSource, detail?: string): void {
     this.counts[fault] = (this.counts[fault] ?? 0) + 1;

@@ -4,7 +4,17 @@
 // whole messages. Flow tokens and strict-route rewriting of the package are not needed here.
 import sip, { type Remote, type SipMessage, type SipRequest, type SipResponse, type SipStack } from 'sip';
 import { DEFAULT_SIP_LIMITS, type SipLimits } from './framing.js';
-import { DEFAULT_STREAM_LIMITS, makeTcpTransport, makeTlsTransport, makeUdpTransport, type Connection, type FrontSink, type StreamLimits, type TlsMaterial, type Transport } from './transports.js';
+import {
+  DEFAULT_STREAM_LIMITS,
+  makeTcpTransport,
+  makeTlsTransport,
+  makeUdpTransport,
+  type Connection,
+  type FrontSink,
+  type StreamLimits,
+  type TlsMaterial,
+  type Transport,
+} from './transports.js';
 
 export interface StackOptions {
   host: string;

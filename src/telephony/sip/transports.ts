@@ -127,9 +127,10 @@ interface StreamKind {
 
 const tcpKind: StreamKind = {
   protocol: 'TCP',
-  listen: (onSocket, admit) => net.createServer((s) => {
-    if (admit(s)) onSocket(s);
-  }),
+  listen: (onSocket, admit) =>
+    net.createServer((s) => {
+      if (admit(s)) onSocket(s);
+    }),
   connect: (port, address) => net.connect(port, address),
 };
 
@@ -139,7 +140,10 @@ function tlsKind(m: TlsMaterial, handshakeTimeoutMs: number): StreamKind {
     listen(onSocket, admit) {
       // A client certificate is asked for but not required at the handshake: which connection the
       // caller claims decides whether one is needed (checked per INVITE, src/telephony/secure-trunk.ts).
-      const server = tls.createServer({ key: m.key, cert: m.cert, ca: m.ca, requestCert: true, rejectUnauthorized: false, handshakeTimeout: handshakeTimeoutMs }, onSocket);
+      const server = tls.createServer(
+        { key: m.key, cert: m.cert, ca: m.ca, requestCert: true, rejectUnauthorized: false, handshakeTimeout: handshakeTimeoutMs },
+        onSocket,
+      );
       // Caps apply to the raw connection, before any handshake work is spent on it.
       server.on('connection', (raw: net.Socket) => {
         if (!admit(raw)) raw.destroy();
@@ -147,7 +151,16 @@ function tlsKind(m: TlsMaterial, handshakeTimeoutMs: number): StreamKind {
       server.on('tlsClientError', () => {});
       return server;
     },
-    connect: (port, address) => tls.connect({ port, host: address, key: m.key, cert: m.cert, ca: m.ca, rejectUnauthorized: m.verifyServer, servername: net.isIP(address) ? undefined : address }),
+    connect: (port, address) =>
+      tls.connect({
+        port,
+        host: address,
+        key: m.key,
+        cert: m.cert,
+        ca: m.ca,
+        rejectUnauthorized: m.verifyServer,
+        servername: net.isIP(address) ? undefined : address,
+      }),
     peer(s) {
       const t = s as tls.TLSSocket;
       const cert = t.getPeerCertificate?.();
@@ -181,7 +194,10 @@ function makeStreamTransport(kind: StreamKind, host: string, port: number, limit
     perSource.set(address, (perSource.get(address) ?? 0) + 1);
     const framer = new StreamFramer(limits);
     const remote = (): Remote => ({
-      protocol, address, port: remotePort, local: { address: socket.localAddress ?? host, port: socket.localPort ?? port },
+      protocol,
+      address,
+      port: remotePort,
+      local: { address: socket.localAddress ?? host, port: socket.localPort ?? port },
       ...(conn.tls ? { tls: conn.tls } : {}),
     });
     let messageTimer: NodeJS.Timeout | null = null;

@@ -75,7 +75,10 @@ export class UserAgent implements ClientInviteHost {
   /** Requests taken in by method (after the trusted-edge check): how much reached this node. */
   readonly requestCounts: Record<string, number> = {};
 
-  private constructor(readonly o: UserAgentOptions, private readonly handlers: UserAgentHandlers) {
+  private constructor(
+    readonly o: UserAgentOptions,
+    private readonly handlers: UserAgentHandlers,
+  ) {
     this.log = o.logger ?? noopLogger;
     this.stack = createSipStack(
       {

@@ -40,7 +40,10 @@ export function validateRequest(rq: SipRequest): RequestProblem | null {
   if (mf !== undefined && Number(mf) <= 0 && rq.method !== 'OPTIONS') return { status: 483, reason: 'Too Many Hops' };
   const require = typeof h.require === 'string' ? h.require : '';
   if (require && rq.method !== 'ACK' && rq.method !== 'CANCEL') {
-    const unknown = require.split(',').map((t) => t.trim()).filter((t) => t && !SUPPORTED_EXTENSIONS.has(t.toLowerCase()));
+    const unknown = require
+      .split(',')
+      .map((t) => t.trim())
+      .filter((t) => t && !SUPPORTED_EXTENSIONS.has(t.toLowerCase()));
     if (unknown.length) return { status: 420, reason: 'Bad Extension', headers: { unsupported: unknown.join(', ') } };
   }
   // §8.2.3: a body we cannot read is refused 415 with what we accept.
@@ -50,7 +53,9 @@ export function validateRequest(rq: SipRequest): RequestProblem | null {
       return { status: 415, reason: 'Unsupported Media Type', headers: { accept: 'application/sdp', 'accept-encoding': 'identity' } };
     }
   }
-  const encoding = String((h['content-encoding'] as string | undefined) ?? '').trim().toLowerCase();
+  const encoding = String((h['content-encoding'] as string | undefined) ?? '')
+    .trim()
+    .toLowerCase();
   if (encoding && encoding !== 'identity' && rq.method === 'INVITE') {
     return { status: 415, reason: 'Unsupported Content Encoding', headers: { accept: 'application/sdp', 'accept-encoding': 'identity' } };
   }

@@ -97,7 +97,12 @@ declare module 'sip' {
   }
   export function makeTransactionLayer(options: object, open: (target: Remote, onError?: (e: Error) => void) => TransactionConnection): TransactionLayer;
   export function resolve(uri: SipUri, action: (addresses: Remote[]) => void): void;
-  export function makeResponse(rq: SipRequest, status: number, reason?: string, extension?: { headers?: Record<string, unknown>; content?: string }): SipResponse;
+  export function makeResponse(
+    rq: SipRequest,
+    status: number,
+    reason?: string,
+    extension?: { headers?: Record<string, unknown>; content?: string },
+  ): SipResponse;
   export function parseUri(s: string | SipUri): SipUri | undefined;
   export function stringifyUri(u: string | SipUri): string;
   export function parse(s: string | Buffer): SipMessage | undefined;

@@ -10,8 +10,18 @@ import { fakeEngines, loudFrame, quietFrame } from '../../helpers/fake-engines.j
 import { ManualClock } from '../../helpers/manual-clock.js';
 
 const agent: AgentDefinition = {
-  id: 'agt_1', orgId: 'org_1', name: 'Desk', language: 'en', greeting: null, instructions: null, brain: { provider: 'scripted' },
-  intents: [], tools: [], knowledgeBase: [], voice: null, escalation: null,
+  id: 'agt_1',
+  orgId: 'org_1',
+  name: 'Desk',
+  language: 'en',
+  greeting: null,
+  instructions: null,
+  brain: { provider: 'scripted' },
+  intents: [],
+  tools: [],
+  knowledgeBase: [],
+  voice: null,
+  escalation: null,
 };
 
 class RecordingBrain implements Brain {
@@ -29,8 +39,17 @@ async function oneTurn(earlyPartial: boolean | undefined): Promise<{ heard: stri
   const brain = new RecordingBrain();
   const stored: StoredTurn[] = [];
   const session = new LiveSession({
-    id: 'sess_1', orgId: 'org_1', mode: 'ai_agent', sourceLanguage: 'en', targetLanguage: 'en', voice: {}, engines, defaultLanguage: 'en',
-    clock: new ManualClock(), awaitsLeg: false, vad: { calibrationFrames: 2 },
+    id: 'sess_1',
+    orgId: 'org_1',
+    mode: 'ai_agent',
+    sourceLanguage: 'en',
+    targetLanguage: 'en',
+    voice: {},
+    engines,
+    defaultLanguage: 'en',
+    clock: new ManualClock(),
+    awaitsLeg: false,
+    vad: { calibrationFrames: 2 },
     hooks: { firstAudio() {}, activity() {}, storeTurn: async (t) => void stored.push(t) },
     agent: {
       language: 'en',

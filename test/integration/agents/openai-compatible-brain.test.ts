@@ -14,10 +14,16 @@ afterAll(async () => {
 });
 
 const agent = (over: Partial<AgentDefinition> = {}): AgentDefinition => ({
-  id: 'agt_test', orgId: 'org_test', name: 'Test', language: 'en', greeting: null,
+  id: 'agt_test',
+  orgId: 'org_test',
+  name: 'Test',
+  language: 'en',
+  greeting: null,
   instructions: 'You are the order desk of Acme.',
   brain: { provider: 'openai_compatible', model: 'test-model', base_url: server.baseUrl, api_key_secret: 'llm_key' },
-  intents: [], knowledgeBase: [], voice: null,
+  intents: [],
+  knowledgeBase: [],
+  voice: null,
   tools: [{ name: 'lookup_order', description: 'Looks an order up.', parameters: { type: 'object', properties: { order_id: { type: 'string' } } } }],
   escalation: { keywords: [], message: 'One moment.' },
   ...over,
@@ -64,7 +70,11 @@ describe('OpenAiCompatibleBrain', () => {
     const messages = server.requests.at(-1)!.body.messages;
     expect(messages.slice(1)).toEqual([
       { role: 'user', content: 'where is order 1234' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_abc123', type: 'function', function: { name: 'lookup_order', arguments: '{"order_id": "1234"}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_abc123', type: 'function', function: { name: 'lookup_order', arguments: '{"order_id": "1234"}' } }],
+      },
       { role: 'tool', tool_call_id: 'call_abc123', content: '{"status":"shipped"}' },
     ]);
   });
@@ -80,12 +90,19 @@ describe('OpenAiCompatibleBrain', () => {
   it('reports an error body, a timeout and a missing secret as LlmError', async () => {
     server.replies.push({ status: 429, error: 'Rate limit reached for requests' });
     const brain = new OpenAiCompatibleBrain({ agent: agent(), secrets, timeoutMs: 300 });
-    await expect(collect(brain, { kind: 'utterance', text: 'hello' })).rejects.toMatchObject({ code: 'llm_http_error', message: expect.stringMatching(/429.*Rate limit/) });
+    await expect(collect(brain, { kind: 'utterance', text: 'hello' })).rejects.toMatchObject({
+      code: 'llm_http_error',
+      message: expect.stringMatching(/429.*Rate limit/),
+    });
     server.replies.push({ hang: true });
     const started = performance.now();
     await expect(collect(brain, { kind: 'utterance', text: 'hello again' })).rejects.toMatchObject({ code: 'llm_timeout' });
     expect(performance.now() - started).toBeLessThan(5000);
-    const noKey = new OpenAiCompatibleBrain({ agent: agent({ brain: { provider: 'openai_compatible', model: 'm', base_url: server.baseUrl, api_key_secret: 'missing' } }), secrets, timeoutMs: 300 });
+    const noKey = new OpenAiCompatibleBrain({
+      agent: agent({ brain: { provider: 'openai_compatible', model: 'm', base_url: server.baseUrl, api_key_secret: 'missing' } }),
+      secrets,
+      timeoutMs: 300,
+    });
     await expect(collect(noKey, { kind: 'utterance', text: 'hi' })).rejects.toBeInstanceOf(LlmError);
   });
 });

@@ -16,10 +16,18 @@ afterAll(async () => {
 
 function agent(url: string): AgentDefinition {
   return {
-    id: 'agt_1', orgId: 'org_1', name: 'Desk', language: 'en', greeting: 'Hi.', instructions: null, brain: { provider: 'scripted' },
+    id: 'agt_1',
+    orgId: 'org_1',
+    name: 'Desk',
+    language: 'en',
+    greeting: 'Hi.',
+    instructions: null,
+    brain: { provider: 'scripted' },
     intents: [{ name: 'order_status', examples: ['where is my order'], reply: 'Order {order_id} has {status}.', tool: 'lookup_order' }],
     tools: [{ name: 'lookup_order', description: 'd', parameters: { type: 'object', properties: { order_id: { type: 'string' } } }, webhook_url: url }],
-    escalation: null, knowledgeBase: [], voice: null,
+    escalation: null,
+    knowledgeBase: [],
+    voice: null,
   };
 }
 
@@ -27,7 +35,8 @@ function fakeHost() {
   const said: string[] = [];
   const events: Array<{ type: string; data: any }> = [];
   const host: AgentHost = {
-    sessionId: 'sess_1', orgId: 'org_1',
+    sessionId: 'sess_1',
+    orgId: 'org_1',
     say: async (text) => {
       said.push(text);
       return { spoken: text, interrupted: false };
@@ -42,7 +51,10 @@ function fakeHost() {
 function runtime(url: string, timeoutMs = 2000) {
   const h = fakeHost();
   const rt = new AgentRuntime({
-    agent: agent(url), brain: new ScriptedBrain(agent(url)), host: h.host, fillerAfterMs: 300,
+    agent: agent(url),
+    brain: new ScriptedBrain(agent(url)),
+    host: h.host,
+    fillerAfterMs: 300,
     tools: new ToolRunner({ timeoutMs, signingSecrets: async () => ['s3cret'] }),
   });
   return { rt, ...h };
@@ -56,7 +68,12 @@ describe('AgentRuntime tools', () => {
     r.rt.customerSaid('where is my order 5678');
     await r.rt.idle();
     expect(r.said).toEqual(['Hi.', 'One moment, please.', 'Order 5678 has shipped.']);
-    expect(r.events).toEqual([{ type: 'ai_agent.tool_called', data: { session_id: 'sess_1', tool: { name: 'lookup_order', arguments: { order_id: '5678' }, call_id: expect.stringMatching(/^call_/) } } }]);
+    expect(r.events).toEqual([
+      {
+        type: 'ai_agent.tool_called',
+        data: { session_id: 'sess_1', tool: { name: 'lookup_order', arguments: { order_id: '5678' }, call_id: expect.stringMatching(/^call_/) } },
+      },
+    ]);
     expect(server.requests.at(-1)!.headers['service-signature']).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
   });
 

@@ -1,12 +1,28 @@
 // The scripted brain, slots and the knowledge base, frames of text in, actions out.
 import { describe, expect, it } from 'vitest';
 import {
-  extractSlots, FALLBACK_REPLY, HelpDeskBrain, KnowledgeBase, NO_MATCH_REPLY, rankIntents, ScriptedBrain, wordsToDigits,
-  type AgentDefinition, type Brain, type BrainAction, type BrainInput,
+  extractSlots,
+  FALLBACK_REPLY,
+  HelpDeskBrain,
+  KnowledgeBase,
+  NO_MATCH_REPLY,
+  rankIntents,
+  ScriptedBrain,
+  wordsToDigits,
+  type AgentDefinition,
+  type Brain,
+  type BrainAction,
+  type BrainInput,
 } from '../../../src/agents/index.js';
 
 const base: AgentDefinition = {
-  id: 'agt_1', orgId: 'org_1', name: 'Desk', language: 'en', greeting: null, instructions: null, brain: { provider: 'scripted' },
+  id: 'agt_1',
+  orgId: 'org_1',
+  name: 'Desk',
+  language: 'en',
+  greeting: null,
+  instructions: null,
+  brain: { provider: 'scripted' },
   intents: [
     { name: 'order_status', examples: ['where is my order', 'track my order'], reply: 'Order {order_id} is {status}.', tool: 'lookup_order' },
     { name: 'book_table', examples: ['i would like to book a table', 'reserve a table'], reply: 'Booked for {date} at {time}.' },
@@ -15,7 +31,8 @@ const base: AgentDefinition = {
   ],
   tools: [{ name: 'lookup_order', description: 'd', parameters: { type: 'object', properties: { order_id: { type: 'string' } } } }],
   escalation: { keywords: ['talk to a person', 'human'], message: 'Transferring you.' },
-  knowledgeBase: [], voice: null,
+  knowledgeBase: [],
+  voice: null,
 };
 
 async function run(brain: Brain, input: BrainInput): Promise<BrainAction[]> {
@@ -53,11 +70,15 @@ describe('ScriptedBrain', () => {
 
   it('fills slots into the reply and into tool arguments, then the tool result into the reply', async () => {
     const brain = new ScriptedBrain(base);
-    expect(await run(brain, utter('i would like to book a table tomorrow at 8 pm'))).toEqual([{ kind: 'say', text: expect.stringMatching(/^Booked for \d{4}-\d{2}-\d{2} at 20:00\.$/) }]);
+    expect(await run(brain, utter('i would like to book a table tomorrow at 8 pm'))).toEqual([
+      { kind: 'say', text: expect.stringMatching(/^Booked for \d{4}-\d{2}-\d{2} at 20:00\.$/) },
+    ]);
     const [call] = await run(brain, utter('where is my order one two three'));
     expect(call).toMatchObject({ kind: 'tool_call', call: { name: 'lookup_order', arguments: { order_id: '123' } } });
     const c = (call as Extract<BrainAction, { kind: 'tool_call' }>).call;
-    expect(await run(brain, { kind: 'tool_result', call: c, ok: true, result: { status: 'on its way' } })).toEqual([{ kind: 'say', text: 'Order 123 is on its way.' }]);
+    expect(await run(brain, { kind: 'tool_result', call: c, ok: true, result: { status: 'on its way' } })).toEqual([
+      { kind: 'say', text: 'Order 123 is on its way.' },
+    ]);
     // A failed tool is told to the caller (and escalated when a human is available).
     const [call2] = await run(brain, utter('track my order 456'));
     const failed = await run(brain, { kind: 'tool_result', call: (call2 as any).call, ok: false, result: { error: 'tool_timeout' } });
@@ -77,13 +98,20 @@ describe('ScriptedBrain', () => {
   });
 
   it('ends the call after a closing intent', async () => {
-    expect(await run(new ScriptedBrain(base), utter('that is all thank you goodbye'))).toEqual([{ kind: 'say', text: 'Goodbye!' }, { kind: 'end', reason: 'agent_completed' }]);
+    expect(await run(new ScriptedBrain(base), utter('that is all thank you goodbye'))).toEqual([
+      { kind: 'say', text: 'Goodbye!' },
+      { kind: 'end', reason: 'agent_completed' },
+    ]);
   });
 });
 
 describe('help desk (knowledge base)', () => {
   const kb = [
-    { title: 'Resetting your password', content: 'To reset your password, choose forgot password on the sign in page. The link works for one hour.\n\nIf the email does not arrive, check your spam folder.' },
+    {
+      title: 'Resetting your password',
+      content:
+        'To reset your password, choose forgot password on the sign in page. The link works for one hour.\n\nIf the email does not arrive, check your spam folder.',
+    },
     { title: 'Password rules', content: 'A password needs twelve characters. It must not repeat your last password.' },
     { title: 'Shipping costs', content: 'Shipping is free for orders over fifty dollars. Express delivery costs ten dollars.' },
   ];
@@ -95,7 +123,9 @@ describe('help desk (knowledge base)', () => {
 
   it('answers, asks which article when two tie, and offers a human when nothing matches', async () => {
     const brain = new HelpDeskBrain({ ...base, knowledgeBase: kb });
-    expect(await run(brain, utter('how much is shipping'))).toEqual([{ kind: 'say', text: 'Shipping is free for orders over fifty dollars. Express delivery costs ten dollars.' }]);
+    expect(await run(brain, utter('how much is shipping'))).toEqual([
+      { kind: 'say', text: 'Shipping is free for orders over fifty dollars. Express delivery costs ten dollars.' },
+    ]);
     const tie = await run(brain, utter('password'));
     expect(tie[0]).toMatchObject({ kind: 'say', text: expect.stringMatching(/^Is your question about .*password.*, or about .*password.*\?$/i) });
     expect(await run(brain, utter('the rules'))).toEqual([{ kind: 'say', text: 'A password needs twelve characters. It must not repeat your last password.' }]);
@@ -108,8 +138,22 @@ describe('resolveAgent', () => {
   it('applies only the overrides the organization allows', async () => {
     const { resolveAgent } = await import('../../../src/agents/index.js');
     const row = {
-      id: 'agt_1', org_id: 'org_1', name: 'Desk', description: null, language: 'en', voice: null, greeting: 'Hi.', instructions: null,
-      brain: { provider: 'scripted' }, intents: [], tools: [], escalation: null, knowledge_base: [], metadata: null, created_at: new Date(), updated_at: new Date(),
+      id: 'agt_1',
+      org_id: 'org_1',
+      name: 'Desk',
+      description: null,
+      language: 'en',
+      voice: null,
+      greeting: 'Hi.',
+      instructions: null,
+      brain: { provider: 'scripted' },
+      intents: [],
+      tools: [],
+      escalation: null,
+      knowledge_base: [],
+      metadata: null,
+      created_at: new Date(),
+      updated_at: new Date(),
     };
     const def = resolveAgent(row, { greeting: 'Hola.', language: 'es' }, ['greeting']);
     expect(def).toMatchObject({ greeting: 'Hola.', language: 'en', brain: { provider: 'scripted' } });

@@ -1,11 +1,26 @@
 // The embedded analyser's parts on hand-made transcripts: Luhn and spoken digits, compliance rules,
 // sentiment of a rude customer, Spanish turns through their translation, action items, performance.
 import { describe, expect, it } from 'vitest';
-import { actionItems, analyseTranscript, checkCompliance, digitRuns, keywords, luhnValid, partySentiment, spokenCardNumber, type AnalysisTurn } from '../../../src/analysis/index.js';
+import {
+  actionItems,
+  analyseTranscript,
+  checkCompliance,
+  digitRuns,
+  keywords,
+  luhnValid,
+  partySentiment,
+  spokenCardNumber,
+  type AnalysisTurn,
+} from '../../../src/analysis/index.js';
 
 let seq = 0;
-const turn = (speaker: 'agent' | 'customer', text: string, start: number | null = null, end: number | null = null, extra: Partial<AnalysisTurn> = {}): AnalysisTurn =>
-  ({ sequence: ++seq, speaker, language: 'en', text, translation: null, startTime: start, endTime: end, ...extra });
+const turn = (
+  speaker: 'agent' | 'customer',
+  text: string,
+  start: number | null = null,
+  end: number | null = null,
+  extra: Partial<AnalysisTurn> = {},
+): AnalysisTurn => ({ sequence: ++seq, speaker, language: 'en', text, translation: null, startTime: start, endTime: end, ...extra });
 
 describe('card numbers', () => {
   it('checks Luhn against known test numbers', () => {
@@ -66,8 +81,18 @@ describe('content', () => {
 
 describe('performance', () => {
   it('rewards quick answers and balanced talk, punishes interruptions', () => {
-    const good = [turn('customer', 'hello I need help', 0, 2), turn('agent', 'sure, happy to help', 2.5, 4), turn('customer', 'thanks great', 4.5, 5.5), turn('agent', 'you are welcome', 6, 7)];
-    const bad = [turn('customer', 'hello I need help with my bill please', 0, 6), turn('agent', 'no wait listen to me now this is how it works and you are wrong', 3, 20), turn('customer', 'this is awful', 28, 29), turn('agent', 'ok', 27, 40)];
+    const good = [
+      turn('customer', 'hello I need help', 0, 2),
+      turn('agent', 'sure, happy to help', 2.5, 4),
+      turn('customer', 'thanks great', 4.5, 5.5),
+      turn('agent', 'you are welcome', 6, 7),
+    ];
+    const bad = [
+      turn('customer', 'hello I need help with my bill please', 0, 6),
+      turn('agent', 'no wait listen to me now this is how it works and you are wrong', 3, 20),
+      turn('customer', 'this is awful', 28, 29),
+      turn('agent', 'ok', 27, 40),
+    ];
     const g = analyseTranscript(good, { include: ['performance'], profile: 'default', rules: {} }).performance!;
     const b = analyseTranscript(bad, { include: ['performance'], profile: 'default', rules: {} }).performance!;
     expect(g.score).toBeGreaterThan(80);

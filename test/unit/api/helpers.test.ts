@@ -77,10 +77,14 @@ describe('engine capability rule', () => {
   });
   it('refuses a session served in neither direction, naming the field and every reason', () => {
     expect(refusal('bidirectional_translation', 'ja', 'en')).toMatchObject({
-      code: 'validation_error', param: 'source_language',
+      code: 'validation_error',
+      param: 'source_language',
       message: expect.stringMatching(/no speech-to-text engine for 'ja'.*no translation engine for 'en' to 'ja'/),
     });
-    expect(refusal('bidirectional_translation', 'fr', 'de')).toMatchObject({ param: 'target_language', message: expect.stringMatching(/no translation engine for 'fr' to 'de'/) });
+    expect(refusal('bidirectional_translation', 'fr', 'de')).toMatchObject({
+      param: 'target_language',
+      message: expect.stringMatching(/no translation engine for 'fr' to 'de'/),
+    });
     expect(refusal('assistive_translation', 'es', 'fr')).toMatchObject({ code: 'validation_error', param: 'target_language' });
   });
 });
@@ -95,25 +99,32 @@ describe('stream URL', () => {
 describe('validation error mapping', () => {
   const validationError = (validation: object[]) => Object.assign(new Error('x'), { validation, validationContext: 'body', statusCode: 400 });
   it('reports the deepest complaint inside a union and combines type mismatches', () => {
-    const union = toApiError(validationError([
-      { instancePath: '/metadata/a', keyword: 'type', params: { type: 'string' }, message: 'must be string' },
-      { instancePath: '/metadata/a', keyword: 'type', params: { type: 'number' }, message: 'must be number' },
-      { instancePath: '/metadata/a', keyword: 'type', params: { type: 'null' }, message: 'must be null' },
-      { instancePath: '/metadata/a', keyword: 'anyOf', params: {}, message: 'must match a schema in anyOf' },
-    ]));
+    const union = toApiError(
+      validationError([
+        { instancePath: '/metadata/a', keyword: 'type', params: { type: 'string' }, message: 'must be string' },
+        { instancePath: '/metadata/a', keyword: 'type', params: { type: 'number' }, message: 'must be number' },
+        { instancePath: '/metadata/a', keyword: 'type', params: { type: 'null' }, message: 'must be null' },
+        { instancePath: '/metadata/a', keyword: 'anyOf', params: {}, message: 'must match a schema in anyOf' },
+      ]),
+    );
     expect(union).toMatchObject({ code: 'invalid_request', param: 'metadata.a', message: "'metadata.a' must be string, number or null." });
-    const nested = toApiError(validationError([
-      { instancePath: '/voice/speed', keyword: 'maximum', params: { limit: 2 }, message: 'must be <= 2' },
-      { instancePath: '/voice', keyword: 'type', params: { type: 'null' }, message: 'must be null' },
-      { instancePath: '/voice', keyword: 'anyOf', params: {}, message: 'must match a schema in anyOf' },
-    ]));
+    const nested = toApiError(
+      validationError([
+        { instancePath: '/voice/speed', keyword: 'maximum', params: { limit: 2 }, message: 'must be <= 2' },
+        { instancePath: '/voice', keyword: 'type', params: { type: 'null' }, message: 'must be null' },
+        { instancePath: '/voice', keyword: 'anyOf', params: {}, message: 'must match a schema in anyOf' },
+      ]),
+    );
     expect(nested).toMatchObject({ param: 'voice.speed', message: "'voice.speed' must be <= 2." });
   });
   it('names missing and unknown fields', () => {
-    expect(toApiError(validationError([{ instancePath: '/routing', keyword: 'additionalProperties', params: { additionalProperty: 'x' }, message: '' }]) as never))
-      .toMatchObject({ param: 'routing.x', message: "Unknown field 'routing.x'." });
-    expect(toApiError(validationError([{ instancePath: '', keyword: 'required', params: { missingProperty: 'mode' }, message: '' }]) as never))
-      .toMatchObject({ param: 'mode', message: "Missing required field 'mode'." });
+    expect(
+      toApiError(validationError([{ instancePath: '/routing', keyword: 'additionalProperties', params: { additionalProperty: 'x' }, message: '' }]) as never),
+    ).toMatchObject({ param: 'routing.x', message: "Unknown field 'routing.x'." });
+    expect(toApiError(validationError([{ instancePath: '', keyword: 'required', params: { missingProperty: 'mode' }, message: '' }]) as never)).toMatchObject({
+      param: 'mode',
+      message: "Missing required field 'mode'.",
+    });
   });
   it('hides unexpected errors behind internal_error', () => {
     const e = toApiError(new TypeError('boom'));

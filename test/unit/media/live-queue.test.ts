@@ -3,7 +3,10 @@
 import { describe, expect, it } from 'vitest';
 import { LiveQueue } from '../../../src/media/index.js';
 
-interface F { n: number; loud: boolean }
+interface F {
+  n: number;
+  loud: boolean;
+}
 const energy = (f: F) => (f.loud ? 1000 : 1);
 
 /** Runs `ticks` consumer ticks; `produce(tick)` says how many frames arrive before that tick's release. */
@@ -40,7 +43,12 @@ describe('LiveQueue', () => {
   it('drains a standing backlog left by a start-up burst down to the target, quiet frames first', () => {
     const q = new LiveQueue<F>(energy, { targetFrames: 1, windowTicks: 20, maxFrames: 15 });
     // 12 frames arrive at once, then one per tick forever: a plain FIFO would hold 12 frames for good.
-    const { out, depths } = run(q, 400, (t) => (t === 0 ? 12 : 1), (n) => n % 3 !== 0);
+    const { out, depths } = run(
+      q,
+      400,
+      (t) => (t === 0 ? 12 : 1),
+      (n) => n % 3 !== 0,
+    );
     expect(depths.slice(-50).every((d) => d <= 1)).toBe(true);
     for (let i = 1; i < out.length; i++) expect(out[i]).toBeGreaterThan(out[i - 1]); // order kept
     expect(q.stats.trimmed).toBe(10);

@@ -34,7 +34,9 @@ describe('SileroVoiceActivityDetector', () => {
     const pcm = concatPcm(silence(1000), speech, silence(1500), speech, silence(1500));
     const vad = new SileroVoiceActivityDetector({ model: MODEL });
     let preroll = 0;
-    vad.on('start', (e) => { preroll = e.preroll.length; });
+    vad.on('start', (e) => {
+      preroll = e.preroll.length;
+    });
     const t = transitions(vad, pcm);
     expect(t.map(([k]) => k)).toEqual(['start', 'end', 'start', 'end']);
     expect(preroll).toBeGreaterThan(10);

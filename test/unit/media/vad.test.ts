@@ -57,10 +57,13 @@ describe('VoiceActivityDetector', () => {
     // they make a ~450 ms pause, under the 560 ms hangover.
     const a = await synthesizeSpeech('good morning', { voice: 'flite' });
     const b = await synthesizeSpeech('thank you very much', { voice: 'flite' });
-    expect(run(new VoiceActivityDetector(), concatPcm(silence(500), a, silence(1200), b, silence(1000))).map((e) => e.what))
-      .toEqual(['start', 'end', 'start', 'end']);
-    expect(run(new VoiceActivityDetector(), concatPcm(silence(500), a, b, silence(1000))).map((e) => e.what))
-      .toEqual(['start', 'end']);
+    expect(run(new VoiceActivityDetector(), concatPcm(silence(500), a, silence(1200), b, silence(1000))).map((e) => e.what)).toEqual([
+      'start',
+      'end',
+      'start',
+      'end',
+    ]);
+    expect(run(new VoiceActivityDetector(), concatPcm(silence(500), a, b, silence(1000))).map((e) => e.what)).toEqual(['start', 'end']);
   });
 
   it('emits start with a preroll holding the onset, and end', async () => {

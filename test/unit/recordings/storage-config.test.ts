@@ -27,7 +27,15 @@ describe('recordings storage configuration', () => {
     });
     expect(cfg.recordings).toEqual({
       storage: 's3',
-      s3: { endpoint: 'http://127.0.0.1:9000', bucket: 'calls', region: 'eu-west-1', accessKeyId: 'AKID', secretAccessKey: 'shh', forcePathStyle: false, keyPrefix: 'vb/' },
+      s3: {
+        endpoint: 'http://127.0.0.1:9000',
+        bucket: 'calls',
+        region: 'eu-west-1',
+        accessKeyId: 'AKID',
+        secretAccessKey: 'shh',
+        forcePathStyle: false,
+        keyPrefix: 'vb/',
+      },
     });
     const store = createRecordingStorage(cfg);
     expect(store).toBeInstanceOf(S3Storage);
@@ -36,8 +44,9 @@ describe('recordings storage configuration', () => {
 
   it('refuses s3 without a bucket or credentials, naming their variables', () => {
     expect(() => loadConfig({ ...base, RECORDINGS_STORAGE: 's3' })).toThrow(ConfigError);
-    expect(() => loadConfig({ ...base, RECORDINGS_STORAGE: 's3', RECORDINGS_S3_BUCKET: 'calls' }))
-      .toThrow(/RECORDINGS_S3_ACCESS_KEY_ID.*RECORDINGS_S3_SECRET_ACCESS_KEY/);
+    expect(() => loadConfig({ ...base, RECORDINGS_STORAGE: 's3', RECORDINGS_S3_BUCKET: 'calls' })).toThrow(
+      /RECORDINGS_S3_ACCESS_KEY_ID.*RECORDINGS_S3_SECRET_ACCESS_KEY/,
+    );
   });
 
   it('refuses an unknown store', () => {

@@ -18,10 +18,17 @@ function setup(script: string[] = []) {
   const finals: string[] = [];
   let bargeIns = 0;
   const plan = planPipeline({ mode: 'ai_agent', source_language: 'en', target_language: 'en' }, engines, 'en');
-  const p = buildPipeline({
-    plan, engines, voice: {}, clock, vad: { calibrationFrames: 2 },
-    agent: { language: 'en', timelineMs: () => clock.n * 20, onCustomerFinal: (t) => finals.push(t), bargeInMinSpeechMs: 200, onBargeIn: () => bargeIns++ },
-  }, (f) => frames.push(f));
+  const p = buildPipeline(
+    {
+      plan,
+      engines,
+      voice: {},
+      clock,
+      vad: { calibrationFrames: 2 },
+      agent: { language: 'en', timelineMs: () => clock.n * 20, onCustomerFinal: (t) => finals.push(t), bargeInMinSpeechMs: 200, onBargeIn: () => bargeIns++ },
+    },
+    (f) => frames.push(f),
+  );
   let ms = 0;
   const feed = (frame: Int16Array, n: number) => {
     for (let i = 0; i < n; i++, ms += 20) p.input.process({ kind: 'audio', party: 'customer', pcm: frame, mediaMs: ms });
@@ -73,7 +80,7 @@ describe('agent pipeline', () => {
     expect(t.played()).toBe(before);
     const r = await spoken;
     expect(r.interrupted).toBe(true);
-    expect(r.spoken).toBe("We are open every day. Our"); // 5 of the 40 frames of sentence two: 1 of its 8 words
+    expect(r.spoken).toBe('We are open every day. Our'); // 5 of the 40 frames of sentence two: 1 of its 8 words
     expect(r.spoken.length).toBeLessThan('We are open every day. Our hours are nine to five on weekdays.'.length);
     expect(t.agentFinals().at(-1)).toMatchObject({ text: r.spoken, interrupted: true });
     // The customer's utterance goes on to the agent runtime once finished.

@@ -8,8 +8,17 @@ import { fakeEngines, loudFrame, quietFrame } from '../../helpers/fake-engines.j
 import { ManualClock } from '../../helpers/manual-clock.js';
 
 const agent: AgentDefinition = {
-  id: 'agt_1', orgId: 'org_1', name: 'Desk', language: 'en', greeting: null, instructions: null, brain: { provider: 'scripted' },
-  intents: [], tools: [], knowledgeBase: [], voice: null,
+  id: 'agt_1',
+  orgId: 'org_1',
+  name: 'Desk',
+  language: 'en',
+  greeting: null,
+  instructions: null,
+  brain: { provider: 'scripted' },
+  intents: [],
+  tools: [],
+  knowledgeBase: [],
+  voice: null,
   escalation: { keywords: ['talk to a person'], message: 'Connecting you now.', transfer_to: 'sip:human@127.0.0.1:5099' },
 };
 
@@ -33,17 +42,34 @@ function setup(dial: (s: LiveSession, req: { party: 'agent' | 'customer'; to: st
   const stored: StoredTurn[] = [];
   const events: Array<{ type: string; data: any }> = [];
   const session: LiveSession = new LiveSession({
-    id: 'sess_1', orgId: 'org_1', mode: 'ai_agent', sourceLanguage: 'en', targetLanguage: 'en', voice: {}, engines, defaultLanguage: 'en',
-    clock, awaitsLeg: true, vad: { calibrationFrames: 2 },
+    id: 'sess_1',
+    orgId: 'org_1',
+    mode: 'ai_agent',
+    sourceLanguage: 'en',
+    targetLanguage: 'en',
+    voice: {},
+    engines,
+    defaultLanguage: 'en',
+    clock,
+    awaitsLeg: true,
+    vad: { calibrationFrames: 2 },
     hooks: {
-      firstAudio() {}, activity() {}, storeTurn: async (t) => void stored.push(t),
+      firstAudio() {},
+      activity() {},
+      storeTurn: async (t) => void stored.push(t),
       recordEvent: async (type, data) => void events.push({ type, data }),
       dialParty: (req) => dial(session, req),
     },
     agent: {
       language: 'en',
       bargeInMinSpeechMs: 200,
-      createRuntime: (host) => new AgentRuntime({ agent: { ...agent, greeting }, brain: new ScriptedBrain(agent), host, tools: new ToolRunner({ timeoutMs: 100, signingSecrets: async () => [] }) }),
+      createRuntime: (host) =>
+        new AgentRuntime({
+          agent: { ...agent, greeting },
+          brain: new ScriptedBrain(agent),
+          host,
+          tools: new ToolRunner({ timeoutMs: 100, signingSecrets: async () => [] }),
+        }),
     },
   });
   const customer = new RecordingLeg('customer');
@@ -60,10 +86,13 @@ function setup(dial: (s: LiveSession, req: { party: 'agent' | 'customer'; to: st
   };
   // Plays queued audio until the agent has said `text`.
   const untilSaid = async (re: RegExp) => {
-    await vi.waitFor(() => {
-      clock.tick(20);
-      expect(finals.some((f) => f.speaker === 'agent' && re.test(f.text))).toBe(true);
-    }, { timeout: 5000, interval: 5 });
+    await vi.waitFor(
+      () => {
+        clock.tick(20);
+        expect(finals.some((f) => f.speaker === 'agent' && re.test(f.text))).toBe(true);
+      },
+      { timeout: 5000, interval: 5 },
+    );
   };
   return { session, clock, stored, events, customer, finals, speak, untilSaid };
 }
@@ -81,7 +110,9 @@ describe('barge-in on a phone leg', () => {
     expect(played).toBeLessThan(30 + 55);
     t.clock.tick(50);
     expect(t.customer.frames.length).toBe(played);
-    await vi.waitFor(() => expect(t.finals.find((f) => f.speaker === 'agent')).toMatchObject({ interrupted: true, text: expect.stringMatching(/^Welcome to the order desk\./) }));
+    await vi.waitFor(() =>
+      expect(t.finals.find((f) => f.speaker === 'agent')).toMatchObject({ interrupted: true, text: expect.stringMatching(/^Welcome to the order desk\./) }),
+    );
     t.session.close('test');
   });
 });

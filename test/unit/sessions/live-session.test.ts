@@ -1,10 +1,17 @@
 // LiveSession with scripted engines and a manual clock: events, stored turns, legs, ready, close.
 import { describe, expect, it, vi } from 'vitest';
-import { LiveSession, type LiveSessionHooks, type PartyLeg, type SessionMode, type SessionOutput, type StoredTurn, type TranscriptFinal } from '../../../src/sessions/index.js';
+import {
+  LiveSession,
+  type LiveSessionHooks,
+  type PartyLeg,
+  type SessionMode,
+  type SessionOutput,
+  type StoredTurn,
+  type TranscriptFinal,
+} from '../../../src/sessions/index.js';
 import type { Engines } from '../../../src/speech/index.js';
 import { fakeEngines, loudFrame, quietFrame } from '../../helpers/fake-engines.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
-
 
 function makeSession(engines: Engines, opts: { awaitsLeg?: boolean; mode?: SessionMode } = {}) {
   const clock = new ManualClock();
@@ -17,9 +24,18 @@ function makeSession(engines: Engines, opts: { awaitsLeg?: boolean; mode?: Sessi
     },
   };
   const session = new LiveSession({
-    id: 'sess_test', orgId: 'org_test', mode: opts.mode ?? 'bidirectional_translation',
-    sourceLanguage: 'en', targetLanguage: 'es', voice: { speed: 1 }, engines, defaultLanguage: 'en',
-    clock, hooks, awaitsLeg: opts.awaitsLeg ?? false, vad: { hangoverMs: 100 },
+    id: 'sess_test',
+    orgId: 'org_test',
+    mode: opts.mode ?? 'bidirectional_translation',
+    sourceLanguage: 'en',
+    targetLanguage: 'es',
+    voice: { speed: 1 },
+    engines,
+    defaultLanguage: 'en',
+    clock,
+    hooks,
+    awaitsLeg: opts.awaitsLeg ?? false,
+    vad: { hangoverMs: 100 },
   });
   return { session, clock, stored, hooks };
 }
@@ -42,7 +58,14 @@ describe('LiveSession', () => {
     speak(session, 'agent');
     expect(hooks.firstAudio).toHaveBeenCalledTimes(1);
     await vi.waitFor(() => expect(finals).toHaveLength(1));
-    expect(finals[0]).toMatchObject({ sequence: 1, speaker: 'agent', language: 'en', text: 'good morning', confidence: 0.9, translation: { language: 'es', text: '[es] good morning' } });
+    expect(finals[0]).toMatchObject({
+      sequence: 1,
+      speaker: 'agent',
+      language: 'en',
+      text: 'good morning',
+      confidence: 0.9,
+      translation: { language: 'es', text: '[es] good morning' },
+    });
     await session.flushStore();
     expect(stored[0]).toMatchObject({ sequence: 1, text: 'good morning' });
     expect(stored[0].endTime).toBeGreaterThan(stored[0].startTime);

@@ -13,7 +13,8 @@ function setup() {
   });
   let n = 1;
   const send = (frames: number, loud = true) => {
-    for (let i = 0; i < frames; i++, n++) pacer.process({ kind: 'output_audio', to: 'agent', speaker: 'customer_original', pcm: new Int16Array(160).fill(loud ? n : n % 2) });
+    for (let i = 0; i < frames; i++, n++)
+      pacer.process({ kind: 'output_audio', to: 'agent', speaker: 'customer_original', pcm: new Int16Array(160).fill(loud ? n : n % 2) });
   };
   return { clock, out, pacer, send, sent: () => n - 1 };
 }

@@ -1,8 +1,16 @@
 // Stage tests (frames in, frames out) for each pipeline processor, with scripted engines.
 import { describe, expect, it, vi } from 'vitest';
 import {
-  VadProcessor, SttProcessor, TranslateProcessor, TtsProcessor, OutputPacer, BridgeProcessor, InterruptionProcessor,
-  planPipeline, MAX_LIVE_BACKLOG_FRAMES, type Frame,
+  VadProcessor,
+  SttProcessor,
+  TranslateProcessor,
+  TtsProcessor,
+  OutputPacer,
+  BridgeProcessor,
+  InterruptionProcessor,
+  planPipeline,
+  MAX_LIVE_BACKLOG_FRAMES,
+  type Frame,
 } from '../../../src/sessions/index.js';
 import { buildEngines } from '../../../src/speech/index.js';
 import { fakeEngines, FakeStt, FakeTranslator, FakeTts, loudFrame, quietFrame } from '../../helpers/fake-engines.js';
@@ -14,7 +22,6 @@ function collect(): { frames: Frame[]; sink: (f: Frame) => void; kinds: () => st
 }
 
 const settle = () => new Promise((r) => setTimeout(r, 0));
-
 
 const audio = (party: 'agent' | 'customer', pcm: Int16Array, mediaMs: number): Frame => ({ kind: 'audio', party, pcm, mediaMs });
 
@@ -57,7 +64,13 @@ describe('SttProcessor', () => {
     expect(c.frames.filter((f) => f.kind === 'audio')).toHaveLength(0); // raw audio stops here
     expect(c.frames.find((f) => f.kind === 'transcript_partial')).toMatchObject({ party: 'agent', language: 'en', text: 'partial words' });
     expect(c.frames.find((f) => f.kind === 'transcript_final')).toEqual({
-      kind: 'transcript_final', party: 'agent', language: 'en', text: 'hello there', confidence: 0.9, startMs: 100, endMs: 900,
+      kind: 'transcript_final',
+      party: 'agent',
+      language: 'en',
+      text: 'hello there',
+      confidence: 0.9,
+      startMs: 100,
+      endMs: 900,
     });
     // A party the engine does not serve is not sent to it.
     p.process({ kind: 'vad_start', party: 'customer', mediaMs: 0, preroll: [loudFrame()] });
@@ -94,8 +107,10 @@ describe('TranslateProcessor', () => {
     const texts = c.frames.map((f) => `${f.kind}:${'text' in f ? f.text : ''}`);
     expect(texts).toEqual([
       'transcript_final:no route',
-      'translation:[es] slow first', 'transcript_final:slow first',
-      'translation:[es] fast second', 'transcript_final:fast second',
+      'translation:[es] slow first',
+      'transcript_final:slow first',
+      'translation:[es] fast second',
+      'transcript_final:fast second',
     ]);
     expect(c.frames[2]).toMatchObject({ translation: { language: 'es', text: '[es] slow first' } });
     expect(c.frames[1]).toMatchObject({ speakTo: 'customer', from: 'en', to: 'es' });
@@ -165,7 +180,7 @@ describe('OutputPacer', () => {
     expect((c.frames[0] as { pcm: Int16Array }).pcm[0]).toBe(40 - MAX_LIVE_BACKLOG_FRAMES);
   });
 
-  it('drops a party\'s queued audio on an interruption (barge-in)', () => {
+  it("drops a party's queued audio on an interruption (barge-in)", () => {
     const c = collect();
     const clock = new ManualClock();
     const pacer = new OutputPacer(clock).link(c.sink);
@@ -177,17 +192,13 @@ describe('OutputPacer', () => {
 });
 
 describe('BridgeProcessor', () => {
-  it('copies the customer\'s frames to the agent as customer_original and passes all audio on', () => {
+  it("copies the customer's frames to the agent as customer_original and passes all audio on", () => {
     const c = collect();
     const b = new BridgeProcessor('customer', 'agent').link(c.sink);
     const f = loudFrame();
     b.process(audio('customer', f, 0));
     b.process(audio('agent', f, 0));
-    expect(c.frames).toEqual([
-      { kind: 'output_audio', to: 'agent', speaker: 'customer_original', pcm: f },
-      audio('customer', f, 0),
-      audio('agent', f, 0),
-    ]);
+    expect(c.frames).toEqual([{ kind: 'output_audio', to: 'agent', speaker: 'customer_original', pcm: f }, audio('customer', f, 0), audio('agent', f, 0)]);
   });
 });
 

@@ -9,7 +9,12 @@ import { caseForRules } from '../../../src/speech/translate/apertium.js';
 describe('ApertiumTranslator (embedded)', () => {
   it('discovers the installed pairs as ISO 639-1 codes', async () => {
     const t = await ApertiumTranslator.create({ timeoutMs: 10_000 });
-    expect(t.pairs()).toEqual(expect.arrayContaining([{ from: 'en', to: 'es' }, { from: 'es', to: 'en' }]));
+    expect(t.pairs()).toEqual(
+      expect.arrayContaining([
+        { from: 'en', to: 'es' },
+        { from: 'es', to: 'en' },
+      ]),
+    );
     expect(t.supports('en', 'es')).toBe(true);
     expect(t.supports('en', 'de')).toBe(false);
     expect(t.supports('fr', 'fr')).toBe(true);

@@ -6,10 +6,16 @@ import { startElevenLabsServer, type ElevenLabsServer } from '../../helpers/spee
 const KEY = 'xi-test-key';
 let server: ElevenLabsServer;
 
-const tts = (over: Partial<ConstructorParameters<typeof ElevenLabsTts>[0]> = {}): ElevenLabsTts => new ElevenLabsTts({
-  url: server.url, model: 'eleven_flash_v2_5', voice: '21m00Tcm4TlvDq8ikWAM', apiKey: async () => KEY,
-  policy: { ...DEFAULT_POLICY, timeoutMs: 20_000, backoffMs: 50 }, languages: ['en', 'es'], ...over,
-});
+const tts = (over: Partial<ConstructorParameters<typeof ElevenLabsTts>[0]> = {}): ElevenLabsTts =>
+  new ElevenLabsTts({
+    url: server.url,
+    model: 'eleven_flash_v2_5',
+    voice: '21m00Tcm4TlvDq8ikWAM',
+    apiKey: async () => KEY,
+    policy: { ...DEFAULT_POLICY, timeoutMs: 20_000, backoffMs: 50 },
+    languages: ['en', 'es'],
+    ...over,
+  });
 
 beforeAll(async () => {
   server = await startElevenLabsServer({ apiKey: KEY });
@@ -22,9 +28,11 @@ describe('ElevenLabs streaming speech', () => {
   it('posts text, model and the SPEC voice fields, and streams mu-law 8 kHz back', async () => {
     const text = 'Your account balance is four hundred dollars.';
     const chunks: Int16Array[] = [];
-    for await (const c of tts().synthesizeStream(text, 'en', { voice_id: 'pNInz6obpgDQGcFmaJgB', stability: 0.3, similarity_boost: 0.8, speed: 1.1 })) chunks.push(c);
+    for await (const c of tts().synthesizeStream(text, 'en', { voice_id: 'pNInz6obpgDQGcFmaJgB', stability: 0.3, similarity_boost: 0.8, speed: 1.1 }))
+      chunks.push(c);
     expect(server.requests.at(-1)).toEqual({
-      voiceId: 'pNInz6obpgDQGcFmaJgB', outputFormat: 'ulaw_8000',
+      voiceId: 'pNInz6obpgDQGcFmaJgB',
+      outputFormat: 'ulaw_8000',
       body: { text, model_id: 'eleven_flash_v2_5', language_code: 'en', voice_settings: { stability: 0.3, similarity_boost: 0.8, speed: 1.1 } },
     });
     const total = chunks.reduce((n, c) => n + c.length, 0);
@@ -36,7 +44,10 @@ describe('ElevenLabs streaming speech', () => {
     await tts().synthesize('Hello.', 'en', { speed: 2 });
     expect(server.requests.at(-1)).toMatchObject({ voiceId: '21m00Tcm4TlvDq8ikWAM', body: { voice_settings: { speed: 1.2 } } });
     await expect(tts().synthesize('Hello.', 'en', { voice_id: 'nope' })).rejects.toThrow(/HTTP 404: A voice with the voice_id nope was not found/);
-    await expect(tts({ apiKey: async () => 'bad' }).synthesize('Hello.', 'en', {})).rejects.toMatchObject({ code: 'tts_failed', message: expect.stringMatching(/HTTP 401: Invalid API key/) });
+    await expect(tts({ apiKey: async () => 'bad' }).synthesize('Hello.', 'en', {})).rejects.toMatchObject({
+      code: 'tts_failed',
+      message: expect.stringMatching(/HTTP 401: Invalid API key/),
+    });
     await expect(tts().synthesize('Hola.', 'fr', {})).rejects.toMatchObject({ code: 'tts_unsupported' });
   }, 60_000);
 });

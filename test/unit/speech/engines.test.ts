@@ -47,8 +47,9 @@ describe('createEngines', () => {
   });
 
   it('fails clearly on an adapter without its url, and on a bad model path', async () => {
-    await expect(createEngines(withEngines({ stt: { provider: 'vosk' }, translate: { provider: 'none' }, tts: { provider: 'none' } })))
-      .rejects.toThrow(/STT_URL/);
+    await expect(createEngines(withEngines({ stt: { provider: 'vosk' }, translate: { provider: 'none' }, tts: { provider: 'none' } }))).rejects.toThrow(
+      /STT_URL/,
+    );
     const bad = { ...withEngines({ stt: { poolSize: 1 }, translate: { provider: 'none' }, tts: { provider: 'none' } }) };
     bad.pocketsphinx = { ...bad.pocketsphinx, hmm: '/nonexistent/model' };
     await expect(createEngines(bad)).rejects.toThrow(/decoder exited at start/);

@@ -26,9 +26,7 @@ describe('EspeakTts (embedded)', () => {
     const slow = await tts.synthesize(text, 'en', { speed: 0.5 });
     expect(speechMs(fast)).toBeLessThan(speechMs(normal) * 0.75);
     expect(speechMs(slow)).toBeGreaterThan(speechMs(normal) * 1.4);
-    console.log(
-      `[measure] espeak-ng one sentence (${speechMs(normal).toFixed(0)} ms of audio): ${ms.toFixed(0)} ms incl. resampling to 8 kHz`,
-    );
+    console.log(`[measure] espeak-ng one sentence (${speechMs(normal).toFixed(0)} ms of audio): ${ms.toFixed(0)} ms incl. resampling to 8 kHz`);
   }, 30_000);
 
   it('speaks Spanish, honours an espeak voice_id and ignores stability/similarity_boost', async () => {

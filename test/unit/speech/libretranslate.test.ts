@@ -13,10 +13,12 @@ beforeAll(async () => {
   server = createServer((req, res) => {
     if (req.method === 'GET' && req.url === '/languages') {
       res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify([
-        { code: 'en', name: 'English', targets: ['en', 'es', 'fr'] },
-        { code: 'es', name: 'Spanish', targets: ['en', 'es'] },
-      ]));
+      res.end(
+        JSON.stringify([
+          { code: 'en', name: 'English', targets: ['en', 'es', 'fr'] },
+          { code: 'es', name: 'Spanish', targets: ['en', 'es'] },
+        ]),
+      );
       return;
     }
     if (req.method === 'POST' && req.url === '/translate') {
@@ -52,7 +54,11 @@ afterAll(async () => {
 describe('LibreTranslateTranslator (adapter)', () => {
   it('reads the pairs from /languages', async () => {
     const t = await LibreTranslateTranslator.create({ url, timeoutMs: 2000 });
-    expect(t.pairs()).toEqual([{ from: 'en', to: 'es' }, { from: 'en', to: 'fr' }, { from: 'es', to: 'en' }]);
+    expect(t.pairs()).toEqual([
+      { from: 'en', to: 'es' },
+      { from: 'en', to: 'fr' },
+      { from: 'es', to: 'en' },
+    ]);
     expect(t.supports('es', 'fr')).toBe(false);
   });
 

@@ -3,8 +3,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toFrames } from '../../../src/media/index.js';
 import {
-  DEFAULT_POLICY, EspeakTts, OpenAiStt, OpenAiTts, SpeechEngineError,
-  type EndpointPolicy, type SttError, type SttFinal, type SttStream,
+  DEFAULT_POLICY,
+  EspeakTts,
+  OpenAiStt,
+  OpenAiTts,
+  SpeechEngineError,
+  type EndpointPolicy,
+  type SttError,
+  type SttFinal,
+  type SttStream,
 } from '../../../src/speech/index.js';
 import { startOpenAiAudioServer, type OpenAiAudioServer } from '../../helpers/speech-openai-server.js';
 import { synthesizeSpeech } from '../../helpers/speech-audio.js';

@@ -128,10 +128,13 @@ describe('PocketsphinxEngine (embedded decoder pool)', () => {
   it('queues utterances while every decoder is busy, then serves them in order', async () => {
     const pcm = await phrase('good morning');
     const streams = [0, 1, 2].map(() => engine.openStream({ language: 'en' }));
-    const finals = streams.map((s) => new Promise<SttFinal>((resolve, reject) => {
-      s.once('final', resolve);
-      s.once('error', (e) => reject(new Error(e.message)));
-    }));
+    const finals = streams.map(
+      (s) =>
+        new Promise<SttFinal>((resolve, reject) => {
+          s.once('final', resolve);
+          s.once('error', (e) => reject(new Error(e.message)));
+        }),
+    );
     const frames = toFrames(pcm);
     for (const s of streams) s.write(frames[0]);
     expect(engine.stats()).toMatchObject({ busy: 2, waiting: 1 });
@@ -219,7 +222,7 @@ describe('PocketsphinxEngine (embedded decoder pool)', () => {
     }
   }, 60_000);
 
-  it('drops a closed stream\'s utterance and frees its decoder', async () => {
+  it("drops a closed stream's utterance and frees its decoder", async () => {
     const pcm = await phrase('good morning');
     const stream = engine.openStream({ language: 'en' });
     const events: string[] = [];

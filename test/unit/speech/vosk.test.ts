@@ -36,9 +36,16 @@ beforeAll(async () => {
       const msg = JSON.parse(data.toString()) as { config?: Session['config']; eof?: number };
       if (msg.config) s.config = msg.config;
       if (msg.eof && mode !== 'hang') {
-        const final = mode === 'segment'
-          ? { result: [{ conf: 0.5, word: 'morning' }], text: 'morning' }
-          : { result: [{ conf: 0.9, word: 'hello' }, { conf: 0.7, word: 'world' }], text: 'hello world' };
+        const final =
+          mode === 'segment'
+            ? { result: [{ conf: 0.5, word: 'morning' }], text: 'morning' }
+            : {
+                result: [
+                  { conf: 0.9, word: 'hello' },
+                  { conf: 0.7, word: 'world' },
+                ],
+                text: 'hello world',
+              };
         ws.send(JSON.stringify(final));
         ws.close();
       }

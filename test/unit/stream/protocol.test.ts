@@ -4,7 +4,11 @@ import { parseClientMessage } from '../../../src/stream/index.js';
 import { MediaClock } from '../../../src/sessions/index.js';
 
 const parse = (m: unknown, max = 1000) => parseClientMessage(Buffer.from(typeof m === 'string' ? m : JSON.stringify(m)), max);
-const audio = (a: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ type: 'audio.input', audio: { encoding: 'mulaw', sample_rate_hz: 8000, payload: 'AAEC', ...a }, ...extra });
+const audio = (a: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+  type: 'audio.input',
+  audio: { encoding: 'mulaw', sample_rate_hz: 8000, payload: 'AAEC', ...a },
+  ...extra,
+});
 
 describe('parseClientMessage', () => {
   it('parses the three client messages; speaker defaults to customer', () => {

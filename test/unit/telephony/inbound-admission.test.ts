@@ -5,7 +5,17 @@ import { InboundAdmission, type AdmissionInvite, type AdmissionOptions, type Inb
 import { SipError } from '../../../src/telephony/sip/errors.js';
 import type { ConnectionRecord, PhoneNumberRecord } from '../../../src/store/index.js';
 
-const OFFER = ['v=0', 'o=- 1 1 IN IP4 192.0.2.10', 's=-', 'c=IN IP4 192.0.2.10', 't=0 0', 'm=audio 4000 RTP/AVP 0 101', 'a=rtpmap:0 PCMU/8000', 'a=rtpmap:101 telephone-event/8000', ''].join('\r\n');
+const OFFER = [
+  'v=0',
+  'o=- 1 1 IN IP4 192.0.2.10',
+  's=-',
+  'c=IN IP4 192.0.2.10',
+  't=0 0',
+  'm=audio 4000 RTP/AVP 0 101',
+  'a=rtpmap:0 PCMU/8000',
+  'a=rtpmap:101 telephone-event/8000',
+  '',
+].join('\r\n');
 const G729_ONLY = OFFER.replace('RTP/AVP 0 101', 'RTP/AVP 18').replace('a=rtpmap:0 PCMU/8000', 'a=rtpmap:18 G729/8000');
 
 function numberRow(over: Partial<PhoneNumberRecord> = {}): PhoneNumberRecord {
@@ -15,7 +25,11 @@ function numberRow(over: Partial<PhoneNumberRecord> = {}): PhoneNumberRecord {
 /** A fake store that records which lookups admission made, in order. */
 class FakeRepo implements InboundRepo {
   calls: string[] = [];
-  constructor(public numbers: PhoneNumberRecord[] = [numberRow()], public waiting: string[] = ['sess_a'], public open = new Set<string>()) {}
+  constructor(
+    public numbers: PhoneNumberRecord[] = [numberRow()],
+    public waiting: string[] = ['sess_a'],
+    public open = new Set<string>(),
+  ) {}
   async findPhoneNumber(n: string) {
     this.calls.push(`number ${n}`);
     return this.numbers.find((r) => r.number === n) ?? null;
@@ -30,28 +44,54 @@ class FakeRepo implements InboundRepo {
   }
 }
 
-interface Rejection { status: number; reason: string; headers?: Record<string, unknown> }
+interface Rejection {
+  status: number;
+  reason: string;
+  headers?: Record<string, unknown>;
+}
 
-function invite(o: { to?: string; sdp?: string | null; address?: string; protocol?: string; cancelled?: boolean } = {}): AdmissionInvite & { rejections: Rejection[] } {
+function invite(
+  o: { to?: string; sdp?: string | null; address?: string; protocol?: string; cancelled?: boolean } = {},
+): AdmissionInvite & { rejections: Rejection[] } {
   const rejections: Rejection[] = [];
   const to = o.to ?? '15550100';
   const req = {
-    method: 'INVITE', uri: `sip:${to}@198.51.100.1`,
+    method: 'INVITE',
+    uri: `sip:${to}@198.51.100.1`,
     headers: { via: [{ protocol: o.protocol ?? 'UDP', params: {} }], to: { uri: `sip:${to}@198.51.100.1`, params: {} } },
   } as unknown as SipRequest;
   return {
-    callId: 'call-1', remote: { protocol: o.protocol ?? 'UDP', address: o.address ?? '203.0.113.9', port: 5060 }, req,
-    from: { uri: 'sip:caller@203.0.113.9', params: { tag: 'ft' } }, to: { uri: `sip:${to}@198.51.100.1`, params: {} },
-    sdp: o.sdp === undefined ? OFFER : o.sdp, isCancelled: o.cancelled ?? false,
+    callId: 'call-1',
+    remote: { protocol: o.protocol ?? 'UDP', address: o.address ?? '203.0.113.9', port: 5060 },
+    req,
+    from: { uri: 'sip:caller@203.0.113.9', params: { tag: 'ft' } },
+    to: { uri: `sip:${to}@198.51.100.1`, params: {} },
+    sdp: o.sdp === undefined ? OFFER : o.sdp,
+    isCancelled: o.cancelled ?? false,
     reject: (status: number, reason: string, headers?: Record<string, unknown>) => void rejections.push({ status, reason, headers }),
     rejections,
   };
 }
 
 const connection: ConnectionRecord = {
-  id: 'conn_1', org_id: 'org_1', provider: 'carrier_a', host: '203.0.113.9', port: 5060, transport: 'udp', username: null, password_enc: null,
-  inbound_cidrs: ['203.0.113.9/32'], status: 'active', credentials_valid: true, rtp_latching: 'nat', require_secure: false, require_client_cert: false,
-  tls_client_ca: null, tls_client_subject: null, created_at: new Date(), updated_at: new Date(),
+  id: 'conn_1',
+  org_id: 'org_1',
+  provider: 'carrier_a',
+  host: '203.0.113.9',
+  port: 5060,
+  transport: 'udp',
+  username: null,
+  password_enc: null,
+  inbound_cidrs: ['203.0.113.9/32'],
+  status: 'active',
+  credentials_valid: true,
+  rtp_latching: 'nat',
+  require_secure: false,
+  require_client_cert: false,
+  tls_client_ca: null,
+  tls_client_subject: null,
+  created_at: new Date(),
+  updated_at: new Date(),
 };
 
 function setup(over: Partial<AdmissionOptions> & { checkResult?: ConnectionRecord | null | 'challenged' | SipError } = {}) {
@@ -71,14 +111,25 @@ function setup(over: Partial<AdmissionOptions> & { checkResult?: ConnectionRecor
   };
   const counted: string[] = [];
   const adm = new InboundAdmission({
-    repo, sourceAuth, isAllowListed: () => false, accepting: () => true, load: () => 1, maxCalls: 10, anchored: false,
-    customerBusy: () => false, count: (r) => counted.push(r), ...over,
+    repo,
+    sourceAuth,
+    isAllowListed: () => false,
+    accepting: () => true,
+    load: () => 1,
+    maxCalls: 10,
+    anchored: false,
+    customerBusy: () => false,
+    count: (r) => counted.push(r),
+    ...over,
   });
   return { adm, repo, checks, counted };
 }
 
 async function sipStatus(p: Promise<unknown>): Promise<number> {
-  const err = await p.then(() => null, (e: unknown) => e);
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(SipError);
   return (err as SipError).status;
 }
@@ -150,7 +201,9 @@ describe('InboundAdmission', () => {
     const { adm, counted } = setup({ ownerElsewhere: async () => ({ node: 'node-b', sip: { address: '10.0.0.2', port: 5070 } }) });
     const inv = invite({ protocol: 'TCP' });
     expect(await adm.admit(inv)).toBeNull();
-    expect(inv.rejections).toEqual([{ status: 302, reason: 'Moved Temporarily', headers: { contact: [{ uri: 'sip:15550100@10.0.0.2:5070;transport=tcp', params: {} }] } }]);
+    expect(inv.rejections).toEqual([
+      { status: 302, reason: 'Moved Temporarily', headers: { contact: [{ uri: 'sip:15550100@10.0.0.2:5070;transport=tcp', params: {} }] } },
+    ]);
     expect(counted).toEqual(['redirected_302']);
   });
 

@@ -17,8 +17,13 @@ function until<T>(fn: () => T | undefined | false, ms = 10000): Promise<T> {
     const start = Date.now();
     const t = setInterval(() => {
       const v = fn();
-      if (v) { clearInterval(t); resolve(v); }
-      else if (Date.now() - start > ms) { clearInterval(t); reject(new Error('timed out')); }
+      if (v) {
+        clearInterval(t);
+        resolve(v);
+      } else if (Date.now() - start > ms) {
+        clearInterval(t);
+        reject(new Error('timed out'));
+      }
     }, 5);
   });
 }
@@ -26,18 +31,36 @@ function until<T>(fn: () => T | undefined | false, ms = 10000): Promise<T> {
 async function udp(port = 0): Promise<dgram.Socket> {
   const s = dgram.createSocket('udp4');
   await new Promise<void>((r) => s.bind(port, '127.0.0.1', () => r()));
-  cleanup.push(() => { try { s.close(); } catch { /* closed */ } });
+  cleanup.push(() => {
+    try {
+      s.close();
+    } catch {
+      /* closed */
+    }
+  });
   return s;
 }
 
 describe('RTCP packets', () => {
   it('builds an SR with a report block and CNAME that parses back, and tells RTCP from RTP', () => {
-    const buf = buildReport(0x11223344, { ntpSec: 100, ntpFrac: 200, rtpTimestamp: 300, packetCount: 4, octetCount: 640 }, { ssrc: 7, fractionLost: 25, cumulativeLost: -3, extendedHighestSeq: 70000, jitter: 12, lastSr: 5, delaySinceLastSr: 6 }, 'gw@example');
+    const buf = buildReport(
+      0x11223344,
+      { ntpSec: 100, ntpFrac: 200, rtpTimestamp: 300, packetCount: 4, octetCount: 640 },
+      { ssrc: 7, fractionLost: 25, cumulativeLost: -3, extendedHighestSeq: 70000, jitter: 12, lastSr: 5, delaySinceLastSr: 6 },
+      'gw@example',
+    );
     expect(buf.length % 4).toBe(0);
     expect(looksLikeRtcp(buf)).toBe(true);
     expect(looksLikeRtcp(serializeRtp({ marker: true, payloadType: 0, sequence: 1, timestamp: 1, ssrc: 1, payload: new Uint8Array(160) }))).toBe(false);
     const p = parseRtcp(buf)!;
-    expect(p.reports).toEqual([{ type: 'sr', ssrc: 0x11223344, sender: { ntpSec: 100, ntpFrac: 200, rtpTimestamp: 300, packetCount: 4, octetCount: 640 }, blocks: [{ ssrc: 7, fractionLost: 25, cumulativeLost: -3, extendedHighestSeq: 70000, jitter: 12, lastSr: 5, delaySinceLastSr: 6 }] }]);
+    expect(p.reports).toEqual([
+      {
+        type: 'sr',
+        ssrc: 0x11223344,
+        sender: { ntpSec: 100, ntpFrac: 200, rtpTimestamp: 300, packetCount: 4, octetCount: 640 },
+        blocks: [{ ssrc: 7, fractionLost: 25, cumulativeLost: -3, extendedHighestSeq: 70000, jitter: 12, lastSr: 5, delaySinceLastSr: 6 }],
+      },
+    ]);
     expect(parseRtcp(buf.subarray(0, buf.length - 4))).toBeNull(); // truncated compound
   });
 
@@ -63,7 +86,14 @@ describe('E-model MOS (ITU-T G.107, G.711)', () => {
 });
 
 async function rtcpScenario(mux: boolean) {
-  const ep = await RtpEndpoint.open({ bindAddress: '127.0.0.1', portMin: 46000, portMax: 47999, timeoutMs: 10000, clock: new MediaClock(), rtcpIntervalMs: 200 });
+  const ep = await RtpEndpoint.open({
+    bindAddress: '127.0.0.1',
+    portMin: 46000,
+    portMax: 47999,
+    timeoutMs: 10000,
+    clock: new MediaClock(),
+    rtcpIntervalMs: 200,
+  });
   cleanup.push(() => ep.close());
   // The peer: RTP on an even port, RTCP on the next (or on the RTP port with mux).
   let rtp: dgram.Socket | null = null;
@@ -87,7 +117,24 @@ async function rtcpScenario(mux: boolean) {
     // Answer every SR at once with an RR on it (DLSR 0): the gateway can then measure the round trip.
     const sr = p.reports.find((r) => r.sender);
     if (sr) {
-      rtcp!.send(buildReport(peerSsrc, null, { ssrc: sr.ssrc, fractionLost: 64, cumulativeLost: 3, extendedHighestSeq: 1, jitter: 80, lastSr: ntpMiddle(sr.sender!.ntpSec, sr.sender!.ntpFrac), delaySinceLastSr: 0 }, 'peer'), from.port, from.address);
+      rtcp!.send(
+        buildReport(
+          peerSsrc,
+          null,
+          {
+            ssrc: sr.ssrc,
+            fractionLost: 64,
+            cumulativeLost: 3,
+            extendedHighestSeq: 1,
+            jitter: 80,
+            lastSr: ntpMiddle(sr.sender!.ntpSec, sr.sender!.ntpFrac),
+            delaySinceLastSr: 0,
+          },
+          'peer',
+        ),
+        from.port,
+        from.address,
+      );
     }
   };
   rtcp!.on('message', onRtcp);
@@ -102,7 +149,11 @@ async function rtcpScenario(mux: boolean) {
   }
   // The peer's own SR, so the gateway's next report carries LSR/DLSR for it.
   const now = ntpNow();
-  rtcp!.send(buildReport(peerSsrc, { ntpSec: now.sec, ntpFrac: now.frac, rtpTimestamp: 0, packetCount: 180, octetCount: 28800 }, null, 'peer'), mux ? ep.port : ep.port + 1, '127.0.0.1');
+  rtcp!.send(
+    buildReport(peerSsrc, { ntpSec: now.sec, ntpFrac: now.frac, rtpTimestamp: 0, packetCount: 180, octetCount: 28800 }, null, 'peer'),
+    mux ? ep.port : ep.port + 1,
+    '127.0.0.1',
+  );
   ep.playFrame(new Int16Array(160));
   await until(() => ep.callQuality.rtt_ms !== null && reports.some((r) => r.blocks.some((b) => b.ssrc === peerSsrc && b.lastSr !== 0)));
   return { ep, reports, peerSsrc, rtp: rtp!, rtcp: rtcp! };
@@ -123,7 +174,10 @@ describe('RTCP on a leg, against a UDP peer that drops and delays packets', () =
       expect(q.rtcp.received).toBeGreaterThan(0);
       expect(q.rtcp.mux).toBe(mux);
       // What the gateway told the peer about its stream.
-      const about = reports.flatMap((r) => r.blocks).filter((b) => b.ssrc === peerSsrc).at(-1)!;
+      const about = reports
+        .flatMap((r) => r.blocks)
+        .filter((b) => b.ssrc === peerSsrc)
+        .at(-1)!;
       expect(about.cumulativeLost).toBe(20);
       expect(about.extendedHighestSeq).toBe(1000 + 199);
       expect(reports.some((r) => r.type === 'sr' && r.sender!.packetCount > 0)).toBe(true);
@@ -132,10 +186,12 @@ describe('RTCP on a leg, against a UDP peer that drops and delays packets', () =
 
   it('ends with an RTCP BYE', async () => {
     const { ep, rtcp } = await rtcpScenario(true);
-    const bye = new Promise<boolean>((resolve) => rtcp.on('message', (m) => {
-      if (looksLikeRtcp(m) && m[1] === 203) resolve(true);
-      else if (!looksLikeRtcp(m)) parseRtp(m);
-    }));
+    const bye = new Promise<boolean>((resolve) =>
+      rtcp.on('message', (m) => {
+        if (looksLikeRtcp(m) && m[1] === 203) resolve(true);
+        else if (!looksLikeRtcp(m)) parseRtp(m);
+      }),
+    );
     ep.close();
     expect(await bye).toBe(true);
   });

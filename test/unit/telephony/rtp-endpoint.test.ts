@@ -15,7 +15,14 @@ afterEach(() => {
 });
 
 async function endpoint(timeoutMs = 5000): Promise<RtpEndpoint> {
-  const e = await RtpEndpoint.open({ bindAddress: '127.0.0.1', portMin: 40000, portMax: 44999, timeoutMs, clock: new MediaClock(), jitter: { targetFrames: 2, adaptive: false } });
+  const e = await RtpEndpoint.open({
+    bindAddress: '127.0.0.1',
+    portMin: 40000,
+    portMax: 44999,
+    timeoutMs,
+    clock: new MediaClock(),
+    jitter: { targetFrames: 2, adaptive: false },
+  });
   opened.push(e);
   return e;
 }
@@ -32,8 +39,13 @@ function until<T>(fn: () => T | undefined, ms = 5000): Promise<T> {
     const start = Date.now();
     const t = setInterval(() => {
       const v = fn();
-      if (v !== undefined) { clearInterval(t); resolve(v); }
-      else if (Date.now() - start > ms) { clearInterval(t); reject(new Error('timed out')); }
+      if (v !== undefined) {
+        clearInterval(t);
+        resolve(v);
+      } else if (Date.now() - start > ms) {
+        clearInterval(t);
+        reject(new Error('timed out'));
+      }
     }, 5);
   });
 }
@@ -89,12 +101,21 @@ describe('RtpEndpoint', () => {
     const latched: number[] = [];
     ep.on('latched', (s) => latched.push(s.port));
     const intruderAudio = mulawEncode(new Int16Array(160).fill(-8000));
-    for (let i = 0; i < 3; i++) intruder.send(serializeRtp({ marker: i === 0, payloadType: 0, sequence: i, timestamp: i * 160, ssrc: 66, payload: intruderAudio }), ep.port, '127.0.0.1');
+    for (let i = 0; i < 3; i++)
+      intruder.send(serializeRtp({ marker: i === 0, payloadType: 0, sequence: i, timestamp: i * 160, ssrc: 66, payload: intruderAudio }), ep.port, '127.0.0.1');
     await until(() => (latched.length >= 1 ? true : undefined));
     const callerAudio = mulawEncode(new Int16Array(160).fill(3000));
     for (let i = 0; i < 8; i++) {
-      caller.send(serializeRtp({ marker: i === 0, payloadType: 0, sequence: 500 + i, timestamp: 8000 + i * 160, ssrc: 7, payload: callerAudio }), ep.port, '127.0.0.1');
-      intruder.send(serializeRtp({ marker: false, payloadType: 0, sequence: 3 + i, timestamp: (3 + i) * 160, ssrc: 66, payload: intruderAudio }), ep.port, '127.0.0.1');
+      caller.send(
+        serializeRtp({ marker: i === 0, payloadType: 0, sequence: 500 + i, timestamp: 8000 + i * 160, ssrc: 7, payload: callerAudio }),
+        ep.port,
+        '127.0.0.1',
+      );
+      intruder.send(
+        serializeRtp({ marker: false, payloadType: 0, sequence: 3 + i, timestamp: (3 + i) * 160, ssrc: 66, payload: intruderAudio }),
+        ep.port,
+        '127.0.0.1',
+      );
     }
     await until(() => (frames.some((f) => Math.abs(f[0] - 3000) < 150) ? true : undefined));
     expect(ep.remoteAddress).toEqual({ address: '127.0.0.1', port: caller.address().port });
@@ -104,13 +125,21 @@ describe('RtpEndpoint', () => {
   });
 
   it("with latching 'signalled' never takes media from anyone but the SDP source", async () => {
-    const ep = await RtpEndpoint.open({ bindAddress: '127.0.0.1', portMin: 40000, portMax: 44999, timeoutMs: 5000, clock: new MediaClock(), latching: 'signalled' });
+    const ep = await RtpEndpoint.open({
+      bindAddress: '127.0.0.1',
+      portMin: 40000,
+      portMax: 44999,
+      timeoutMs: 5000,
+      clock: new MediaClock(),
+      latching: 'signalled',
+    });
     opened.push(ep);
     const caller = await peer();
     const intruder = await peer();
     ep.configure({ address: '127.0.0.1', port: caller.address().port, payloadType: 0, dtmfPayloadType: 101, send: true, expectReceive: true });
     const payload = mulawEncode(new Int16Array(160).fill(1000));
-    for (let i = 0; i < 5; i++) intruder.send(serializeRtp({ marker: false, payloadType: 0, sequence: i, timestamp: i * 160, ssrc: 66, payload }), ep.port, '127.0.0.1');
+    for (let i = 0; i < 5; i++)
+      intruder.send(serializeRtp({ marker: false, payloadType: 0, sequence: i, timestamp: i * 160, ssrc: 66, payload }), ep.port, '127.0.0.1');
     await until(() => (ep.stats.ignoredSource >= 5 ? true : undefined));
     expect(ep.remoteAddress).toEqual({ address: '127.0.0.1', port: caller.address().port }); // still the SDP's
     expect(ep.stats.packetsIn).toBe(0);
@@ -125,7 +154,8 @@ describe('RtpEndpoint', () => {
       ep.on('frame', (f) => frames.push(f));
       const payload = mulawEncode(new Int16Array(samplesPerPacket).fill(3000));
       // 120 ms of audio in one burst (more would be cut back to the target delay as a stall burst).
-      for (let i = 0; i < 960 / samplesPerPacket; i++) far.send(serializeRtp({ marker: i === 0, payloadType: 0, sequence: i, timestamp: i * samplesPerPacket, ssrc: 3, payload }), ep.port, '127.0.0.1');
+      for (let i = 0; i < 960 / samplesPerPacket; i++)
+        far.send(serializeRtp({ marker: i === 0, payloadType: 0, sequence: i, timestamp: i * samplesPerPacket, ssrc: 3, payload }), ep.port, '127.0.0.1');
       await until(() => (frames.filter((f) => Math.abs(f[0] - 3000) < 150 && Math.abs(f[159] - 3000) < 150).length >= 4 ? true : undefined));
     }
   });
@@ -137,11 +167,15 @@ describe('RtpEndpoint', () => {
     const digits: string[] = [];
     ep.on('dtmf', (d) => digits.push(d.digit));
     let seq = 0;
-    for (const p of digitPackets('7', 60)) far.send(serializeRtp({ marker: false, payloadType: 101, sequence: seq++, timestamp: 800, ssrc: 5, payload: p.payload }), ep.port, '127.0.0.1');
+    for (const p of digitPackets('7', 60))
+      far.send(serializeRtp({ marker: false, payloadType: 101, sequence: seq++, timestamp: 800, ssrc: 5, payload: p.payload }), ep.port, '127.0.0.1');
     await until(() => (digits.length ? true : undefined));
     expect(digits).toEqual(['7']);
     const events: number[] = [];
-    far.on('message', (m) => { const p = parseRtp(m)!; if (p.payloadType === 101) events.push(p.payload[0]); });
+    far.on('message', (m) => {
+      const p = parseRtp(m)!;
+      if (p.payloadType === 101) events.push(p.payload[0]);
+    });
     ep.sendDigit('#', 60);
     await until(() => (events.length >= 5 ? true : undefined));
     expect(events.every((e) => e === 11)).toBe(true);
@@ -159,14 +193,31 @@ describe('RtpEndpoint', () => {
     const early = new Set<(tick: number) => void>();
     const late = new Set<(tick: number) => void>();
     const clock = {
-      subscribe: (fn: (tick: number) => void) => { early.add(fn); return () => { early.delete(fn); }; },
-      subscribeLate: (fn: (tick: number) => void) => { late.add(fn); return () => { late.delete(fn); }; },
+      subscribe: (fn: (tick: number) => void) => {
+        early.add(fn);
+        return () => {
+          early.delete(fn);
+        };
+      },
+      subscribeLate: (fn: (tick: number) => void) => {
+        late.add(fn);
+        return () => {
+          late.delete(fn);
+        };
+      },
     };
     const tick = () => {
       for (const fn of [...early]) fn(1);
       for (const fn of [...late]) fn(1);
     };
-    const ep = await RtpEndpoint.open({ bindAddress: '127.0.0.1', portMin: 40000, portMax: 44999, timeoutMs: 5000, clock, jitter: { targetFrames: 2, adaptive: false } });
+    const ep = await RtpEndpoint.open({
+      bindAddress: '127.0.0.1',
+      portMin: 40000,
+      portMax: 44999,
+      timeoutMs: 5000,
+      clock,
+      jitter: { targetFrames: 2, adaptive: false },
+    });
     opened.push(ep);
     const far = await peer();
     const got: ReturnType<typeof parseRtp>[] = [];

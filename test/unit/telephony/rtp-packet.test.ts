@@ -59,7 +59,11 @@ describe('RFC 4733 telephone-event', () => {
     const dec = new DtmfDecoder();
     const seen: string[] = [];
     // Sender that never sets the marker: "1" then "1" again (new timestamp), then "#".
-    for (const [ts, digit] of [[1000, '1'], [5000, '1'], [9000, '#']] as const) {
+    for (const [ts, digit] of [
+      [1000, '1'],
+      [5000, '1'],
+      [9000, '#'],
+    ] as const) {
       for (const p of digitPackets(digit, 100)) {
         const d = dec.push(ts, p.payload);
         if (d) seen.push(d.digit);

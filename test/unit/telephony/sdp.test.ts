@@ -62,7 +62,18 @@ describe('SDP offer/answer', () => {
   });
 
   it('builds an offer listing our codecs and DTMF', () => {
-    const sdp = buildSdp({ address: '1.2.3.4', port: 20000, sessionId: '1', sessionVersion: 1, codecs: [{ payloadType: 0, name: 'PCMU' }, { payloadType: 8, name: 'PCMA' }], dtmfPayloadType: 101, direction: 'sendrecv' });
+    const sdp = buildSdp({
+      address: '1.2.3.4',
+      port: 20000,
+      sessionId: '1',
+      sessionVersion: 1,
+      codecs: [
+        { payloadType: 0, name: 'PCMU' },
+        { payloadType: 8, name: 'PCMA' },
+      ],
+      dtmfPayloadType: 101,
+      direction: 'sendrecv',
+    });
     const back = negotiate(parseSdp(sdp));
     expect(back.codec.name).toBe('PCMU');
     expect(back.dtmfPayloadType).toBe(101);

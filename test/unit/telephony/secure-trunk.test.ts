@@ -9,7 +9,8 @@ import { SipError } from '../../../src/telephony/sip/errors.js';
 import { makeTestPki, type TestPki } from '../../helpers/tls-certs.js';
 import type { ConnectionRecord } from '../../../src/store/telephony-repo.js';
 
-const sdp = (proto: string, extra = '') => `v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio 4000 ${proto} 0\r\na=rtpmap:0 PCMU/8000\r\n${extra}`;
+const sdp = (proto: string, extra = '') =>
+  `v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio 4000 ${proto} 0\r\na=rtpmap:0 PCMU/8000\r\n${extra}`;
 const CRYPTO = 'a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:WVNfX19zZW1jdGwgKCkgewkyMjA7fQp9CnVubGVz\r\n';
 const refusal = (fn: () => unknown): string => {
   try {
@@ -27,9 +28,25 @@ beforeAll(() => {
 });
 
 const conn = (o: Partial<ConnectionRecord>): ConnectionRecord => ({
-  id: 'pcon_x', org_id: 'org_x', provider: 'carrier_a', host: 'h', port: 5061, transport: 'tls', username: null, password_enc: null,
-  inbound_cidrs: [], status: 'active', credentials_valid: true, rtp_latching: 'nat', require_secure: false, require_client_cert: false,
-  tls_client_ca: null, tls_client_subject: null, created_at: new Date(), updated_at: new Date(), ...o,
+  id: 'pcon_x',
+  org_id: 'org_x',
+  provider: 'carrier_a',
+  host: 'h',
+  port: 5061,
+  transport: 'tls',
+  username: null,
+  password_enc: null,
+  inbound_cidrs: [],
+  status: 'active',
+  credentials_valid: true,
+  rtp_latching: 'nat',
+  require_secure: false,
+  require_client_cert: false,
+  tls_client_ca: null,
+  tls_client_subject: null,
+  created_at: new Date(),
+  updated_at: new Date(),
+  ...o,
 });
 
 describe('offer security', () => {

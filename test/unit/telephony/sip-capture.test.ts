@@ -9,7 +9,8 @@ import { renderLadder } from '../../../src/telephony/capture/ladder.js';
 import { SipCapture } from '../../../src/telephony/capture/sip-capture.js';
 import type { Db, SipMessageRow } from '../../../src/store/index.js';
 
-const INVITE = 'INVITE sip:+15550100@192.0.2.1 SIP/2.0\r\nVia: SIP/2.0/UDP 203.0.113.9:5062;branch=z9hG4bK1\r\nFrom: <sip:alice@203.0.113.9>;tag=a1\r\nTo: <sip:+15550100@192.0.2.1>\r\nCall-ID: cid-1@x\r\nCSeq: 1 INVITE\r\nContent-Length: 0\r\n\r\n';
+const INVITE =
+  'INVITE sip:+15550100@192.0.2.1 SIP/2.0\r\nVia: SIP/2.0/UDP 203.0.113.9:5062;branch=z9hG4bK1\r\nFrom: <sip:alice@203.0.113.9>;tag=a1\r\nTo: <sip:+15550100@192.0.2.1>\r\nCall-ID: cid-1@x\r\nCSeq: 1 INVITE\r\nContent-Length: 0\r\n\r\n';
 
 /** The test's own HEP3 reader: type → chunk body, with vendor ids checked. */
 function chunks(buf: Buffer): { get(t: number): Buffer; has(t: number): boolean } {
@@ -47,7 +48,15 @@ describe('HEP v3', () => {
     const got = new Promise<Buffer>((r) => collector.once('message', r));
     const sender = new HepSender('127.0.0.1', collector.address().port);
     const at = new Date(Date.UTC(2026, 0, 2, 3, 4, 5, 678));
-    sender.send({ at, transport: 'UDP', src: { address: '203.0.113.9', port: 5062 }, dst: { address: '192.0.2.1', port: 5060 }, payload: INVITE, callId: 'cid-1@x', agentId: 2001 });
+    sender.send({
+      at,
+      transport: 'UDP',
+      src: { address: '203.0.113.9', port: 5062 },
+      dst: { address: '192.0.2.1', port: 5060 },
+      payload: INVITE,
+      callId: 'cid-1@x',
+      agentId: 2001,
+    });
     const c = chunks(await got);
     sender.close();
     expect(c.get(1)).toEqual(Buffer.from([2])); // AF_INET
@@ -66,7 +75,17 @@ describe('HEP v3', () => {
   });
 
   it('carries IPv6 (and a v4 peer as v4-mapped) in 16-byte address chunks, TCP as protocol 6', () => {
-    const c = chunks(encodeHep({ at: new Date(0), transport: 'TCP', src: { address: '2001:db8::5', port: 5060 }, dst: { address: '198.51.100.7', port: 5070 }, payload: 'x', callId: 'c', agentId: 0 }));
+    const c = chunks(
+      encodeHep({
+        at: new Date(0),
+        transport: 'TCP',
+        src: { address: '2001:db8::5', port: 5060 },
+        dst: { address: '198.51.100.7', port: 5070 },
+        payload: 'x',
+        callId: 'c',
+        agentId: 0,
+      }),
+    );
     expect(c.get(1)).toEqual(Buffer.from([10]));
     expect(c.get(2)).toEqual(Buffer.from([6]));
     expect(c.get(5).toString('hex')).toBe('20010db8000000000000000000000005');
@@ -75,7 +94,15 @@ describe('HEP v3', () => {
   });
 
   it('decodeHep rejects what is not a well-formed HEP3 packet', () => {
-    const good = encodeHep({ at: new Date(0), transport: 'UDP', src: { address: '127.0.0.1', port: 1 }, dst: { address: '127.0.0.1', port: 2 }, payload: 'p', callId: 'c', agentId: 1 });
+    const good = encodeHep({
+      at: new Date(0),
+      transport: 'UDP',
+      src: { address: '127.0.0.1', port: 1 },
+      dst: { address: '127.0.0.1', port: 2 },
+      payload: 'p',
+      callId: 'c',
+      agentId: 1,
+    });
     expect(decodeHep(good).get(15)?.toString()).toBe('p');
     expect(() => decodeHep(Buffer.from('HEP2\x00\x06'))).toThrow(/not a HEP3/);
     expect(() => decodeHep(good.subarray(0, good.length - 1))).toThrow(/length/);
@@ -84,8 +111,21 @@ describe('HEP v3', () => {
 
 function row(over: Partial<SipMessageRow>): SipMessageRow {
   return {
-    captured_at: new Date(1_000_000), call_id: 'cid-1@x', direction: 'in', transport: 'UDP', src_address: '203.0.113.9', src_port: 5062,
-    dst_address: '192.0.2.1', dst_port: 5060, method: 'INVITE', status: null, cseq: '1 INVITE', from_user: 'alice', to_user: '+15550100', raw: INVITE, ...over,
+    captured_at: new Date(1_000_000),
+    call_id: 'cid-1@x',
+    direction: 'in',
+    transport: 'UDP',
+    src_address: '203.0.113.9',
+    src_port: 5062,
+    dst_address: '192.0.2.1',
+    dst_port: 5060,
+    method: 'INVITE',
+    status: null,
+    cseq: '1 INVITE',
+    from_user: 'alice',
+    to_user: '+15550100',
+    raw: INVITE,
+    ...over,
   };
 }
 
@@ -133,10 +173,17 @@ describe('SipCapture queue', () => {
     const writes: SipMessageRow[][] = [];
     let release!: () => void;
     const stuck = new Promise<void>((r) => (release = r));
-    const cap = new SipCapture({ db: null as unknown as Db, log: { warn() {} }, queueSize: 10, batchSize: 5, flushMs: 1, write: async (rows) => {
-      writes.push(rows);
-      await stuck;
-    } });
+    const cap = new SipCapture({
+      db: null as unknown as Db,
+      log: { warn() {} },
+      queueSize: 10,
+      batchSize: 5,
+      flushMs: 1,
+      write: async (rows) => {
+        writes.push(rows);
+        await stuck;
+      },
+    });
     const msg = parse(INVITE);
     const t0 = performance.now();
     for (let i = 0; i < 1000; i++) cap.record('in', msg, 'udp', local, remote);
@@ -153,9 +200,24 @@ describe('SipCapture queue', () => {
 
   it('records direction, addresses, method or status, CSeq and the From/To users; skips OPTIONS', async () => {
     const rows: SipMessageRow[] = [];
-    const cap = new SipCapture({ db: null as unknown as Db, log: { warn() {} }, queueSize: 100, batchSize: 100, flushMs: 1, write: async (r) => void rows.push(...r) });
+    const cap = new SipCapture({
+      db: null as unknown as Db,
+      log: { warn() {} },
+      queueSize: 100,
+      batchSize: 100,
+      flushMs: 1,
+      write: async (r) => void rows.push(...r),
+    });
     cap.record('in', parse(INVITE), 'udp', local, remote);
-    cap.record('out', parse('SIP/2.0 180 Ringing\r\nVia: SIP/2.0/UDP 203.0.113.9:5062;branch=z9hG4bK1\r\nFrom: <sip:alice@203.0.113.9>;tag=a1\r\nTo: <sip:+15550100@192.0.2.1>;tag=b2\r\nCall-ID: cid-1@x\r\nCSeq: 1 INVITE\r\nContent-Length: 0\r\n\r\n'), 'udp', local, remote);
+    cap.record(
+      'out',
+      parse(
+        'SIP/2.0 180 Ringing\r\nVia: SIP/2.0/UDP 203.0.113.9:5062;branch=z9hG4bK1\r\nFrom: <sip:alice@203.0.113.9>;tag=a1\r\nTo: <sip:+15550100@192.0.2.1>;tag=b2\r\nCall-ID: cid-1@x\r\nCSeq: 1 INVITE\r\nContent-Length: 0\r\n\r\n',
+      ),
+      'udp',
+      local,
+      remote,
+    );
     cap.record('in', parse(INVITE.replace(/INVITE/g, 'OPTIONS')), 'udp', local, remote);
     await cap.flush();
     expect(rows.map((r) => [r.direction, r.src_address, r.dst_address, r.method, r.status, r.cseq, r.from_user, r.to_user, r.transport])).toEqual([

@@ -2,16 +2,17 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_SIP_LIMITS, frameDatagram, StreamFramer, type FrameResult } from '../../../src/telephony/sip/framing.js';
 
 const L = DEFAULT_SIP_LIMITS;
-const head = (extra: string[] = [], method = 'OPTIONS', uri = 'sip:x@127.0.0.1', version = 'SIP/2.0') => [
-  `${method} ${uri} ${version}`,
-  'Via: SIP/2.0/UDP 127.0.0.1:5999;branch=z9hG4bKu1',
-  'From: <sip:a@127.0.0.1>;tag=1',
-  'To: <sip:x@127.0.0.1>',
-  'Call-ID: unit-1',
-  `CSeq: 1 ${method}`,
-  'Max-Forwards: 70',
-  ...extra,
-].join('\r\n');
+const head = (extra: string[] = [], method = 'OPTIONS', uri = 'sip:x@127.0.0.1', version = 'SIP/2.0') =>
+  [
+    `${method} ${uri} ${version}`,
+    'Via: SIP/2.0/UDP 127.0.0.1:5999;branch=z9hG4bKu1',
+    'From: <sip:a@127.0.0.1>;tag=1',
+    'To: <sip:x@127.0.0.1>',
+    'Call-ID: unit-1',
+    `CSeq: 1 ${method}`,
+    'Max-Forwards: 70',
+    ...extra,
+  ].join('\r\n');
 
 const msg = (extra: string[] = [], body = '', o: { method?: string; uri?: string; version?: string } = {}) =>
   Buffer.from(`${head(extra, o.method, o.uri, o.version)}\r\n\r\n${body}`, 'latin1');

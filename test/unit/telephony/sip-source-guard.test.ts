@@ -4,7 +4,11 @@ import { DEFAULT_SOURCE_GUARD, SourceGuard } from '../../../src/telephony/sip/so
 function guard(over: Partial<typeof DEFAULT_SOURCE_GUARD> = {}) {
   let now = 1_000_000;
   const bans: string[] = [];
-  const g = new SourceGuard({ ...DEFAULT_SOURCE_GUARD, allowCidrs: [], ...over }, (s, reason) => bans.push(`${s} ${reason}`), () => now);
+  const g = new SourceGuard(
+    { ...DEFAULT_SOURCE_GUARD, allowCidrs: [], ...over },
+    (s, reason) => bans.push(`${s} ${reason}`),
+    () => now,
+  );
   return { g, bans, advance: (ms: number) => (now += ms) };
 }
 

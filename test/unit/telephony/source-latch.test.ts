@@ -55,7 +55,8 @@ describe('SourceLatch', () => {
   });
 
   it('knows private ranges', () => {
-    for (const a of ['10.1.2.3', '172.16.0.1', '172.31.255.1', '192.168.0.1', '100.64.0.1', '169.254.1.1', 'fd00::1', 'fe80::1']) expect(isPrivateAddress(a)).toBe(true);
+    for (const a of ['10.1.2.3', '172.16.0.1', '172.31.255.1', '192.168.0.1', '100.64.0.1', '169.254.1.1', 'fd00::1', 'fe80::1'])
+      expect(isPrivateAddress(a)).toBe(true);
     for (const a of ['172.32.0.1', '8.8.8.8', '127.0.0.1', '2001:db8::1', '100.128.0.1']) expect(isPrivateAddress(a)).toBe(false);
   });
 });

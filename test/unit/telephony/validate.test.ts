@@ -20,7 +20,9 @@ function invite(extra: Record<string, string> = {}, opts: { method?: string; cse
     ...(body ? { 'Content-Type': 'application/sdp' } : {}),
     ...extra,
   };
-  const text = `${method} sip:+14155550100@127.0.0.1 SIP/2.0\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+  const text = `${method} sip:+14155550100@127.0.0.1 SIP/2.0\r\n${Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}`)
+    .join('\r\n')}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
   const parsed = sip.parse(text) as SipRequest | undefined;
   if (!parsed) throw new Error('the sip parser refused the test message');
   return parsed;

@@ -4,16 +4,37 @@ import { classifyAddress, resolveEndpointUrl, UrlRefused, type UrlPolicy } from 
 
 const STRICT: UrlPolicy = { allowLoopback: false, allowPrivate: false };
 const DEV: UrlPolicy = { allowLoopback: true, allowPrivate: false };
-const resolvesTo = (...addresses: string[]) => async () => addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+const resolvesTo =
+  (...addresses: string[]) =>
+  async () =>
+    addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
 
 describe('classifyAddress', () => {
   it.each([
-    ['127.0.0.1', 'loopback'], ['127.5.5.5', 'loopback'], ['::1', 'loopback'], ['::ffff:127.0.0.1', 'loopback'],
-    ['10.1.2.3', 'private'], ['172.16.0.1', 'private'], ['172.31.255.255', 'private'], ['192.168.1.1', 'private'],
-    ['100.64.0.1', 'private'], ['169.254.10.10', 'private'], ['fe80::1', 'private'], ['fd12::1', 'private'], ['::ffff:10.0.0.1', 'private'],
-    ['169.254.169.254', 'metadata'], ['fd00:ec2::254', 'metadata'], ['::ffff:169.254.169.254', 'metadata'],
-    ['0.0.0.0', 'unroutable'], ['224.0.0.1', 'unroutable'], ['::', 'unroutable'], ['ff02::1', 'unroutable'],
-    ['93.184.216.34', 'public'], ['172.32.0.1', 'public'], ['2606:4700::1111', 'public'], ['8.8.8.8', 'public'],
+    ['127.0.0.1', 'loopback'],
+    ['127.5.5.5', 'loopback'],
+    ['::1', 'loopback'],
+    ['::ffff:127.0.0.1', 'loopback'],
+    ['10.1.2.3', 'private'],
+    ['172.16.0.1', 'private'],
+    ['172.31.255.255', 'private'],
+    ['192.168.1.1', 'private'],
+    ['100.64.0.1', 'private'],
+    ['169.254.10.10', 'private'],
+    ['fe80::1', 'private'],
+    ['fd12::1', 'private'],
+    ['::ffff:10.0.0.1', 'private'],
+    ['169.254.169.254', 'metadata'],
+    ['fd00:ec2::254', 'metadata'],
+    ['::ffff:169.254.169.254', 'metadata'],
+    ['0.0.0.0', 'unroutable'],
+    ['224.0.0.1', 'unroutable'],
+    ['::', 'unroutable'],
+    ['ff02::1', 'unroutable'],
+    ['93.184.216.34', 'public'],
+    ['172.32.0.1', 'public'],
+    ['2606:4700::1111', 'public'],
+    ['8.8.8.8', 'public'],
   ])('%s is %s', (address, cls) => {
     expect(classifyAddress(address)).toBe(cls);
   });
@@ -47,6 +68,10 @@ describe('resolveEndpointUrl', () => {
     await expect(resolveEndpointUrl('ftp://a.example/x', DEV)).rejects.toThrow(/https/);
     await expect(resolveEndpointUrl('https://u:p@a.example/x', DEV, resolvesTo('93.184.216.34'))).rejects.toThrow(/credentials/);
     await expect(resolveEndpointUrl('not a url', DEV)).rejects.toThrow(/valid/);
-    await expect(resolveEndpointUrl('https://nx.invalid/x', DEV, async () => { throw Object.assign(new Error('nx'), { code: 'ENOTFOUND' }); })).rejects.toThrow(/does not resolve/);
+    await expect(
+      resolveEndpointUrl('https://nx.invalid/x', DEV, async () => {
+        throw Object.assign(new Error('nx'), { code: 'ENOTFOUND' });
+      }),
+    ).rejects.toThrow(/does not resolve/);
   });
 });

@@ -4,16 +4,29 @@ import { useEffect, useState, useCallback } from 'preact/hooks';
 import { CallError } from '../api/client';
 
 export function Loading({ what }: { what: string }) {
-  return <p class="state" role="status" aria-live="polite">Loading {what}…</p>;
+  return (
+    <p class="state" role="status" aria-live="polite">
+      Loading {what}…
+    </p>
+  );
 }
 
 export function ErrorBox({ error }: { error: unknown }) {
   if (error instanceof CallError && error.notAvailable) {
-    return <p class="state notice" role="status">Not available on this gateway (the route answered 404).</p>;
+    return (
+      <p class="state notice" role="status">
+        Not available on this gateway (the route answered 404).
+      </p>
+    );
   }
   const msg = error instanceof Error ? error.message : String(error);
   const code = error instanceof CallError ? error.code : undefined;
-  return <p class="state error" role="alert">{msg}{code ? <code> ({code})</code> : null}</p>;
+  return (
+    <p class="state error" role="alert">
+      {msg}
+      {code ? <code> ({code})</code> : null}
+    </p>
+  );
 }
 
 export function Empty({ children }: { children: ComponentChildren }) {
@@ -28,15 +41,30 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[] = []) {
   const reload = useCallback(() => {
     setLoading(true);
     load().then(
-      (d) => { setData(d); setError(undefined); setLoading(false); },
-      (e) => { setError(e); setLoading(false); },
+      (d) => {
+        setData(d);
+        setError(undefined);
+        setLoading(false);
+      },
+      (e) => {
+        setError(e);
+        setLoading(false);
+      },
     );
   }, deps);
   useEffect(reload, [reload]);
   return { data, error, loading, reload };
 }
 
-export function Loaded<T>({ state, what, children }: { state: { data?: T; error?: unknown; loading: boolean }; what: string; children: (d: T) => ComponentChildren }) {
+export function Loaded<T>({
+  state,
+  what,
+  children,
+}: {
+  state: { data?: T; error?: unknown; loading: boolean };
+  what: string;
+  children: (d: T) => ComponentChildren;
+}) {
   if (state.loading && state.data === undefined) return <Loading what={what} />;
   if (state.error !== undefined) return <ErrorBox error={state.error} />;
   return <>{children(state.data as T)}</>;

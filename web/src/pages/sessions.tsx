@@ -24,14 +24,34 @@ function SessionTable({ items, caption }: { items: SessionItem[]; caption: strin
   return (
     <table>
       <caption class="sr-only">{caption}</caption>
-      <thead><tr><th scope="col">Session</th><th scope="col">Status</th><th scope="col">Mode</th><th scope="col">Languages</th><th scope="col">Phone</th><th scope="col">Created</th><th scope="col">Duration</th></tr></thead>
-      <tbody>{items.map((s) => (
-        <tr key={s.id}>
-          <td><a href={`/console/sessions/${s.id}`}>{s.id}</a></td><td>{s.status}</td><td>{s.mode}</td>
-          <td>{s.source_language ?? 'auto'} → {s.target_language ?? 'auto'}</td><td>{s.phone_number ?? '—'}</td>
-          <td>{when(s.created_at)}</td><td>{seconds(s)}</td>
+      <thead>
+        <tr>
+          <th scope="col">Session</th>
+          <th scope="col">Status</th>
+          <th scope="col">Mode</th>
+          <th scope="col">Languages</th>
+          <th scope="col">Phone</th>
+          <th scope="col">Created</th>
+          <th scope="col">Duration</th>
         </tr>
-      ))}</tbody>
+      </thead>
+      <tbody>
+        {items.map((s) => (
+          <tr key={s.id}>
+            <td>
+              <a href={`/console/sessions/${s.id}`}>{s.id}</a>
+            </td>
+            <td>{s.status}</td>
+            <td>{s.mode}</td>
+            <td>
+              {s.source_language ?? 'auto'} → {s.target_language ?? 'auto'}
+            </td>
+            <td>{s.phone_number ?? '—'}</td>
+            <td>{when(s.created_at)}</td>
+            <td>{seconds(s)}</td>
+          </tr>
+        ))}
+      </tbody>
     </table>
   );
 }
@@ -76,9 +96,19 @@ export function Sessions() {
       </form>
       <form class="card filters" onSubmit={applyFilters} aria-label="Filter sessions">
         <label for="f-status">Status</label>
-        <select id="f-status" name="status"><option value="">any</option><option>created</option><option>active</option><option>ended</option></select>
+        <select id="f-status" name="status">
+          <option value="">any</option>
+          <option>created</option>
+          <option>active</option>
+          <option>ended</option>
+        </select>
         <label for="f-mode">Mode</label>
-        <select id="f-mode" name="mode"><option value="">any</option>{MODES.map((m) => <option key={m}>{m}</option>)}</select>
+        <select id="f-mode" name="mode">
+          <option value="">any</option>
+          {MODES.map((m) => (
+            <option key={m}>{m}</option>
+          ))}
+        </select>
         <label for="f-after">Created from</label>
         <input id="f-after" name="created_after" type="date" />
         <label for="f-before">Created to</label>
@@ -90,10 +120,20 @@ export function Sessions() {
       <Loaded state={list} what="sessions">
         {(d) => (
           <>
-            {d.data.length === 0 ? <Empty>No sessions match.</Empty> : <div data-testid="session-list"><SessionTable items={d.data} caption="Sessions" /></div>}
+            {d.data.length === 0 ? (
+              <Empty>No sessions match.</Empty>
+            ) : (
+              <div data-testid="session-list">
+                <SessionTable items={d.data} caption="Sessions" />
+              </div>
+            )}
             <div class="pager">
-              <button type="button" disabled={cursors.length === 0} onClick={() => setCursors(cursors.slice(0, -1))}>Previous</button>
-              <button type="button" disabled={!d.has_more || !d.next_cursor} onClick={() => d.next_cursor && setCursors([...cursors, d.next_cursor])}>Next</button>
+              <button type="button" disabled={cursors.length === 0} onClick={() => setCursors(cursors.slice(0, -1))}>
+                Previous
+              </button>
+              <button type="button" disabled={!d.has_more || !d.next_cursor} onClick={() => d.next_cursor && setCursors([...cursors, d.next_cursor])}>
+                Next
+              </button>
             </div>
           </>
         )}
@@ -125,7 +165,15 @@ export function LiveSessions() {
       <h1>Live sessions</h1>
       <p>Active sessions and sessions waiting for their first party, refreshed every 5 seconds.</p>
       <Loaded state={list} what="live sessions">
-        {(items) => items.length === 0 ? <Empty>No live sessions right now.</Empty> : <div data-testid="live-sessions"><SessionTable items={items} caption="Live sessions" /></div>}
+        {(items) =>
+          items.length === 0 ? (
+            <Empty>No live sessions right now.</Empty>
+          ) : (
+            <div data-testid="live-sessions">
+              <SessionTable items={items} caption="Live sessions" />
+            </div>
+          )
+        }
       </Loaded>
     </section>
   );

@@ -20,7 +20,15 @@ export function SetPassword() {
     }
   };
 
-  if (state === 'done') return <main class="narrow" id="main"><h1>Password set</h1><p><a href="/console/">Sign in</a></p></main>;
+  if (state === 'done')
+    return (
+      <main class="narrow" id="main">
+        <h1>Password set</h1>
+        <p>
+          <a href="/console/">Sign in</a>
+        </p>
+      </main>
+    );
   return (
     <main class="narrow" id="main">
       <h1>Choose your password</h1>
@@ -29,8 +37,14 @@ export function SetPassword() {
         <input id="password" name="password" type="password" minLength={10} autoComplete="new-password" required />
         <label for="confirm">Repeat it</label>
         <input id="confirm" name="confirm" type="password" minLength={10} autoComplete="new-password" required />
-        {error ? <p class="state error" role="alert">{error}</p> : null}
-        <button type="submit" disabled={!token}>Set password</button>
+        {error ? (
+          <p class="state error" role="alert">
+            {error}
+          </p>
+        ) : null}
+        <button type="submit" disabled={!token}>
+          Set password
+        </button>
       </form>
     </main>
   );

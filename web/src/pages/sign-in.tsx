@@ -31,8 +31,14 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
         <input id="email" name="email" type="email" autoComplete="username" required />
         <label for="password">Password</label>
         <input id="password" name="password" type="password" autoComplete="current-password" required />
-        {error ? <p id="sign-in-error" class="state error" role="alert">{error}</p> : null}
-        <button type="submit" disabled={busy}>{busy ? 'Signing in…' : 'Sign in'}</button>
+        {error ? (
+          <p id="sign-in-error" class="state error" role="alert">
+            {error}
+          </p>
+        ) : null}
+        <button type="submit" disabled={busy}>
+          {busy ? 'Signing in…' : 'Sign in'}
+        </button>
       </form>
     </main>
   );

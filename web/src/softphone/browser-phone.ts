@@ -28,7 +28,9 @@ export class BrowserPhone {
     const base = import.meta.env.BASE_URL;
     await this.ctx.audioWorklet.addModule(`${base}worklets/capture.js`);
     await this.ctx.audioWorklet.addModule(`${base}worklets/playback.js`);
-    this.mic = await navigator.mediaDevices.getUserMedia({ audio: { channelCount: 1, echoCancellation: true, noiseSuppression: false, autoGainControl: false } });
+    this.mic = await navigator.mediaDevices.getUserMedia({
+      audio: { channelCount: 1, echoCancellation: true, noiseSuppression: false, autoGainControl: false },
+    });
     const source = this.ctx.createMediaStreamSource(this.mic);
     const capture = new AudioWorkletNode(this.ctx, 'vb-capture');
     source.connect(capture);
@@ -56,7 +58,14 @@ export class BrowserPhone {
     const bytes = new Uint8Array(this.pending.length * 160);
     this.pending.forEach((f, i) => bytes.set(f, i * 160));
     this.pending = [];
-    this.ws.send(JSON.stringify({ type: 'audio.input', speaker, sequence: ++this.sequence, audio: { encoding: 'mulaw', sample_rate_hz: 8000, channels: 1, payload: toBase64(bytes) } }));
+    this.ws.send(
+      JSON.stringify({
+        type: 'audio.input',
+        speaker,
+        sequence: ++this.sequence,
+        audio: { encoding: 'mulaw', sample_rate_hz: 8000, channels: 1, payload: toBase64(bytes) },
+      }),
+    );
   }
 
   private receive(text: string): void {

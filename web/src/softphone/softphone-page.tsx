@@ -7,7 +7,13 @@ import { BrowserPhone } from './browser-phone';
 
 const MODES = ['bidirectional_translation', 'assistive_translation', 'ai_agent', 'help_chat_voice'] as const;
 type Mode = (typeof MODES)[number];
-interface Line { key: string; speaker: string; text: string; translation?: string; final: boolean }
+interface Line {
+  key: string;
+  speaker: string;
+  text: string;
+  translation?: string;
+  final: boolean;
+}
 
 export function Softphone() {
   const agentParam = new URLSearchParams(location.search).get('agent') ?? '';
@@ -29,7 +35,16 @@ export function Softphone() {
     if (m.type === 'transcript.partial') {
       setLines((ls) => [...ls.filter((l) => l.final || l.speaker !== m.speaker), { key: `p-${m.speaker}`, speaker: m.speaker, text: m.text, final: false }]);
     } else if (m.type === 'transcript.final') {
-      setLines((ls) => [...ls.filter((l) => l.final || l.speaker !== m.speaker), { key: `f-${m.sequence}`, speaker: m.speaker, text: m.text, translation: m.translation ? `${m.translation.language}: ${m.translation.text}` : undefined, final: true }]);
+      setLines((ls) => [
+        ...ls.filter((l) => l.final || l.speaker !== m.speaker),
+        {
+          key: `f-${m.sequence}`,
+          speaker: m.speaker,
+          text: m.text,
+          translation: m.translation ? `${m.translation.language}: ${m.translation.text}` : undefined,
+          final: true,
+        },
+      ]);
     } else if (m.type === 'session.error') {
       setNotices((n) => [...n, `${m.error.code}: ${m.error.message}`]);
     } else if (m.type === 'session.ready') {
@@ -47,7 +62,8 @@ export function Softphone() {
     setNotices([]);
     try {
       const body: Record<string, unknown> = { mode, metadata: { source: 'console-softphone' } };
-      const source = String(form.get('source') ?? ''), target = String(form.get('target') ?? '');
+      const source = String(form.get('source') ?? ''),
+        target = String(form.get('target') ?? '');
       if (source) body.source_language = source;
       if (target) body.target_language = target;
       if (form.get('record') === 'on') body.recording = { enabled: true };
@@ -72,32 +88,70 @@ export function Softphone() {
           <h2 id="sp-settings">Session</h2>
           <label for="sp-mode">Mode</label>
           <select id="sp-mode" value={mode} onChange={(e) => setMode((e.currentTarget as HTMLSelectElement).value as Mode)} disabled={running}>
-            {MODES.map((m) => <option key={m}>{m}</option>)}
+            {MODES.map((m) => (
+              <option key={m}>{m}</option>
+            ))}
           </select>
           <label for="sp-source">Agent language (source)</label>
           <input id="sp-source" name="source" defaultValue="en" maxLength={2} disabled={running} />
           <label for="sp-target">Customer language (target)</label>
           <input id="sp-target" name="target" defaultValue="es" maxLength={2} disabled={running} />
           <label for="sp-party">I speak as</label>
-          <select id="sp-party" name="party" disabled={running}><option value="agent">the agent</option><option value="customer">the customer</option></select>
-          <label class="check"><input type="checkbox" name="record" disabled={running} /> Record this session</label>
-          {mode === 'ai_agent' ? <><label for="sp-agent">Agent id</label><input id="sp-agent" name="agent_id" defaultValue={agentParam} placeholder="agt_…" required /></> : null}
-          {running
-            ? <button type="button" class="danger" onClick={() => phone.current?.end()}>Hang up</button>
-            : <button type="submit">Start talking</button>}
-          <p role="status" aria-live="polite">State: <strong data-testid="phone-state">{state}</strong>{sessionId ? <> · <a href={`/console/sessions/${sessionId}`}>{sessionId}</a></> : null}</p>
-          <p>Translated audio received: <strong data-testid="out-frames">{outFrames}</strong> frames · played {playback.played}, buffered {playback.buffered}, underruns {playback.underruns}</p>
+          <select id="sp-party" name="party" disabled={running}>
+            <option value="agent">the agent</option>
+            <option value="customer">the customer</option>
+          </select>
+          <label class="check">
+            <input type="checkbox" name="record" disabled={running} /> Record this session
+          </label>
+          {mode === 'ai_agent' ? (
+            <>
+              <label for="sp-agent">Agent id</label>
+              <input id="sp-agent" name="agent_id" defaultValue={agentParam} placeholder="agt_…" required />
+            </>
+          ) : null}
+          {running ? (
+            <button type="button" class="danger" onClick={() => phone.current?.end()}>
+              Hang up
+            </button>
+          ) : (
+            <button type="submit">Start talking</button>
+          )}
+          <p role="status" aria-live="polite">
+            State: <strong data-testid="phone-state">{state}</strong>
+            {sessionId ? (
+              <>
+                {' '}
+                · <a href={`/console/sessions/${sessionId}`}>{sessionId}</a>
+              </>
+            ) : null}
+          </p>
+          <p>
+            Translated audio received: <strong data-testid="out-frames">{outFrames}</strong> frames · played {playback.played}, buffered {playback.buffered},
+            underruns {playback.underruns}
+          </p>
           {error ? <ErrorBox error={error} /> : null}
-          {notices.map((n) => <p class="state notice" key={n}>{n}</p>)}
+          {notices.map((n) => (
+            <p class="state notice" key={n}>
+              {n}
+            </p>
+          ))}
         </form>
         <div class="card">
           <h2>Live transcript</h2>
-          {lines.length === 0 ? <p class="state empty">Speak once the state is live.</p> : (
+          {lines.length === 0 ? (
+            <p class="state empty">Speak once the state is live.</p>
+          ) : (
             <ol class="transcript" aria-live="polite" data-testid="live-transcript">
               {lines.map((l) => (
                 <li key={l.key} class={`turn ${l.speaker}${l.final ? '' : ' partial'}`}>
-                  <span class="speaker">{l.speaker}</span><span class="text">{l.text}</span>
-                  {l.translation ? <span class="translation" data-testid="translation">{l.translation}</span> : null}
+                  <span class="speaker">{l.speaker}</span>
+                  <span class="text">{l.text}</span>
+                  {l.translation ? (
+                    <span class="translation" data-testid="translation">
+                      {l.translation}
+                    </span>
+                  ) : null}
                 </li>
               ))}
             </ol>

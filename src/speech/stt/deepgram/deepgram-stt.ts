@@ -83,7 +83,10 @@ class DeepgramUtterance {
   ended = false;
   done = false;
 
-  constructor(private readonly owner: DeepgramStream, private readonly opts: DeepgramOptions) {
+  constructor(
+    private readonly owner: DeepgramStream,
+    private readonly opts: DeepgramOptions,
+  ) {
     this.reconnectsLeft = opts.reconnects ?? 3;
     void this.connect();
   }

@@ -138,13 +138,17 @@ class OpenAiSttStream extends SafeEmitter<SttStreamEvents> implements SttStream 
     this.frames = [];
     this.framesAtLastPartial = 0;
     this.generation++;
-    const result = pcm.length === 0
-      ? Promise.resolve<SttFinal>({ text: '' })
-      : this.engine.transcribe(pcm, this.detect ? null : this.language);
-    this.tail = this.tail.then(() => result.then(
-      (final) => { if (!this.closed) this.safeEmit('final', final); },
-      (err: unknown) => { if (!this.closed) this.safeEmit('error', { code: sttCode(err), message: (err as Error).message }); },
-    ));
+    const result = pcm.length === 0 ? Promise.resolve<SttFinal>({ text: '' }) : this.engine.transcribe(pcm, this.detect ? null : this.language);
+    this.tail = this.tail.then(() =>
+      result.then(
+        (final) => {
+          if (!this.closed) this.safeEmit('final', final);
+        },
+        (err: unknown) => {
+          if (!this.closed) this.safeEmit('error', { code: sttCode(err), message: (err as Error).message });
+        },
+      ),
+    );
   }
 
   close(): void {
@@ -160,14 +164,17 @@ class OpenAiSttStream extends SafeEmitter<SttStreamEvents> implements SttStream 
     this.partialInFlight = true;
     this.framesAtLastPartial = this.frames.length;
     const generation = this.generation;
-    this.engine.transcribe(concat(this.frames), this.detect ? null : this.language).then(
-      (r) => {
-        if (!this.closed && generation === this.generation && r.text) this.safeEmit('partial', { text: r.text });
-      },
-      () => undefined, // a failed partial is not an utterance failure; the final will tell
-    ).finally(() => {
-      this.partialInFlight = false;
-    });
+    this.engine
+      .transcribe(concat(this.frames), this.detect ? null : this.language)
+      .then(
+        (r) => {
+          if (!this.closed && generation === this.generation && r.text) this.safeEmit('partial', { text: r.text });
+        },
+        () => undefined, // a failed partial is not an utterance failure; the final will tell
+      )
+      .finally(() => {
+        this.partialInFlight = false;
+      });
   }
 }
 

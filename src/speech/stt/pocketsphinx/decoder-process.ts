@@ -41,7 +41,10 @@ export class DecoderProcess extends EventEmitter<DecoderProcessEvents> {
   private stderrTail = '';
   ready = false;
 
-  constructor(id: number, private readonly launch: DecoderLaunch) {
+  constructor(
+    id: number,
+    private readonly launch: DecoderLaunch,
+  ) {
     super();
     this.id = id;
   }

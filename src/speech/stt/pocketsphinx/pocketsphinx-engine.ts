@@ -74,12 +74,18 @@ export class PocketsphinxEngine implements SttEngine {
   /** Starts the pool; resolves when every decoder has loaded its model. */
   async start(): Promise<void> {
     const args = [
-      '-hmm', this.opts.hmm,
-      '-lm', this.opts.lm,
-      '-dict', this.opts.dict,
-      '-samprate', '8000',
-      '-logfn', '/dev/null',
-      '-partial_ms', String(this.opts.partialMs ?? 250),
+      '-hmm',
+      this.opts.hmm,
+      '-lm',
+      this.opts.lm,
+      '-dict',
+      this.opts.dict,
+      '-samprate',
+      '8000',
+      '-logfn',
+      '/dev/null',
+      '-partial_ms',
+      String(this.opts.partialMs ?? 250),
       ...(this.opts.extraArgs ?? []),
     ];
     const startTimeout = this.opts.startTimeoutMs ?? 30_000;

@@ -60,7 +60,10 @@ class VoskUtterance {
   ended = false;
   done = false;
 
-  constructor(private readonly owner: VoskStream, private readonly opts: VoskOptions) {
+  constructor(
+    private readonly owner: VoskStream,
+    private readonly opts: VoskOptions,
+  ) {
     this.ws = new WebSocket(opts.url);
     this.ws.on('open', () => {
       this.ws.send(JSON.stringify({ config: { sample_rate: opts.sampleRate ?? 8000 } }));
@@ -149,7 +152,10 @@ class VoskStream extends SafeEmitter<SttStreamEvents> implements SttStream {
   private closed = false;
   readonly language: string;
 
-  constructor(private readonly opts: VoskOptions, private readonly onClosed: () => void) {
+  constructor(
+    private readonly opts: VoskOptions,
+    private readonly onClosed: () => void,
+  ) {
     super();
     this.language = opts.language;
     if (opts.onListenerError) this.onListenerError(opts.onListenerError);
