@@ -18,7 +18,7 @@ export type { CallQuality } from './rtp/call-quality.js';
 export type { DialRequest } from './dial-target.js';
 export type { TelephonySessionPort, SessionAttachment } from './session-port.js';
 export { encryptSecret, decryptSecret } from '../secrets/index.js';
-export { isValidCidr } from './cidr.js';
+export { isValidCidr, normalizeCidr } from './cidr.js';
 export { resolveRouting, type ResolvedRouting, type RoutingInput, type RoutingOrg, type ResolveOptions, type Provider } from './routing.js';
 export { sessionPortFromRegistry } from './registry-port.js';
 export { registerTelephonyMetrics } from './metrics.js';

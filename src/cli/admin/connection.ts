@@ -15,7 +15,7 @@ import {
   type ConnectionSecurity,
   type RtpLatching,
 } from '../../store/index.js';
-import { encryptSecret, isValidCidr } from '../../telephony/index.js';
+import { encryptSecret, isValidCidr, normalizeCidr } from '../../telephony/index.js';
 import { type CliContext, CliUsageError, parseList, printJson } from '../context.js';
 
 const PROVIDERS = ['carrier_a', 'carrier_b'] as const;
@@ -111,7 +111,7 @@ export function register(admin: Command, ctx: CliContext): void {
     .option('--transport <t>', 'udp | tcp | tls (tls: dial sips/TLS, default port 5061)', 'udp')
     .option('--username <user>', 'digest user (outbound auth; also lets a PBX authenticate inbound)')
     .option('--password <password>', 'digest password (stored encrypted)')
-    .option('--inbound-cidrs <list>', 'comma list of IPv4 CIDRs allowed to send calls', parseList)
+    .option('--inbound-cidrs <list>', 'comma list of IPv4/IPv6 CIDRs (or single addresses) allowed to send calls', parseList)
     .option('--rtp-latching <mode>', RTP_LATCHING_HELP, 'nat')
     .action(async (o) => {
       const rtpLatching = parseRtpLatching(o.rtpLatching);
@@ -121,7 +121,7 @@ export function register(admin: Command, ctx: CliContext): void {
       if (!!o.username !== !!o.password) throw new CliUsageError('--username and --password go together');
       const cidrs: string[] = o.inboundCidrs ?? [];
       const bad = cidrs.filter((c) => !isValidCidr(c));
-      if (bad.length) throw new CliUsageError(`--inbound-cidrs: not IPv4 CIDRs: ${bad.join(', ')}`);
+      if (bad.length) throw new CliUsageError(`--inbound-cidrs: not IPv4 or IPv6 CIDRs: ${bad.join(', ')}`);
       const { host, port } = parseHostPort(o.host, o.transport === 'tls' ? 5061 : 5060);
       const db = await ctx.db();
       if (!(await orgExists(db, o.org))) throw new CliUsageError(`no organization ${o.org}`);
@@ -133,7 +133,7 @@ export function register(admin: Command, ctx: CliContext): void {
         transport: o.transport,
         username: o.username ?? null,
         passwordEnc: o.password ? encryptSecret(ctx.config().secretKey, o.password) : null,
-        inboundCidrs: cidrs.map((c) => (c.includes('/') ? c : `${c}/32`)),
+        inboundCidrs: cidrs.map((c) => normalizeCidr(c) ?? c),
         rtpLatching,
         security: securityOf(o),
       });

@@ -22,7 +22,7 @@ export class TrustedEdge {
   private readonly header: string;
 
   constructor(o: TrustedEdgeOptions) {
-    const bad = o.cidrs.find((c) => !isValidCidr(c.includes('/') ? c : `${c}/32`));
+    const bad = o.cidrs.find((c) => !isValidCidr(c));
     if (bad) throw new Error(`invalid trusted edge address ${JSON.stringify(bad)} (sip.trustedEdge.cidrs, SIP_TRUSTED_EDGE)`);
     this.cidrs = o.cidrs;
     this.header = o.sourceHeader.toLowerCase();
