@@ -1,4 +1,4 @@
-// Media-path benchmark (issue 12), one command:
+// Media-path benchmark, one command:
 //   npx tsx bench/media/run.ts [--calls 1,20,50,200,400] [--seconds 10] [--scenarios rtp_to_socket,...]
 //                              [--capacity-step 200] [--capacity-max 1000]
 // Prints, in one run: the added latency p50/p99 per call count for RTP-in → socket-out,

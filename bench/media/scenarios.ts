@@ -1,4 +1,4 @@
-// The media-path latency scenarios (issue 12), one gateway child process for all of them.
+// The media-path latency scenarios, one gateway child process for all of them.
 // Every call is an assistive-translation session (engines off, so the media path itself is
 // measured); the customer's audio is bridged to the agent. Where the customer and the agent are:
 //   rtp_to_socket         customer = a phone (inbound SIP call, RTP in), agent = the socket (audio.output)

@@ -66,7 +66,7 @@ export interface ApiDeps {
   /** Present when the web console is enabled: cookie sign-in as an alternative to an API key. */
   cookieAuth?: CookieAuthenticator;
   /**
-   * Present on a node with telephony: the live RTP/RTCP quality of a leg it carries (issue 12), shown
+   * Present on a node with telephony: the live RTP/RTCP quality of a leg it carries, shown
    * on GET /v1/sessions/{id}; null when another node carries it (the stored final value shows once it ends).
    */
   liveCallQuality?: (sessionId: string, callId: string) => object | null;

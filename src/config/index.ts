@@ -82,7 +82,7 @@ export const ConfigSchema = Type.Object({
       maxConnectionsPerSource: PositiveInt,
       maxConnections: PositiveInt,
     }),
-    /** Secure trunks (issue 11): SIP over TLS on its own port, on when a certificate and key are given (src/telephony/sip/transports.ts). */
+    /** Secure trunks: SIP over TLS on its own port, on when a certificate and key are given (src/telephony/sip/transports.ts). */
     tls: Type.Object({
       port: Port,
       /** PEM file paths. */
@@ -93,13 +93,13 @@ export const ConfigSchema = Type.Object({
       /** Check the carrier's certificate when dialing out over TLS. */
       verifyServer: Type.Boolean(),
     }),
-    /** Kamailio edge (issue 11, sip/kamailio/): SIP only from these addresses/CIDRs, the caller's address from `sourceHeader`. Empty: no edge. */
+    /** Kamailio edge (sip/kamailio/): SIP only from these addresses/CIDRs, the caller's address from `sourceHeader`. Empty: no edge. */
     trustedEdge: Type.Object({
       cidrs: Type.Array(Type.String({ minLength: 1 })),
       sourceHeader: Type.String({ pattern: '^[A-Za-z0-9-]+$' }),
     }),
   }),
-  /** SIP capture (issue 11, sipcore): every SIP message of a call, kept for a while, optionally sent to Homer. */
+  /** SIP capture: every SIP message of a call, kept for a while, optionally sent to Homer. */
   sipCapture: Type.Object({
     enabled: Type.Boolean(),
     /** Captured messages are deleted after this many hours (default 24). */
@@ -181,7 +181,7 @@ export const ConfigSchema = Type.Object({
       languages: Type.Optional(Type.Array(Type.String({ minLength: 2, maxLength: 2 }))),
     }),
     pocketsphinx: Type.Object({ hmm: Type.String(), lm: Type.String(), dict: Type.String() }),
-    // Speech engines (issue 13): when a remote engine fails, the stage falls back to the embedded
+    // Speech engines: when a remote engine fails, the stage falls back to the embedded
     // engine (pocketsphinx / apertium / espeak-ng) where it serves the language; `none` reports the error only.
     fallback: Type.Union([Type.Literal('embedded'), Type.Literal('none')]),
   }),
@@ -289,13 +289,13 @@ const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' 
   SIP_RATE_BURST: { path: ['sip', 'guard', 'burst'], kind: 'int' },
   SIP_BAN_SECONDS: { path: ['sip', 'guard', 'banSeconds'], kind: 'int' },
   SIP_ALLOW_CIDRS: { path: ['sip', 'guard', 'allowCidrs'], kind: 'list' },
-  // Secure trunks (issue 11)
+  // Secure trunks
   SIP_TLS_PORT: { path: ['sip', 'tls', 'port'], kind: 'int' },
   SIP_TLS_CERT: { path: ['sip', 'tls', 'certFile'], kind: 'nullable' },
   SIP_TLS_KEY: { path: ['sip', 'tls', 'keyFile'], kind: 'nullable' },
   SIP_TLS_CA: { path: ['sip', 'tls', 'caFile'], kind: 'nullable' },
   SIP_TLS_VERIFY_SERVER: { path: ['sip', 'tls', 'verifyServer'], kind: 'bool' },
-  // Kamailio edge (issue 11)
+  // Kamailio edge
   SIP_TRUSTED_EDGE: { path: ['sip', 'trustedEdge', 'cidrs'], kind: 'list' },
   SIP_TRUSTED_EDGE_HEADER: { path: ['sip', 'trustedEdge', 'sourceHeader'], kind: 'string' },
   RTPENGINE_NG: { path: ['rtpengine', 'ng'], kind: 'nullable' },

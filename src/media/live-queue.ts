@@ -1,7 +1,7 @@
 // A queue of live 20 ms frames between two stages that run on different clocks (a leg's jitter
 // buffer and a session's pacer; a pacer and an RTP sender). Such a queue keeps whatever depth its
 // start-up or a burst left it with, since both ends then move one frame per tick: latency settles
-// at a random value and never drains (issue 12). This one converges instead:
+// at a random value and never drains. This one converges instead:
 //
 // - every tick it records the depth left after the release; over a window of `windowTicks` the
 //   smallest depth seen is the backlog that was never needed (a burst or a chunked sender makes the

@@ -134,7 +134,7 @@ export class MediaClock implements TickSource {
  * The one 20 ms clock of this process: RTP endpoints (jitter-buffer playout, sending) and session
  * pacers tick on it together. Within a tick the endpoints run first (they subscribe at call set-up),
  * and a pacer that a leg's frame wakes joins the same tick, so a bridged frame is released in the
- * tick it was played out instead of waiting for the phase of a second clock (issue 12). Catch-up is
+ * tick it was played out instead of waiting for the phase of a second clock. Catch-up is
  * 10 ticks (200 ms): a longer stall is skipped rather than replayed as a burst into every queue.
  */
 export const processMediaClock = new MediaClock(FRAME_MS, 10);

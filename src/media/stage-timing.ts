@@ -1,5 +1,5 @@
 // Where the media path's added latency is spent, as one histogram per stage on /metrics, so a
-// regression shows which stage it comes from (issue 12). Stages, in the order a frame meets them:
+// regression shows which stage it comes from. Stages, in the order a frame meets them:
 //   jitter_buffer  RTP packet arrival → the frame leaves the leg's jitter buffer
 //   pipeline       the frame's synchronous trip through the session chain (bridge, VAD, STT feed)
 //   pacer          queued in the session's output pacer → released on a media-clock tick

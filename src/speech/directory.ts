@@ -1,4 +1,4 @@
-// Per-organization engines (issue 13): an organization may choose its own provider per stage
+// Per-organization engines: an organization may choose its own provider per stage
 // (`voxbridge admin org update ORG --stt … --translate … --tts …`, stored by store/org-engines-repo).
 // forOrg() answers with the node's engines for organizations that chose none, and otherwise builds
 // the organization's engines once and caches them (remote adapters open no connection until a

@@ -1,4 +1,4 @@
-// Embedded fallback for remote engines (issue 13): when a remote engine fails (circuit open,
+// Embedded fallback for remote engines: when a remote engine fails (circuit open,
 // deadline, error after its retries), the stage is served by the embedded engine if that serves the
 // language, and the caller is told (the session reports `engine_error` saying it fell back).
 // STT: a stream keeps the audio of every utterance the remote engine has not answered yet, so the

@@ -1,4 +1,4 @@
-// Secure trunks (issue 11): what an offer says about SRTP (RFC 4568 SDES), whether this gateway can
+// Secure trunks: what an offer says about SRTP (RFC 4568 SDES), whether this gateway can
 // take it, and a connection's demands on an inbound call (TLS, SRTP, a client certificate).
 // Every refusal is a SIP final response whose reason phrase names what was missing.
 import { X509Certificate } from 'node:crypto';

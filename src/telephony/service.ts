@@ -60,7 +60,7 @@ export interface CallView {
   to: string;
   disconnect_reason?: string | null;
   duration?: number;
-  /** RTP/RTCP quality of the leg so far (issue 12). */
+  /** RTP/RTCP quality of the leg so far. */
   quality?: CallQuality;
 }
 

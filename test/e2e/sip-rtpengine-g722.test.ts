@@ -1,4 +1,4 @@
-// Wideband callers (issue 12): no well-kept G.722 codec is on npm, so rtpengine (Debian's build links
+// Wideband callers: no well-kept G.722 codec is on npm, so rtpengine (Debian's build links
 // libavcodec, which has G.722) transcodes. A SIPp caller offering only G.722 (static payload type 9)
 // is answered G.722 by rtpengine while the gateway's own endpoint speaks PCMU; G.722 packets from the
 // caller reach the session as decoded PCMU audio, and the gateway's PCMU reaches the caller as G.722.

@@ -1,4 +1,4 @@
-// Secure trunks (issue 11): SIP over TLS in both directions, SRTP (SDES) ended at rtpengine,
+// Secure trunks: SIP over TLS in both directions, SRTP (SDES) ended at rtpengine,
 // mutual TLS per connection, and connections that require TLS + SRTP. SIPp has no TLS in Debian's
 // build, so it speaks TCP into a real TLS hop (test/helpers/tls-tunnel.ts); certificates are made
 // with openssl at test time (test/helpers/tls-certs.ts).

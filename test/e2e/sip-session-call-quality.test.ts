@@ -1,4 +1,4 @@
-// GET /v1/sessions/{id} shows the leg's RTP/RTCP quality on `call` (issue 12): live figures while the
+// GET /v1/sessions/{id} shows the leg's RTP/RTCP quality on `call`: live figures while the
 // leg is up (read from the node carrying it, so they grow between two reads), the final figures
 // stored when it ended afterwards — the same ones the hangup response carried. A real SIPp callee.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';

@@ -1,4 +1,4 @@
-// Per-organization engines end to end (issue 13): the node serves no speech at all; the test
+// Per-organization engines end to end: the node serves no speech at all; the test
 // organization chooses Deepgram live STT, Apertium and ElevenLabs streaming TTS (store, as
 // `admin org update --stt deepgram …` writes it), each remote one a local server speaking that
 // provider's protocol with the embedded engines behind it. Session creation plans with the

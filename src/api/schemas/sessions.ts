@@ -114,7 +114,7 @@ export const SessionRecording = Type.Object({
   consent_status: Type.String(),
 });
 
-/** RTP/RTCP quality of a phone leg (issue 12): live for an active leg, final once it ended. */
+/** RTP/RTCP quality of a phone leg: live for an active leg, final once it ended. */
 export const CallQualityObject = Type.Object(
   {
     packets_sent: Type.Integer(),

@@ -54,7 +54,7 @@ export function parseHostPort(raw: string, defaultPort = 5060): { host: string; 
 
 const TRANSPORTS = ['udp', 'tcp', 'tls'] as const;
 
-/** Secure-trunk options shared by add and update (issue 11). */
+/** Secure-trunk options shared by add and update. */
 function secureOptions(cmd: Command): Command {
   return cmd
     .option('--require-secure', 'calls from this connection must use TLS signalling and SRTP media (refused otherwise)')

@@ -1,5 +1,5 @@
 // `voxbridge admin org update ORG --stt … --translate … --tts …`: an organization's own speech
-// engines (issue 13). Checked before anything is written: a known provider, the settings it reads
+// engines. Checked before anything is written: a known provider, the settings it reads
 // (a url where it has no public default), and a named API-key secret that exists (the
 // organization's own or a node-wide one). `default` puts a stage back on the node's engine.
 import type { Command } from 'commander';

@@ -56,7 +56,7 @@ export interface RtpEndpointOptions extends PortRange {
   clock?: TickSource;
   jitter?: JitterBufferOptions;
   /**
-   * Which sources may send us media (issue 11, "RTP source validation"): 'signalled' accepts only
+   * Which sources may send us media ("RTP source validation"): 'signalled' accepts only
    * the address:port of the peer's SDP; 'nat' (default) also latches to another source within the
    * first packets, of the same address family and, unless the SDP address is private, the same
    * address. Either way the signalled source wins when it shows up. Strays are counted and ignored.

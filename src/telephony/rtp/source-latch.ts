@@ -1,4 +1,4 @@
-// RTP source validation (issue 11): which source address an endpoint takes media from.
+// RTP source validation: which source address an endpoint takes media from.
 //
 // Latching to "whoever sends first" lets a third party that guesses the port hijack the call's
 // audio (its packets latch, the caller's are then ignored). The rules here:
