@@ -3,27 +3,10 @@
 // share of the example's content words the caller said (word order and extra words do not matter).
 import { stringSimilarity } from 'string-similarity-js';
 import type { AgentIntent } from './types.js';
-import { normalize, wordsToDigits } from './text.js';
+import { FUNCTION_WORDS, normalize, wordsToDigits } from './text.js';
 
 const STOP_WORDS = new Set([
-  'a',
-  'an',
-  'the',
-  'i',
-  'me',
-  'my',
-  'you',
-  'your',
-  'to',
-  'is',
-  'are',
-  'it',
-  'of',
-  'and',
-  'or',
-  'for',
-  'in',
-  'on',
+  ...FUNCTION_WORDS,
   'please',
   'can',
   'could',

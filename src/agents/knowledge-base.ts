@@ -3,7 +3,7 @@
 // of sentences) so the spoken answer is the best passage, not a whole article.
 import MiniSearch from 'minisearch';
 import type { AgentArticle } from './types.js';
-import { normalize, splitSentences } from './text.js';
+import { FUNCTION_WORDS, normalize, splitSentences } from './text.js';
 
 export interface Passage {
   id: number;
@@ -16,38 +16,7 @@ export interface KbHit {
   score: number;
 }
 
-const STOP = new Set([
-  'a',
-  'an',
-  'the',
-  'i',
-  'me',
-  'my',
-  'you',
-  'your',
-  'to',
-  'is',
-  'are',
-  'it',
-  'of',
-  'and',
-  'or',
-  'for',
-  'in',
-  'on',
-  'how',
-  'do',
-  'does',
-  'can',
-  'what',
-  'please',
-  'with',
-  'want',
-  'would',
-  'like',
-  'about',
-  'tell',
-]);
+const STOP = new Set([...FUNCTION_WORDS, 'how', 'do', 'does', 'can', 'what', 'please', 'with', 'want', 'would', 'like', 'about', 'tell']);
 
 /** Two hits closer than this share of the best score are a tie: the agent asks which one. */
 export const TIE_RATIO = 0.85;

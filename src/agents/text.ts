@@ -26,6 +26,9 @@ const UNITS: Record<string, number> = {
 };
 const TENS: Record<string, number> = { twenty: 20, thirty: 30, forty: 40, fifty: 50, sixty: 60, seventy: 70, eighty: 80, ninety: 90 };
 
+/** Words that carry no meaning for matching; the intent matcher and the knowledge base each add their own. */
+export const FUNCTION_WORDS = ['a', 'an', 'the', 'i', 'me', 'my', 'you', 'your', 'to', 'is', 'are', 'it', 'of', 'and', 'or', 'for', 'in', 'on'] as const;
+
 export function normalize(text: string): string {
   return text
     .toLowerCase()
