@@ -75,7 +75,8 @@ describe('recordings in an S3-compatible bucket', () => {
       'recording ready',
     );
     expect(rec).toMatchObject({ status: 'ready', format: 'mp3', download_url: `/v1/recordings/${rid}/audio` });
-    expect(existsSync(wav)).toBe(false);
+    // The encoder removes the captured WAV only after `ready` is committed (never lose audio), so wait for it.
+    await pollUntil(async () => !existsSync(wav), 30_000, 'captured WAV removed after ready');
 
     // The MP3 is in the bucket, under the encoder's key, with the size the API reports.
     const key = `${sid}/${rid}.mp3`;
