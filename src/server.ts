@@ -319,12 +319,22 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       redis,
       logger,
       periodMs: config.limits.nodeHeartbeatMs,
-      self: { id: config.nodeId, roles: config.roles, url: config.publicUrl, sip: liveTelephony ? { address: config.sip.advertisedAddress, port: liveTelephony.sipPort } : null },
+      self: {
+        id: config.nodeId,
+        roles: config.roles,
+        url: config.publicUrl,
+        sip: liveTelephony ? { address: config.sip.advertisedAddress, port: liveTelephony.sipPort } : null,
+      },
       sources: {
         liveSessions: sessionsHere ? () => sessionsHere.size : undefined,
         liveCalls: liveTelephony ? () => liveTelephony.activeCalls : undefined,
         legs: liveTelephony
-          ? () => [...liveSessionIds].flatMap((id) => liveTelephony.calls(id).map((c) => ({ id: c.id, session_id: id, call_sid: c.call_sid, party: c.party, direction: c.direction, quality: c.quality ?? null })))
+          ? () =>
+              [...liveSessionIds].flatMap((id) =>
+                liveTelephony
+                  .calls(id)
+                  .map((c) => ({ id: c.id, session_id: id, call_sid: c.call_sid, party: c.party, direction: c.direction, quality: c.quality ?? null })),
+              )
           : undefined,
         sttPool:
           stt instanceof PocketsphinxEngine

@@ -29,10 +29,7 @@ export default async function operatorRoutes(app: FastifyInstance, deps: Console
   // (record expired: stopped without a clean shutdown). A node shut down cleanly is not listed.
   app.get('/console/api/operator/nodes', { schema: { tags } }, async (req) => {
     await operator(req);
-    const [nodes, live] = await Promise.all([
-      listNodes(redis),
-      db.query<{ live: string }>(`SELECT count(*) AS live FROM sessions WHERE status <> 'ended'`),
-    ]);
+    const [nodes, live] = await Promise.all([listNodes(redis), db.query<{ live: string }>(`SELECT count(*) AS live FROM sessions WHERE status <> 'ended'`)]);
     return {
       object: 'list',
       data: nodes.map((n) => ({ ...n, answering: n.id === config.nodeId })),

@@ -3,6 +3,7 @@
 // both from their heartbeats, shows the live quality of a leg B carries (a real SIPp callee), draws
 // the call's captured SIP as a ladder, and shows B lost once it is killed; a node shut down cleanly
 // disappears at once.
+import dgram from 'node:dgram';
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -43,7 +44,10 @@ async function startNodeB(): Promise<string> {
     sip: { enabled: true, transports: ['udp'], rtpPortMin: rtpBase, rtpPortMax: rtpBase + 98, rtpTimeoutSeconds: 60 },
     limits: HEARTBEAT,
   });
-  b = spawn(process.execPath, ['--import', 'tsx', CHILD], { env: { ...process.env, VB_CHILD_CONFIG: JSON.stringify(config) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  b = spawn(process.execPath, ['--import', 'tsx', CHILD], {
+    env: { ...process.env, VB_CHILD_CONFIG: JSON.stringify(config) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stderr = '';
   b.stderr!.on('data', (d) => (stderr += d));
   const lines = createInterface({ input: b.stdout! });
@@ -91,6 +95,24 @@ async function v1(base: string, method: string, route: string, body?: unknown): 
   return { status: res.status, body: await res.json() };
 }
 
+/** The callee's RTP: one PCMU packet back (its own SSRC and sequence) for each packet received, to where it came from. */
+async function calleeMedia(): Promise<{ port: number; close(): void }> {
+  const socket = dgram.createSocket('udp4');
+  await new Promise<void>((r) => socket.bind(0, '127.0.0.1', r));
+  let seq = 0;
+  socket.on('message', (_m, from) => {
+    const p = Buffer.alloc(12 + 160, 0xff);
+    p[0] = 0x80;
+    p[1] = 0;
+    p.writeUInt16BE(seq & 0xffff, 2);
+    p.writeUInt32BE((seq * 160) >>> 0, 4);
+    p.writeUInt32BE(0x5eed1234, 8);
+    seq++;
+    socket.send(p, from.port, from.address);
+  });
+  return { port: socket.address().port, close: () => socket.close() };
+}
+
 describe('operator view across two nodes', () => {
   it('lists both nodes, the live quality of a leg on the other node, and the call as a SIP ladder', async () => {
     const listed = await eventually(async () => {
@@ -104,9 +126,14 @@ describe('operator view across two nodes', () => {
     expect(nodeB.sip.port).toBeGreaterThan(0);
     expect(typeof nodeB.cpu_percent).toBe('number');
 
-    // A leg on node B: the session is created through A, dialled on B (the node with SIP).
-    const callee = await startSipp({ scenario: 'uas-answer.xml' });
-    const created = await v1(a.base, 'POST', '/v1/sessions', { mode: 'help_chat_voice', routing: { type: 'sip', sip: { to_uri: `sip:callee@127.0.0.1:${callee.port}` } } });
+    // A leg on node B: the session is created through A, dialled on B (the node with SIP). The
+    // callee's media is a socket here that answers each packet B sends with one of its own.
+    const media = await calleeMedia();
+    const callee = await startSipp({ scenario: 'uas-answer-media.xml', keys: { rtp_port: String(media.port) }, timeoutSeconds: 180 });
+    const created = await v1(a.base, 'POST', '/v1/sessions', {
+      mode: 'help_chat_voice',
+      routing: { type: 'sip', sip: { to_uri: `sip:callee@127.0.0.1:${callee.port}` } },
+    });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const sessionId: string = created.body.id;
     const dial = await v1(bUrl, 'POST', `/v1/sessions/${sessionId}/dial`, { party: 'customer', ring_timeout_seconds: 10 });
@@ -117,7 +144,7 @@ describe('operator view across two nodes', () => {
     const liveCall = async (more = 0) =>
       eventually(async () => {
         const c = (await operatorApi('calls')).data.find((x: { call_sid: string }) => x.call_sid === callSid);
-        return c?.quality_live && c.quality.packets_sent > more ? c : null;
+        return c?.quality_live && c.quality.packets_sent > more && c.quality.packets_received > 0 ? c : null;
       });
     const first = await liveCall();
     expect(first).toMatchObject({ node: 'node-b', session_id: sessionId, party: 'customer', direction: 'outbound', ended_at: null });
@@ -153,13 +180,16 @@ describe('operator view across two nodes', () => {
     expect(await page.getByTestId('ladder-call-id').textContent()).toBe(callSid);
     const invite = page.getByRole('button', { name: /^1\. INVITE \(SDP\), 127\.0\.0\.1:\d+ to 127\.0\.0\.1:\d+/ });
     await invite.waitFor();
+    const raw = (text: RegExp) => page.getByTestId('sip-raw').filter({ hasText: text }).waitFor();
+    await raw(/^INVITE sip:/);
     await page.getByRole('button', { name: /\. 200 OK \(SDP\), / }).click();
-    expect(await page.getByTestId('sip-raw').textContent()).toMatch(/^SIP\/2\.0 200 OK/);
+    await raw(/^SIP\/2\.0 200 OK/);
     await page.getByRole('button', { name: /\. ACK, / }).waitFor();
     // Keyboard: the first arrow takes focus and Enter shows its message.
     await invite.focus();
+    expect(await invite.evaluate((el) => el === document.activeElement)).toBe(true);
     await page.keyboard.press('Enter');
-    expect(await page.getByTestId('sip-raw').textContent()).toMatch(new RegExp(`^INVITE sip:callee@127\\.0\\.0\\.1:${callee.port}`));
+    await raw(new RegExp(`^INVITE sip:callee@127\\.0\\.0\\.1:${callee.port}`));
     if (shots) await page.screenshot({ path: path.join(shots, 'console-operator-sip-ladder.png') });
 
     // The captured-calls search finds it by session too.
@@ -170,7 +200,9 @@ describe('operator view across two nodes', () => {
 
     const hang = await v1(bUrl, 'POST', `/v1/sessions/${sessionId}/hangup`, {});
     expect(hang.status).toBe(200);
-    expect((await callee.done).code).toBe(0);
+    const done = await callee.done;
+    expect(done.code, done.errors).toBe(0);
+    media.close();
     // Ended: no live record any more; the row carries the final figures stored at the end.
     const ended = await eventually(async () => {
       const c = (await operatorApi(`calls?q=${encodeURIComponent(callSid)}`)).data[0];
@@ -197,7 +229,13 @@ describe('operator view across two nodes', () => {
 
     // Node C in this process, then shut down: its record goes with it, nothing is left to turn lost.
     const c = await startGateway(
-      testConfig({ nodeId: 'node-c', roles: ['api'], databaseSchema: a.gw.config.databaseSchema, redisKeyPrefix: a.gw.config.redisKeyPrefix, limits: HEARTBEAT }),
+      testConfig({
+        nodeId: 'node-c',
+        roles: ['api'],
+        databaseSchema: a.gw.config.databaseSchema,
+        redisKeyPrefix: a.gw.config.redisKeyPrefix,
+        limits: HEARTBEAT,
+      }),
       { migrate: false },
     );
     expect((await nodeOf('node-c'))?.state).toBe('live');

@@ -59,7 +59,7 @@ describe('node heartbeat', () => {
       ['api-1', 'live'],
       ['media-1', 'live'],
     ]);
-    const m = listed[1]!;
+    const m = listed[1];
     expect(m).toMatchObject({
       roles: ['api', 'media'],
       url: 'http://media-1.test:8080',

@@ -38,25 +38,19 @@ const num = (v: number | null | undefined, unit = '') => (v === null || v === un
 export function QualityCell({ q, live }: { q: Quality | null | undefined; live: boolean }) {
   if (!q) return <span class="muted">not measured</span>;
   return (
-    <dl class="quality">
-      <dt>Packets</dt>
-      <dd>
+    <div class="quality">
+      <div>
+        <strong>MOS {num(q.mos)}</strong> <span class="muted">{live ? '(live)' : '(final)'}</span>
+      </div>
+      <div>
+        loss {num(q.loss_percent, ' %')}
+        {q.remote ? ` (peer sees ${q.remote.loss_percent} %)` : ''} · jitter {num(q.jitter_ms, ' ms')} · RTT{' '}
+        {q.rtt_ms === null ? 'no RTCP yet' : num(q.rtt_ms, ' ms')}
+      </div>
+      <div class="muted">
         {num(q.packets_sent)} sent · {num(q.packets_received)} received · {num(q.packets_lost)} lost
-      </dd>
-      <dt>Loss</dt>
-      <dd>
-        {num(q.loss_percent, ' %')}
-        {q.remote ? ` (peer sees ${q.remote.loss_percent} %)` : ''}
-      </dd>
-      <dt>Jitter</dt>
-      <dd>{num(q.jitter_ms, ' ms')}</dd>
-      <dt>RTT</dt>
-      <dd>{q.rtt_ms === null ? 'no RTCP yet' : num(q.rtt_ms, ' ms')}</dd>
-      <dt>MOS</dt>
-      <dd>
-        {num(q.mos)} <span class="muted">{live ? '(live)' : '(final)'}</span>
-      </dd>
-    </dl>
+      </div>
+    </div>
   );
 }
 
@@ -95,12 +89,9 @@ export function LiveCalls() {
             <table>
               <thead>
                 <tr>
-                  <th scope="col">Call-ID</th>
-                  <th scope="col">Session</th>
-                  <th scope="col">Party</th>
-                  <th scope="col">From → To</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Node</th>
+                  <th scope="col">Call-ID and parties</th>
+                  <th scope="col">Session and leg</th>
+                  <th scope="col">Status and node</th>
                   <th scope="col">Media quality</th>
                   <th scope="col">Started</th>
                 </tr>
@@ -108,22 +99,24 @@ export function LiveCalls() {
               <tbody>
                 {d.data.map((c) => (
                   <tr key={c.id} data-call-sid={c.call_sid}>
-                    <td>
+                    <td class="call-id">
                       <a href={ladderHref(c.call_sid)} title="SIP ladder of this call">
                         <code>{c.call_sid}</code>
                       </a>
+                      <div class="muted">
+                        {c.from_uri ?? '—'} → {c.to_uri ?? '—'}
+                      </div>
                     </td>
                     <td>
-                      <code>{c.session_id}</code> ({c.session_mode})
+                      <code>{c.session_id}</code>
+                      <div class="muted">
+                        {c.session_mode} · {c.party} {c.direction}
+                      </div>
                     </td>
                     <td>
-                      {c.party} {c.direction}
+                      {c.status}
+                      <div class="muted">{c.node ? `on ${c.node}` : c.ended_at ? 'ended' : 'no live record'}</div>
                     </td>
-                    <td>
-                      {c.from_uri ?? '—'} → {c.to_uri ?? '—'}
-                    </td>
-                    <td>{c.status}</td>
-                    <td>{c.node ?? (c.ended_at ? '—' : <span class="muted">no live record</span>)}</td>
                     <td>
                       <QualityCell q={c.quality} live={c.quality_live} />
                     </td>

@@ -46,7 +46,9 @@ function NodeRow({ n }: { n: Node }) {
       <tr data-node-id={n.id} data-state={n.state}>
         {name}
         <td>{badge}</td>
-        <td colSpan={8}>Last heartbeat {ago(n.beat_age_ms)} ({when(n.last_beat_at)}); its record has expired.</td>
+        <td colSpan={8}>
+          Last heartbeat {ago(n.beat_age_ms)} ({when(n.last_beat_at)}); its record has expired.
+        </td>
       </tr>
     );
   return (
@@ -68,7 +70,10 @@ function NodeRow({ n }: { n: Node }) {
         {n.live_sessions ?? '—'} / {n.live_calls ?? '—'}
       </td>
       <td>
-        {n.cpu_percent.toFixed(1)} %<div class="muted">load {n.load_average.map((l) => l.toFixed(2)).join(' ')} on {n.cores} cores</div>
+        {n.cpu_percent.toFixed(1)} %
+        <div class="muted">
+          load {n.load_average.map((l) => l.toFixed(2)).join(' ')} on {n.cores} cores
+        </div>
       </td>
       <td>
         {n.event_loop_delay_ms.p50.toFixed(1)} / {n.event_loop_delay_ms.p99.toFixed(1)} / {n.event_loop_delay_ms.max.toFixed(1)} ms
@@ -121,8 +126,8 @@ export function Nodes() {
               </table>
             )}
             <p class="muted">
-              Each node publishes its record every few seconds; one that misses a beat turns stale, one whose record expired (stopped without shutting down)
-              is lost. A node shut down cleanly removes its record.
+              Each node publishes its record every few seconds; one that misses a beat turns stale, one whose record expired (stopped without shutting down) is
+              lost. A node shut down cleanly removes its record.
             </p>
           </>
         )}

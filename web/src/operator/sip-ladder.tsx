@@ -81,7 +81,13 @@ function Ladder({ messages, selected, onSelect }: { messages: SipMessage[]; sele
   const height = TOP + arrows.length * ROW + 16;
   return (
     <div class="ladder">
-      <svg width={width} height={height} viewBox={`0 0 ${width} ${height}`} role="group" aria-label={`Ladder diagram: ${arrows.length} SIP messages between ${lanes.length} endpoints`}>
+      <svg
+        width={width}
+        height={height}
+        viewBox={`0 0 ${width} ${height}`}
+        role="group"
+        aria-label={`Ladder diagram: ${arrows.length} SIP messages between ${lanes.length} endpoints`}
+      >
         <defs>
           <marker id="ladder-arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
             <path d="M 0 0 L 10 5 L 0 10 z" fill="currentColor" />
@@ -108,7 +114,8 @@ function Ladder({ messages, selected, onSelect }: { messages: SipMessage[]; sele
               key={i}
               class={`arrow${i === selected ? ' selected' : ''}${a.m.status !== null && a.m.status >= 400 ? ' failure' : ''}`}
               role="button"
-              tabIndex={0}
+              // Lower case: on SVG elements the attribute name is case-sensitive (tabIndex would not focus).
+              tabindex={0}
               aria-label={name}
               aria-pressed={i === selected}
               onClick={activate}
@@ -152,7 +159,10 @@ function CallLadder({ callId }: { callId: string }) {
       </p>
       <h1>SIP ladder</h1>
       <p>
-        Call-ID <code data-testid="ladder-call-id">{callId}</code>
+        Call-ID <code data-testid="ladder-call-id">{callId}</code>{' '}
+        <button type="button" class="secondary" onClick={trace.reload}>
+          Refresh
+        </button>
       </p>
       <Loaded state={trace} what="the captured messages">
         {(t) => {
