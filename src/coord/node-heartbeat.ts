@@ -218,7 +218,7 @@ async function redisNowMs(redis: Redis): Promise<number> {
 export async function listNodes(redis: Redis): Promise<NodeView[]> {
   const [now, seen] = await Promise.all([redisNowMs(redis), redis.zrange(NODES_SEEN_KEY, '0', '-1', 'WITHSCORES')]);
   const beats = new Map<string, number>();
-  for (let i = 0; i + 1 < seen.length; i += 2) beats.set(seen[i], Number(seen[i + 1]));
+  for (let i = 0; i + 1 < seen.length; i += 2) beats.set(String(seen[i]), Number(seen[i + 1]));
   const ids = [...beats.keys()].sort();
   if (ids.length === 0) return [];
   const records = await redis.mget(...ids.map(nodeKey));
