@@ -161,7 +161,8 @@ export class NodeHeartbeat {
     return { record, legs: this.o.sources?.legs?.() ?? [] };
   }
 
-  private beat(): Promise<void> {
+  /** Publishes the record now (the timer does every period); a failure is logged, never thrown. */
+  beat(): Promise<void> {
     // One beat at a time: a slow Redis delays the next record rather than stacking writes.
     if (this.stopped || this.inFlight) return this.inFlight ?? Promise.resolve();
     const p = (async () => {
