@@ -15,7 +15,17 @@ const config = loadConfig(process.env, {});
 const prefix = `bench_heartbeat_${Date.now().toString(36)}:`;
 const redis = createRedis(config.redisUrl, prefix);
 
-const quality = { packets_sent: 1500, packets_received: 1498, packets_lost: 2, loss_percent: 0.13, jitter_ms: 3.2, rtt_ms: 41, remote: null, mos: 4.38, rtcp: { sent: 6, received: 6, mux: false } };
+const quality = {
+  packets_sent: 1500,
+  packets_received: 1498,
+  packets_lost: 2,
+  loss_percent: 0.13,
+  jitter_ms: 3.2,
+  rtt_ms: 41,
+  remote: null,
+  mos: 4.38,
+  rtcp: { sent: 6, received: 6, mux: false },
+};
 const legs = (n: number, node: string): LegSnapshot[] =>
   Array.from({ length: n }, (_, k) => ({
     id: `call_${node}_${k}`,
@@ -34,15 +44,25 @@ async function timed(label: string, n: number, fn: () => Promise<unknown>): Prom
     ms.push(performance.now() - t);
   }
   ms.sort((a, b) => a - b);
-  const at = (p: number) => ms[Math.min(ms.length - 1, Math.floor(p * ms.length))]!.toFixed(2);
+  const at = (p: number) => ms[Math.min(ms.length - 1, Math.floor(p * ms.length))].toFixed(2);
   console.log(`${label.padEnd(44)} p50 ${at(0.5)} ms  p99 ${at(0.99)} ms  (${n} rounds)`);
 }
 
 const started: NodeHeartbeat[] = [];
 try {
-  console.log(`load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} on ${os.availableParallelism()} cores`);
+  console.log(
+    `load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')} on ${os.availableParallelism()} cores`,
+  );
   for (const n of [0, 100, 1000]) {
-    const hb = new NodeHeartbeat({ redis, periodMs: 60_000, self: { id: `beat-${n}`, roles: ['media'], url: 'http://n', sip: null }, sources: { legs: () => legs(n, 'x') } });
+    const hb = new NodeHeartbeat({
+      redis,
+      periodMs: 60_000,
+      self: { id: `beat-${n}`, roles: ['media'], url: 'http://n', sip: null },
+      sources: { legs: () => legs(n, 'x') },
+    });
     started.push(hb);
     await timed(`beat with ${n} legs (${n ? JSON.stringify(legs(n, 'x')).length : 0} bytes of legs)`, rounds, () => hb.beat());
   }
@@ -51,7 +71,12 @@ try {
   for (const count of [2, 20, 100]) {
     while (started.length < count) {
       const id = `node-${started.length}`;
-      const hb = new NodeHeartbeat({ redis, periodMs: 60_000, self: { id, roles: ['api', 'media'], url: 'http://n', sip: null }, sources: { legs: () => legs(50, id) } });
+      const hb = new NodeHeartbeat({
+        redis,
+        periodMs: 60_000,
+        self: { id, roles: ['api', 'media'], url: 'http://n', sip: null },
+        sources: { legs: () => legs(50, id) },
+      });
       await hb.start();
       started.push(hb);
     }
