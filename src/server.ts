@@ -246,10 +246,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
             lockoutSeconds: config.console.lockoutSeconds,
           })
         : undefined;
-    if (signIns) {
-      const liveRegistry = registry;
-      extra.push({ plugin: consoleRoutes, opts: { config, db, redis, store: signIns, liveSessionCount: liveRegistry ? () => liveRegistry.size : undefined } });
-    }
+    if (signIns) extra.push({ plugin: consoleRoutes, opts: { config, db, redis, store: signIns } });
     const cookieAuth = signIns ? new ConsoleCookieAuthenticator(db, signIns) : undefined;
     const liveTelephony = telephony;
     const liveCallQuality = liveTelephony ? (sessionId: string, callId: string) => liveTelephony.callQuality(sessionId, callId) : undefined;

@@ -10,8 +10,6 @@ export interface ConsoleDeps {
   /** Shared Redis: the operator view reads the nodes' heartbeat records there. */
   redis: Redis;
   store: SignInStore;
-  /** Live sessions on this node (the media role's registry), for the operator view. */
-  liveSessionCount?: () => number;
 }
 
 export const secureCookies = (config: Config): boolean => config.console.secureCookies ?? config.publicUrl.startsWith('https://');
