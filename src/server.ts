@@ -13,10 +13,10 @@ import type { Config } from './config/index.js';
 import { createLogger } from './logger.js';
 import { createPool, getOrgEngines, migrate, type Db } from './store/index.js';
 import { buildApp, callCommandExecutor, callRoutes, metricsRegistry, type ExtraRoutes } from './api/index.js';
-import { createEngines, EmbeddedEngines, EngineDirectory, type Engines } from './speech/index.js';
+import { createEngines, EmbeddedEngines, EngineDirectory, PocketsphinxEngine, type Engines } from './speech/index.js';
 import { secretResolver } from './secrets/index.js';
 import { SessionRegistry, sharedMediaClock } from './sessions/index.js';
-import { SessionOwnership, SessionRpc, createRedis, ownerOf } from './coord/index.js';
+import { NodeHeartbeat, SessionOwnership, SessionRpc, createRedis, ownerOf } from './coord/index.js';
 import { registerMediaStageMetrics } from './media/index.js';
 import { attachStreamServer, type StreamServer } from './stream/index.js';
 import { registerTelephonyMetrics, startTelephony, type Telephony } from './telephony/index.js';
@@ -68,6 +68,8 @@ export interface Gateway {
   ownership?: SessionOwnership;
   /** Present with the media role when SIP is enabled: dial/hangup forwarding between nodes. */
   rpc?: SessionRpc;
+  /** This node's record in Redis for the operator view (every role). */
+  heartbeat: NodeHeartbeat;
   /** The HTTP address actually bound (port 0 in tests picks a free one). */
   httpUrl: string;
   close(): Promise<void>;
@@ -89,9 +91,9 @@ export interface StartOptions {
  * Graceful shutdown in a fixed order, whatever order things were started in: stop sweeping, stop
  * taking forwarded commands, hang up phone legs, end live sessions (sockets hear `session.ended` with
  * reason `node_shutdown`; their owner claims are released), close the sockets, stop HTTP, stop
- * engines, then the stores. Each step runs once, even when another fails.
+ * engines, remove the node's heartbeat record (the operator view stops listing it), then the stores. Each step runs once, even when another fails.
  */
-const SHUTDOWN_ORDER = ['sweeper', 'webhooks', 'rpc', 'telephony', 'registry', 'stream', 'http', 'engines', 'redis', 'postgres'] as const;
+const SHUTDOWN_ORDER = ['sweeper', 'webhooks', 'rpc', 'telephony', 'registry', 'stream', 'http', 'engines', 'heartbeat', 'redis', 'postgres'] as const;
 type ShutdownStep = (typeof SHUTDOWN_ORDER)[number];
 
 class Shutdown {
@@ -134,6 +136,8 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     let telephony: Telephony | undefined;
     let ownership: SessionOwnership | undefined;
     let rpc: SessionRpc | undefined;
+    // Sessions live on this node, for the heartbeat's list of live legs.
+    const liveSessionIds = new Set<string>();
     if (has('media')) {
       const onListenerError = (err: unknown): void => logger.error({ err }, 'speech engine listener failed');
       // The embedded engines start on first use and are shared: the node's embedded stages, the
@@ -188,6 +192,8 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
         vad: { engine: config.vad.engine, sileroModel: config.vad.sileroModel },
         // Recorder taps (src/recordings): a session that ends hands its WAVs to the encoder job.
         onOpened: (session, row) => {
+          liveSessionIds.add(session.id);
+          session.once('ended', () => liveSessionIds.delete(session.id));
           const recorder = attachRecorder(session, row, { db, logger, wavDir, captured: () => recordingEncoder?.kick() });
           if (recorder) {
             recorders.add(recorder);
@@ -240,10 +246,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
             lockoutSeconds: config.console.lockoutSeconds,
           })
         : undefined;
-    if (signIns) {
-      const liveRegistry = registry;
-      extra.push({ plugin: consoleRoutes, opts: { config, db, store: signIns, liveSessionCount: liveRegistry ? () => liveRegistry.size : undefined } });
-    }
+    if (signIns) extra.push({ plugin: consoleRoutes, opts: { config, db, redis, store: signIns } });
     const cookieAuth = signIns ? new ConsoleCookieAuthenticator(db, signIns) : undefined;
     const liveTelephony = telephony;
     const liveCallQuality = liveTelephony ? (sessionId: string, callId: string) => liveTelephony.callQuality(sessionId, callId) : undefined;
@@ -306,6 +309,42 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       shutdown.add('webhooks', () => ownedWebhooks.stop());
     }
 
+    // Every role beats; the media role adds its sessions, legs and STT pool.
+    const sessionsHere = registry;
+    const stt = engines?.stt;
+    const heartbeat = new NodeHeartbeat({
+      redis,
+      logger,
+      periodMs: config.limits.nodeHeartbeatMs,
+      self: {
+        id: config.nodeId,
+        roles: config.roles,
+        url: config.publicUrl,
+        sip: liveTelephony ? { address: config.sip.advertisedAddress, port: liveTelephony.sipPort } : null,
+      },
+      sources: {
+        liveSessions: sessionsHere ? () => sessionsHere.size : undefined,
+        liveCalls: liveTelephony ? () => liveTelephony.activeCalls : undefined,
+        legs: liveTelephony
+          ? () =>
+              [...liveSessionIds].flatMap((id) =>
+                liveTelephony
+                  .calls(id)
+                  .map((c) => ({ id: c.id, session_id: id, call_sid: c.call_sid, party: c.party, direction: c.direction, quality: c.quality ?? null })),
+              )
+          : undefined,
+        sttPool:
+          stt instanceof PocketsphinxEngine
+            ? () => {
+                const { busy, decoders, waiting } = stt.stats();
+                return { busy, size: decoders, waiting };
+              }
+            : undefined,
+      },
+    });
+    shutdown.add('heartbeat', () => heartbeat.stop());
+    await heartbeat.start();
+
     const address = await app.listen({ host: config.httpHost, port: config.httpPort });
     const httpUrl = address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1');
     logger.info({ httpUrl, roles: config.roles, sip: telephony ? `${config.sip.host}:${config.sip.port}` : 'off' }, 'voxbridge listening');
@@ -330,6 +369,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       analysisWorker,
       ownership,
       rpc,
+      heartbeat,
       httpUrl,
       close,
     };

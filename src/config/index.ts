@@ -42,6 +42,8 @@ export const ConfigSchema = Type.Object({
     ownerClaimTtlSeconds: PositiveInt,
     /** In-process reuse of a verified API key; revocation and org changes apply within it. 0 = off. */
     authCacheTtlMs: Type.Integer({ minimum: 0, maximum: 60_000 }),
+    /** Every node publishes its heartbeat record (coord/node-heartbeat.ts) this often; it expires after 3 periods. */
+    nodeHeartbeatMs: Type.Integer({ minimum: 100, maximum: 60_000 }),
   }),
   sip: Type.Object({
     enabled: Type.Boolean(),

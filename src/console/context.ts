@@ -1,3 +1,4 @@
+import type { Redis } from 'ioredis';
 import type { Config } from '../config/index.js';
 import type { Db } from '../store/index.js';
 import type { SignInStore } from './sign-in-store.js';
@@ -6,9 +7,9 @@ import type { SignInStore } from './sign-in-store.js';
 export interface ConsoleDeps {
   config: Config;
   db: Db;
+  /** Shared Redis: the operator view reads the nodes' heartbeat records there. */
+  redis: Redis;
   store: SignInStore;
-  /** Live sessions on this node (the media role's registry), for the operator view. */
-  liveSessionCount?: () => number;
 }
 
 export const secureCookies = (config: Config): boolean => config.console.secureCookies ?? config.publicUrl.startsWith('https://');

@@ -1,12 +1,13 @@
-// The operator view's data (gateway-wide, operators only): this node's health, live calls across
-// the gateway with whatever per-leg quality the telephony plane stores, and organizations.
-import { monitorEventLoopDelay } from 'node:perf_hooks';
-import os from 'node:os';
+// The operator view's data (gateway-wide, operators only): every node from its heartbeat record,
+// live calls across the gateway with each leg's quality (live from the node carrying it, stored once
+// ended), organizations, and the SIP capture (operator-sip-routes.ts).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { ApiError } from '../api/index.js';
 import { updateOrg } from '../store/index.js';
-import { requireSignIn } from './cookie-auth.js';
+import { listNodes, liveLegsOf } from '../coord/index.js';
+import { requireOperator } from './operator-guard.js';
+import operatorSipRoutes from './operator-sip-routes.js';
 import type { ConsoleDeps } from './context.js';
 
 const OrgChangeBody = Type.Object(
@@ -21,38 +22,26 @@ const CallSearch = Type.Object({ q: Type.Optional(Type.String({ maxLength: 200 }
 const tags = ['console'];
 
 export default async function operatorRoutes(app: FastifyInstance, deps: ConsoleDeps): Promise<void> {
-  const { store, db, config } = deps;
-  const loopDelay = monitorEventLoopDelay({ resolution: 20 });
-  loopDelay.enable();
-  app.addHook('onClose', async () => loopDelay.disable());
+  const { store, db, config, redis } = deps;
+  const operator = (req: FastifyRequest): Promise<void> => requireOperator(store, req);
 
-  async function operator(req: FastifyRequest): Promise<void> {
-    const { signIn } = await requireSignIn(store, req);
-    if (signIn.role !== 'operator') throw new ApiError('operator_only');
-  }
-
+  // Every node that beat lately (coord/node-heartbeat.ts): live, stale (missed a beat) or lost
+  // (record expired: stopped without a clean shutdown). A node shut down cleanly is not listed.
   app.get('/console/api/operator/nodes', { schema: { tags } }, async (req) => {
     await operator(req);
-    const { rows } = await db.query<{ live: string }>(`SELECT count(*) AS live FROM sessions WHERE status <> 'ended'`);
-    const node = {
-      id: config.nodeId,
-      roles: config.roles,
-      health: 'ok',
-      uptime_seconds: Math.round(process.uptime()),
-      live_sessions_here: deps.liveSessionCount?.() ?? null,
-      event_loop_delay_ms: { p50: loopDelay.percentile(50) / 1e6, p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 },
-      load_average: os.loadavg(),
-      rss_bytes: process.memoryUsage().rss,
+    const [nodes, live] = await Promise.all([listNodes(redis), db.query<{ live: string }>(`SELECT count(*) AS live FROM sessions WHERE status <> 'ended'`)]);
+    return {
+      object: 'list',
+      data: nodes.map((n) => ({ ...n, answering: n.id === config.nodeId })),
+      live_sessions_gateway: Number(live.rows[0]?.live ?? 0),
     };
-    // Only this node reports itself: nodes publish no heartbeat record for the others yet.
-    return { object: 'list', data: [node], live_sessions_gateway: Number(rows[0]?.live ?? 0) };
   });
 
   app.get<{ Querystring: Static<typeof CallSearch> }>('/console/api/operator/calls', { schema: { tags, querystring: CallSearch } }, async (req) => {
     await operator(req);
     const q = req.query.q?.trim();
-    // to_jsonb(c.*) carries whatever the calls table holds (per-leg RTCP quality where stored).
-    const { rows } = await db.query(
+    // to_jsonb(c.*) carries the stored row: an ended leg's final quality is in it.
+    const { rows } = await db.query<{ call: { id: string; ended_at: string | null; quality: unknown }; mode: string; session_status: string }>(
       `SELECT to_jsonb(c.*) AS call, s.mode, s.status AS session_status
          FROM calls c JOIN sessions s ON s.id = c.session_id
         WHERE ($1::text IS NULL AND c.ended_at IS NULL)
@@ -60,7 +49,23 @@ export default async function operatorRoutes(app: FastifyInstance, deps: Console
         ORDER BY c.created_at DESC LIMIT 100`,
       [q || null],
     );
-    return { object: 'list', data: rows.map((r) => ({ ...r.call, session_mode: r.mode, session_status: r.session_status })) };
+    // A live leg's quality so far is published by the node carrying it with its heartbeat.
+    const carriers = async () => (await listNodes(redis)).filter((n) => n.state !== 'lost').map((n) => n.id);
+    const legs: Awaited<ReturnType<typeof liveLegsOf>> = rows.some((r) => r.call.ended_at === null) ? await liveLegsOf(redis, await carriers()) : new Map();
+    return {
+      object: 'list',
+      data: rows.map((r) => {
+        const live = r.call.ended_at === null ? legs.get(r.call.id) : undefined;
+        return {
+          ...r.call,
+          quality: live ? live.quality : r.call.quality,
+          quality_live: Boolean(live),
+          node: live?.node ?? null,
+          session_mode: r.mode,
+          session_status: r.session_status,
+        };
+      }),
+    };
   });
 
   app.get('/console/api/operator/organizations', { schema: { tags } }, async (req) => {
@@ -83,4 +88,6 @@ export default async function operatorRoutes(app: FastifyInstance, deps: Console
       return org;
     },
   );
+
+  await app.register(operatorSipRoutes, deps);
 }

@@ -19,6 +19,7 @@ import { Softphone } from './softphone/softphone-page';
 import { Nodes } from './operator/nodes';
 import { LiveCalls } from './operator/calls';
 import { Organizations } from './operator/organizations';
+import { SipLadder } from './operator/sip-ladder';
 import { NotFound } from './pages/not-found';
 import './styles.css';
 
@@ -67,6 +68,7 @@ function App() {
               <Route path="/console/" component={Nodes} />
               <Route path="/console/operator/calls" component={LiveCalls} />
               <Route path="/console/operator/organizations" component={Organizations} />
+              <Route path="/console/operator/sip" component={SipLadder} />
               <Route default component={NotFound} />
             </Router>
           ) : (

@@ -16,6 +16,7 @@ const OWNER_NAV = [...ORG_NAV, ['/console/numbers', 'Numbers']] as const;
 const OPERATOR_NAV = [
   ['/console/', 'Nodes'],
   ['/console/operator/calls', 'Live calls'],
+  ['/console/operator/sip', 'SIP ladder'],
   ['/console/operator/organizations', 'Organizations'],
 ] as const;
 

@@ -1,6 +1,20 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client';
 import { Loaded, Empty, useLoad, when } from '../components/states';
+import { ladderHref } from './sip-ladder';
+import './operator.css';
+
+/** A leg's RTP/RTCP quality as the telephony plane reports it. */
+export interface Quality {
+  packets_sent?: number;
+  packets_received?: number;
+  packets_lost?: number;
+  loss_percent?: number;
+  jitter_ms?: number;
+  rtt_ms?: number | null;
+  mos?: number;
+  remote?: { loss_percent: number; jitter_ms: number } | null;
+}
 
 interface Call {
   id: string;
@@ -12,8 +26,32 @@ interface Call {
   to_uri: string | null;
   status: string;
   created_at: string;
-  quality?: { loss_percent?: number; jitter_ms?: number; rtt_ms?: number | null; mos?: number } | null;
+  ended_at: string | null;
+  quality?: Quality | null;
+  quality_live: boolean;
+  node: string | null;
   session_mode: string;
+}
+
+const num = (v: number | null | undefined, unit = '') => (v === null || v === undefined ? '—' : `${v}${unit}`);
+
+export function QualityCell({ q, live }: { q: Quality | null | undefined; live: boolean }) {
+  if (!q) return <span class="muted">not measured</span>;
+  return (
+    <div class="quality">
+      <div>
+        <strong>MOS {num(q.mos)}</strong> <span class="muted">{live ? '(live)' : '(final)'}</span>
+      </div>
+      <div>
+        loss {num(q.loss_percent, ' %')}
+        {q.remote ? ` (peer sees ${q.remote.loss_percent} %)` : ''} · jitter {num(q.jitter_ms, ' ms')} · RTT{' '}
+        {q.rtt_ms === null ? 'no RTCP yet' : num(q.rtt_ms, ' ms')}
+      </div>
+      <div class="muted">
+        {num(q.packets_sent)} sent · {num(q.packets_received)} received · {num(q.packets_lost)} lost
+      </div>
+    </div>
+  );
 }
 
 export function LiveCalls() {
@@ -22,6 +60,12 @@ export function LiveCalls() {
     async () => (await unwrap(api.GET('/console/api/operator/calls', { params: { query: q ? { q } : {} } }))) as unknown as { data: Call[] },
     [q],
   );
+  // Live figures change while the legs are up: refresh the live list (not a search's results).
+  useEffect(() => {
+    if (q) return;
+    const timer = setInterval(calls.reload, 3000);
+    return () => clearInterval(timer);
+  }, [q, calls.reload]);
   return (
     <section>
       <h1>{q ? `Calls matching “${q}”` : 'Live calls'}</h1>
@@ -45,35 +89,36 @@ export function LiveCalls() {
             <table>
               <thead>
                 <tr>
-                  <th scope="col">Call-ID</th>
-                  <th scope="col">Session</th>
-                  <th scope="col">Party</th>
-                  <th scope="col">From → To</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Quality</th>
+                  <th scope="col">Call-ID and parties</th>
+                  <th scope="col">Session and leg</th>
+                  <th scope="col">Status and node</th>
+                  <th scope="col">Media quality</th>
                   <th scope="col">Started</th>
                 </tr>
               </thead>
               <tbody>
                 {d.data.map((c) => (
-                  <tr key={c.id}>
-                    <td>
-                      <code>{c.call_sid}</code>
+                  <tr key={c.id} data-call-sid={c.call_sid}>
+                    <td class="call-id">
+                      <a href={ladderHref(c.call_sid)} title="SIP ladder of this call">
+                        <code>{c.call_sid}</code>
+                      </a>
+                      <div class="muted">
+                        {c.from_uri ?? '—'} → {c.to_uri ?? '—'}
+                      </div>
                     </td>
                     <td>
-                      <code>{c.session_id}</code> ({c.session_mode})
+                      <code>{c.session_id}</code>
+                      <div class="muted">
+                        {c.session_mode} · {c.party} {c.direction}
+                      </div>
                     </td>
                     <td>
-                      {c.party} {c.direction}
+                      {c.status}
+                      <div class="muted">{c.node ? `on ${c.node}` : c.ended_at ? 'ended' : 'no live record'}</div>
                     </td>
                     <td>
-                      {c.from_uri ?? '—'} → {c.to_uri ?? '—'}
-                    </td>
-                    <td>{c.status}</td>
-                    <td>
-                      {c.quality
-                        ? `loss ${c.quality.loss_percent ?? '—'}%, jitter ${c.quality.jitter_ms ?? '—'} ms, RTT ${c.quality.rtt_ms ?? '—'} ms, MOS ${c.quality.mos ?? '—'}`
-                        : 'not measured'}
+                      <QualityCell q={c.quality} live={c.quality_live} />
                     </td>
                     <td>{when(c.created_at)}</td>
                   </tr>
