@@ -51,7 +51,14 @@ beforeAll(async () => {
   org = await t.createOrg(500);
   await t.addUser(org.orgId, 'dev@example.com', 'developer');
   await updateOrg(t.gw.db, org.orgId, { sipEnabled: true });
-  const conn = await createConnection(t.gw.db, { orgId: org.orgId, provider: 'carrier_a', host: '127.0.0.1', port: 5060, transport: 'udp', inboundCidrs: ['127.0.0.1/32'] });
+  const conn = await createConnection(t.gw.db, {
+    orgId: org.orgId,
+    provider: 'carrier_a',
+    host: '127.0.0.1',
+    port: 5060,
+    transport: 'udp',
+    inboundCidrs: ['127.0.0.1/32'],
+  });
   number = `+1415${String(Date.now()).slice(-7)}`;
   await createPhoneNumber(t.gw.db, { orgId: org.orgId, number, connectionId: conn.id });
   browser = await launchChromium([
@@ -104,7 +111,10 @@ describe('joining as the agent party', () => {
     await page.getByTestId('phone-state').getByText('live').waitFor({ timeout: 60_000 });
 
     // The browser is the agent: its English is transcribed as the agent and translated for the caller.
-    const turn = page.getByTestId('live-transcript').locator('.turn.agent', { has: page.getByTestId('translation') }).first();
+    const turn = page
+      .getByTestId('live-transcript')
+      .locator('.turn.agent', { has: page.getByTestId('translation') })
+      .first();
     await turn.waitFor({ timeout: 150_000 });
     expect(await turn.textContent()).toMatch(/account/);
     expect(await turn.getByTestId('translation').textContent()).toMatch(/^es: .*(saldo|cuenta)/i);

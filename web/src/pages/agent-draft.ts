@@ -95,7 +95,12 @@ export function draftOf(a: AgentObject): AgentDraft {
       escalate: Boolean(i.escalate),
       end_call: Boolean(i.end_call),
     })),
-    tools: a.tools.map((t) => ({ name: t.name, description: t.description, webhook_url: t.webhook_url ?? '', parameters: JSON.stringify(t.parameters, null, 2) })),
+    tools: a.tools.map((t) => ({
+      name: t.name,
+      description: t.description,
+      webhook_url: t.webhook_url ?? '',
+      parameters: JSON.stringify(t.parameters, null, 2),
+    })),
     escalation: a.escalation !== null,
     keywords: a.escalation?.keywords.join('\n') ?? '',
     escalation_message: a.escalation?.message ?? '',

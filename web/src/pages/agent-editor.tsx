@@ -71,7 +71,12 @@ export function AgentEditor({ initial, onSaved, onCancel }: { initial: AgentDraf
   };
 
   /** A label, its control and, when the API named this field, the message under it. */
-  const field = (p: string, label: string, control: (a: { id: string; 'aria-invalid': boolean; 'aria-describedby'?: string }) => ComponentChildren, hint?: string) => (
+  const field = (
+    p: string,
+    label: string,
+    control: (a: { id: string; 'aria-invalid': boolean; 'aria-describedby'?: string }) => ComponentChildren,
+    hint?: string,
+  ) => (
     <div class="field">
       <label for={idOf(p)}>{label}</label>
       {hint ? (
@@ -121,8 +126,8 @@ export function AgentEditor({ initial, onSaved, onCancel }: { initial: AgentDraf
         </select>
       ))}
       <label class="check">
-        <input type="checkbox" checked={it.escalate} onChange={(e) => setItem('intents', i, { escalate: (e.currentTarget as HTMLInputElement).checked })} /> Hand
-        over to a human after replying
+        <input type="checkbox" checked={it.escalate} onChange={(e) => setItem('intents', i, { escalate: (e.currentTarget as HTMLInputElement).checked })} />{' '}
+        Hand over to a human after replying
       </label>
       <label class="check">
         <input type="checkbox" checked={it.end_call} onChange={(e) => setItem('intents', i, { end_call: (e.currentTarget as HTMLInputElement).checked })} /> End
@@ -198,7 +203,14 @@ export function AgentEditor({ initial, onSaved, onCancel }: { initial: AgentDraf
             {text('brain.base_url', 'Base URL', d.base_url, (v) => set('base_url', v), { type: 'url', placeholder: 'https://api.example.com/v1' })}
           </>
         ) : null}
-        {text('brain.api_key_secret', 'API key secret name', d.api_key_secret, (v) => set('api_key_secret', v), {}, 'Name of an organization secret (never the key).')}
+        {text(
+          'brain.api_key_secret',
+          'API key secret name',
+          d.api_key_secret,
+          (v) => set('api_key_secret', v),
+          {},
+          'Name of an organization secret (never the key).',
+        )}
       </fieldset>
 
       <h3>Intents</h3>
@@ -219,15 +231,22 @@ export function AgentEditor({ initial, onSaved, onCancel }: { initial: AgentDraf
 
       <h3>Escalation</h3>
       <label class="check">
-        <input type="checkbox" checked={d.escalation} onChange={(e) => set('escalation', (e.currentTarget as HTMLInputElement).checked)} /> Hand over to a human on
-        request
+        <input type="checkbox" checked={d.escalation} onChange={(e) => set('escalation', (e.currentTarget as HTMLInputElement).checked)} /> Hand over to a human
+        on request
       </label>
       {sectionError('escalation')}
       {d.escalation ? (
         <>
           {area('escalation.keywords', 'Escalation keywords (one per line)', d.keywords, (v) => set('keywords', v), 3, 'Phrases that ask for a human.')}
           {text('escalation.message', 'Escalation message', d.escalation_message, (v) => set('escalation_message', v))}
-          {text('escalation.transfer_to', 'Transfer to', d.transfer_to, (v) => set('transfer_to', v), { placeholder: '+14155550100 or sip:desk@pbx.example' }, 'E.164 number or SIP URI.')}
+          {text(
+            'escalation.transfer_to',
+            'Transfer to',
+            d.transfer_to,
+            (v) => set('transfer_to', v),
+            { placeholder: '+14155550100 or sip:desk@pbx.example' },
+            'E.164 number or SIP URI.',
+          )}
         </>
       ) : null}
 

@@ -64,53 +64,53 @@ export function Telephony() {
         Connections are provisioned with <code>voxbridge admin connection</code>; owners add numbers to them here.
       </p>
       {connections.data ? (
-      <form class="card" onSubmit={add} aria-labelledby="add-number" noValidate>
-        <h2 id="add-number">Add a number</h2>
-        {active.length === 0 ? (
-          <p class="state empty">No active connection to add a number to.</p>
-        ) : (
-          <>
-            <label for="num-number">Number (E.164)</label>
-            <input
-              id="num-number"
-              name="number"
-              placeholder="+14155550100"
-              inputMode="tel"
-              autoComplete="off"
-              aria-invalid={param === 'number'}
-              aria-describedby={param === 'number' ? 'num-error' : undefined}
-            />
-            <label for="num-connection">Connection</label>
-            <select
-              id="num-connection"
-              name="connection_id"
-              aria-invalid={param === 'connection_id'}
-              aria-describedby={param === 'connection_id' ? 'num-error' : undefined}
-            >
-              {active.map((c) => (
-                <option key={c.id} value={c.id}>
-                  {c.id} ({c.provider}, {c.host})
-                </option>
-              ))}
-            </select>
-            <div>
-              <button type="submit" disabled={busy}>
-                Add number
-              </button>
+        <form class="card" onSubmit={add} aria-labelledby="add-number" noValidate>
+          <h2 id="add-number">Add a number</h2>
+          {active.length === 0 ? (
+            <p class="state empty">No active connection to add a number to.</p>
+          ) : (
+            <>
+              <label for="num-number">Number (E.164)</label>
+              <input
+                id="num-number"
+                name="number"
+                placeholder="+14155550100"
+                inputMode="tel"
+                autoComplete="off"
+                aria-invalid={param === 'number'}
+                aria-describedby={param === 'number' ? 'num-error' : undefined}
+              />
+              <label for="num-connection">Connection</label>
+              <select
+                id="num-connection"
+                name="connection_id"
+                aria-invalid={param === 'connection_id'}
+                aria-describedby={param === 'connection_id' ? 'num-error' : undefined}
+              >
+                {active.map((c) => (
+                  <option key={c.id} value={c.id}>
+                    {c.id} ({c.provider}, {c.host})
+                  </option>
+                ))}
+              </select>
+              <div>
+                <button type="submit" disabled={busy}>
+                  Add number
+                </button>
+              </div>
+            </>
+          )}
+          {error ? (
+            <div id="num-error">
+              <ErrorBox error={error} />
             </div>
-          </>
-        )}
-        {error ? (
-          <div id="num-error">
-            <ErrorBox error={error} />
-          </div>
-        ) : null}
-        {added ? (
-          <p class="state notice" role="status">
-            {added}
-          </p>
-        ) : null}
-      </form>
+          ) : null}
+          {added ? (
+            <p class="state notice" role="status">
+              {added}
+            </p>
+          ) : null}
+        </form>
       ) : null}
       <h2>Connections</h2>
       <Loaded state={connections} what="connections">
