@@ -70,7 +70,10 @@ describe('talk to this agent', () => {
     expect(await transcript.locator('.turn.customer').first().textContent()).toMatch(/open/);
     // The agent's speech reaches the browser as audio.output and is played.
     expect(Number(await page.getByTestId('out-frames').textContent())).toBeGreaterThan(25);
-    if (shots) await page.screenshot({ path: path.join(shots, 'console-agent-talk.png') });
+    if (shots) {
+      await page.evaluate(() => window.scrollTo(0, 0));
+      await page.screenshot({ path: path.join(shots, 'console-agent-talk.png') });
+    }
 
     // The session is an ai_agent session with this agent, created by the signed-in user.
     const sessionId = (await page.getByRole('link', { name: /^sess_/ }).textContent())!;

@@ -120,7 +120,10 @@ describe('joining as the agent party', () => {
     expect(await turn.getByTestId('translation').textContent()).toMatch(/^es: .*(saldo|cuenta)/i);
     // The synthesized Spanish goes to the phone leg (RTP), not back to the browser.
     await eventually(() => caller!.loudSince(heardBefore).length >= 25, 60_000);
-    if (shots) await page.screenshot({ path: path.join(shots, 'console-join-agent.png') });
+    if (shots) {
+      await page.evaluate(() => window.scrollTo(0, 0));
+      await page.screenshot({ path: path.join(shots, 'console-join-agent.png') });
+    }
 
     await page.getByRole('button', { name: 'Hang up' }).click();
     await page
