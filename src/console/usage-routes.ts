@@ -100,16 +100,18 @@ export function windowStart(days: number, now = Date.now()): number {
   return Math.floor(now / DAY_MS) * DAY_MS - (days - 1) * DAY_MS;
 }
 
+/** The one statement behind the overview (exported for the benchmark's EXPLAIN). */
+export function usageQuery(orgId: string, start: number): { text: string; values: unknown[] } {
+  return {
+    text: USAGE_SQL,
+    values: [orgId, new Date(start).toISOString(), idFloor('sess', start), idFloor('anl', start), [...ERROR_END_REASONS], idFloor('rec', start)],
+  };
+}
+
 export async function orgUsage(db: ConsoleDeps['db'], orgId: string, days: number): Promise<UsageT | null> {
   const start = windowStart(days);
-  const { rows } = await db.query<Row>(USAGE_SQL, [
-    orgId,
-    new Date(start).toISOString(),
-    idFloor('sess', start),
-    idFloor('anl', start),
-    [...ERROR_END_REASONS],
-    idFloor('rec', start),
-  ]);
+  const q = usageQuery(orgId, start);
+  const { rows } = await db.query<Row>(q.text, q.values);
   const row = rows[0];
   if (!row) return null;
   return {
