@@ -51,7 +51,7 @@ try {
     `populated ${ORGS} orgs: ${counts.s} sessions, ${counts.a} analyses, ${counts.c} ledger rows in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
   );
 
-  const org = orgIds[Math.floor(ORGS / 2)] as string;
+  const org = orgIds[Math.floor(ORGS / 2)];
   for (const days of [14, 90]) {
     await orgUsage(db, org, days); // warm the cache
     const runs = 20;
@@ -64,7 +64,7 @@ try {
     times.sort((a, b) => a - b);
     const u = await orgUsage(db, org, days);
     console.log(
-      `days=${days}: p50 ${times[Math.floor(runs / 2)]!.toFixed(1)} ms, max ${times[runs - 1]!.toFixed(1)} ms over ${runs} runs; ` +
+      `days=${days}: p50 ${times[Math.floor(runs / 2)].toFixed(1)} ms, max ${times[runs - 1].toFixed(1)} ms over ${runs} runs; ` +
         `${u?.series.reduce((n, d) => n + d.sessions, 0)} sessions, ${u?.errors.length} errors in the answer`,
     );
   }
