@@ -1,7 +1,8 @@
 // The agent editor's form state and its conversion to and from the /v1 agent object. Only shape
 // conversion lives here (lines → arrays, blank → null, JSON text → object): every rule about what
 // an agent may contain is the API's, whose validation messages the editor shows field by field.
-import type { paths } from '../api/client';
+// The /v1 types only (the .js suffix lets node16 resolution, used when tests import this file, find v1.d.ts).
+import type { paths } from '../api/v1.js';
 
 export type AgentObject = paths['/v1/agents/{id}']['get']['responses'][200]['content']['application/json'];
 export type AgentBody = paths['/v1/agents']['post']['requestBody']['content']['application/json'];
