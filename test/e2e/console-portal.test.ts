@@ -95,6 +95,16 @@ describe('overview usage over time', () => {
       `INSERT INTO recordings (id, session_id, org_id, channel, status, error, created_at) VALUES ($1, $2, $3, 'mixed', 'failed', 'encoder crashed', $4)`,
       [idAt('rec', daysAgo(0)), s1, org.orgId, new Date(daysAgo(0))],
     );
+    // A webhook delivery that gave up (its endpoint answered 500 every time).
+    const wh = idAt('wh', daysAgo(1));
+    const evt = idAt('evt', daysAgo(1));
+    await t.gw.db.query(`INSERT INTO webhook_endpoints (id, org_id, url, secret_enc) VALUES ($1, $2, 'https://hooks.example/x', 'x')`, [wh, org.orgId]);
+    await t.gw.db.query(`INSERT INTO webhook_events (id, org_id, type, data) VALUES ($1, $2, 'session.ended', $3)`, [evt, org.orgId, { id: s1 }]);
+    await t.gw.db.query(
+      `INSERT INTO webhook_deliveries (event_id, endpoint_id, org_id, event_type, ordering_key, status, attempts, last_status_code, event_created_at, finished_at)
+       VALUES ($1, $2, $3, 'session.ended', $4, 'failed', 8, 500, $5, $5)`,
+      [evt, wh, org.orgId, s1, new Date(daysAgo(1))],
+    );
     // One live session (created through the API: the open-session count is kept by the database).
     const created = await api('/v1/sessions', { method: 'POST', body: JSON.stringify({ mode: 'bidirectional_translation' }) });
     expect(created.status).toBe(201);
@@ -120,6 +130,7 @@ describe('overview usage over time', () => {
     expect(text).toContain('Session ended: node_lost');
     expect(text).toContain('Analysis failed: transcript unreadable');
     expect(text).toContain('Recording (mixed) failed: encoder crashed');
+    expect(text).toContain(`Webhook session.ended to ${wh} failed after 8 attempts: HTTP 500`);
     expect(await errors.getByRole('link', { name: lost }).count()).toBe(1);
     if (shots) await page.screenshot({ path: path.join(shots, 'console-overview-usage.png'), fullPage: true });
 
