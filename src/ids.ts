@@ -48,3 +48,8 @@ export function newId(prefix: IdPrefix): string {
 export function newSecret(prefix: string): string {
   return `${prefix}${encodeRandom(randomBytes(20))}`;
 }
+
+/** The smallest id of this prefix created at or after `ms`: a lower bound for id-range scans by time. */
+export function idFloor(prefix: IdPrefix, ms: number): string {
+  return `${prefix}_${encodeTime(Math.max(0, Math.floor(ms)))}${'0'.repeat(16)}`;
+}

@@ -67,6 +67,7 @@ export const ERROR_CATALOG = {
   operator_only: { type: 'permission_error', status: 403, message: 'Only gateway operators may do this.' },
   set_password_token_invalid: { type: 'invalid_request_error', status: 400, message: 'The set-password link is invalid, used or expired.' },
   email_taken: { type: 'conflict_error', status: 409, message: 'A console user with this email already exists.' },
+  phone_number_taken: { type: 'conflict_error', status: 409, message: 'This number is already a managed number.' },
   api_key_not_found: { type: 'not_found_error', status: 404, message: 'No such API key.' },
   organization_not_found: { type: 'not_found_error', status: 404, message: 'No such organization.' },
 } as const satisfies Record<string, CatalogEntry>;

@@ -10,6 +10,7 @@ import consoleLiveRoutes from './live-routes.js';
 import consoleWebhookRoutes from './webhook-routes.js';
 import consoleTelephonyRoutes from './telephony-routes.js';
 import consoleSessionRoutes from './session-routes.js';
+import consoleUsageRoutes from './usage-routes.js';
 import consoleStatic from './static.js';
 import type { ConsoleDeps } from './context.js';
 
@@ -26,5 +27,6 @@ export async function consoleRoutes(app: FastifyInstance, deps: ConsoleDeps): Pr
   await app.register(consoleWebhookRoutes, deps);
   await app.register(consoleTelephonyRoutes, deps);
   await app.register(consoleSessionRoutes, deps);
+  await app.register(consoleUsageRoutes, deps);
   await app.register(consoleStatic);
 }

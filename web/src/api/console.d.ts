@@ -674,7 +674,43 @@ export interface paths {
             };
         };
         put?: never;
-        post?: never;
+        /** Add a managed number to a connection (owners) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description E.164: + and 7 to 15 digits (as `voxbridge admin number add`). */
+                        number: string;
+                        /** @description An active connection of the organization. */
+                        connection_id: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            object: "phone_number";
+                            id: string;
+                            number: string;
+                            connection_id: string;
+                            created_at: string;
+                        };
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -819,6 +855,81 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The organization's usage per day, live sessions and recent errors */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description UTC days to cover, today included. */
+                    days?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            object: "usage";
+                            days: number;
+                            /** @description First UTC day covered, YYYY-MM-DD. */
+                            from: string;
+                            /** @description Credits remaining. */
+                            credits: number;
+                            /** @description Credits used in all. */
+                            credits_used: number;
+                            /** @description Sessions created or active now. */
+                            live_sessions: number;
+                            /** @description One entry per day, oldest first; days without activity are zeros. */
+                            series: {
+                                /** @description UTC day, YYYY-MM-DD. */
+                                date: string;
+                                /** @description Sessions created that day. */
+                                sessions: number;
+                                /** @description Billed minutes of those sessions (ended ones). */
+                                minutes: number;
+                                /** @description Of those, sessions that ended in error. */
+                                failed_sessions: number;
+                                analyses: number;
+                                failed_analyses: number;
+                                credits_used: number;
+                                credits_added: number;
+                            }[];
+                            /** @description The 10 most recent errors in the window, newest first. */
+                            errors: {
+                                kind: "session" | "analysis" | "recording" | "webhook_delivery";
+                                id: string;
+                                session_id: string | null;
+                                message: string;
+                                /** @description ISO 8601. */
+                                at: string;
+                            }[];
+                        };
                     };
                 };
             };

@@ -152,7 +152,15 @@ export function SessionPage({ id }: { id: string }) {
               <h2>Timeline</h2>
               <dl class="timeline">
                 <dt>Status</dt>
-                <dd data-testid="session-status">{s.status}</dd>
+                <dd data-testid="session-status">
+                  {s.status}
+                  {s.status === 'active' && canWrite(me) ? (
+                    <>
+                      {' '}
+                      · <a href={`/console/try?session=${encodeURIComponent(id)}`}>Join as the agent</a>
+                    </>
+                  ) : null}
+                </dd>
                 <dt>Mode</dt>
                 <dd>
                   {s.mode} ({s.source_language ?? 'auto'} → {s.target_language ?? 'auto'})

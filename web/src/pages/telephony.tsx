@@ -1,6 +1,8 @@
-// Numbers and connections (owners, read-only): what the admin CLI provisioned for the organization.
-import { call } from '../api/client';
-import { Loaded, Empty, useLoad, when } from '../components/states';
+// Numbers and connections (owners): what the admin CLI provisioned for the organization; owners add
+// numbers to an existing active connection (POST /console/api/numbers, CSRF-checked, validated there).
+import { useState } from 'preact/hooks';
+import { api, call, unwrap, CallError } from '../api/client';
+import { Loaded, Empty, ErrorBox, useLoad, when } from '../components/states';
 
 interface Connection {
   id: string;
@@ -27,12 +29,89 @@ interface PhoneNumber {
 export function Telephony() {
   const connections = useLoad(() => call<{ data: Connection[] }>('GET', '/console/api/connections'));
   const numbers = useLoad(() => call<{ data: PhoneNumber[] }>('GET', '/console/api/numbers'));
+  const [error, setError] = useState<unknown>();
+  const [added, setAdded] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const param = error instanceof CallError ? error.param : undefined;
+
+  const add = async (e: Event) => {
+    e.preventDefault();
+    const form = e.currentTarget as HTMLFormElement;
+    const f = new FormData(form);
+    setBusy(true);
+    setAdded(undefined);
+    try {
+      const n = await unwrap(
+        api.POST('/console/api/numbers', { body: { number: String(f.get('number') ?? '').trim(), connection_id: String(f.get('connection_id') ?? '') } }),
+      );
+      setError(undefined);
+      setAdded(`${n.number} added to ${n.connection_id}.`);
+      form.reset();
+      numbers.reload();
+      connections.reload();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const active = (connections.data?.data ?? []).filter((c) => c.status === 'active');
   return (
     <section>
       <h1>Numbers and connections</h1>
       <p>
-        Provisioned with <code>voxbridge admin</code>; shown read-only.
+        Connections are provisioned with <code>voxbridge admin connection</code>; owners add numbers to them here.
       </p>
+      {connections.data ? (
+        <form class="card" onSubmit={add} aria-labelledby="add-number" noValidate>
+          <h2 id="add-number">Add a number</h2>
+          {active.length === 0 ? (
+            <p class="state empty">No active connection to add a number to.</p>
+          ) : (
+            <>
+              <label for="num-number">Number (E.164)</label>
+              <input
+                id="num-number"
+                name="number"
+                placeholder="+14155550100"
+                inputMode="tel"
+                autoComplete="off"
+                aria-invalid={param === 'number'}
+                aria-describedby={param === 'number' ? 'num-error' : undefined}
+              />
+              <label for="num-connection">Connection</label>
+              <select
+                id="num-connection"
+                name="connection_id"
+                aria-invalid={param === 'connection_id'}
+                aria-describedby={param === 'connection_id' ? 'num-error' : undefined}
+              >
+                {active.map((c) => (
+                  <option key={c.id} value={c.id}>
+                    {c.id} ({c.provider}, {c.host})
+                  </option>
+                ))}
+              </select>
+              <div>
+                <button type="submit" disabled={busy}>
+                  Add number
+                </button>
+              </div>
+            </>
+          )}
+          {error ? (
+            <div id="num-error">
+              <ErrorBox error={error} />
+            </div>
+          ) : null}
+          {added ? (
+            <p class="state notice" role="status">
+              {added}
+            </p>
+          ) : null}
+        </form>
+      ) : null}
       <h2>Connections</h2>
       <Loaded state={connections} what="connections">
         {(d) =>

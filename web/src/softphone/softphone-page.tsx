@@ -1,12 +1,17 @@
 // "Try it": the browser becomes a party of a new session (POST /v1/sessions with the cookie, then
 // the session's stream socket with its token), with the live transcript and translation beside it.
+// With ?agent=agt_… it talks to that AI agent (the browser is the customer); with ?session=sess_…
+// it joins a live session as its agent party (e.g. the customer is on a phone leg), using the fresh
+// stream token GET /v1/sessions/{id} issues while the session is active.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, unwrap } from '../api/client';
-import { ErrorBox } from '../components/states';
+import { api, unwrap, CallError } from '../api/client';
+import { ErrorBox, useLoad } from '../components/states';
 import { BrowserPhone } from './browser-phone';
 
 const MODES = ['bidirectional_translation', 'assistive_translation', 'ai_agent', 'help_chat_voice'] as const;
 type Mode = (typeof MODES)[number];
+/** In these modes the AI is the agent party, so the browser speaks as the customer. */
+const AI_MODES: readonly Mode[] = ['ai_agent', 'help_chat_voice'];
 interface Line {
   key: string;
   speaker: string;
@@ -16,8 +21,16 @@ interface Line {
 }
 
 export function Softphone() {
-  const agentParam = new URLSearchParams(location.search).get('agent') ?? '';
+  const query = new URLSearchParams(location.search);
+  const agentParam = query.get('agent') ?? '';
+  const joinParam = query.get('session') ?? '';
+  const [agentId, setAgentId] = useState(agentParam);
+  const [joined, setJoined] = useState(false);
   const [mode, setMode] = useState<Mode>(agentParam ? 'ai_agent' : 'bidirectional_translation');
+  const agents = useLoad(
+    () => (agentParam || mode === 'ai_agent' ? unwrap(api.GET('/v1/agents', { params: { query: { limit: 100 } } })) : Promise.resolve(null)),
+    [mode],
+  );
   const [state, setState] = useState('idle');
   const [sessionId, setSessionId] = useState<string>();
   const [lines, setLines] = useState<Line[]>([]);
@@ -70,9 +83,33 @@ export function Softphone() {
       if (mode === 'ai_agent') body.ai_agent = { id: String(form.get('agent_id') ?? '') };
       const session = (await unwrap(api.POST('/v1/sessions', { body: body as never }))) as unknown as { id: string; stream: { url: string; token: string } };
       setSessionId(session.id);
+      setJoined(false);
       const p = new BrowserPhone({ onState: setState, onMessage, onPlayback: setPlayback });
       phone.current = p;
-      await p.start(session.stream.url, session.stream.token, form.get('party') === 'customer' ? 'customer' : 'agent');
+      await p.start(session.stream.url, session.stream.token, AI_MODES.includes(mode) || form.get('party') === 'customer' ? 'customer' : 'agent');
+    } catch (err) {
+      setError(err);
+      setState('idle');
+    }
+  };
+
+  const join = async (e: Event) => {
+    e.preventDefault();
+    const id = String(new FormData(e.currentTarget as HTMLFormElement).get('session_id') ?? '').trim();
+    setError(undefined);
+    setLines([]);
+    setNotices([]);
+    try {
+      const s = await unwrap(api.GET('/v1/sessions/{id}', { params: { path: { id } } }));
+      if (!s.stream)
+        throw new CallError(409, {
+          error: { type: 'invalid_request_error', code: 'session_not_active', message: `Session ${id} is ${s.status}: only an active session can be joined.` },
+        });
+      setSessionId(s.id);
+      setJoined(true);
+      const p = new BrowserPhone({ onState: setState, onMessage, onPlayback: setPlayback });
+      phone.current = p;
+      await p.start(s.stream.url, s.stream.token, 'agent');
     } catch (err) {
       setError(err);
       setState('idle');
@@ -84,59 +121,109 @@ export function Softphone() {
     <section>
       <h1>Try it in the browser</h1>
       <div class="softphone">
-        <form class="card" onSubmit={start} aria-labelledby="sp-settings">
-          <h2 id="sp-settings">Session</h2>
-          <label for="sp-mode">Mode</label>
-          <select id="sp-mode" value={mode} onChange={(e) => setMode((e.currentTarget as HTMLSelectElement).value as Mode)} disabled={running}>
-            {MODES.map((m) => (
-              <option key={m}>{m}</option>
-            ))}
-          </select>
-          <label for="sp-source">Agent language (source)</label>
-          <input id="sp-source" name="source" defaultValue="en" maxLength={2} disabled={running} />
-          <label for="sp-target">Customer language (target)</label>
-          <input id="sp-target" name="target" defaultValue="es" maxLength={2} disabled={running} />
-          <label for="sp-party">I speak as</label>
-          <select id="sp-party" name="party" disabled={running}>
-            <option value="agent">the agent</option>
-            <option value="customer">the customer</option>
-          </select>
-          <label class="check">
-            <input type="checkbox" name="record" disabled={running} /> Record this session
-          </label>
-          {mode === 'ai_agent' ? (
-            <>
-              <label for="sp-agent">Agent id</label>
-              <input id="sp-agent" name="agent_id" defaultValue={agentParam} placeholder="agt_…" required />
-            </>
+        <div>
+          {sessionId || error ? (
+            <div class="card" aria-labelledby="sp-status">
+              <h2 id="sp-status">{joined ? 'Joined as the agent' : 'Your session'}</h2>
+              <p role="status" aria-live="polite">
+                State: <strong data-testid="phone-state">{state}</strong>
+                {sessionId ? (
+                  <>
+                    {' '}
+                    · <a href={`/console/sessions/${sessionId}`}>{sessionId}</a>
+                  </>
+                ) : null}
+              </p>
+              <p>
+                Audio received: <strong data-testid="out-frames">{outFrames}</strong> frames · played {playback.played}, buffered {playback.buffered}, underruns{' '}
+                {playback.underruns}
+              </p>
+              {running ? (
+                <button type="button" class="danger" onClick={() => phone.current?.end()}>
+                  Hang up
+                </button>
+              ) : null}
+              {error ? <ErrorBox error={error} /> : null}
+              {notices.map((n) => (
+                <p class="state notice" key={n}>
+                  {n}
+                </p>
+              ))}
+            </div>
           ) : null}
-          {running ? (
-            <button type="button" class="danger" onClick={() => phone.current?.end()}>
-              Hang up
-            </button>
-          ) : (
-            <button type="submit">Start talking</button>
-          )}
-          <p role="status" aria-live="polite">
-            State: <strong data-testid="phone-state">{state}</strong>
-            {sessionId ? (
-              <>
-                {' '}
-                · <a href={`/console/sessions/${sessionId}`}>{sessionId}</a>
-              </>
-            ) : null}
-          </p>
-          <p>
-            Translated audio received: <strong data-testid="out-frames">{outFrames}</strong> frames · played {playback.played}, buffered {playback.buffered},
-            underruns {playback.underruns}
-          </p>
-          {error ? <ErrorBox error={error} /> : null}
-          {notices.map((n) => (
-            <p class="state notice" key={n}>
-              {n}
-            </p>
-          ))}
-        </form>
+          <form class="card" onSubmit={start} aria-labelledby="sp-settings">
+            <h2 id="sp-settings">New session</h2>
+            <fieldset disabled={running} class="plain">
+              <label for="sp-mode">Mode</label>
+              <select id="sp-mode" value={mode} onChange={(e) => setMode((e.currentTarget as HTMLSelectElement).value as Mode)}>
+                {MODES.map((m) => (
+                  <option key={m}>{m}</option>
+                ))}
+              </select>
+              <label for="sp-source">Agent language (source)</label>
+              <input id="sp-source" name="source" defaultValue="en" maxLength={2} />
+              <label for="sp-target">Customer language (target)</label>
+              <input
+                id="sp-target"
+                key={AI_MODES.includes(mode) ? 'ai' : 'translation'}
+                name="target"
+                defaultValue={AI_MODES.includes(mode) ? 'en' : 'es'}
+                maxLength={2}
+              />
+              {AI_MODES.includes(mode) ? (
+                <p class="state">You speak as the customer; the AI agent answers.</p>
+              ) : (
+                <>
+                  <label for="sp-party">I speak as</label>
+                  <select id="sp-party" name="party">
+                    <option value="agent">the agent</option>
+                    <option value="customer">the customer</option>
+                  </select>
+                </>
+              )}
+              <label class="check">
+                <input type="checkbox" name="record" /> Record this session
+              </label>
+              {mode === 'ai_agent' ? (
+                <>
+                  <label for="sp-agent">Agent</label>
+                  {agents.data?.data.length ? (
+                    <select
+                      id="sp-agent"
+                      name="agent_id"
+                      value={agentId || agents.data.data[0]?.id}
+                      onChange={(e) => setAgentId((e.currentTarget as HTMLSelectElement).value)}
+
+                      required
+                    >
+                      {agents.data.data.map((a) => (
+                        <option key={a.id} value={a.id}>
+                          {a.name} ({a.id})
+                        </option>
+                      ))}
+                    </select>
+                  ) : (
+                    <input id="sp-agent" name="agent_id" defaultValue={agentParam} placeholder="agt_…" required />
+                  )}
+                </>
+              ) : null}
+              <div>
+                <button type="submit">Start talking</button>
+              </div>
+            </fieldset>
+          </form>
+          <form class="card" onSubmit={join} aria-labelledby="sp-join">
+            <h2 id="sp-join">Join a live session as the agent</h2>
+            <p class="state">For a session whose customer is already connected (e.g. on a phone leg): you become its agent party.</p>
+            <fieldset disabled={running} class="plain">
+              <label for="sp-join-id">Session id</label>
+              <input id="sp-join-id" name="session_id" defaultValue={joinParam} placeholder="sess_…" required />
+              <div>
+                <button type="submit">Join as the agent</button>
+              </div>
+            </fieldset>
+          </form>
+        </div>
         <div class="card">
           <h2>Live transcript</h2>
           {lines.length === 0 ? (
