@@ -66,7 +66,9 @@ describe('admin CLI', () => {
 
     const badRole = await cli(['admin', 'user', 'add', '--org', org.orgId, '--email', 'x@example.com', '--role', 'admin']);
     expect(badRole.code).toBe(2);
-  });
+    // Four CLI processes (each a cold tsx start and a password hash) plus a browser page: on a
+    // loaded 2-core machine this took up to a minute.
+  }, 180_000);
 });
 
 describe('operator view', () => {
