@@ -2,45 +2,75 @@
 // utterance. The audio frame that completes a transition is pushed before the transition frame, so
 // it is part of the preroll on a start (heard once) and the last frame of speech on an end.
 import { SileroVoiceActivityDetector, VoiceActivityDetector, type VadOptions } from '../../media/index.js';
-import { FRAME_MS, PARTIES, type Party } from '../contracts.js';
+import { FRAME_MS, type Party } from '../contracts.js';
 import type { Frame } from '../frames.js';
 import { FrameProcessor } from './processor.js';
 
-/** Which detector: the energy VAD (default) or Silero (`VAD_ENGINE=silero`, needs the model file). */
+/**
+ * Which detector: Silero (`vad.engine`, the configuration's default; needs the model file) or the
+ * energy VAD (used when no engine is named, as the stage tests do). `hangoverMs` is the silence
+ * that ends speech for either (the agent modes shorten it).
+ */
 export interface VadChoice extends VadOptions {
   engine?: 'energy' | 'silero';
   sileroModel?: string;
 }
 
+/**
+ * Silero reports the end this long after its minimum silence has passed (the model's speech
+ * probability decays over a few 32 ms windows; bench/speech/vad.ts), so a hangover asked of it is
+ * shortened by this much to end speech as soon after the last word as the energy VAD would.
+ */
+export const SILERO_END_LAG_MS = 180;
+/** Shorter than this, Silero cuts utterances at the pauses between words. */
+const SILERO_MIN_SILENCE_MS = 100;
+
+/** Silero's minimum silence for a hangover asked of the VAD (the agent modes' shorter one). */
+export function sileroMinSilenceMs(hangoverMs: number): number {
+  return Math.max(SILERO_MIN_SILENCE_MS, hangoverMs - SILERO_END_LAG_MS);
+}
+
+type Detector = VoiceActivityDetector | SileroVoiceActivityDetector;
+
 export class VadProcessor extends FrameProcessor {
-  private readonly vads = new Map<Party, VoiceActivityDetector | SileroVoiceActivityDetector>();
+  /** Created on a party's first audio frame: a party that never speaks costs no Silero model. */
+  private readonly vads = new Map<Party, Detector>();
   /** Set synchronously by the detector's 'start' event inside process(). */
   private lastPreroll: Int16Array[] | null = null;
 
-  constructor(opts: VadChoice = {}) {
+  constructor(private readonly opts: VadChoice = {}) {
     super();
-    for (const p of PARTIES) {
-      const vad =
-        opts.engine === 'silero' && opts.sileroModel
-          ? new SileroVoiceActivityDetector({ model: opts.sileroModel, maxUtteranceMs: opts.maxUtteranceMs })
-          : new VoiceActivityDetector(opts);
-      vad.on('start', (e) => {
-        this.lastPreroll = e.preroll;
-      });
-      this.vads.set(p, vad);
-    }
+  }
+
+  private detector(party: Party): Detector {
+    let vad = this.vads.get(party);
+    if (vad) return vad;
+    const o = this.opts;
+    vad =
+      o.engine === 'silero' && o.sileroModel
+        ? new SileroVoiceActivityDetector({
+            model: o.sileroModel,
+            maxUtteranceMs: o.maxUtteranceMs,
+            ...(o.hangoverMs === undefined ? {} : { minSilenceMs: sileroMinSilenceMs(o.hangoverMs) }),
+          })
+        : new VoiceActivityDetector(o);
+    vad.on('start', (e) => {
+      this.lastPreroll = e.preroll;
+    });
+    this.vads.set(party, vad);
+    return vad;
   }
 
   speaking(party: Party): boolean {
-    return this.vads.get(party)!.speaking;
+    return this.vads.get(party)?.speaking ?? false;
   }
 
   process(frame: Frame): void {
-    if (frame.kind !== 'audio') {
+    if (frame.kind !== 'audio' || this.closed) {
       this.push(frame);
       return;
     }
-    const vad = this.vads.get(frame.party)!;
+    const vad = this.detector(frame.party);
     this.lastPreroll = null;
     const transition = vad.process(frame.pcm);
     this.push(frame);
@@ -57,5 +87,13 @@ export class VadProcessor extends FrameProcessor {
     for (const [party, vad] of this.vads) {
       if (vad.reset()) this.push({ kind: 'vad_end', party, mediaMs: mediaMsOf(party) });
     }
+  }
+
+  /** Silero models go back to the node's idle pool for the next session. */
+  override close(): void {
+    if (this.closed) return;
+    super.close();
+    for (const vad of this.vads.values()) if (vad instanceof SileroVoiceActivityDetector) vad.release();
+    this.vads.clear();
   }
 }
