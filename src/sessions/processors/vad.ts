@@ -2,7 +2,7 @@
 // utterance. The audio frame that completes a transition is pushed before the transition frame, so
 // it is part of the preroll on a start (heard once) and the last frame of speech on an end.
 import { SileroVoiceActivityDetector, VoiceActivityDetector, type VadOptions } from '../../media/index.js';
-import { FRAME_MS, type Party } from '../contracts.js';
+import { FRAME_MS, PARTIES, type Party } from '../contracts.js';
 import type { Frame } from '../frames.js';
 import { FrameProcessor } from './processor.js';
 
@@ -33,32 +33,31 @@ export function sileroMinSilenceMs(hangoverMs: number): number {
 type Detector = VoiceActivityDetector | SileroVoiceActivityDetector;
 
 export class VadProcessor extends FrameProcessor {
-  /** Created on a party's first audio frame: a party that never speaks costs no Silero model. */
   private readonly vads = new Map<Party, Detector>();
   /** Set synchronously by the detector's 'start' event inside process(). */
   private lastPreroll: Int16Array[] | null = null;
 
-  constructor(private readonly opts: VadChoice = {}) {
+  /**
+   * Both detectors are made here, when the session is built, not on its first audio frame: a new
+   * Silero model blocks the event loop for 100-500 ms on a busy machine, which mid-call would drop
+   * this call's live audio (the idle pool makes it rare once a node has run as many streams).
+   */
+  constructor(opts: VadChoice = {}) {
     super();
-  }
-
-  private detector(party: Party): Detector {
-    let vad = this.vads.get(party);
-    if (vad) return vad;
-    const o = this.opts;
-    vad =
-      o.engine === 'silero' && o.sileroModel
-        ? new SileroVoiceActivityDetector({
-            model: o.sileroModel,
-            maxUtteranceMs: o.maxUtteranceMs,
-            ...(o.hangoverMs === undefined ? {} : { minSilenceMs: sileroMinSilenceMs(o.hangoverMs) }),
-          })
-        : new VoiceActivityDetector(o);
-    vad.on('start', (e) => {
-      this.lastPreroll = e.preroll;
-    });
-    this.vads.set(party, vad);
-    return vad;
+    for (const party of PARTIES) {
+      const vad =
+        opts.engine === 'silero' && opts.sileroModel
+          ? new SileroVoiceActivityDetector({
+              model: opts.sileroModel,
+              maxUtteranceMs: opts.maxUtteranceMs,
+              ...(opts.hangoverMs === undefined ? {} : { minSilenceMs: sileroMinSilenceMs(opts.hangoverMs) }),
+            })
+          : new VoiceActivityDetector(opts);
+      vad.on('start', (e) => {
+        this.lastPreroll = e.preroll;
+      });
+      this.vads.set(party, vad);
+    }
   }
 
   speaking(party: Party): boolean {
@@ -66,11 +65,11 @@ export class VadProcessor extends FrameProcessor {
   }
 
   process(frame: Frame): void {
-    if (frame.kind !== 'audio' || this.closed) {
-      this.push(frame);
+    const vad = frame.kind === 'audio' ? this.vads.get(frame.party) : undefined;
+    if (frame.kind !== 'audio' || !vad) {
+      this.push(frame); // after close() the detectors are gone (and push drops the frame)
       return;
     }
-    const vad = this.detector(frame.party);
     this.lastPreroll = null;
     const transition = vad.process(frame.pcm);
     this.push(frame);
