@@ -139,7 +139,10 @@ async function main(): Promise<void> {
   const c0 = performance.now();
   const [sphinx, espeak] = await Promise.all([embedded.stt(), embedded.tts()]);
   console.log(
-    `embedded fallback timing, median of ${RUNS} (shared 2-core machine, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}; remote = refused loopback port)`,
+    `embedded fallback timing, median of ${RUNS} (shared 2-core machine, load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}; remote = refused loopback port)`,
   );
   console.log(`embedded engines cold start (pocketsphinx pool + espeak-ng probe): ${(performance.now() - c0).toFixed(0)} ms, before the runs\n`);
 
@@ -170,14 +173,14 @@ async function main(): Promise<void> {
     ttsBase.push((await ttsOnce(espeak, null)).firstResult);
     for (const [state, make] of Object.entries(states)) {
       const e = make();
-      stt[state]!.push(await sttOnce(new FallbackStt(e.stt, embedded), speech, e.stt));
-      tts[state]!.push(await ttsOnce(new FallbackTts(e.tts, embedded), e.tts));
+      stt[state].push(await sttOnce(new FallbackStt(e.stt, embedded), speech, e.stt));
+      tts[state].push(await ttsOnce(new FallbackTts(e.tts, embedded), e.tts));
     }
   }
   console.log(`baseline  pocketsphinx alone: end of utterance -> final ${fmt(sttBase)}; espeak-ng alone: call -> audio ${fmt(ttsBase)}\n`);
   for (const state of Object.keys(states)) {
-    const s = stt[state]!;
-    const t = tts[state]!;
+    const s = stt[state];
+    const t = tts[state];
     console.log(
       `STT ${state.padEnd(18)} failure detected ${fmt(s.map((r) => r.detected))} after end of utterance; failure -> fallback notice ${fmt(s.map((r) => r.notice))}, -> first result (final) ${fmt(s.map((r) => r.firstResult))} (pocketsphinx alone ${fmt(sttBase)})`,
     );

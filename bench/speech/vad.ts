@@ -66,9 +66,7 @@ const makers: Record<string, () => Detector> = {
   energy: () => new VoiceActivityDetector(),
   ...(MODEL ? { silero: () => new SileroVoiceActivityDetector({ model: MODEL }) } : {}),
   [`energy, agent (hangover ${AGENT_VAD_HANGOVER_MS} ms)`]: () => new VoiceActivityDetector({ hangoverMs: AGENT_VAD_HANGOVER_MS }),
-  ...(MODEL
-    ? { [`silero, agent (min silence ${agentSilence} ms)`]: () => new SileroVoiceActivityDetector({ model: MODEL, minSilenceMs: agentSilence }) }
-    : {}),
+  ...(MODEL ? { [`silero, agent (min silence ${agentSilence} ms)`]: () => new SileroVoiceActivityDetector({ model: MODEL, minSilenceMs: agentSilence }) } : {}),
 };
 
 function run(d: Detector, pcm: Int16Array): Array<{ kind: 'start' | 'end'; ms: number; cpuMs: number }> {
@@ -87,7 +85,12 @@ function lastVoicedMs(pcm: Int16Array): number {
 
 async function main(): Promise<void> {
   if (!MODEL) console.log('silero_vad.onnx not found (run scripts/fetch-vad-model.sh): energy VAD only');
-  console.log(`VAD comparison (shared 2-core machine, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}; figures vary between runs)\n`);
+  console.log(
+    `VAD comparison (shared 2-core machine, load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}; figures vary between runs)\n`,
+  );
   // Steady noise from the first frame is learned by the energy VAD's calibration; noise that
   // begins mid-call (a fan, traffic, a door) is the hard case.
   const noises = {

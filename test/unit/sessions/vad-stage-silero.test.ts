@@ -50,7 +50,7 @@ describe('VadProcessor with Silero', () => {
     const agent = ends({ hangoverMs: AGENT_VAD_HANGOVER_MS });
     expect(normal).toHaveLength(1);
     expect(agent).toHaveLength(1);
-    expect(normal[0]! - agent[0]!).toBeGreaterThanOrEqual(100);
+    expect(normal[0] - agent[0]).toBeGreaterThanOrEqual(100);
   }, 60_000);
 
   it('starts early enough that the preroll holds the first syllable of a short phrase', async () => {
@@ -59,7 +59,7 @@ describe('VadProcessor with Silero', () => {
     const onsetMs = 600 + speech.findIndex((s) => Math.abs(s) > 300) / 8;
     const m = marks(new VadProcessor({ engine: vad.engine, sileroModel: vad.sileroModel }), concatPcm(silence(600), speech, silence(1200)));
     expect(m.map((f) => f.kind)).toEqual(['vad_start', 'vad_end']);
-    expect(m[0]!.mediaMs).toBeLessThan(onsetMs - 100);
+    expect(m[0].mediaMs).toBeLessThan(onsetMs - 100);
   }, 60_000);
 
   it('gives its detectors back to the pool when closed', async () => {
