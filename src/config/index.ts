@@ -139,8 +139,9 @@ export const ConfigSchema = Type.Object({
     secretRotationGraceSeconds: PositiveInt,
   }),
   /**
-   * Voice activity detection: `silero` (neural, the default: no false starts on noise that begins
-   * mid-call, ends speech sooner; bench/speech/vad.ts) or `energy` (no model file, ~1/100 of the CPU).
+   * Voice activity detection: `energy` (default) or `silero` (neural: no false starts on noise that
+   * begins mid-call, ends speech sooner, but ~10 MB, ~30x the CPU and a blocking model load per
+   * detector; bench/speech/vad.ts, README "VAD").
    */
   vad: Type.Object({
     engine: Type.Union([Type.Literal('energy'), Type.Literal('silero')]),

@@ -15,7 +15,7 @@ afterAll(async () => {
   await t?.stop();
 });
 
-// Real speech, so the VAD (Silero by default) cuts an utterance; the scripted recognizer answers it with its line.
+// Real speech, so either VAD (energy or Silero) cuts an utterance; the scripted recognizer answers it with its line.
 const burst = async () => concatPcm(silence(300), await synthesizeSpeech('good morning'), silence(1000));
 
 describe('channel id speakers', () => {

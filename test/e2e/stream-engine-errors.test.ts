@@ -15,7 +15,7 @@ afterAll(async () => {
   await t?.stop();
 });
 
-// Real speech, so the VAD (Silero by default) cuts an utterance; the scripted recognizer answers
+// Real speech, so either VAD (energy or Silero) cuts an utterance; the scripted recognizer answers
 // each one with its next line whatever was said.
 const burst = async () => concatPcm(silence(300), await synthesizeSpeech('good morning'), silence(1000));
 

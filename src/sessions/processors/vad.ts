@@ -7,8 +7,8 @@ import type { Frame } from '../frames.js';
 import { FrameProcessor } from './processor.js';
 
 /**
- * Which detector: Silero (`vad.engine`, the configuration's default; needs the model file) or the
- * energy VAD (used when no engine is named, as the stage tests do). `hangoverMs` is the silence
+ * Which detector: the energy VAD (the default, also when no engine is named) or Silero
+ * (`VAD_ENGINE=silero`; needs the model file). `hangoverMs` is the silence
  * that ends speech for either (the agent modes shorten it).
  */
 export interface VadChoice extends VadOptions {
