@@ -2,6 +2,7 @@
 //   false starts: 'start' events on 30 s of noise without speech (white, pink, and a hum with clicks)
 //   end-of-speech delay: from the last voiced sample of each utterance to the 'end' event, over
 //     8 flite utterances with 1.5 s gaps and a low pink-noise floor; plus missed utterances.
+//   start delay: from the first syllable (first sample above -40 dBFS) to the 'start' event.
 //   agent modes: the same with the agent modes' shorter hangover (the energy VAD's hangoverMs;
 //     Silero's minimum silence as the VAD stage derives it from that hangover).
 // Prints figures; asserts nothing. Run: nice -n 10 npx tsx bench/speech/vad.ts
@@ -111,9 +112,11 @@ async function main(): Promise<void> {
   const gap = silence(1500);
   const parts: Int16Array[] = [gap];
   const ends: number[] = [];
+  const onsets: number[] = [];
   let ms = 1500;
   for (const u of utterances) {
     ends.push(ms + lastVoicedMs(u));
+    onsets.push(ms + (u.findIndex((v) => Math.abs(v) > 300) * 1000) / 8000);
     ms += (u.length * 1000) / 8000 + 1500;
     parts.push(u, gap);
   }
@@ -130,10 +133,17 @@ async function main(): Promise<void> {
     const endEvents = events.filter((e) => e.kind === 'end').map((e) => e.ms);
     const delays = ends.map((end) => endEvents.find((e) => e >= end - 200)).map((e, i) => (e === undefined ? null : e - ends[i]));
     const found = delays.filter((d): d is number => d !== null).sort((a, b) => a - b);
-    const starts = events.filter((e) => e.kind === 'start').length;
+    const startEvents = events.filter((e) => e.kind === 'start').map((e) => e.ms);
+    const starts = startEvents.length;
+    // Start delay: the 'start' event after the first syllable (the preroll then reaches back before it).
+    const startDelays = onsets
+      .map((on) => startEvents.find((e) => e >= on))
+      .map((e, i) => (e === undefined ? null : e - (onsets[i] ?? 0)))
+      .filter((d): d is number => d !== null)
+      .sort((a, b) => a - b);
     console.log(`${name}\n  false starts on noise — ${falseStarts.join(', ')}`);
     console.log(
-      `  ${SENTENCES.length} utterances: ${starts} starts, ${found.length} ends found; end-of-speech delay ms: median ${found[Math.floor(found.length / 2)] ?? '-'}, max ${found.at(-1) ?? '-'}; CPU ${(cpuPerAudioS * 100).toFixed(2)} % of a core; detector created in ${openMs.toFixed(1)} ms`,
+      `  ${SENTENCES.length} utterances: ${starts} starts, ${found.length} ends found; start delay ms: median ${startDelays[Math.floor(startDelays.length / 2)]?.toFixed(0) ?? '-'}, max ${startDelays.at(-1)?.toFixed(0) ?? '-'}; end-of-speech delay ms: median ${found[Math.floor(found.length / 2)] ?? '-'}, max ${found.at(-1) ?? '-'}; CPU ${(cpuPerAudioS * 100).toFixed(2)} % of a core; detector created in ${openMs.toFixed(1)} ms`,
     );
   }
 }
