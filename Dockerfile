@@ -8,6 +8,6 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY . .
-RUN npx tsc -p tsconfig.json && npm run -s build:web && bash scripts/fetch-model.sh && (test ! -f scripts/build-sphinx-decoder.sh || bash scripts/build-sphinx-decoder.sh)
+RUN npx tsc -p tsconfig.json && npm run -s build:web && bash scripts/fetch-model.sh && bash scripts/fetch-vad-model.sh && (test ! -f scripts/build-sphinx-decoder.sh || bash scripts/build-sphinx-decoder.sh)
 EXPOSE 8080 5060/udp 5060/tcp
 CMD ["node", "bin/voxbridge.js", "serve"]

@@ -140,7 +140,8 @@ fi
 
 # ---- speech: the 8 kHz acoustic model and the streaming decoder ----------------------------------
 bash scripts/fetch-model.sh
-bash scripts/fetch-vad-model.sh || echo "[setup] Silero VAD model unavailable: only VAD_ENGINE=energy works" >&2
+# VAD_ENGINE=silero needs its model on media nodes; the default energy VAD runs without it.
+bash scripts/fetch-vad-model.sh || [ "${VAD_ENGINE:-energy}" = energy ] || die "the Silero VAD model is unavailable: fetch it (scripts/fetch-vad-model.sh, VOXBRIDGE_VAD_MODEL_URL for a mirror) or set VAD_ENGINE=energy"
 if [ -f scripts/build-sphinx-decoder.sh ]; then bash scripts/build-sphinx-decoder.sh; fi
 
 # ---- schema ----------------------------------------------------------------------------------

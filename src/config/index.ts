@@ -140,7 +140,11 @@ export const ConfigSchema = Type.Object({
     /** How long the previous secret keeps signing after a rotation. */
     secretRotationGraceSeconds: PositiveInt,
   }),
-  /** Voice activity detection: `silero` (neural, bench/speech/vad.ts) or `energy`. */
+  /**
+   * Voice activity detection: `energy` (default) or `silero` (neural: no false starts on noise that
+   * begins mid-call, ends speech sooner, but ~10 MB, ~30x the CPU and a blocking model load per
+   * detector; bench/speech/vad.ts, README "VAD").
+   */
   vad: Type.Object({
     engine: Type.Union([Type.Literal('energy'), Type.Literal('silero')]),
     sileroModel: Type.String(),
@@ -464,9 +468,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Json
   }
   cfg.engines.pocketsphinx.hmm = path.resolve(packageRoot, cfg.engines.pocketsphinx.hmm);
   cfg.vad.sileroModel = path.resolve(packageRoot, cfg.vad.sileroModel);
-  if (cfg.vad.engine === 'silero' && !existsSync(cfg.vad.sileroModel)) {
+  // Only the media role runs a VAD: the CLI and api/worker nodes start without the model.
+  if (cfg.vad.engine === 'silero' && cfg.roles.includes('media') && !existsSync(cfg.vad.sileroModel)) {
     throw new ConfigError(
-      `invalid configuration: vad.sileroModel (VAD_SILERO_MODEL): ${cfg.vad.sileroModel} does not exist (scripts/fetch-model.sh fetches it)`,
+      `invalid configuration: vad.sileroModel (VAD_SILERO_MODEL): ${cfg.vad.sileroModel} does not exist (scripts/fetch-vad-model.sh fetches it; VAD_ENGINE=energy needs no model)`,
     );
   }
   cfg.dataDir = path.resolve(packageRoot, cfg.dataDir);

@@ -3,6 +3,9 @@
 // (32 ms), so our 8 kHz frames are upsampled and gathered into windows; speech starts when
 // sherpa's detector turns on (after minSpeechMs of speech) and ends after minSilenceMs of silence.
 // Same contract as VoiceActivityDetector: process(frame) -> 'start' | 'end' | null, with preroll.
+// Creating a sherpa detector loads the model into its own ONNX session: ~10 MB and 100-500 ms of
+// blocking native work on a busy machine (bench/speech/vad.ts). release() returns it to an idle
+// pool (reset), so a node creates only as many as it has had party streams at once.
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { EventEmitter } from 'node:events';
@@ -19,7 +22,11 @@ export interface SileroVadOptions {
   minSpeechMs?: number;
   /** Silence that ends speech (default 300 ms). */
   minSilenceMs?: number;
-  /** Frames kept before the start (default 25 = 500 ms: the detector decides after minSpeechMs). */
+  /**
+   * Frames kept before the start (default 35 = 700 ms): the detector decides after minSpeechMs of
+   * speech, and its probability needs a few windows to rise, so the start comes 300-550 ms after
+   * the first syllable (flite speech, test/unit/sessions/vad-stage-silero.test.ts).
+   */
   prerollFrames?: number;
   maxUtteranceMs?: number;
 }
@@ -33,6 +40,9 @@ interface SherpaVad {
 }
 
 const WINDOW = 512; // 16 kHz samples per model window
+/** Idle detectors kept per configuration; more are freed (their memory returns to the process). */
+const MAX_IDLE = 64;
+const idle = new Map<string, SherpaVad[]>();
 let sherpa: { Vad: new (config: unknown, bufferSeconds: number) => SherpaVad } | null = null;
 
 function loadSherpa(): NonNullable<typeof sherpa> {
@@ -42,7 +52,15 @@ function loadSherpa(): NonNullable<typeof sherpa> {
 }
 
 export class SileroVoiceActivityDetector extends EventEmitter<VadEvents> {
-  private readonly vad: SherpaVad;
+  /** Idle pooled detectors across all configurations (for tests and metrics). */
+  static idleCount(): number {
+    let n = 0;
+    for (const list of idle.values()) n += list.length;
+    return n;
+  }
+
+  private vad: SherpaVad | null;
+  private readonly poolKey: string;
   private readonly up = new Resampler(8000, 16000);
   private readonly window = new Float32Array(WINDOW);
   private filled = 0;
@@ -57,23 +75,22 @@ export class SileroVoiceActivityDetector extends EventEmitter<VadEvents> {
     super();
     // sherpa-onnx only prints a missing model and then never reports speech: fail where it is configured.
     if (!existsSync(opts.model)) throw new Error(`Silero VAD model not found at ${opts.model} (run scripts/fetch-vad-model.sh)`);
-    this.vad = new (loadSherpa().Vad)(
-      {
-        sileroVad: {
-          model: opts.model,
-          threshold: opts.threshold ?? 0.5,
-          windowSize: WINDOW,
-          minSpeechDuration: (opts.minSpeechMs ?? 250) / 1000,
-          minSilenceDuration: (opts.minSilenceMs ?? 300) / 1000,
-          maxSpeechDuration: (opts.maxUtteranceMs ?? 20_000) / 1000,
-        },
-        sampleRate: 16000,
-        numThreads: 1,
-        debug: false,
+    const config = {
+      sileroVad: {
+        model: opts.model,
+        threshold: opts.threshold ?? 0.5,
+        windowSize: WINDOW,
+        minSpeechDuration: (opts.minSpeechMs ?? 250) / 1000,
+        minSilenceDuration: (opts.minSilenceMs ?? 300) / 1000,
+        maxSpeechDuration: (opts.maxUtteranceMs ?? 20_000) / 1000,
       },
-      30,
-    );
-    this.prerollFrames = opts.prerollFrames ?? 25;
+      sampleRate: 16000,
+      numThreads: 1,
+      debug: false,
+    };
+    this.poolKey = JSON.stringify(config);
+    this.vad = idle.get(this.poolKey)?.pop() ?? new (loadSherpa().Vad)(config, 30);
+    this.prerollFrames = opts.prerollFrames ?? 35;
     this.maxUtteranceFrames = Math.round((opts.maxUtteranceMs ?? 20_000) / FRAME_MS);
   }
 
@@ -82,13 +99,15 @@ export class SileroVoiceActivityDetector extends EventEmitter<VadEvents> {
   }
 
   process(frame: Int16Array): VadTransition {
+    const vad = this.vad;
+    if (!vad) throw new Error('SileroVoiceActivityDetector used after release()');
     for (const s of this.up.push(frame)) {
       this.window[this.filled++] = s / 32768;
       if (this.filled === WINDOW) {
-        this.vad.acceptWaveform(this.window);
+        vad.acceptWaveform(this.window);
         this.filled = 0;
-        this.detected = this.vad.isDetected();
-        while (!this.vad.isEmpty()) this.vad.pop(); // segments are not used: drop them (memory)
+        this.detected = vad.isDetected();
+        while (!vad.isEmpty()) vad.pop(); // segments are not used: drop them (memory)
       }
     }
     if (!this.inSpeech) {
@@ -103,7 +122,7 @@ export class SileroVoiceActivityDetector extends EventEmitter<VadEvents> {
     this.speechFrames++;
     if (!this.detected || this.speechFrames >= this.maxUtteranceFrames) {
       this.inSpeech = false;
-      if (this.detected) this.vad.reset(); // forced end: start afresh
+      if (this.detected) vad.reset(); // forced end: start afresh
       this.detected = false;
       this.emit('end');
       return 'end';
@@ -116,7 +135,23 @@ export class SileroVoiceActivityDetector extends EventEmitter<VadEvents> {
     this.inSpeech = false;
     this.detected = false;
     this.ring.length = 0;
-    this.vad.reset();
+    this.vad?.reset();
     return was;
+  }
+
+  /** Gives the model back to the idle pool (reset); this detector must not be used again. */
+  release(): void {
+    const vad = this.vad;
+    if (!vad) return;
+    this.vad = null;
+    this.inSpeech = false;
+    this.ring.length = 0;
+    vad.reset();
+    while (!vad.isEmpty()) vad.pop();
+    const list = idle.get(this.poolKey) ?? [];
+    if (list.length < MAX_IDLE) {
+      list.push(vad);
+      idle.set(this.poolKey, list);
+    }
   }
 }

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStreamGateway, type StreamTestGateway } from '../helpers/stream.js';
 import { fakeEngines } from '../helpers/fake-engines.js';
-import { concatPcm, silence, tone } from '../helpers/speech-audio.js';
+import { concatPcm, silence, synthesizeSpeech } from '../helpers/speech-audio.js';
 
 let t: StreamTestGateway;
 const fakes = fakeEngines(['good morning']);
@@ -15,8 +15,8 @@ afterAll(async () => {
   await t?.stop();
 });
 
-// A tone burst is "speech" to the VAD; the scripted recognizer answers it with its line.
-const burst = () => concatPcm(silence(300), tone(440, 500, 0.3), silence(1000));
+// Real speech, so either VAD (energy or Silero) cuts an utterance; the scripted recognizer answers it with its line.
+const burst = async () => concatPcm(silence(300), await synthesizeSpeech('good morning'), silence(1000));
 
 describe('channel id speakers', () => {
   it('labels the transcript with the channel id the client sent', async () => {
@@ -25,7 +25,7 @@ describe('channel id speakers', () => {
     await s.waitForType('session.ready');
     // The first channel id is the customer, the second the agent (Party A, 'en', the one the fakes hear).
     await s.sendAudio(silence(20), { speaker: 'pstn-1', pace: 0 });
-    await s.sendAudio(burst(), { speaker: 'pstn-3', pace: 0 });
+    await s.sendAudio(await burst(), { speaker: 'pstn-3', pace: 0 });
     const final = await s.waitForType('transcript.final', 20_000);
     expect(final).toMatchObject({ speaker: 'pstn-3', text: 'good morning' });
     await s.close();

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStreamGateway, type StreamTestGateway } from '../helpers/stream.js';
 import { fakeEngines } from '../helpers/fake-engines.js';
-import { concatPcm, silence, tone } from '../helpers/speech-audio.js';
+import { concatPcm, silence, synthesizeSpeech } from '../helpers/speech-audio.js';
 
 let t: StreamTestGateway;
 const fakes = fakeEngines([new Error('decoder timed out'), 'good morning', 'thank you']);
@@ -15,8 +15,9 @@ afterAll(async () => {
   await t?.stop();
 });
 
-// A tone burst is "speech" to the VAD; the scripted recognizer answers each burst with its next line.
-const burst = () => concatPcm(silence(300), tone(440, 500, 0.3), silence(1000));
+// Real speech, so either VAD (energy or Silero) cuts an utterance; the scripted recognizer answers
+// each one with its next line whatever was said.
+const burst = async () => concatPcm(silence(300), await synthesizeSpeech('good morning'), silence(1000));
 
 describe('engine failures', () => {
   it('reports recognizer, translator and synthesizer failures and keeps the session running', async () => {
@@ -24,12 +25,12 @@ describe('engine failures', () => {
     const s = await t.connect(id, token);
     await s.waitForType('session.ready');
 
-    await s.sendAudio(burst(), { speaker: 'agent', pace: 0 });
+    await s.sendAudio(await burst(), { speaker: 'agent', pace: 0 });
     const sttError = await s.waitFor((m) => m.type === 'session.error' && m.error.code === 'engine_error', 20_000, 'stt error');
     expect(sttError.error.message).toMatch(/speech-to-text failed for agent speech \(stt_timeout\)/);
 
     fakes.translator.fail = true;
-    await s.sendAudio(burst(), { speaker: 'agent', pace: 0 });
+    await s.sendAudio(await burst(), { speaker: 'agent', pace: 0 });
     const first = await s.waitForType('transcript.final', 20_000);
     expect(first).toMatchObject({ sequence: 1, text: 'good morning' });
     expect(first).not.toHaveProperty('translation');
@@ -37,7 +38,7 @@ describe('engine failures', () => {
 
     fakes.translator.fail = false;
     fakes.tts.fail = true;
-    await s.sendAudio(burst(), { speaker: 'agent', pace: 0 });
+    await s.sendAudio(await burst(), { speaker: 'agent', pace: 0 });
     const second = await s.waitFor((m) => m.type === 'transcript.final' && m.sequence === 2, 20_000, 'second final');
     expect(second.translation).toEqual({ language: 'es', text: '[es] thank you' });
     await s.waitFor((m) => m.type === 'session.error' && /speech synthesis/.test(m.error.message), 20_000, 'tts error');

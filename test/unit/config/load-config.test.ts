@@ -44,4 +44,13 @@ describe('loadConfig errors', () => {
   it('says which profile file is missing', () => {
     expect(fails({ VOXBRIDGE_ENV: 'no-such-profile' })).toMatch(/VOXBRIDGE_ENV=no-such-profile .*does not exist/);
   });
+
+  it('uses the energy VAD by default; Silero needs its model only on a media node', () => {
+    expect(loadConfig({}).vad.engine).toBe('energy');
+    const missing = { VAD_ENGINE: 'silero', VAD_SILERO_MODEL: '/nonexistent/silero_vad.onnx' };
+    expect(fails(missing)).toMatch(/vad\.sileroModel \(VAD_SILERO_MODEL\).*VAD_ENGINE=energy/);
+    expect(loadConfig({ ...missing, VOXBRIDGE_ROLES: 'api,worker' }).vad.engine).toBe('silero');
+    expect(loadConfig({ ...missing, VAD_ENGINE: 'energy' }).vad.engine).toBe('energy');
+    expect(loadConfig({ VAD_ENGINE: 'silero' }).vad.engine).toBe('silero'); // the model fetched by setup
+  });
 });

@@ -53,6 +53,22 @@ describe('SileroVoiceActivityDetector', () => {
     expect(transitions(new VoiceActivityDetector(), pcm).filter(([k]) => k === 'start').length).toBeGreaterThan(0);
   });
 
+  it('release() pools the model: the next detector reuses it, reset, with the same results as a new one', async () => {
+    const speech = await synthesizeSpeech('thank you very much');
+    const pcm = concatPcm(silence(500), speech, silence(1200));
+    const fresh = transitions(new SileroVoiceActivityDetector({ model: MODEL, minSilenceMs: 200 }), pcm);
+    expect(fresh.map(([k]) => k)).toEqual(['start', 'end']);
+    const first = new SileroVoiceActivityDetector({ model: MODEL, minSilenceMs: 200 });
+    transitions(first, concatPcm(silence(500), speech.subarray(0, Math.floor(speech.length / 2)))); // released mid-utterance
+    const before = SileroVoiceActivityDetector.idleCount();
+    first.release();
+    expect(SileroVoiceActivityDetector.idleCount()).toBe(before + 1);
+    expect(() => first.process(new Int16Array(160))).toThrow(/after release/);
+    const reused = new SileroVoiceActivityDetector({ model: MODEL, minSilenceMs: 200 });
+    expect(SileroVoiceActivityDetector.idleCount()).toBe(before);
+    expect(transitions(reused, pcm)).toEqual(fresh);
+  }, 60_000);
+
   it('reset() ends an open utterance and reports it', async () => {
     const speech = await synthesizeSpeech('thank you very much');
     const vad = new SileroVoiceActivityDetector({ model: MODEL });
