@@ -99,6 +99,14 @@ export class AgentSpeechStage extends FrameProcessor {
     });
   }
 
+  /**
+   * Drops what the agent has queued or is playing, as a barge-in does (the tracker keeps what was
+   * heard, marked interrupted): a reply started early whose final asked something else.
+   */
+  cancel(): void {
+    if (this.ledger.speaking && !this.closed) this.push({ kind: 'interruption', party: 'customer' });
+  }
+
   /** Emits the reply's transcript and resolves its promise (also used by the tracker). */
   finish(reply: Reply, interrupted: boolean, partial = ''): void {
     if (reply.done) return;

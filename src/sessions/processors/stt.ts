@@ -28,6 +28,7 @@ class PartyRecognizer {
   inSpeech = false;
   /** Utterances sent to the engine and awaiting their final, oldest first. */
   readonly pending: Utterance[] = [];
+  lastPartial = '';
 }
 
 export class SttProcessor extends FrameProcessor {
@@ -84,12 +85,24 @@ export class SttProcessor extends FrameProcessor {
       return null;
     }
     stream.on('partial', (p) => {
-      if (p.text) this.push({ kind: 'transcript_partial', party, language: this.opts.languages[party], text: p.text });
+      // A complete hypothesis repeating the last partial is news only for turn-taking.
+      if (p.text && !(p.complete && p.text === r.lastPartial)) {
+        this.push({ kind: 'transcript_partial', party, language: this.opts.languages[party], text: p.text });
+      }
+      r.lastPartial = p.text;
+      const u = r.pending[0]; // finals come back in order: a complete hypothesis is the oldest's
+      if (p.complete && u) {
+        this.push({ kind: 'transcript_progress', party, text: p.text, startMs: u.startMs, endMs: u.endMs, decodedMs: p.decodedMs ?? 0, stableMs: p.stableMs ?? 0 });
+      }
     });
     stream.on('final', (f) => {
       const u = r.pending.shift();
       const text = f.text.trim();
-      if (!u || !text) return; // silence or noise: no turn
+      if (!u) return;
+      if (!text) {
+        this.push({ kind: 'transcript_none', party, startMs: u.startMs }); // silence or noise: no turn
+        return;
+      }
       if (this.opts.detect?.[party] && f.language) {
         this.opts.detect[party] = false;
         this.opts.languages[party] = f.language;
@@ -109,7 +122,8 @@ export class SttProcessor extends FrameProcessor {
     // The remote engine failed and the embedded one took over: said once, the session goes on.
     stream.on('fallback', (n) => this.push({ kind: 'error', code: 'engine_error', party, message: n.message }));
     stream.on('error', (e) => {
-      r.pending.shift();
+      const u = r.pending.shift();
+      if (u) this.push({ kind: 'transcript_none', party, startMs: u.startMs });
       this.push({ kind: 'error', code: 'engine_error', party, message: `speech-to-text failed for ${party} speech (${e.code}): ${e.message}` });
     });
     r.stream = stream;
