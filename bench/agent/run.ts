@@ -12,11 +12,12 @@
 //       over one turn cycle. Sessions per core = the largest M whose end of speech → first agent
 //       audio meets the aim (p50 < 1.0 s, p99 < 1.5 s), divided by the cores.
 //
-//   Every figure is taken for each turn-taking mode in --early (default "off,on": answering at the
-//   final, and early from the recognizer's settled hypothesis), interleaved trial by trial so both
-//   see the same machine.
+//   Every figure is taken for each turn-taking mode in --early (default "off,held"): `off` answers
+//   at the final; `held` starts the reply from the recognizer's settled hypothesis and plays it once
+//   the final confirms it (AGENT_EARLY_PARTIAL); `spoken` plays it at once (AGENT_EARLY_SPEAK).
+//   Modes are interleaved trial by trial so all see the same machine.
 //
-//   npx tsx bench/agent/run.ts [--trials 10] [--sessions 1,2,4,6,8] [--turns 3] [--early off,on]
+//   npx tsx bench/agent/run.ts [--trials 10] [--sessions 1,2,4,6,8] [--turns 3] [--early off,held,spoken]
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../src/config/index.js';
@@ -30,10 +31,12 @@ const { values: args } = parseArgs({
     trials: { type: 'string', default: '10' },
     sessions: { type: 'string', default: '1,2,4,6,8' },
     turns: { type: 'string', default: '3' },
-    early: { type: 'string', default: 'off,on' },
+    early: { type: 'string', default: 'off,held' },
   },
 });
-const modes = args.early.split(',').map((m) => m.trim() === 'on');
+type Mode = 'off' | 'held' | 'spoken';
+const modes = args.early.split(',').map((m) => m.trim() as Mode);
+if (modes.some((m) => !['off', 'held', 'spoken'].includes(m))) throw new Error('--early takes off, held, spoken');
 const trials = Number(args.trials);
 const sessionCounts = args.sessions
   .split(',')
@@ -71,7 +74,7 @@ const agent: AgentDefinition = {
 
 const earlyTotals = { started: 0, confirmed: 0, cancelled: 0 };
 
-function session(i: number | string, early: boolean) {
+function session(i: number | string, early: Mode) {
   const outputs: Array<SessionOutput & { at: number }> = [];
   const customerFinals: number[] = [];
   const agentFinals: number[] = [];
@@ -90,9 +93,15 @@ function session(i: number | string, early: boolean) {
     agent: {
       language: 'en',
       bargeInMinSpeechMs: config.agents.bargeInMinSpeechMs,
-      earlyPartial: early,
+      earlyPartial: early !== 'off',
       createRuntime: (host) =>
-        new AgentRuntime({ agent, brain: new ScriptedBrain(agent), host, tools: new ToolRunner({ timeoutMs: 1000, signingSecrets: async () => [] }) }),
+        new AgentRuntime({
+          agent,
+          brain: new ScriptedBrain(agent),
+          host,
+          speakBeforeFinal: early === 'spoken',
+          tools: new ToolRunner({ timeoutMs: 1000, signingSecrets: async () => [] }),
+        }),
     },
   });
   if (process.env.BENCH_DEBUG) {
@@ -111,7 +120,7 @@ function session(i: number | string, early: boolean) {
   return { s, outputs, customerFinals, agentFinals, close };
 }
 
-const modeName = (early: boolean) => (early ? 'early (settled hypothesis)' : 'at the final');
+const modeName = (early: Mode) => ({ off: 'at the final', held: 'early, held until the final', spoken: 'early, spoken before the final' })[early];
 
 /** Feeds PCM in real time; resolves when done. `onSpeechEnd` fires at the end of `speechSamples`. */
 function feed(s: LiveSession, pcm: Int16Array, speechEndSample: number, onSpeechEnd: () => void): Promise<void> {
@@ -202,7 +211,7 @@ console.log(
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** One caller at conversational pace: ask, hear the reply out, pause; latency of every turn. */
-async function conversation(id: string, early: boolean, offsetMs: number, latencies: number[]): Promise<number> {
+async function conversation(id: string, early: Mode, offsetMs: number, latencies: number[]): Promise<number> {
   const { s, outputs, agentFinals, close } = session(id, early);
   s.carrierAttached();
   await sleep(offsetMs);
@@ -244,8 +253,12 @@ for (const m of sessionCounts) {
 }
 for (const early of modes) {
   const b = best.get(early) ?? 0;
-  console.log(`  → answering ${modeName(early)}: largest M meeting p50 < 1.0 s and p99 < 1.5 s: ${b} on ${cores} cores = ${(b / cores).toFixed(1)} sessions per core`);
+  console.log(
+    `  → answering ${modeName(early)}: largest M meeting p50 < 1.0 s and p99 < 1.5 s: ${b} on ${cores} cores = ${(b / cores).toFixed(1)} sessions per core`,
+  );
 }
-console.log(`early turns in the whole run: ${JSON.stringify(earlyTotals)} (confirmed: the final asked the same; cancelled: the reply was cut and the final answered)`);
+console.log(
+  `early turns in the whole run: ${JSON.stringify(earlyTotals)} (confirmed: the final asked the same; cancelled: the reply was cut and the final answered)`,
+);
 await engines.close();
 process.exit(0);

@@ -2,9 +2,10 @@
 // customer final through the brain, and the brain's actions carried out in order (say, tool_call,
 // escalate, end). Turns are handled one at a time; a brain or tool failure is spoken as an apology
 // and logged, never thrown: the session goes on. A turn may start early, from the recognizer's
-// settled hypothesis: it speaks at once, but acts (tools, escalation, end) only once the final
-// confirms it; a final that asks something else cancels it (speech cut, brain state restored) and
-// is answered instead, so one utterance never gets two replies.
+// settled hypothesis: its speech is prepared at once (and held until the final confirms it, unless
+// speakBeforeFinal), and it acts (tools, escalation, end) only once the final confirms it; a final
+// that asks something else cancels it (speech dropped or cut, brain state restored) and is answered
+// instead, so one utterance never gets two replies.
 import type { Logger } from 'pino';
 import type { ToolRunner } from './tool-runner.js';
 import type { AgentDefinition, Brain, BrainAction, BrainInput, ToolCall } from './types.js';
@@ -21,8 +22,11 @@ export type TransferOutcome = 'transferred' | 'failed' | 'not_possible';
 export interface AgentHost {
   readonly sessionId: string;
   readonly orgId: string;
-  /** Speaks to the customer; starts at the first sentence; resolves once played or cut off. */
-  say(text: string): Promise<SpokenResult>;
+  /**
+   * Speaks to the customer; starts at the first sentence; resolves once played or cut off. With
+   * `hold`, the speech is prepared but plays only once `hold` resolves true (dropped on false).
+   */
+  say(text: string, hold?: Promise<boolean>): Promise<SpokenResult>;
   /** Writes an outbox event (ai_agent.tool_called, ai_agent.escalation_requested). */
   recordEvent(type: 'ai_agent.tool_called' | 'ai_agent.escalation_requested', data: Record<string, unknown>): Promise<void>;
   /** Dials `to` as the agent party and bridges it to the customer; not_possible without a phone leg. */
@@ -71,6 +75,8 @@ export interface AgentRuntimeOptions {
   /** A tool slower than this gets a spoken filler (default 1000 ms). */
   fillerAfterMs?: number;
   fillerText?: string;
+  /** Early turns play before their final confirms them (default: prepared, held until it does). */
+  speakBeforeFinal?: boolean;
   log?: Logger;
 }
 
@@ -134,8 +140,7 @@ export class AgentRuntime {
     }
     const brain = this.o.brain;
     const stands =
-      finalText !== null &&
-      (normalizeUtterance(finalText) === normalizeUtterance(turn.text) || (brain.sameMeaning?.(turn.text, finalText) ?? false));
+      finalText !== null && (normalizeUtterance(finalText) === normalizeUtterance(turn.text) || (brain.sameMeaning?.(turn.text, finalText) ?? false));
     turn.decide(stands);
     if (stands) {
       this.earlyStats.confirmed++;
@@ -143,7 +148,7 @@ export class AgentRuntime {
     }
     this.earlyStats.cancelled++;
     if (turn.started) {
-      this.o.host.cancelSpeech();
+      if (this.o.speakBeforeFinal) this.o.host.cancelSpeech(); // held speech is dropped by its hold
       turn.restore?.(); // also stops a brain waiting on the network, so the loop ends now
     }
     if (finalText) this.customerSaid(finalText); // queued behind the cancelled turn
@@ -190,7 +195,8 @@ export class AgentRuntime {
       for await (const action of this.o.brain.respond(input)) {
         if (!this.active || early?.cancelled) break;
         if (action.kind === 'say') {
-          speaking.push(this.o.host.say(action.text));
+          const hold = early && !this.o.speakBeforeFinal ? early.verdict : undefined;
+          speaking.push(this.o.host.say(action.text, hold));
           continue;
         }
         await Promise.all(speaking.splice(0)); // escalate / end / tools come after what was said

@@ -147,7 +147,7 @@ export class LiveSession extends SafeEmitter<LiveSessionEvents> {
     return {
       sessionId: this.id,
       orgId: this.orgId,
-      say: (text) => stages.speech.say(text, splitSentences),
+      say: (text, hold) => stages.speech.say(text, splitSentences, hold),
       recordEvent: async (type, data) => {
         await this.hooks.recordEvent?.(type, data);
       },

@@ -92,7 +92,15 @@ export class SttProcessor extends FrameProcessor {
       r.lastPartial = p.text;
       const u = r.pending[0]; // finals come back in order: a complete hypothesis is the oldest's
       if (p.complete && u) {
-        this.push({ kind: 'transcript_progress', party, text: p.text, startMs: u.startMs, endMs: u.endMs, decodedMs: p.decodedMs ?? 0, stableMs: p.stableMs ?? 0 });
+        this.push({
+          kind: 'transcript_progress',
+          party,
+          text: p.text,
+          startMs: u.startMs,
+          endMs: u.endMs,
+          decodedMs: p.decodedMs ?? 0,
+          stableMs: p.stableMs ?? 0,
+        });
       }
     });
     stream.on('final', (f) => {

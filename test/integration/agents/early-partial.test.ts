@@ -2,7 +2,7 @@
 // embedded engines (pocketsphinx pool, espeak-ng). The decoder reports its hypothesis once it has
 // decoded the whole utterance, before its end-of-utterance search; the agent's brain is asked about
 // that settled hypothesis before the customer's final exists, the final confirms it, and the reply
-// is spoken and stored once. The settle rule counts audio, not wall-clock time, so the outcome does
+// is spoken and stored once (held until the final by default, or played at once). The settle rule counts audio, not wall-clock time, so the outcome does
 // not depend on how loaded the machine is.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../../src/config/index.js';
@@ -52,7 +52,7 @@ afterAll(async () => {
   await engines?.close();
 });
 
-async function talk(earlyPartial: boolean) {
+async function talk(earlyPartial: boolean, speakBeforeFinal = false) {
   const log: string[] = [];
   const stored: StoredTurn[] = [];
   const clock = new ManualClock();
@@ -72,19 +72,30 @@ async function talk(earlyPartial: boolean) {
       language: 'en',
       earlyPartial,
       createRuntime: (host) =>
-        new AgentRuntime({ agent, brain: loggingBrain(log), host, tools: new ToolRunner({ timeoutMs: 500, signingSecrets: async () => [] }) }),
+        new AgentRuntime({
+          agent,
+          brain: loggingBrain(log),
+          host,
+          speakBeforeFinal,
+          tools: new ToolRunner({ timeoutMs: 500, signingSecrets: async () => [] }),
+        }),
     },
   });
   session.on('final', (f) => log.push(`final ${f.speaker}: ${f.text}`));
+  session.on('output', (o) => {
+    if (o.speaker === 'agent' && !log.includes('agent audio')) log.push('agent audio');
+  });
   session.carrierAttached();
   const question = await synthesizeSpeech('what are your opening hours', { voice: 'flite' });
   const pcm = concatPcm(silence(400), question, silence(1200));
   for (let off = 0; off + 160 <= pcm.length; off += 160) session.pushAudio('customer', pcm.slice(off, off + 160));
-  // Play the reply out on the session's clock until the agent's turn is stored.
+  // Play the reply out on the session's clock until the agent's turn and the customer's are stored
+  // (the reply may be heard in full before the final arrives: the final waits for the end search).
   await vi.waitFor(
     () => {
       clock.tick(25);
       expect(stored.some((t) => t.speaker === 'agent')).toBe(true);
+      expect(stored.some((t) => t.speaker === 'customer')).toBe(true);
     },
     { timeout: 90_000, interval: 20 },
   );
@@ -94,17 +105,26 @@ async function talk(earlyPartial: boolean) {
 }
 
 describe('early answering from the recognizer (pocketsphinx, flite speech)', () => {
-  it('asks the brain about the settled hypothesis before the final; the final confirms it; one reply, stored once', async () => {
+  it('asks the brain about the settled hypothesis before the final and plays the reply once the final confirms it; one reply, stored once', async () => {
     const { log, stored, stats } = await talk(true);
     const asked = log.findIndex((l) => l.startsWith('brain: '));
     const final = log.findIndex((l) => l.startsWith('final customer: '));
     expect(asked).toBeGreaterThanOrEqual(0);
-    expect(final).toBeGreaterThan(asked); // the reply started before the final existed
+    expect(final).toBeGreaterThan(asked); // the reply started before the final existed…
+    expect(log.indexOf('agent audio')).toBeGreaterThan(final); // …and was heard only once the final confirmed it
     expect(log.filter((l) => l.startsWith('brain: '))).toHaveLength(1);
     expect(stats).toEqual({ started: 1, confirmed: 1, cancelled: 0 });
     const customer = stored.filter((t) => t.speaker === 'customer');
     expect(customer).toHaveLength(1);
     expect(customer[0].text).toMatch(/opening hours/); // the stored turn is the final
+    expect(stored.filter((t) => t.speaker === 'agent').map((t) => t.text)).toEqual([REPLY]);
+  }, 120_000);
+
+  it('spoken before the final (speakBeforeFinal): the same single reply, the brain asked before the final', async () => {
+    const { log, stored, stats } = await talk(true, true);
+    expect(log.findIndex((l) => l.startsWith('final customer: '))).toBeGreaterThan(log.findIndex((l) => l.startsWith('brain: ')));
+    expect(log.filter((l) => l.startsWith('brain: '))).toHaveLength(1);
+    expect(stats).toEqual({ started: 1, confirmed: 1, cancelled: 0 });
     expect(stored.filter((t) => t.speaker === 'agent').map((t) => t.text)).toEqual([REPLY]);
   }, 120_000);
 

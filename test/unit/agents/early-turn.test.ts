@@ -1,6 +1,8 @@
-// A turn started from the recognizer's hypothesis before the final: it speaks at once, acts
-// (tools, escalation) only once the final confirms it, and a final asking something else cancels
-// it (speech cut, brain state back) and is answered instead. One utterance never gets two replies.
+// A turn started from the recognizer's hypothesis before the final: its reply is prepared at once
+// and held until the final confirms it (or, with speakBeforeFinal, played at once), it acts (tools,
+// escalation) only once the final confirms it, and a final asking something else cancels it
+// (speech dropped or cut, brain state back) and is answered instead. One utterance never gets two
+// replies.
 import { describe, expect, it } from 'vitest';
 import { AgentRuntime, ScriptedBrain, ToolRunner, type AgentDefinition, type AgentHost, type SpokenResult } from '../../../src/agents/index.js';
 
@@ -23,9 +25,10 @@ const agent: AgentDefinition = {
   voice: null,
 };
 
-/** Speech that plays until the test says so (`playAll`) or the runtime cancels it. */
+/** Speech that plays until the test says so (`playAll`) or the runtime cancels it; held speech waits for its hold. */
 function host() {
   const said: string[] = [];
+  const holds: Array<Promise<boolean> | undefined> = [];
   const heard: SpokenResult[] = [];
   const events: string[] = [];
   const playing: Array<(r: SpokenResult) => void> = [];
@@ -33,13 +36,16 @@ function host() {
   const h: AgentHost = {
     sessionId: 'sess_1',
     orgId: 'org_1',
-    say: (text) =>
+    say: (text, hold) =>
       new Promise<SpokenResult>((resolve) => {
         said.push(text);
-        playing.push((r) => {
+        holds.push(hold);
+        const done = (r: SpokenResult) => {
           heard.push(r);
           resolve(r);
-        });
+        };
+        if (!hold) return void playing.push(done);
+        void hold.then((go) => (go ? playing.push(done) : done({ spoken: '', interrupted: false })));
       }),
     recordEvent: async (type) => void events.push(type),
     transfer: async () => 'not_possible',
@@ -52,18 +58,61 @@ function host() {
   const playAll = () => {
     for (const done of playing.splice(0)) done({ spoken: 'all', interrupted: false });
   };
-  return { h, said, heard, events, playAll, cancels: () => cancels };
+  return { h, said, heard, events, holds, playAll, cancels: () => cancels };
 }
 
 const flush = async () => {
   for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r));
 };
 
-function runtime(hh: ReturnType<typeof host>) {
-  return new AgentRuntime({ agent, brain: new ScriptedBrain(agent), host: hh.h, tools: new ToolRunner({ timeoutMs: 500, signingSecrets: async () => [] }) });
+function runtime(hh: ReturnType<typeof host>, speakBeforeFinal = true) {
+  return new AgentRuntime({
+    agent,
+    brain: new ScriptedBrain(agent),
+    host: hh.h,
+    speakBeforeFinal,
+    tools: new ToolRunner({ timeoutMs: 500, signingSecrets: async () => [] }),
+  });
 }
 
-describe('early turns', () => {
+describe('early turns, held until the final (the default)', () => {
+  it('prepares the reply at once and releases it when the final confirms it', async () => {
+    const hh = host();
+    const rt = runtime(hh, false);
+    rt.customerSaidEarly('what are your opening hours');
+    await flush();
+    expect(hh.said).toEqual(['We are open from nine to five.']); // synthesized now…
+    expect(hh.holds[0]).toBeInstanceOf(Promise); // …held
+    hh.playAll();
+    expect(hh.heard).toEqual([]);
+    rt.customerFinalAfterEarly('what are your opening hours');
+    await flush();
+    hh.playAll();
+    await rt.idle();
+    expect(hh.heard).toEqual([{ spoken: 'all', interrupted: false }]);
+    expect(hh.said).toHaveLength(1);
+  });
+
+  it('drops the held reply unheard when the final asks something else, and answers the final', async () => {
+    const hh = host();
+    const rt = runtime(hh, false);
+    rt.customerSaidEarly('what are your opening hours');
+    await flush();
+    rt.customerFinalAfterEarly('i want a refund');
+    await flush();
+    hh.playAll();
+    await rt.idle();
+    expect(hh.said).toEqual(['We are open from nine to five.', 'I can help with a refund.']);
+    expect(hh.heard).toEqual([
+      { spoken: '', interrupted: false },
+      { spoken: 'all', interrupted: false },
+    ]);
+    expect(hh.holds[1]).toBeUndefined(); // the final's own reply is not held
+    expect(hh.cancels()).toBe(0); // nothing was audible: nothing to cut
+  });
+});
+
+describe('early turns spoken before the final (speakBeforeFinal)', () => {
   it('speaks the hypothesis at once; the same final confirms it and gets no second reply', async () => {
     const hh = host();
     const rt = runtime(hh);
@@ -173,7 +222,12 @@ describe('early turns', () => {
   it('restores the brain: a cancelled misunderstanding does not count toward escalation', async () => {
     const esc: AgentDefinition = { ...agent, escalation: { keywords: [], message: 'Connecting you.' } };
     const hh = host();
-    const rt = new AgentRuntime({ agent: esc, brain: new ScriptedBrain(esc), host: hh.h, tools: new ToolRunner({ timeoutMs: 500, signingSecrets: async () => [] }) });
+    const rt = new AgentRuntime({
+      agent: esc,
+      brain: new ScriptedBrain(esc),
+      host: hh.h,
+      tools: new ToolRunner({ timeoutMs: 500, signingSecrets: async () => [] }),
+    });
     rt.customerSaid('blah blah nonsense'); // miss 1
     await flush();
     hh.playAll();

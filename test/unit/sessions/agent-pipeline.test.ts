@@ -25,7 +25,13 @@ function setup(script: string[] = []) {
       voice: {},
       clock,
       vad: { calibrationFrames: 2 },
-      agent: { language: 'en', timelineMs: () => clock.n * 20, turns: { final: (t) => finals.push(t), early: () => false, settle: () => undefined }, bargeInMinSpeechMs: 200, onBargeIn: () => bargeIns++ },
+      agent: {
+        language: 'en',
+        timelineMs: () => clock.n * 20,
+        turns: { final: (t) => finals.push(t), early: () => false, settle: () => undefined },
+        bargeInMinSpeechMs: 200,
+        onBargeIn: () => bargeIns++,
+      },
     },
     (f) => frames.push(f),
   );
@@ -130,7 +136,14 @@ describe('AgentListener (early answers from the settled hypothesis)', () => {
     decodedMs,
     stableMs,
   });
-  const final = (text: string, startMs: number, endMs: number): Frame => ({ kind: 'transcript_final', party: 'customer', language: 'en', text, startMs, endMs });
+  const final = (text: string, startMs: number, endMs: number): Frame => ({
+    kind: 'transcript_final',
+    party: 'customer',
+    language: 'en',
+    text,
+    startMs,
+    endMs,
+  });
 
   it('answers a settled hypothesis at once and hands its final over as the verdict, not as a second turn', () => {
     const { ev, calls, passed } = listener();
