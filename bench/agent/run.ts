@@ -200,8 +200,15 @@ for (let i = 0; i < trials; i++) {
   await new Promise((r) => setTimeout(r, 500));
   await feed(s, concatPcm(silence(100), question, silence(400)), 0, () => undefined);
   const at = s.lastBargeInAt;
-  const agentFrames = outputs.filter((o) => o.speaker === 'agent');
-  if (at > 0 && agentFrames.length) stops.push(Math.max(0, agentFrames[agentFrames.length - 1].at - at));
+  // The cut reply's frames come back to back (one per 20 ms tick); the reply to what the customer
+  // said over it comes after a gap and is not part of the stop time.
+  let last = at;
+  for (const o of outputs) {
+    if (o.speaker !== 'agent' || o.at < at) continue;
+    if (o.at - last > 100) break;
+    last = o.at;
+  }
+  if (at > 0) stops.push(last - at);
   close();
 }
 console.log(

@@ -156,6 +156,8 @@ export class AgentRuntime {
 
   close(): void {
     this.closed = true;
+    this.early?.decide(false); // a turn waiting for its final lets go
+    this.early = null;
     this.o.brain.close?.();
   }
 
