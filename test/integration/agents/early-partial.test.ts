@@ -105,6 +105,11 @@ async function talk(earlyPartial: boolean, speakBeforeFinal = false) {
 }
 
 describe('early answering from the recognizer (pocketsphinx, flite speech)', () => {
+  it('is on by default, held until the final, and set from the environment', () => {
+    expect(loadConfig({}).agents).toMatchObject({ earlyPartial: true, earlySpeak: false });
+    expect(loadConfig({ AGENT_EARLY_PARTIAL: 'false', AGENT_EARLY_SPEAK: 'true' }).agents).toMatchObject({ earlyPartial: false, earlySpeak: true });
+  });
+
   it('asks the brain about the settled hypothesis before the final and plays the reply once the final confirms it; one reply, stored once', async () => {
     const { log, stored, stats } = await talk(true);
     const asked = log.findIndex((l) => l.startsWith('brain: '));
