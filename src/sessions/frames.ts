@@ -42,6 +42,8 @@ export interface TranscriptProgressFrame {
   /** The utterance's bounds on the session timeline, as its final will carry them. */
   startMs: number;
   endMs: number;
+  /** Audio written to the recognizer for the utterance, ms. */
+  writtenMs: number;
   /** Audio decoded, and audio over which `text` has not changed, ms. */
   decodedMs: number;
   stableMs: number;

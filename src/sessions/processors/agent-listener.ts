@@ -3,7 +3,7 @@
 // two parties' audio both ways (the agent steps out; the transcript keeps recording both).
 import { FRAME_MS, otherParty } from '../contracts.js';
 import { ORIGINAL_SPEAKER_LABEL } from './bridge.js';
-import type { Frame } from '../frames.js';
+import type { Frame, TranscriptProgressFrame } from '../frames.js';
 import { FrameProcessor } from './processor.js';
 
 /**
@@ -20,7 +20,7 @@ export const EARLY_STABLE_AUDIO_MS = 200;
 
 export interface RecognizerHypothesis {
   text: string;
-  /** The utterance's audio as sent to the recognizer (VAD start, preroll included, to VAD end), ms. */
+  /** The utterance's audio as written to the recognizer (preroll included, to the VAD's end), ms. */
   utteranceMs: number;
   /** Audio the recognizer had decoded, ms. */
   decodedMs: number;
@@ -73,9 +73,9 @@ export class AgentListener extends FrameProcessor {
     }
   }
 
-  private onHypothesis(h: { text: string; startMs: number; endMs: number; decodedMs: number; stableMs: number }): void {
+  private onHypothesis(h: TranscriptProgressFrame): void {
     if (!this.earlyPartial) return;
-    const settled = isSettled({ text: h.text, utteranceMs: h.endMs - h.startMs, decodedMs: h.decodedMs, stableMs: h.stableMs });
+    const settled = isSettled({ text: h.text, utteranceMs: h.writtenMs, decodedMs: h.decodedMs, stableMs: h.stableMs });
     if (settled && this.turns.early(h.text)) this.answered.add(h.startMs);
   }
 }

@@ -2,7 +2,7 @@
 // utterance comes back as exactly one `transcript_final` (or an `error`) carrying its time bounds.
 // Audio frames stop here: nothing downstream needs raw input audio.
 import type { SttEngine, SttStream } from '../../speech/index.js';
-import { PARTIES, type Party } from '../contracts.js';
+import { FRAME_MS, PARTIES, type Party } from '../contracts.js';
 import type { Frame } from '../frames.js';
 import { FrameProcessor } from './processor.js';
 
@@ -21,6 +21,8 @@ export interface SttProcessorOptions {
 interface Utterance {
   startMs: number;
   endMs: number;
+  /** Audio written to the engine for it, ms (the timeline may skip where frames were lost). */
+  writtenMs: number;
 }
 
 class PartyRecognizer {
@@ -43,7 +45,11 @@ export class SttProcessor extends FrameProcessor {
     switch (frame.kind) {
       case 'audio': {
         const r = this.parties.get(frame.party)!;
-        if (r.inSpeech && r.stream) r.stream.write(frame.pcm);
+        if (r.inSpeech && r.stream) {
+          r.stream.write(frame.pcm);
+          const open = r.pending[r.pending.length - 1];
+          if (open) open.writtenMs += FRAME_MS;
+        }
         return; // raw input audio ends here
       }
       case 'vad_start': {
@@ -53,7 +59,7 @@ export class SttProcessor extends FrameProcessor {
         const stream = this.streamFor(frame.party, r);
         if (!stream) return;
         r.inSpeech = true;
-        r.pending.push({ startMs: frame.mediaMs, endMs: frame.mediaMs });
+        r.pending.push({ startMs: frame.mediaMs, endMs: frame.mediaMs, writtenMs: frame.preroll.length * FRAME_MS });
         for (const f of frame.preroll) stream.write(f);
         return;
       }
@@ -98,6 +104,7 @@ export class SttProcessor extends FrameProcessor {
           text: p.text,
           startMs: u.startMs,
           endMs: u.endMs,
+          writtenMs: u.writtenMs,
           decodedMs: p.decodedMs ?? 0,
           stableMs: p.stableMs ?? 0,
         });

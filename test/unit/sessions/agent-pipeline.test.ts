@@ -133,6 +133,7 @@ describe('AgentListener (early answers from the settled hypothesis)', () => {
     text,
     startMs,
     endMs,
+    writtenMs: endMs - startMs,
     decodedMs,
     stableMs,
   });
