@@ -28,6 +28,8 @@ export interface AgentServicesOptions {
   fillerAfterMs: number;
   llmTimeoutMs: number;
   secrets: SecretResolver;
+  /** Early turns play before their final confirms them (else held until it does). */
+  earlySpeak?: boolean;
 }
 
 /** What every agent session of a node shares: the tool runner and the secret resolver. */
@@ -67,7 +69,15 @@ export class AgentServices {
   }
 
   runtime(agent: AgentDefinition, mode: string, host: AgentHost, log?: Logger): AgentRuntime {
-    return new AgentRuntime({ agent, brain: this.brainFor(agent, mode), host, tools: this.tools, fillerAfterMs: this.o.fillerAfterMs, log });
+    return new AgentRuntime({
+      agent,
+      brain: this.brainFor(agent, mode),
+      host,
+      tools: this.tools,
+      fillerAfterMs: this.o.fillerAfterMs,
+      speakBeforeFinal: this.o.earlySpeak ?? false,
+      log,
+    });
   }
 }
 

@@ -72,6 +72,13 @@ export interface Brain {
   /** Actions for one input, in order; a `tool_call` is answered by a later `tool_result` input. */
   respond(input: BrainInput): AsyncIterable<BrainAction>;
   close?(): void;
+  /**
+   * Brains that can answer early (from the recognizer's hypothesis) implement this: it saves the
+   * conversation state and returns what puts it back, used when the final changes what was meant.
+   */
+  checkpoint?(): () => void;
+  /** Whether utterances `a` and `b` ask the same (same reply and actions); without it, equal text only. */
+  sameMeaning?(a: string, b: string): boolean;
 }
 
 /** Resolves an organization's named secret (the openai_compatible API key); null when unset. */

@@ -240,11 +240,15 @@ export const ConfigSchema = Type.Object({
     /** Customer speech needed, while the agent talks, before it is cut off (barge-in). */
     bargeInMinSpeechMs: PositiveInt,
     /**
-     * Answer the recognizer's settled partial at the end of speech instead of waiting for the final.
-     * Off by default: the embedded recognizer reports no progress, so a decoder running behind the
-     * audio can leave a truncated partial that looks settled (README "AI agents").
+     * Start the reply from the recognizer's settled hypothesis, before the final (README "AI agents",
+     * early answering); the final confirms or replaces it.
      */
     earlyPartial: Type.Boolean(),
+    /**
+     * With earlyPartial: play the early reply before the final confirms it (else it is prepared and
+     * held until then). Faster, but a final that asks something else cuts a reply already heard.
+     */
+    earlySpeak: Type.Boolean(),
     /** openai_compatible brains: no first byte / no progress for this long fails the turn. */
     llmTimeoutMs: PositiveInt,
     /**
@@ -361,6 +365,7 @@ const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' 
   AGENT_FILLER_AFTER_MS: { path: ['agents', 'fillerAfterMs'], kind: 'int' },
   AGENT_BARGE_IN_MIN_SPEECH_MS: { path: ['agents', 'bargeInMinSpeechMs'], kind: 'int' },
   AGENT_EARLY_PARTIAL: { path: ['agents', 'earlyPartial'], kind: 'bool' },
+  AGENT_EARLY_SPEAK: { path: ['agents', 'earlySpeak'], kind: 'bool' },
   AGENT_LLM_TIMEOUT_MS: { path: ['agents', 'llmTimeoutMs'], kind: 'int' },
   AGENT_SECRETS: { path: ['agents', 'secrets'], kind: 'json' },
 };

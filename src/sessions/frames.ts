@@ -31,6 +31,31 @@ export interface TranscriptPartialFrame {
   text: string;
 }
 
+/**
+ * The recognizer has decoded all of an ended utterance's audio (engines that report progress):
+ * its hypothesis before the final, for the agent's turn-taking. Not sent to clients.
+ */
+export interface TranscriptProgressFrame {
+  kind: 'transcript_progress';
+  party: Party;
+  text: string;
+  /** The utterance's bounds on the session timeline, as its final will carry them. */
+  startMs: number;
+  endMs: number;
+  /** Audio written to the recognizer for the utterance, ms. */
+  writtenMs: number;
+  /** Audio decoded, and audio over which `text` has not changed, ms. */
+  decodedMs: number;
+  stableMs: number;
+}
+
+/** An ended utterance that gets no transcript_final (silence or noise, or the recognizer failed). */
+export interface TranscriptNoneFrame {
+  kind: 'transcript_none';
+  party: Party;
+  startMs: number;
+}
+
 export interface TranscriptFinalFrame {
   kind: 'transcript_final';
   party: Party;
@@ -106,6 +131,8 @@ export type Frame =
   | VadStartFrame
   | VadEndFrame
   | TranscriptPartialFrame
+  | TranscriptProgressFrame
+  | TranscriptNoneFrame
   | TranscriptFinalFrame
   | TranslationFrame
   | TtsAudioFrame

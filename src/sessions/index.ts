@@ -19,5 +19,13 @@ export { SessionNotFoundError, SessionEndedError } from './errors.js';
 export { SessionOwnedElsewhereError } from './ownership.js';
 export { AgentSpeechStage, AgentPlayoutTracker, AgentSpeechLedger, AGENT_SPEAKER_LABEL, type SpokenReply } from './processors/agent-speech.js';
 export { AgentBargeInProcessor, DEFAULT_BARGE_IN_MIN_SPEECH_MS } from './processors/barge-in.js';
-export { AgentListener, HandoffBridge, EARLY_PARTIAL_MIN_WORDS, EARLY_PARTIAL_STABLE_MS } from './processors/agent-listener.js';
+export {
+  AgentListener,
+  HandoffBridge,
+  isSettled,
+  EARLY_MIN_WORDS,
+  EARLY_STABLE_AUDIO_MS,
+  type CustomerTurnSink,
+  type RecognizerHypothesis,
+} from './processors/agent-listener.js';
 export { AGENT_VAD_HANGOVER_MS } from './pipeline.js';

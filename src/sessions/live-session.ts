@@ -127,7 +127,11 @@ export class LiveSession extends SafeEmitter<LiveSessionEvents> {
             agent.onBargeIn?.();
           },
           timelineMs: () => (this.t0 < 0 ? 0 : Date.now() - this.t0),
-          onCustomerFinal: (text) => this.agentRuntime?.customerSaid(text),
+          turns: {
+            final: (text) => this.agentRuntime?.customerSaid(text),
+            early: (text) => this.agentRuntime?.customerSaidEarly(text) ?? false,
+            settle: (text) => this.agentRuntime?.customerFinalAfterEarly(text),
+          },
         },
         defaultLanguage: opts.defaultLanguage,
         onLanguageDetected: (party, language) => this.hooks.languageDetected?.(party, language),
@@ -143,7 +147,7 @@ export class LiveSession extends SafeEmitter<LiveSessionEvents> {
     return {
       sessionId: this.id,
       orgId: this.orgId,
-      say: (text) => stages.speech.say(text, splitSentences),
+      say: (text, hold) => stages.speech.say(text, splitSentences, hold),
       recordEvent: async (type, data) => {
         await this.hooks.recordEvent?.(type, data);
       },
@@ -163,6 +167,7 @@ export class LiveSession extends SafeEmitter<LiveSessionEvents> {
         if (this.hooks.end) this.hooks.end(reason);
         else this.close(reason);
       },
+      cancelSpeech: () => stages.speech.cancel(),
     };
   }
 

@@ -20,7 +20,7 @@ import { InterruptionProcessor } from './processors/interruption.js';
 import { OutputPacer } from './processors/pacer.js';
 import { AgentPlayoutTracker, AgentSpeechLedger, AgentSpeechStage } from './processors/agent-speech.js';
 import { AgentBargeInProcessor } from './processors/barge-in.js';
-import { AgentListener, HandoffBridge } from './processors/agent-listener.js';
+import { AgentListener, HandoffBridge, type CustomerTurnSink } from './processors/agent-listener.js';
 
 /**
  * End-of-turn in the agent modes: 300 ms of silence ends the customer's utterance (the translation
@@ -118,13 +118,14 @@ export interface PipelineOptions {
 }
 
 export interface AgentPipelineOptions {
-  onCustomerFinal: (text: string) => void;
+  /** The customer's turns: finals, and settled hypotheses answered early (see AgentListener). */
+  turns: CustomerTurnSink;
   /** Language the agent speaks. */
   language: string;
   timelineMs: () => number;
   bargeInMinSpeechMs?: number;
   onBargeIn?: () => void;
-  /** Answer a settled partial at the end of speech (AgentListener); default false. */
+  /** Answer the recognizer's settled hypothesis before the final (AgentListener); default false. */
   earlyPartial?: boolean;
 }
 
@@ -199,7 +200,7 @@ function buildAgentPipeline(opts: PipelineOptions, agent: AgentPipelineOptions, 
       onInterrupt: agent.onBargeIn,
     }),
     new SttProcessor({ engine: engines.stt, languages: plan.languages, enabled: plan.transcribe }),
-    new AgentListener(agent.onCustomerFinal, agent.earlyPartial ?? false),
+    new AgentListener(agent.turns, agent.earlyPartial ?? false),
     speech,
     pacer,
     new AgentPlayoutTracker(ledger, speech),

@@ -4,6 +4,15 @@ import type { EventEmitter } from 'node:events';
 
 export interface SttPartial {
   text: string;
+  /** Engines that report decoding progress: the utterance's audio decoded when `text` was taken. */
+  decodedMs?: number;
+  /** With `complete`: audio (at least) over which the hypothesis has not changed. */
+  stableMs?: number;
+  /**
+   * The hypothesis after every frame written before endUtterance() was decoded, sent before the
+   * final (pocketsphinx: before its end-of-utterance search). May repeat the previous partial's text.
+   */
+  complete?: boolean;
 }
 
 export interface SttFinal {

@@ -18,6 +18,15 @@ export class HelpDeskBrain implements Brain {
     this.kb = new KnowledgeBase(agent.knowledgeBase);
   }
 
+  checkpoint(): () => void {
+    const saved = { offeredHuman: this.offeredHuman, choices: this.choices, heard: this.heard.length };
+    return () => {
+      this.offeredHuman = saved.offeredHuman;
+      this.choices = saved.choices;
+      this.heard.length = saved.heard;
+    };
+  }
+
   async *respond(input: BrainInput): AsyncIterable<BrainAction> {
     if (input.kind !== 'utterance') return;
     const text = input.text;

@@ -68,6 +68,17 @@ export class OpenAiCompatibleBrain implements Brain {
     this.abort?.abort();
   }
 
+  checkpoint(): () => void {
+    const saved = { messages: this.messages.length, heard: this.heard.length, awaiting: [...this.awaiting] };
+    return () => {
+      this.abort?.abort();
+      this.messages.length = saved.messages;
+      this.heard.length = saved.heard;
+      this.awaiting.clear();
+      for (const id of saved.awaiting) this.awaiting.add(id);
+    };
+  }
+
   private tools(): unknown[] | undefined {
     const fns = this.o.agent.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
     if (this.o.agent.escalation) {
@@ -87,8 +98,8 @@ export class OpenAiCompatibleBrain implements Brain {
     const { brain } = this.o.agent;
     const key = brain.api_key_secret ? await this.o.secrets(this.o.agent.orgId, brain.api_key_secret) : null;
     if (brain.api_key_secret && !key) throw new LlmError('llm_no_key', `secret '${brain.api_key_secret}' is not set`);
-    this.abort = new AbortController();
-    const signal = this.abort.signal;
+    const controller = (this.abort = new AbortController());
+    const signal = controller.signal;
     let timer = setTimeout(() => this.abort?.abort(), this.o.timeoutMs);
     const touch = () => {
       clearTimeout(timer);
@@ -150,6 +161,7 @@ export class OpenAiCompatibleBrain implements Brain {
     } finally {
       clearTimeout(timer);
       this.abort = null;
+      controller.abort(); // a no-op once the stream is read; drops the request when the turn was cancelled
     }
     if (pending.trim()) yield { kind: 'say', text: pending.trim() };
     const made = calls.filter(Boolean);

@@ -19,6 +19,28 @@ export class ScriptedBrain implements Brain {
 
   constructor(private readonly agent: AgentDefinition) {}
 
+  checkpoint(): () => void {
+    const saved = { misses: this.misses, pendingClarify: this.pendingClarify, pendingTool: this.pendingTool, heard: this.heard.length };
+    return () => {
+      this.misses = saved.misses;
+      this.pendingClarify = saved.pendingClarify;
+      this.pendingTool = saved.pendingTool;
+      this.heard.length = saved.heard;
+    };
+  }
+
+  /** Both confidently the same intent with the same slot values, and alike on escalation words, yes and no. */
+  sameMeaning(a: string, b: string): boolean {
+    const keywords = this.agent.escalation?.keywords ?? [];
+    for (const words of [keywords, YES, NO]) if (containsPhrase(a, words) !== containsPhrase(b, words)) return false;
+    const confident = (t: string) => {
+      const [best] = rankIntents(t, this.agent.intents);
+      return best && best.score >= MATCH_THRESHOLD ? best.intent.name : null;
+    };
+    const intent = confident(a);
+    return intent !== null && intent === confident(b) && JSON.stringify(extractSlots(a)) === JSON.stringify(extractSlots(b));
+  }
+
   async *respond(input: BrainInput): AsyncIterable<BrainAction> {
     if (input.kind === 'tool_result') {
       yield* this.afterTool(input);

@@ -68,8 +68,12 @@ export class AgentSpeechStage extends FrameProcessor {
     this.push(frame);
   }
 
-  /** Speaks `text` to the customer; resolves when it has been heard or cut off. */
-  say(text: string, splitSentences: (t: string) => string[]): Promise<SpokenReply> {
+  /**
+   * Speaks `text` to the customer; resolves when it has been heard or cut off. With `hold`, the
+   * sentences are synthesized now but queued for playout only once `hold` resolves true (false: the
+   * reply is dropped unheard); later replies wait behind it.
+   */
+  say(text: string, splitSentences: (t: string) => string[], hold?: Promise<boolean>): Promise<SpokenReply> {
     return new Promise<SpokenReply>((resolve) => {
       const sentences = splitSentences(text);
       const reply: Reply = { sentences, heard: [], synthesized: false, queuedSegments: 0, startMs: this.opts.timelineMs(), done: false, resolve };
@@ -78,11 +82,13 @@ export class AgentSpeechStage extends FrameProcessor {
       const generation = this.ledger.generation;
       // Every sentence starts synthesizing now; they are queued for playout in order.
       const audio = sentences.map((s) => this.synthesize(s));
+      const release = hold ?? Promise.resolve(true);
       sentences.forEach((sentence, i) => {
         this.tail = this.tail
-          .then(() => audio[i])
-          .then((pcm) => {
-            if (reply.done || generation !== this.ledger.generation || this.closed) return;
+          .then(() => Promise.all([audio[i], release]))
+          .then(([pcm, go]) => {
+            if (!go || reply.done || generation !== this.ledger.generation || this.closed) return;
+            if (i === 0 && hold) reply.startMs = this.opts.timelineMs(); // heard from now, not when prepared
             if (!pcm || pcm.length === 0) {
               reply.heard.push(sentence); // no voice (no TTS): the text still counts as said
               return;
@@ -97,6 +103,14 @@ export class AgentSpeechStage extends FrameProcessor {
         if (reply.queuedSegments === 0 && !reply.done) this.finish(reply, false);
       });
     });
+  }
+
+  /**
+   * Drops what the agent has queued or is playing, as a barge-in does (the tracker keeps what was
+   * heard, marked interrupted): a reply started early whose final asked something else.
+   */
+  cancel(): void {
+    if (this.ledger.speaking && !this.closed) this.push({ kind: 'interruption', party: 'customer' });
   }
 
   /** Emits the reply's transcript and resolves its promise (also used by the tracker). */

@@ -2,7 +2,7 @@
 // utterance comes back as exactly one `transcript_final` (or an `error`) carrying its time bounds.
 // Audio frames stop here: nothing downstream needs raw input audio.
 import type { SttEngine, SttStream } from '../../speech/index.js';
-import { PARTIES, type Party } from '../contracts.js';
+import { FRAME_MS, PARTIES, type Party } from '../contracts.js';
 import type { Frame } from '../frames.js';
 import { FrameProcessor } from './processor.js';
 
@@ -21,6 +21,8 @@ export interface SttProcessorOptions {
 interface Utterance {
   startMs: number;
   endMs: number;
+  /** Audio written to the engine for it, ms (the timeline may skip where frames were lost). */
+  writtenMs: number;
 }
 
 class PartyRecognizer {
@@ -28,6 +30,7 @@ class PartyRecognizer {
   inSpeech = false;
   /** Utterances sent to the engine and awaiting their final, oldest first. */
   readonly pending: Utterance[] = [];
+  lastPartial = '';
 }
 
 export class SttProcessor extends FrameProcessor {
@@ -42,7 +45,11 @@ export class SttProcessor extends FrameProcessor {
     switch (frame.kind) {
       case 'audio': {
         const r = this.parties.get(frame.party)!;
-        if (r.inSpeech && r.stream) r.stream.write(frame.pcm);
+        if (r.inSpeech && r.stream) {
+          r.stream.write(frame.pcm);
+          const open = r.pending[r.pending.length - 1];
+          if (open) open.writtenMs += FRAME_MS;
+        }
         return; // raw input audio ends here
       }
       case 'vad_start': {
@@ -52,7 +59,7 @@ export class SttProcessor extends FrameProcessor {
         const stream = this.streamFor(frame.party, r);
         if (!stream) return;
         r.inSpeech = true;
-        r.pending.push({ startMs: frame.mediaMs, endMs: frame.mediaMs });
+        r.pending.push({ startMs: frame.mediaMs, endMs: frame.mediaMs, writtenMs: frame.preroll.length * FRAME_MS });
         for (const f of frame.preroll) stream.write(f);
         return;
       }
@@ -84,12 +91,33 @@ export class SttProcessor extends FrameProcessor {
       return null;
     }
     stream.on('partial', (p) => {
-      if (p.text) this.push({ kind: 'transcript_partial', party, language: this.opts.languages[party], text: p.text });
+      // A complete hypothesis repeating the last partial is news only for turn-taking.
+      if (p.text && !(p.complete && p.text === r.lastPartial)) {
+        this.push({ kind: 'transcript_partial', party, language: this.opts.languages[party], text: p.text });
+      }
+      r.lastPartial = p.text;
+      const u = r.pending[0]; // finals come back in order: a complete hypothesis is the oldest's
+      if (p.complete && u) {
+        this.push({
+          kind: 'transcript_progress',
+          party,
+          text: p.text,
+          startMs: u.startMs,
+          endMs: u.endMs,
+          writtenMs: u.writtenMs,
+          decodedMs: p.decodedMs ?? 0,
+          stableMs: p.stableMs ?? 0,
+        });
+      }
     });
     stream.on('final', (f) => {
       const u = r.pending.shift();
       const text = f.text.trim();
-      if (!u || !text) return; // silence or noise: no turn
+      if (!u) return;
+      if (!text) {
+        this.push({ kind: 'transcript_none', party, startMs: u.startMs }); // silence or noise: no turn
+        return;
+      }
       if (this.opts.detect?.[party] && f.language) {
         this.opts.detect[party] = false;
         this.opts.languages[party] = f.language;
@@ -109,7 +137,8 @@ export class SttProcessor extends FrameProcessor {
     // The remote engine failed and the embedded one took over: said once, the session goes on.
     stream.on('fallback', (n) => this.push({ kind: 'error', code: 'engine_error', party, message: n.message }));
     stream.on('error', (e) => {
-      r.pending.shift();
+      const u = r.pending.shift();
+      if (u) this.push({ kind: 'transcript_none', party, startMs: u.startMs });
       this.push({ kind: 'error', code: 'engine_error', party, message: `speech-to-text failed for ${party} speech (${e.code}): ${e.message}` });
     });
     r.stream = stream;

@@ -2,7 +2,16 @@
 // sentence-by-sentence streaming, tool_calls deltas split across chunks, tool results fed back with
 // the conversation kept, the API key from a named secret, error bodies and timeouts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LlmError, OpenAiCompatibleBrain, type AgentDefinition, type BrainAction, type BrainInput } from '../../../src/agents/index.js';
+import {
+  AgentRuntime,
+  LlmError,
+  OpenAiCompatibleBrain,
+  ToolRunner,
+  type AgentDefinition,
+  type AgentHost,
+  type BrainAction,
+  type BrainInput,
+} from '../../../src/agents/index.js';
 import { OpenAiChatServer } from '../../helpers/openai-chat-server.js';
 
 let server: OpenAiChatServer;
@@ -105,4 +114,36 @@ describe('OpenAiCompatibleBrain', () => {
     });
     await expect(collect(noKey, { kind: 'utterance', text: 'hi' })).rejects.toBeInstanceOf(LlmError);
   });
+
+  it('an early turn the final does not confirm is dropped: its request aborted, its user message gone from the conversation', async () => {
+    server.replies.push({ hang: true }, { text: 'We open at nine.' });
+    const said: string[] = [];
+    const host: AgentHost = {
+      sessionId: 'sess_1',
+      orgId: 'org_test',
+      say: async (text, hold) => {
+        said.push(text);
+        return { spoken: !hold || (await hold) ? text : '', interrupted: false };
+      },
+      recordEvent: async () => undefined,
+      transfer: async () => 'not_possible',
+      end: () => undefined,
+      cancelSpeech: () => undefined,
+    };
+    // A minute's LLM timeout: only the abort on the verdict can end the hanging request within the test.
+    const brain = new OpenAiCompatibleBrain({ agent: agent(), secrets, timeoutMs: 60_000 });
+    const rt = new AgentRuntime({ agent: agent(), brain, host, tools: new ToolRunner({ timeoutMs: 500, signingSecrets: async () => [] }) });
+    const before = server.requests.length;
+    expect(rt.customerSaidEarly('where is my order')).toBe(true);
+    await expect.poll(() => server.requests.length).toBe(before + 1); // the early request is in flight
+    rt.customerFinalAfterEarly('what are your opening hours');
+    await rt.idle();
+    expect(server.requests).toHaveLength(before + 2);
+    expect(server.requests.at(-1)!.body.messages).toEqual([
+      { role: 'system', content: 'You are the order desk of Acme.' },
+      { role: 'user', content: 'what are your opening hours' },
+    ]);
+    expect(said).toEqual(['We open at nine.']); // no apology for the dropped request
+    expect(rt.earlyStats).toEqual({ started: 1, confirmed: 0, cancelled: 1 });
+  }, 30_000);
 });

@@ -44,6 +44,7 @@ function fakeHost() {
     recordEvent: async (type, data) => void events.push({ type, data }),
     transfer: async () => 'not_possible',
     end: () => undefined,
+    cancelSpeech: () => undefined,
   };
   return { host, said, events };
 }

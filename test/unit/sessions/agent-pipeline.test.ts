@@ -1,8 +1,8 @@
 // Stage tests of the agent pipeline on a hand-driven clock: replies played sentence by sentence,
 // the agent turn stored once heard, barge-in only after the minimum speech, queued agent audio
 // dropped at once, and the interrupted turn keeping only what was played.
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import { AgentListener, buildPipeline, EARLY_PARTIAL_STABLE_MS, planPipeline, type Frame } from '../../../src/sessions/index.js';
+import { describe, expect, it } from 'vitest';
+import { AgentListener, buildPipeline, isSettled, planPipeline, type Frame } from '../../../src/sessions/index.js';
 import { splitSentences } from '../../../src/agents/index.js';
 import { fakeEngines, loudFrame, quietFrame } from '../../helpers/fake-engines.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
@@ -25,7 +25,13 @@ function setup(script: string[] = []) {
       voice: {},
       clock,
       vad: { calibrationFrames: 2 },
-      agent: { language: 'en', timelineMs: () => clock.n * 20, onCustomerFinal: (t) => finals.push(t), bargeInMinSpeechMs: 200, onBargeIn: () => bargeIns++ },
+      agent: {
+        language: 'en',
+        timelineMs: () => clock.n * 20,
+        turns: { final: (t) => finals.push(t), early: () => false, settle: () => undefined },
+        bargeInMinSpeechMs: 200,
+        onBargeIn: () => bargeIns++,
+      },
     },
     (f) => frames.push(f),
   );
@@ -90,29 +96,89 @@ describe('agent pipeline', () => {
   });
 });
 
-describe('AgentListener (end of turn from partials)', () => {
-  afterEach(() => vi.useRealTimers());
+describe('the settle rule (answer before the final)', () => {
+  const h = { text: 'what are your opening hours', utteranceMs: 2000, decodedMs: 2000, stableMs: 300 };
 
-  it('answers a settled partial at the end of speech and skips its final; waits for the final otherwise', () => {
-    vi.useFakeTimers({ toFake: ['Date'] });
-    const heard: string[] = [];
-    const l = new AgentListener((t) => heard.push(t)).link(() => undefined);
-    const ev = (f: Frame) => l.process(f);
-    ev({ kind: 'vad_start', party: 'customer', mediaMs: 0, preroll: [] });
-    ev({ kind: 'transcript_partial', party: 'customer', language: 'en', text: 'what are your opening hours' });
-    vi.advanceTimersByTime(EARLY_PARTIAL_STABLE_MS);
-    ev({ kind: 'vad_end', party: 'customer', mediaMs: 1000 });
-    expect(heard).toEqual(['what are your opening hours']);
-    ev({ kind: 'transcript_final', party: 'customer', language: 'en', text: 'what are your opening hours', startMs: 0, endMs: 1000 });
-    expect(heard).toHaveLength(1);
+  it('settles when the recognizer has decoded the whole utterance and its text held for 200 ms of audio', () => {
+    expect(isSettled(h)).toBe(true);
+    expect(isSettled({ ...h, stableMs: 200 })).toBe(true);
+    expect(isSettled({ ...h, decodedMs: 1980 })).toBe(true); // one frame of rounding
+  });
 
-    // A partial still changing at the end of speech (recognizer behind): the final is used.
-    ev({ kind: 'vad_start', party: 'customer', mediaMs: 2000, preroll: [] });
-    ev({ kind: 'transcript_partial', party: 'customer', language: 'en', text: 'where is my order one' });
-    vi.advanceTimersByTime(50);
-    ev({ kind: 'vad_end', party: 'customer', mediaMs: 3000 });
-    expect(heard).toHaveLength(1);
-    ev({ kind: 'transcript_final', party: 'customer', language: 'en', text: 'where is my order one two', startMs: 2000, endMs: 3000 });
-    expect(heard).toEqual(['what are your opening hours', 'where is my order one two']);
+  it('does not settle on a recognizer behind the audio, a text still changing, or fewer than two words', () => {
+    expect(isSettled({ ...h, decodedMs: 1900 })).toBe(false);
+    expect(isSettled({ ...h, stableMs: 100 })).toBe(false);
+    expect(isSettled({ ...h, text: 'hours' })).toBe(false);
+    expect(isSettled({ ...h, text: '  ' })).toBe(false);
+  });
+});
+
+describe('AgentListener (early answers from the settled hypothesis)', () => {
+  function listener(accept = true, earlyOn = true) {
+    const calls: string[] = [];
+    const passed: Frame[] = [];
+    const l = new AgentListener(
+      {
+        final: (t) => calls.push(`final:${t}`),
+        early: (t) => (calls.push(`early:${t}`), accept),
+        settle: (t) => calls.push(`settle:${t}`),
+      },
+      earlyOn,
+    ).link((f) => passed.push(f));
+    return { ev: (f: Frame) => l.process(f), calls, passed };
+  }
+  const progress = (text: string, startMs: number, endMs: number, decodedMs: number, stableMs: number): Frame => ({
+    kind: 'transcript_progress',
+    party: 'customer',
+    text,
+    startMs,
+    endMs,
+    writtenMs: endMs - startMs,
+    decodedMs,
+    stableMs,
+  });
+  const final = (text: string, startMs: number, endMs: number): Frame => ({
+    kind: 'transcript_final',
+    party: 'customer',
+    language: 'en',
+    text,
+    startMs,
+    endMs,
+  });
+
+  it('answers a settled hypothesis at once and hands its final over as the verdict, not as a second turn', () => {
+    const { ev, calls, passed } = listener();
+    ev(progress('what are your opening hours', 1000, 3000, 2000, 400));
+    expect(calls).toEqual(['early:what are your opening hours']);
+    expect(passed).toHaveLength(0); // turn-taking only: clients never see it
+    ev(final('what are your opening hours', 1000, 3000));
+    expect(calls).toEqual(['early:what are your opening hours', 'settle:what are your opening hours']);
+    expect(passed.map((f) => f.kind)).toEqual(['transcript_final']);
+  });
+
+  it('waits for the final when the hypothesis is not settled, the runtime declines, or early answers are off', () => {
+    const a = listener();
+    a.ev(progress('where is my order one', 0, 2000, 2000, 100)); // changed in the last 200 ms
+    a.ev(final('where is my order one two', 0, 2000));
+    expect(a.calls).toEqual(['final:where is my order one two']);
+
+    const b = listener(false);
+    b.ev(progress('what are your opening hours', 0, 2000, 2000, 400));
+    b.ev(final('what are your opening hours', 0, 2000));
+    expect(b.calls).toEqual(['early:what are your opening hours', 'final:what are your opening hours']);
+
+    const c = listener(true, false);
+    c.ev(progress('what are your opening hours', 0, 2000, 2000, 400));
+    c.ev(final('what are your opening hours', 0, 2000));
+    expect(c.calls).toEqual(['final:what are your opening hours']);
+  });
+
+  it('an utterance answered early that ends without a final settles with null; other utterances are unaffected', () => {
+    const { ev, calls } = listener();
+    ev(progress('what are your opening hours', 0, 2000, 2000, 400));
+    ev({ kind: 'transcript_none', party: 'customer', startMs: 0 });
+    ev({ kind: 'transcript_none', party: 'customer', startMs: 5000 });
+    ev(final('thanks a lot', 6000, 7000));
+    expect(calls).toEqual(['early:what are your opening hours', 'settle:null', 'final:thanks a lot']);
   });
 });

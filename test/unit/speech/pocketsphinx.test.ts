@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config/index.js';
 import { toFrames } from '../../../src/media/index.js';
-import { PocketsphinxEngine, ensureDecoderBinary, type SttFinal, type SttStream, type SttError } from '../../../src/speech/index.js';
+import { PocketsphinxEngine, ensureDecoderBinary, type SttFinal, type SttPartial, type SttStream, type SttError } from '../../../src/speech/index.js';
 import { synthesizeSpeech } from '../../helpers/speech-audio.js';
 
 const cfg = loadConfig({}).engines;
@@ -81,6 +81,40 @@ describe('PocketsphinxEngine (embedded decoder pool)', () => {
       `[measure] pocketsphinx: pool of 2 loaded in ${loadWallMs.toFixed(0)} ms (decoder says ${s.lastLoadMs} ms); ` +
         `audio ${audioMs} ms, decoder CPU ${s.lastFinal!.decode_ms.toFixed(0)} ms, RTF ${(s.lastFinal!.decode_ms / audioMs).toFixed(2)}; ` +
         `endUtterance->final ${r.endToFinalMs!.toFixed(0)} ms (includes decoding the audio still in the pipe), end search ${s.lastFinal!.end_ms.toFixed(0)} ms`,
+    );
+  }, 60_000);
+
+  it('reports the audio it has decoded: partials carry it, and one complete hypothesis over all the audio precedes the final', async () => {
+    const pcm = await phrase('i need help with my order');
+    const audioMs = toFrames(pcm).length * 20;
+    const stream = engine.openStream({ language: 'en' });
+    const partials: SttPartial[] = [];
+    const order: string[] = [];
+    stream.on('partial', (p) => {
+      partials.push(p);
+      order.push(p.complete ? 'complete' : 'partial');
+    });
+    stream.on('final', () => order.push('final'));
+    const r = await feed(stream, pcm);
+    stream.close();
+    const plain = partials.filter((p) => !p.complete);
+    expect(plain.length).toBeGreaterThan(0);
+    let last = 0;
+    for (const p of plain) {
+      expect(p.decodedMs).toBeGreaterThan(last);
+      expect(p.decodedMs).toBeLessThanOrEqual(audioMs);
+      last = p.decodedMs!;
+    }
+    const complete = partials.filter((p) => p.complete);
+    expect(complete).toHaveLength(1);
+    expect(complete[0].decodedMs).toBe(audioMs);
+    expect(complete[0].stableMs).toBeGreaterThan(0);
+    expect(complete[0].stableMs).toBeLessThanOrEqual(audioMs);
+    expect(complete[0].text).toMatch(/order/);
+    expect(order.slice(-2)).toEqual(['complete', 'final']);
+    console.log(
+      `[measure] pocketsphinx progress: hypothesis "${complete[0].text}" stable over ${complete[0].stableMs} of ${audioMs} ms; final "${r.final?.text}" ` +
+        `${engine.stats().lastFinal!.end_ms.toFixed(0)} ms of end search later`,
     );
   }, 60_000);
 

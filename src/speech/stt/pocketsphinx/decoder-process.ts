@@ -16,9 +16,20 @@ export interface DecoderFinal {
   cmn: number[];
 }
 
+/** The first-pass hypothesis once all of an utterance's audio is decoded, before the final's search. */
+export interface DecoderProgress {
+  text: string;
+  /** Utterance audio decoded (all that was sent before endUtterance). */
+  audioMs: number;
+  /** Audio (at least) over which the hypothesis has not changed. */
+  stableMs: number;
+}
+
 export interface DecoderProcessEvents {
   ready: [{ loadMs: number }];
-  partial: [{ text: string }];
+  /** `audioMs`: the utterance's audio decoded when the hypothesis was taken. */
+  partial: [{ text: string; audioMs: number }];
+  progress: [DecoderProgress];
   final: [DecoderFinal];
   /** The process ended; `expected` is false for crashes. */
   exit: [{ code: number | null; signal: NodeJS.Signals | null; expected: boolean; stderr: string }];
@@ -130,7 +141,7 @@ export class DecoderProcess extends EventEmitter<DecoderProcessEvents> {
   }
 
   private onLine(line: string): void {
-    let msg: { type?: string; text?: string; load_ms?: number; message?: string } & Partial<DecoderFinal>;
+    let msg: { type?: string; text?: string; load_ms?: number; message?: string; stable_ms?: number } & Partial<DecoderFinal>;
     try {
       msg = JSON.parse(line);
     } catch {
@@ -143,7 +154,10 @@ export class DecoderProcess extends EventEmitter<DecoderProcessEvents> {
         this.emit('ready', { loadMs: msg.load_ms ?? 0 });
         break;
       case 'partial':
-        this.emit('partial', { text: msg.text ?? '' });
+        this.emit('partial', { text: msg.text ?? '', audioMs: msg.audio_ms ?? 0 });
+        break;
+      case 'progress':
+        this.emit('progress', { text: msg.text ?? '', audioMs: msg.audio_ms ?? 0, stableMs: msg.stable_ms ?? 0 });
         break;
       case 'final':
         this.emit('final', {

@@ -240,9 +240,13 @@ export class PocketsphinxEngine implements SttEngine {
       this.lastLoadMs = loadMs;
       this.next(slot);
     });
-    proc.on('partial', ({ text }) => {
+    proc.on('partial', ({ text, audioMs }) => {
       const utt = slot.utt;
-      if (utt && !utt.done) utt.stream.deliver('partial', { text });
+      if (utt && !utt.done) utt.stream.deliver('partial', { text, decodedMs: audioMs });
+    });
+    proc.on('progress', ({ text, audioMs, stableMs }) => {
+      const utt = slot.utt;
+      if (utt && !utt.done && utt.ended) utt.stream.deliver('partial', { text, decodedMs: audioMs, stableMs, complete: true });
     });
     proc.on('final', (final) => {
       this.lastFinal = final;

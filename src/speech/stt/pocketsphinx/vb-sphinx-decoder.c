@@ -13,7 +13,12 @@
  *   'Q'  quit                          (length 0)
  * Protocol, stdout (one JSON object per line, flushed):
  *   {"type":"ready","load_ms":N}
- *   {"type":"partial","text":"..."}                  at most every partial_ms of audio, only when changed
+ *   {"type":"partial","text":"...","audio_ms":N}     at most every partial_ms of audio, only when changed;
+ *      audio_ms: the utterance's audio decoded when the hypothesis was taken
+ *   {"type":"progress","text":"...","audio_ms":N,"stable_ms":N}
+ *      once per utterance, on 'E', after all its audio is decoded and before the end-of-utterance
+ *      search: the first-pass hypothesis over the whole utterance, and how much audio (at least) it
+ *      has stayed unchanged for. Lets the agent answer without waiting for the final's search.
  *   {"type":"final","text":"...","confidence":F,"audio_ms":N,"decode_ms":N,"end_ms":N,"cmn":[F,...]}
  *      cmn: the cepstral mean after the utterance; send it back with the stream's next 'S'.
  *   {"type":"error","message":"..."}
@@ -33,6 +38,9 @@
 
 #define MAX_PAYLOAD (1 << 20)
 #define SAMPLE_RATE 8000
+/* The hypothesis is checked this often (audio) to know how long it has been stable; partial lines
+ * still go out at most every partial_ms. */
+#define HYP_CHECK_MS 100
 
 static double now_ms(void) {
     struct timespec ts;
@@ -109,11 +117,15 @@ int main(int argc, char **argv) {
 
     int16_t *samples = malloc(MAX_PAYLOAD);
     int in_utt = 0;
-    long samples_since_partial = 0;
+    long samples_since_check = 0;
+    long samples_at_partial = 0; /* utt_samples when the last partial line went out */
+    long hyp_since = 0;          /* utt_samples at the check that first saw the current hypothesis */
     long utt_samples = 0;
     double utt_cpu_ms = 0;
-    char *last_partial = NULL;
+    char *last_hyp = NULL;     /* hypothesis at the last check */
+    char *last_partial = NULL; /* text of the last partial line */
     const long partial_every = (long)partial_ms * SAMPLE_RATE / 1000;
+    const long check_every = (long)HYP_CHECK_MS * SAMPLE_RATE / 1000;
 
     for (;;) {
         unsigned char head[5];
@@ -137,11 +149,15 @@ int main(int argc, char **argv) {
             }
             ps_start_utt(ps);
             in_utt = 1;
-            samples_since_partial = 0;
+            samples_since_check = 0;
+            samples_at_partial = 0;
+            hyp_since = 0;
             utt_samples = 0;
             utt_cpu_ms = 0;
             free(last_partial);
             last_partial = NULL;
+            free(last_hyp);
+            last_hyp = NULL;
             break;
         case 'A': {
             if (!in_utt) { ps_start_utt(ps); in_utt = 1; }
@@ -150,23 +166,44 @@ int main(int argc, char **argv) {
             ps_process_raw(ps, samples, n, FALSE, FALSE);
             utt_cpu_ms += now_ms() - t;
             utt_samples += (long)n;
-            samples_since_partial += (long)n;
-            if (samples_since_partial >= partial_every) {
-                samples_since_partial = 0;
+            samples_since_check += (long)n;
+            if (samples_since_check >= check_every) {
+                samples_since_check = 0;
                 int32 score;
                 char const *hyp = ps_get_hyp(ps, &score);
-                if (hyp && *hyp && (last_partial == NULL || strcmp(hyp, last_partial) != 0)) {
+                if (hyp == NULL) hyp = "";
+                if (last_hyp == NULL || strcmp(hyp, last_hyp) != 0) {
+                    /* Changed somewhere since the previous check: counting from this check
+                     * understates how long it has been stable, never overstates it. */
+                    free(last_hyp);
+                    last_hyp = strdup(hyp);
+                    hyp_since = utt_samples;
+                }
+                if (*hyp && utt_samples - samples_at_partial >= partial_every &&
+                    (last_partial == NULL || strcmp(hyp, last_partial) != 0)) {
+                    samples_at_partial = utt_samples;
                     free(last_partial);
                     last_partial = strdup(hyp);
                     printf("{\"type\":\"partial\",\"text\":");
                     put_json_string(hyp);
-                    printf("}\n");
+                    printf(",\"audio_ms\":%ld}\n", utt_samples * 1000 / SAMPLE_RATE);
                     fflush(stdout);
                 }
             }
             break;
         }
         case 'E': {
+            if (in_utt) {
+                /* Everything sent before 'E' is decoded by now (records are handled in order). */
+                int32 score;
+                char const *hyp = ps_get_hyp(ps, &score);
+                if (hyp == NULL) hyp = "";
+                long stable = (last_hyp != NULL && strcmp(hyp, last_hyp) == 0) ? utt_samples - hyp_since : 0;
+                printf("{\"type\":\"progress\",\"text\":");
+                put_json_string(hyp);
+                printf(",\"audio_ms\":%ld,\"stable_ms\":%ld}\n", utt_samples * 1000 / SAMPLE_RATE, stable * 1000 / SAMPLE_RATE);
+                fflush(stdout);
+            }
             double t = now_ms();
             if (!in_utt) { ps_start_utt(ps); }
             ps_end_utt(ps);
@@ -191,6 +228,8 @@ int main(int argc, char **argv) {
             fflush(stdout);
             free(last_partial);
             last_partial = NULL;
+            free(last_hyp);
+            last_hyp = NULL;
             break;
         }
         case 'Q':
@@ -203,6 +242,7 @@ int main(int argc, char **argv) {
 done:
     if (in_utt) ps_end_utt(ps);
     free(last_partial);
+    free(last_hyp);
     free(samples);
     free(cmn_init_mean);
     free(cmn_vec);
