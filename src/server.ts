@@ -219,7 +219,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
         registerTelephonyMetrics(metricsRegistry, telephony);
         const ownedTelephony = telephony;
         shutdown.add('telephony', () => ownedTelephony.close());
-        ownership.setSip({ address: config.sip.advertisedAddress, port: telephony.sipPort });
+        ownership.setSip({ address: config.sip.advertisedAddress, port: telephony.sipPort, tlsPort: telephony.sipTlsPort });
         rpc = await SessionRpc.start({ redis, prefix: config.redisKeyPrefix, nodeId: config.nodeId, logger, execute: callCommandExecutor(telephony) });
         const ownedRpc = rpc;
         shutdown.add('rpc', () => ownedRpc.close());

@@ -17,7 +17,10 @@ export interface RateStep {
 export async function measureSetupRate(opts: { rates?: number[]; secondsPerStep?: number } = {}): Promise<{ best: number; steps: RateStep[] }> {
   const rates = opts.rates ?? [50, 100, 150, 200, 250, 300, 400, 500];
   const seconds = opts.secondsPerStep ?? 5;
-  const fx: TelephonyFixture = await startTelephonyFixture({ maxConcurrentCalls: 5000, rtpRange: { min: 20000, max: 29998 } });
+  // SIP_BENCH_CAPTURE=off: without SIP capture (on by default: every message queued to PostgreSQL),
+  // to tell its cost from the front's own.
+  const capture = process.env.SIP_BENCH_CAPTURE === 'off' ? { capture: { enabled: false } } : {};
+  const fx: TelephonyFixture = await startTelephonyFixture({ maxConcurrentCalls: 5000, rtpRange: { min: 20000, max: 29998 }, ...capture });
   const steps: RateStep[] = [];
   let best = 0;
   try {

@@ -11,6 +11,8 @@ import type { Redis } from 'ioredis';
 export interface SipContact {
   address: string;
   port: number;
+  /** SIP over TLS port; null or absent when the node has no TLS listener. */
+  tlsPort?: number | null;
 }
 
 /** What `owner:<id>` holds: where the session's traffic must go. */

@@ -37,7 +37,14 @@ export interface SourceCheck {
   challengeOrRefuse(inv: AdmissionInvite): 'challenged';
 }
 
-export type OwnerLookup = (sessionId: string) => Promise<{ node: string; sip: { address: string; port: number } | null } | null>;
+/** Where another node takes SIP: its advertised address, its UDP/TCP port and its TLS port (null: no TLS). */
+export interface OwnerSipContact {
+  address: string;
+  port: number;
+  tlsPort?: number | null;
+}
+
+export type OwnerLookup = (sessionId: string) => Promise<{ node: string; sip: OwnerSipContact | null } | null>;
 
 export interface AdmissionOptions {
   repo: InboundRepo;
@@ -124,9 +131,7 @@ export class InboundAdmission {
     if (!owner) return false;
     if (!owner.sip) throw new SipError(480, 'Temporarily Unavailable');
     if (inv.isCancelled) return true;
-    // The carrier retries over the transport it used (Via, RFC 3261 §18.2.2).
-    const transport = /tcp/i.test(String(inv.req.headers.via[0]?.protocol ?? '')) ? ';transport=tcp' : '';
-    const contact = { uri: `sip:${dialed}@${owner.sip.address}:${owner.sip.port}${transport}`, params: {} };
+    const contact = { uri: ownerContact(dialed, owner.sip, inv), params: {} };
     this.o.count?.('redirected_302');
     this.o.log?.info({ callId: inv.callId, sessionId, owner: owner.node }, 'call redirected to the owning node');
     inv.reject(302, 'Moved Temporarily', { contact: [contact] });
@@ -245,4 +250,18 @@ export function dialedNumber(req: Pick<SipRequest, 'uri'>, toUri: unknown): stri
     return /^\+?\d{3,15}$/.test(user) ? user : null;
   };
   return pick(req.uri) ?? pick(toUri);
+}
+
+/**
+ * The owner's contact for a 302: the carrier retries over the transport it used (Via, RFC 3261
+ * §18.2.2). A call that came over TLS is sent to the owner's TLS port with `;transport=tls`, never
+ * downgraded: an owner without TLS cannot take it (480).
+ */
+function ownerContact(dialed: string, owner: OwnerSipContact, inv: AdmissionInvite): string {
+  const via = String(inv.req.headers.via[0]?.protocol ?? '').toUpperCase();
+  if (via === 'TLS' || inv.remote.protocol.toUpperCase() === 'TLS') {
+    if (!owner.tlsPort) throw new SipError(480, 'Temporarily Unavailable');
+    return `sip:${dialed}@${owner.address}:${owner.tlsPort};transport=tls`;
+  }
+  return `sip:${dialed}@${owner.address}:${owner.port}${via === 'TCP' ? ';transport=tcp' : ''}`;
 }

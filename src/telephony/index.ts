@@ -60,6 +60,8 @@ export interface Telephony {
   captureCounts(): Record<string, number>;
   /** The SIP port bound (config.sip.port, or the one chosen when it is 0). */
   readonly sipPort: number;
+  /** The SIP-over-TLS port, or null when TLS is off. */
+  readonly sipTlsPort: number | null;
   close(): Promise<void>;
 }
 
@@ -100,6 +102,7 @@ export async function startTelephony(deps: TelephonyDeps): Promise<Telephony> {
       return svc.activeLegs;
     },
     sipPort: svc.sipPort,
+    sipTlsPort: svc.ua.tlsPort,
     mediaStats: () => svc.mediaStats(),
     callCounts: () => ({ ...svc.callCounts }),
     refusedCounts: () => ({ ...svc.refusals.counts }),

@@ -38,7 +38,22 @@ const TO_GATEWAY_PCMU = { codec: { mask: ['all'], transcode: ['PCMU', 'telephone
 // peer's side keeps the profile it offered (answer) or the one we ask for (offer). ng's
 // `transport-protocol` names the protocol towards the recipient of the SDP being rewritten.
 const PLAIN_TO_GATEWAY = { 'transport-protocol': 'RTP/AVP' };
-const SDES_TO_PEER = { 'transport-protocol': 'RTP/SAVP', DTLS: 'off' };
+// Offered to a secure trunk: only RFC 4568's AES_CM_128 suites. rtpengine would also offer the NULL
+// ciphers (no encryption) and AEAD/AES-192/256 ones, which some stacks accept but key wrongly
+// (baresip 1.0 takes AEAD_AES_256_GCM and then cannot decrypt a packet).
+const OTHER_SDES_SUITES = [
+  'AEAD_AES_256_GCM',
+  'AEAD_AES_128_GCM',
+  'AES_256_CM_HMAC_SHA1_80',
+  'AES_256_CM_HMAC_SHA1_32',
+  'AES_192_CM_HMAC_SHA1_80',
+  'AES_192_CM_HMAC_SHA1_32',
+  'F8_128_HMAC_SHA1_80',
+  'F8_128_HMAC_SHA1_32',
+  'NULL_HMAC_SHA1_80',
+  'NULL_HMAC_SHA1_32',
+];
+const SDES_TO_PEER = { 'transport-protocol': 'RTP/SAVP', DTLS: 'off', SDES: OTHER_SDES_SUITES.map((s) => `no-${s}`) };
 
 export class MediaAnchor {
   private readonly host: string;

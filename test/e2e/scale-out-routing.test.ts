@@ -84,7 +84,7 @@ describe('a session lives on one node', () => {
     const s = await liveOn(a, {});
     expect(s.streamUrl).toBe(wsOf(a, s.id));
     const claim = await ownerOf(a.redis, s.id);
-    expect(claim).toEqual({ node: 'node-a', url: a.config.publicUrl, sip: { address: '127.0.0.1', port: a.telephony!.sipPort } });
+    expect(claim).toEqual({ node: 'node-a', url: a.config.publicUrl, sip: { address: '127.0.0.1', port: a.telephony!.sipPort, tlsPort: null } });
     const { rows } = await a.db.query('SELECT owner_node FROM sessions WHERE id = $1', [s.id]);
     expect(rows[0].owner_node).toBe('node-a');
     // Asked on node B, the session's stream still points at A.

@@ -85,7 +85,7 @@ afterAll(async () => {
 });
 
 describe('SIP over TLS', () => {
-  it('takes a call over TLS: TLS in Via, a sips: Contact on the TLS port, the dialog on TLS', async () => {
+  it('takes a call over TLS: TLS in Via, a ;transport=tls Contact on the TLS port (the request was sip:), the dialog on TLS', async () => {
     await fx.createSession({ phoneNumber: fx.openNumber });
     const attached = fx.sessions.nextLeg();
     const call = callOverTls(fx, fx.openNumber, PLAIN);
@@ -96,7 +96,7 @@ describe('SIP over TLS', () => {
     const answer = tunnel.fromGateway();
     expect(answer).toMatch(/^SIP\/2\.0 200 OK/m);
     expect(answer).toMatch(/^Via: SIP\/2\.0\/TLS /m);
-    expect(answer).toContain(`<sips:voxbridge@127.0.0.1:${fx.svc.ua.tlsPort}>`);
+    expect(answer).toContain(`<sip:voxbridge@127.0.0.1:${fx.svc.ua.tlsPort};transport=tls>`);
   });
 
   it('dials out over TLS to a sips: target and hangs up over TLS', async () => {
@@ -211,6 +211,8 @@ describe('SRTP (SDES) through rtpengine', () => {
     expect(invite).toMatch(/^INVITE sip:\+14155550100@127\.0\.0\.1:\d+;transport=tls SIP\/2\.0/m);
     expect(invite).toMatch(/^m=audio \d+ RTP\/SAVP /m);
     expect(invite).toMatch(/^a=crypto:\d+ AES_CM_128_HMAC_SHA1_80 inline:/m);
+    // Only RFC 4568's AES_CM_128 suites: never a NULL cipher, nor suites peers key differently.
+    expect(invite.match(/^a=crypto:\d+ (\S+) /gm)?.map((l) => l.split(' ')[1])).toEqual(['AES_CM_128_HMAC_SHA1_80', 'AES_CM_128_HMAC_SHA1_32']);
   });
 
   it('without rtpengine refuses an SRTP offer with 488 instead of ignoring the crypto', async () => {

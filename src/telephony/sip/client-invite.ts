@@ -5,7 +5,7 @@ import sip, { type NameAddr, type SipMessage, type SipRequest, type SipResponse,
 import digest from 'sip/digest.js';
 import { Dialog, type DialogTransport } from './dialog.js';
 import { ALLOW_HEADER, SipError } from './errors.js';
-import { applyTransport, type SipTransportName } from './secure-transport.js';
+import { applyTransport, targetIsSips, type SipTransportName } from './secure-transport.js';
 
 export interface CallOptions {
   /** Call-ID and From tag chosen by the caller (rtpengine needs them before the INVITE leaves). */
@@ -30,7 +30,7 @@ export interface CallOptions {
 /** What a client INVITE needs from its user agent. */
 export interface ClientInviteHost extends DialogTransport {
   send(m: SipMessage, onResponse?: (rs: SipResponse) => void): void;
-  contactFor(transport: SipTransportName): NameAddr;
+  contactFor(transport: SipTransportName, sips?: boolean): NameAddr;
   sendAck(dialog: Dialog, seq: number): void;
   /** Registers a dialog the INVITE created so in-dialog requests find it. */
   addDialog(dialog: Dialog): void;
@@ -99,7 +99,7 @@ export class ClientInvite {
         from: this.from,
         'call-id': this.callId,
         cseq: { seq: this.seq, method: 'INVITE' },
-        contact: [this.host.contactFor(this.transport)],
+        contact: [this.host.contactFor(this.transport, targetIsSips(this.target))],
         'max-forwards': 70,
         allow: ALLOW_HEADER,
         'content-type': 'application/sdp',

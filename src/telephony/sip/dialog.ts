@@ -1,7 +1,7 @@
 // A confirmed (or early-confirmed) SIP dialog (RFC 3261 §12): the state needed to send and route
 // in-dialog requests, and the events call code listens to (drachtio-srf's Dialog shape).
 import { SafeEmitter } from '../../events/index.js';
-import type { NameAddr, SipRequest, SipResponse } from 'sip';
+import type { NameAddr, Remote, SipRequest, SipResponse } from 'sip';
 import { SipError } from './errors.js';
 import type { SipTransportName } from './secure-transport.js';
 
@@ -44,6 +44,8 @@ export interface DialogInit {
   localSdp: string;
   remoteSdp: string | null;
   transport: SipTransportName;
+  /** The TCP/TLS connection the peer opened to us, reused for our requests while open (null: route by URI). */
+  flow?: Remote | null;
 }
 
 export class Dialog extends SafeEmitter<DialogEvents> {
@@ -52,6 +54,7 @@ export class Dialog extends SafeEmitter<DialogEvents> {
   readonly local: NameAddr;
   readonly remote: NameAddr;
   readonly transport: SipTransportName;
+  readonly flow: Remote | null;
   remoteTarget: string;
   routeSet: NameAddr[];
   localSeq: number;
@@ -77,6 +80,7 @@ export class Dialog extends SafeEmitter<DialogEvents> {
     this.localSdp = init.localSdp;
     this.remoteSdp = init.remoteSdp;
     this.transport = init.transport;
+    this.flow = init.flow ?? null;
   }
 
   get localTag(): string {

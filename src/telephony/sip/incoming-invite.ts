@@ -20,6 +20,8 @@ export class IncomingInvite extends SafeEmitter<IncomingInviteEvents> {
     readonly remote: Remote,
     private readonly ua: UserAgent,
     localTag: string,
+    /** The connection the INVITE came over (behind an edge: the edge's), for requests back in the dialog. */
+    readonly flow: Remote = remote,
   ) {
     super();
     this.callId = req.headers['call-id'];

@@ -35,7 +35,18 @@ export interface StackOptions {
 
 type ResponseCallback = (rs: SipResponse) => void;
 
-export function createSipStack(o: StackOptions, onRequest: (rq: SipRequest, remote: Remote) => void): SipStack {
+/** The stack, with connection reuse for requests to a peer that connected to us. */
+export interface FrontStack extends SipStack {
+  /**
+   * `flow`: the TCP/TLS connection a peer opened to us (its address and port as received). While it
+   * is open a request goes over it instead of a new connection to the target's address (RFC 5923
+   * connection reuse; a peer behind NAT, or without a TLS certificate of its own, can only be reached
+   * this way). Once it has closed, the request is routed by its URI as usual.
+   */
+  send(m: SipMessage, callback?: ResponseCallback, flow?: Remote | null): void;
+}
+
+export function createSipStack(o: StackOptions, onRequest: (rq: SipRequest, remote: Remote) => void): FrontStack {
   const limits = { ...DEFAULT_SIP_LIMITS, ...o.limits };
   const streamLimits = { ...DEFAULT_STREAM_LIMITS, ...o.stream };
   const errorLog = o.onError ?? (() => {});
@@ -140,8 +151,15 @@ export function createSipStack(o: StackOptions, onRequest: (rq: SipRequest, remo
     next();
   }
 
+  /** The flow as a target when its connection is still open (UDP has no connections to reuse). */
+  const openFlow = (flow: Remote | null | undefined): Remote | null => {
+    if (!flow || flow.protocol.toUpperCase() === 'UDP') return null;
+    const t = transports[flow.protocol.toUpperCase()];
+    return t?.get(flow) ? { protocol: flow.protocol, address: flow.address, port: flow.port } : null;
+  };
+
   return {
-    send(m: SipMessage, callback?: ResponseCallback) {
+    send(m: SipMessage, callback?: ResponseCallback, flow?: Remote | null) {
       if (!('method' in m) || !m.method) {
         transaction.getServer(m)?.send?.(m);
         return;
@@ -169,7 +187,7 @@ export function createSipStack(o: StackOptions, onRequest: (rq: SipRequest, remo
         callback?.(sip.makeResponse(rq, 400, 'Bad Request-URI'));
         return;
       }
-      sip.resolve(hop, (addresses: Remote[]) => {
+      const deliver = (addresses: Remote[]): void => {
         if (rq.method === 'ACK') {
           if (!Array.isArray(rq.headers.via)) rq.headers.via = [];
           if (rq.headers.via.length === 0) rq.headers.via.unshift({ params: { branch: sip.generateBranch() } });
@@ -188,7 +206,10 @@ export function createSipStack(o: StackOptions, onRequest: (rq: SipRequest, remo
           return;
         }
         sequentialSearch(addresses, rq, callback ?? (() => {}));
-      });
+      };
+      const reused = openFlow(flow);
+      if (reused) deliver([reused]);
+      else sip.resolve(hop, deliver);
     },
     destroy() {
       transaction.destroy();

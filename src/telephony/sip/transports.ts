@@ -216,13 +216,20 @@ function makeStreamTransport(kind: StreamKind, host: string, port: number, limit
       sink.refused('idle_timeout', remote());
       socket.destroy();
     });
+    // Set once the framing is lost: the answer is flushed, then the connection closes; what the peer
+    // keeps sending meanwhile is dropped (closing once: a sender that keeps writing must not pile up
+    // close listeners and timers).
+    let closing = false;
     socket.on('data', (chunk: Buffer) => {
+      if (closing) return;
       for (const framed of framer.push(chunk)) {
         handleFramed(framed, remote(), sink, (text) => socket.write(text, 'latin1'), false);
       }
       if (framer.broken) {
+        closing = true;
+        if (messageTimer) clearTimeout(messageTimer);
+        messageTimer = null;
         socket.end();
-        socket.destroySoon?.();
         setTimeout(() => socket.destroy(), 1000).unref();
         return;
       }

@@ -2,19 +2,19 @@
 // small promise API: inbound INVITEs arrive as IncomingInvite objects, `answer()` gives a Dialog,
 // `call()` places an outbound INVITE (with digest auth retry) and resolves with a Dialog.
 import { randomBytes } from 'node:crypto';
-import sip, { type NameAddr, type Remote, type SipMessage, type SipRequest, type SipResponse, type SipStack } from 'sip';
+import sip, { type NameAddr, type Remote, type SipMessage, type SipRequest, type SipResponse } from 'sip';
 import { Dialog } from './dialog.js';
 import { ClientInvite, type CallOptions, type ClientInviteHost } from './client-invite.js';
 import { IncomingInvite } from './incoming-invite.js';
 import { ALLOW_HEADER } from './errors.js';
 import { validateRequest } from './validate.js';
 import { reserveSipPort } from './bind-check.js';
-import { createSipStack } from './stack.js';
+import { createSipStack, type FrontStack } from './stack.js';
 import type { SourceGuard } from './source-guard.js';
 import type { TrustedEdge } from './trusted-edge.js';
 import type { SipLimits } from './framing.js';
 import type { StreamLimits, TlsMaterial } from './transports.js';
-import { applyTransport, contactFor, transportOfVia, type SipTransportName } from './secure-transport.js';
+import { applyTransport, contactFor, requestIsSips, targetIsSips, transportOfVia, type SipTransportName } from './secure-transport.js';
 
 export type { CallOptions } from './client-invite.js';
 
@@ -66,7 +66,7 @@ interface Pending2xx {
 }
 
 export class UserAgent implements ClientInviteHost {
-  private readonly stack: SipStack;
+  private readonly stack: FrontStack;
   private readonly dialogs = new Map<string, Dialog>();
   private readonly invites = new Map<string, IncomingInvite>();
   private readonly pending2xx = new Map<string, Pending2xx>();
@@ -137,8 +137,9 @@ export class UserAgent implements ClientInviteHost {
     return this.invites.size;
   }
 
-  contactFor(transport: SipTransportName): NameAddr {
-    return contactFor(transport, this.o.advertisedAddress, this.o.port, this.o.tls?.port ?? null);
+  /** Our Contact on `transport`; a sips: URI over TLS when the dialog is secure (`sips`). */
+  contactFor(transport: SipTransportName, sips = false): NameAddr {
+    return contactFor(transport, this.o.advertisedAddress, this.o.port, this.o.tls?.port ?? null, sips);
   }
 
   close(): void {
@@ -175,7 +176,7 @@ export class UserAgent implements ClientInviteHost {
       return;
     }
     try {
-      this.dispatch(rq, remote);
+      this.dispatch(rq, remote, received);
     } catch (err) {
       this.log.warn({ err: String(err), method: rq.method }, 'sip request failed');
       if (rq.method !== 'ACK') this.respond(rq, 500, 'Server Internal Error');
@@ -194,7 +195,8 @@ export class UserAgent implements ClientInviteHost {
     return verdict.kind === 'edge' ? { ...received, address: verdict.source } : received;
   }
 
-  private dispatch(rq: SipRequest, remote: Remote): void {
+  /** `remote`: the caller (behind an edge, the address it names); `received`: the hop the request came over. */
+  private dispatch(rq: SipRequest, remote: Remote, received: Remote): void {
     const problem = validateRequest(rq);
     if (problem) {
       if (rq.method !== 'ACK') this.respond(rq, problem.status, problem.reason, problem.headers ? { headers: problem.headers } : undefined);
@@ -220,7 +222,7 @@ export class UserAgent implements ClientInviteHost {
         const key = this.inviteKey(rq);
         if (this.invites.has(key)) return; // retransmission the transaction layer did not absorb
         this.respond(rq, 100, 'Trying');
-        const inv = new IncomingInvite(rq, remote, this, newTag());
+        const inv = new IncomingInvite(rq, remote, this, newTag(), received);
         this.invites.set(key, inv);
         this.handlers.onInvite(inv);
         return;
@@ -261,7 +263,7 @@ export class UserAgent implements ClientInviteHost {
     if (this.o.userAgent) rs.headers.server = this.o.userAgent;
     if (reliable2xx && rq.method === 'INVITE') {
       // Our tag is already in To for in-dialog requests.
-      rs.headers.contact = [this.contactFor(this.dialogTransport(rq))];
+      rs.headers.contact = [this.contactFor(this.dialogTransport(rq), requestIsSips(rq))];
       this.sendReliable2xx(rq, rs, null);
       return;
     }
@@ -272,7 +274,7 @@ export class UserAgent implements ClientInviteHost {
     const rs = sip.makeResponse(rq, status, reason, extra);
     rs.headers.to = { ...rq.headers.to, params: { ...rq.headers.to.params, tag } };
     if (status > 100 && status < 300) {
-      rs.headers.contact = [this.contactFor(this.dialogTransport(rq))];
+      rs.headers.contact = [this.contactFor(this.dialogTransport(rq), requestIsSips(rq))];
       // §12.1.1: every response that creates a (early) dialog copies the Record-Route.
       if (rq.headers['record-route']) rs.headers['record-route'] = rq.headers['record-route'];
     }
@@ -286,7 +288,7 @@ export class UserAgent implements ClientInviteHost {
     const local: NameAddr = { ...rq.headers.to, params: { ...rq.headers.to.params, tag: inv.localTag } };
     rs.headers.to = local;
     const transport = this.dialogTransport(rq);
-    rs.headers.contact = [this.contactFor(transport)];
+    rs.headers.contact = [this.contactFor(transport, requestIsSips(rq))];
     if (rq.headers['record-route']) rs.headers['record-route'] = rq.headers['record-route'];
     const contact = Array.isArray(rq.headers.contact) ? rq.headers.contact[0] : undefined;
     const dialog = new Dialog(
@@ -302,6 +304,8 @@ export class UserAgent implements ClientInviteHost {
         localSdp,
         remoteSdp: inv.sdp,
         transport,
+        // Our requests in this dialog go back over the connection the caller opened, while it is open.
+        flow: inv.flow,
       },
       this,
     );
@@ -362,19 +366,23 @@ export class UserAgent implements ClientInviteHost {
   sendRequest(dialog: Dialog, method: string, extra?: { headers?: Record<string, unknown>; content?: string }): Promise<SipResponse> {
     const seq = ++dialog.localSeq;
     const rq = this.inDialogRequest(dialog, method, seq);
-    rq.headers = { ...rq.headers, contact: [this.contactFor(dialog.transport)], ...(extra?.headers ?? {}) };
+    rq.headers = { ...rq.headers, contact: [this.contactFor(dialog.transport, targetIsSips(dialog.remoteTarget))], ...(extra?.headers ?? {}) };
     rq.content = extra?.content;
     return new Promise((resolve) => {
-      this.stack.send(rq, (rs) => {
-        if (rs.status < 200) return;
-        if (method === 'INVITE' && rs.status < 300) this.sendAck(dialog, seq);
-        resolve(rs);
-      });
+      this.stack.send(
+        rq,
+        (rs) => {
+          if (rs.status < 200) return;
+          if (method === 'INVITE' && rs.status < 300) this.sendAck(dialog, seq);
+          resolve(rs);
+        },
+        dialog.flow,
+      );
     });
   }
 
   sendAck(dialog: Dialog, seq: number): void {
-    this.stack.send(this.inDialogRequest(dialog, 'ACK', seq));
+    this.stack.send(this.inDialogRequest(dialog, 'ACK', seq), undefined, dialog.flow);
   }
 
   /** A request inside the dialog (RFC 3261 §12.2.1.1): remote target as Request-URI, route set, tags, Call-ID. */

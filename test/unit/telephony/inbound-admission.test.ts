@@ -207,6 +207,28 @@ describe('InboundAdmission', () => {
     expect(counted).toEqual(['redirected_302']);
   });
 
+  it('redirects a call that came over TLS to the owner’s TLS port with ;transport=tls', async () => {
+    const { adm, counted } = setup({ ownerElsewhere: async () => ({ node: 'node-b', sip: { address: '10.0.0.2', port: 5070, tlsPort: 5071 } }) });
+    const inv = invite({ protocol: 'TLS' });
+    expect(await adm.admit(inv)).toBeNull();
+    expect(inv.rejections).toEqual([
+      { status: 302, reason: 'Moved Temporarily', headers: { contact: [{ uri: 'sip:15550100@10.0.0.2:5071;transport=tls', params: {} }] } },
+    ]);
+    expect(counted).toEqual(['redirected_302']);
+  });
+
+  it('does not downgrade a TLS call: 480 when the owning node has no TLS listener', async () => {
+    const { adm } = setup({ ownerElsewhere: async () => ({ node: 'node-b', sip: { address: '10.0.0.2', port: 5070, tlsPort: null } }) });
+    expect(await sipStatus(adm.admit(invite({ protocol: 'TLS' })))).toBe(480);
+  });
+
+  it('keeps a UDP call on the owner’s UDP port even when it has TLS', async () => {
+    const { adm } = setup({ ownerElsewhere: async () => ({ node: 'node-b', sip: { address: '10.0.0.2', port: 5070, tlsPort: 5071 } }) });
+    const inv = invite();
+    expect(await adm.admit(inv)).toBeNull();
+    expect(inv.rejections[0]?.headers).toEqual({ contact: [{ uri: 'sip:15550100@10.0.0.2:5070', params: {} }] });
+  });
+
   it('answers 480 when the owning node runs no SIP', async () => {
     expect(await sipStatus(setup({ ownerElsewhere: async () => ({ node: 'node-b', sip: null }) }).adm.admit(invite()))).toBe(480);
   });

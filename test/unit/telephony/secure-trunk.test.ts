@@ -91,12 +91,13 @@ describe('connection demands', () => {
 });
 
 describe('transports of targets', () => {
-  it('sips: and ;transport=tls mean TLS; the Contact over TLS is sips: on the TLS port', () => {
+  it('sips: and ;transport=tls mean TLS; the Contact over TLS names the TLS port, sips: only for a secure dialog', () => {
     expect(transportOfTarget('sips:a@b', 'udp')).toBe('tls');
     expect(transportOfTarget('sip:a@b;transport=TLS', 'udp')).toBe('tls');
     expect(transportOfTarget('sip:a@b;transport=tcp', 'udp')).toBe('tcp');
     expect(transportOfTarget('sip:a@b', 'tls')).toBe('tls');
-    expect(contactFor('tls', '192.0.2.1', 5060, 5061).uri).toBe('sips:voxbridge@192.0.2.1:5061');
+    expect(contactFor('tls', '192.0.2.1', 5060, 5061).uri).toBe('sip:voxbridge@192.0.2.1:5061;transport=tls');
+    expect(contactFor('tls', '192.0.2.1', 5060, 5061, true).uri).toBe('sips:voxbridge@192.0.2.1:5061');
     expect(contactFor('tcp', '192.0.2.1', 5060, 5061).uri).toBe('sip:voxbridge@192.0.2.1:5060;transport=tcp');
   });
 });
