@@ -1,5 +1,6 @@
 // Media sockets answer IP-literal lookups at once (no deferred send per packet), still resolve host
-// names through DNS, and deliver a burst of packets sent in one synchronous loop whole and in order.
+// names through DNS, and deliver a burst of packets sent in one synchronous loop whole and in order (a burst the
+// receiver's default kernel buffer holds: 50 packets, 1 s of a leg's audio in 20 ms packets).
 import { describe, it, expect, afterEach } from 'vitest';
 import dgram from 'node:dgram';
 import { createMediaSocket } from '../../../src/telephony/rtp/port-allocator.js';
@@ -51,23 +52,23 @@ describe('media socket address lookup', () => {
     expect(lookup(fn, '127.0.0.1').sync?.address).toBe('127.0.0.1');
   });
 
-  it('delivers 300 packets sent in one synchronous loop, all of them, in order', async () => {
+  it('delivers 50 packets sent in one synchronous loop, all of them, in order', async () => {
     const tx = await bound(createMediaSocket());
     const rx = await bound(dgram.createSocket('udp4'));
     const got: number[] = [];
     const all = new Promise<void>((resolve) => {
       rx.on('message', (m) => {
         got.push(m.readUInt32BE(0));
-        if (got.length === 300) resolve();
+        if (got.length === 50) resolve();
       });
     });
     const port = rx.address().port;
-    for (let i = 0; i < 300; i++) {
+    for (let i = 0; i < 50; i++) {
       const b = Buffer.alloc(172);
       b.writeUInt32BE(i, 0);
       tx.send(b, port, '127.0.0.1');
     }
     await all;
-    expect(got).toEqual([...Array(300).keys()]);
+    expect(got).toEqual([...Array(50).keys()]);
   });
 });
