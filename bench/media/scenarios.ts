@@ -182,7 +182,8 @@ export async function startBenchGateway(): Promise<BenchGateway> {
       ua.close();
       const exited = new Promise((res) => child.once('exit', res));
       child.send({ cmd: 'stop' });
-      const t = setTimeout(() => child.kill('SIGKILL'), 15000);
+      // A CPU profile is written at exit: on a busy host shutting down 1,000 calls can take a while.
+      const t = setTimeout(() => child.kill('SIGKILL'), profileDir ? 120_000 : 15_000);
       await exited;
       clearTimeout(t);
     },
