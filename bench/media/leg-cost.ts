@@ -57,7 +57,14 @@ async function round(): Promise<{ usPerLegTick: number; sysShare: number; receiv
   const phones: dgram.Socket[] = [];
   let phoneGot = 0;
   for (let i = 0; i < LEGS; i++) {
-    const ep = await RtpEndpoint.open({ bindAddress: '127.0.0.1', portMin: 30000, portMax: 39998, timeoutMs: 600_000, clock, jitter: { targetFrames: 2, adaptive: false } });
+    const ep = await RtpEndpoint.open({
+      bindAddress: '127.0.0.1',
+      portMin: 30000,
+      portMax: 39998,
+      timeoutMs: 600_000,
+      clock,
+      jitter: { targetFrames: 2, adaptive: false },
+    });
     const phone = await bindPhone();
     phone.on('message', () => phoneGot++);
     ep.configure({ address: '127.0.0.1', port: phone.address().port, payloadType: 8, dtmfPayloadType: 101, send: true, expectReceive: true });
@@ -66,14 +73,18 @@ async function round(): Promise<{ usPerLegTick: number; sysShare: number; receiv
   }
   // Bridge in pairs: what one leg plays out, the other sends.
   for (let i = 0; i < LEGS; i += 2) {
-    const a = eps[i]!;
-    const b = eps[i + 1]!;
+    const a = eps[i];
+    const b = eps[i + 1];
     a.on('frame', (f) => b.playFrame(f));
     b.on('frame', (f) => a.playFrame(f));
   }
   const tick = async (t: number): Promise<void> => {
     for (let i = 0; i < LEGS; i++) {
-      phones[i]!.send(serializeRtp({ marker: t === 0, payloadType: 8, sequence: t & 0xffff, timestamp: (t * FRAME) >>> 0, ssrc: 1000 + i, payload: PAYLOAD }), eps[i]!.port, '127.0.0.1');
+      phones[i].send(
+        serializeRtp({ marker: t === 0, payloadType: 8, sequence: t & 0xffff, timestamp: (t * FRAME) >>> 0, ssrc: 1000 + i, payload: PAYLOAD }),
+        eps[i].port,
+        '127.0.0.1',
+      );
     }
     // Let the poll phase read what arrived (both directions), then the clock ticks.
     await new Promise((r) => setImmediate(r));
@@ -91,7 +102,13 @@ async function round(): Promise<{ usPerLegTick: number; sysShare: number; receiv
   const sent = eps.reduce((a, e) => a + e.stats.packetsOut, 0) - sent0;
   eps.forEach((e) => e.close());
   phones.forEach((p) => p.close());
-  return { usPerLegTick: (cpu.user + cpu.system) / (LEGS * TICKS), sysShare: cpu.system / (cpu.user + cpu.system), received, sent, phoneGot: phoneGot - phoneGot0 };
+  return {
+    usPerLegTick: (cpu.user + cpu.system) / (LEGS * TICKS),
+    sysShare: cpu.system / (cpu.user + cpu.system),
+    received,
+    sent,
+    phoneGot: phoneGot - phoneGot0,
+  };
 }
 
 const results = [];
@@ -104,6 +121,8 @@ for (let r = 0; r < ROUNDS; r++) {
 }
 const sorted = results.map((x) => x.usPerLegTick).sort((a, b) => a - b);
 const median = sorted[Math.floor(sorted.length / 2)] ?? NaN;
-console.log(`median ${median.toFixed(2)} µs CPU per leg-tick → ${((median * 50) / 1000).toFixed(2)} ms CPU per leg-second, ${((median * 100) / 1000).toFixed(2)} ms per bridged call-second`);
+console.log(
+  `median ${median.toFixed(2)} µs CPU per leg-tick → ${((median * 50) / 1000).toFixed(2)} ms CPU per leg-second, ${((median * 100) / 1000).toFixed(2)} ms per bridged call-second`,
+);
 console.log(JSON.stringify({ bench: 'media_leg_cost', legs: LEGS, ticks: TICKS, usPerLegTick: sorted }));
 process.exit(0);
