@@ -8,9 +8,9 @@
 // serves /metrics; the composition root registers them once.
 //
 // Recording happens several times per frame per leg (hundreds of thousands of times a second at
-// capacity), so it is a bucket search and two additions into typed arrays; prom-client's own
-// Histogram.observe (label validation, a hash string, an object per call) cost more than the stages
-// it timed. The figures are turned into prom-client's shape only when /metrics is read.
+// capacity), so it is a bucket search and two additions into typed arrays rather than prom-client's
+// Histogram.observe (label validation, a hash string and an object per call). The figures are turned
+// into prom-client's shape only when /metrics is read.
 import type { Metric, Registry } from 'prom-client';
 
 export type MediaStage = 'jitter_buffer' | 'pipeline' | 'pacer' | 'rtp_send';
