@@ -6,53 +6,111 @@
 //   rtp_send       queued on the RTP endpoint → handed to the UDP socket
 // The histograms live here (not in the API's registry) so media code records without knowing who
 // serves /metrics; the composition root registers them once.
-import { Histogram, type Registry } from 'prom-client';
+//
+// Recording happens several times per frame per leg (hundreds of thousands of times a second at
+// capacity), so it is a bucket search and two additions into typed arrays rather than prom-client's
+// Histogram.observe (label validation, a hash string and an object per call). The figures are turned
+// into prom-client's shape only when /metrics is read.
+import type { Metric, Registry } from 'prom-client';
 
 export type MediaStage = 'jitter_buffer' | 'pipeline' | 'pacer' | 'rtp_send';
+const STAGES: readonly MediaStage[] = ['jitter_buffer', 'pipeline', 'pacer', 'rtp_send'];
 
 const BUCKETS_MS = [0.5, 1, 2, 5, 10, 20, 30, 40, 60, 80, 100, 150, 200, 300, 500, 1000];
+const NAME = 'voxbridge_media_stage_ms';
+const HELP = 'Time one 20 ms frame spends in each media stage (jitter_buffer, pipeline, pacer, rtp_send), milliseconds';
 
-const stageHistogram = new Histogram({
-  name: 'voxbridge_media_stage_ms',
-  help: 'Time one 20 ms frame spends in each media stage (jitter_buffer, pipeline, pacer, rtp_send), milliseconds',
-  labelNames: ['stage'] as const,
-  buckets: BUCKETS_MS,
-  registers: [],
-});
+/** One stage's histogram: per-bucket counts (the last slot is above every bound), sum and count. */
+class StageCounts {
+  readonly buckets = new Float64Array(BUCKETS_MS.length + 1);
+  sum = 0;
+  count = 0;
 
-// Pre-bound children: observe() on a labelled child skips the label hashing on the hot path.
-const children: Record<MediaStage, { observe(v: number): void }> = {
-  jitter_buffer: stageHistogram.labels('jitter_buffer'),
-  pipeline: stageHistogram.labels('pipeline'),
-  pacer: stageHistogram.labels('pacer'),
-  rtp_send: stageHistogram.labels('rtp_send'),
+  observe(ms: number): void {
+    // NaN and negative clock skew land in the first bucket rather than poisoning the sum.
+    const v = ms > 0 ? ms : 0;
+    let i = 0;
+    while (i < BUCKETS_MS.length && v > (BUCKETS_MS[i] ?? Infinity)) i++;
+    this.buckets[i] = (this.buckets[i] ?? 0) + 1;
+    this.sum += v;
+    this.count++;
+  }
+
+  /** Cumulative count at or below each bound, in bound order. */
+  cumulative(): number[] {
+    const out: number[] = [];
+    let acc = 0;
+    for (let i = 0; i < BUCKETS_MS.length; i++) {
+      acc += this.buckets[i] ?? 0;
+      out.push(acc);
+    }
+    return out;
+  }
+
+  reset(): void {
+    this.buckets.fill(0);
+    this.sum = 0;
+    this.count = 0;
+  }
+}
+
+const counts: Record<MediaStage, StageCounts> = {
+  jitter_buffer: new StageCounts(),
+  pipeline: new StageCounts(),
+  pacer: new StageCounts(),
+  rtp_send: new StageCounts(),
 };
 
 /** Records `ms` spent by one frame in `stage`. */
 export function observeStage(stage: MediaStage, ms: number): void {
-  children[stage].observe(ms);
+  counts[stage].observe(ms);
 }
+
+interface ExportedValue {
+  value: number;
+  labels: Record<string, string | number>;
+  metricName: string;
+}
+
+/** The stage histograms in prom-client's metric shape (what its Registry reads from a metric's get()). */
+const stageMetric = {
+  name: NAME,
+  help: HELP,
+  type: 'histogram',
+  aggregator: 'sum',
+  get(): Promise<{ name: string; help: string; type: string; aggregator: string; values: ExportedValue[] }> {
+    const values: ExportedValue[] = [];
+    for (const stage of STAGES) {
+      const c = counts[stage];
+      if (c.count === 0) continue;
+      const cum = c.cumulative();
+      BUCKETS_MS.forEach((le, i) => values.push({ value: cum[i] ?? 0, labels: { stage, le }, metricName: `${NAME}_bucket` }));
+      values.push({ value: c.count, labels: { stage, le: '+Inf' }, metricName: `${NAME}_bucket` });
+      values.push({ value: c.sum, labels: { stage }, metricName: `${NAME}_sum` });
+      values.push({ value: c.count, labels: { stage }, metricName: `${NAME}_count` });
+    }
+    return Promise.resolve({ name: NAME, help: HELP, type: 'histogram', aggregator: 'sum', values });
+  },
+  reset(): void {
+    for (const stage of STAGES) counts[stage].reset();
+  },
+};
 
 /** Adds the stage histogram to a registry (idempotent per registry). */
 export function registerMediaStageMetrics(registry: Registry): void {
-  if (!registry.getSingleMetric('voxbridge_media_stage_ms')) registry.registerMetric(stageHistogram);
+  // The registry reads name, help, type and get() only; prom-client's Metric type names its own classes.
+  if (!registry.getSingleMetric(NAME)) registry.registerMetric(stageMetric as unknown as Metric);
 }
 
-/** Per-stage count and mean, for the benchmark (reads the histogram, resets nothing). */
-export async function mediaStageSummary(): Promise<Record<string, { count: number; meanMs: number; p50Ms: number; p99Ms: number }>> {
-  const data = await stageHistogram.get();
-  const out: Record<string, { count: number; meanMs: number; p50Ms: number; p99Ms: number; buckets: [number, number][] }> = {};
-  for (const v of data.values) {
-    const stage = String(v.labels.stage);
-    out[stage] ??= { count: 0, meanMs: 0, p50Ms: 0, p99Ms: 0, buckets: [] };
-    if (v.metricName?.endsWith('_count')) out[stage].count = v.value;
-    else if (v.metricName?.endsWith('_sum')) out[stage].meanMs = v.value;
-    else if (v.metricName?.endsWith('_bucket')) out[stage].buckets.push([Number((v.labels as Record<string, string | number>).le), v.value]);
-  }
+/** Per-stage count, mean and bucket-bound p50/p99, for the benchmark (reads, resets nothing). */
+export function mediaStageSummary(): Promise<Record<string, { count: number; meanMs: number; p50Ms: number; p99Ms: number }>> {
   const result: Record<string, { count: number; meanMs: number; p50Ms: number; p99Ms: number }> = {};
-  for (const [stage, s] of Object.entries(out)) {
-    const upper = (q: number) => s.buckets.find(([, c]) => c >= q * s.count)?.[0] ?? Infinity;
-    result[stage] = { count: s.count, meanMs: s.count ? Math.round((s.meanMs / s.count) * 100) / 100 : 0, p50Ms: upper(0.5), p99Ms: upper(0.99) };
+  for (const stage of STAGES) {
+    const c = counts[stage];
+    if (c.count === 0) continue;
+    const cum = c.cumulative();
+    const upper = (q: number): number => BUCKETS_MS[cum.findIndex((n) => n >= q * c.count)] ?? Infinity;
+    result[stage] = { count: c.count, meanMs: Math.round((c.sum / c.count) * 100) / 100, p50Ms: upper(0.5), p99Ms: upper(0.99) };
   }
-  return result;
+  return Promise.resolve(result);
 }

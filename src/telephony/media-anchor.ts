@@ -106,8 +106,8 @@ export class MediaAnchor {
   }
 
   /**
-   * Outbound leg, step 1: our PCMU offer goes in; out comes the offer for the carrier (PCMA added,
-   * transcoded), as RTP/SAVP with a=crypto when `srtp` (a secure trunk).
+   * Outbound leg, step 1: our PCMU offer goes in; out comes the offer for the carrier (PCMA and
+   * wideband G.722 added after it, transcoded), as RTP/SAVP with a=crypto when `srtp` (a secure trunk).
    */
   async offerFromGateway(callId: string, fromTag: string, sdp: string, srtp = false): Promise<string> {
     return this.sdpOf(
@@ -117,7 +117,7 @@ export class MediaAnchor {
           'from-tag': fromTag,
           sdp,
           replace: ['origin', 'session-connection'],
-          codec: { transcode: ['PCMA'] },
+          codec: { transcode: ['PCMA', 'G722'] },
           ...(srtp ? SDES_TO_PEER : {}),
         }),
       ),

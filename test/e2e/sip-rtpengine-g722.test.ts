@@ -2,6 +2,7 @@
 // libavcodec, which has G.722) transcodes. A SIPp caller offering only G.722 (static payload type 9)
 // is answered G.722 by rtpengine while the gateway's own endpoint speaks PCMU; G.722 packets from the
 // caller reach the session as decoded PCMU audio, and the gateway's PCMU reaches the caller as G.722.
+// Dial-out offers G.722 too (after PCMU and PCMA): a callee that answers G.722 only is carried the same way.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import dgram from 'node:dgram';
 import { randomBytes } from 'node:crypto';
@@ -76,6 +77,53 @@ describe('G.722 through rtpengine', () => {
     expect(new Set(g722In)).toEqual(new Set([160]));
     leg.close('test_done');
     const done = await sipp.done;
+    expect(done.code, `${done.errors}\n${done.stderr}`).toBe(0);
+    peer.close();
+  }, 60_000);
+
+  it('offers G.722 on dial-out and transcodes both ways for a callee that answers G.722 only', async () => {
+    const peer = dgram.createSocket('udp4');
+    await new Promise<void>((r) => peer.bind(0, '127.0.0.1', () => r()));
+    // The scenario fails the call unless the INVITE's offer names G722/8000.
+    const callee = await startSipp({ scenario: 'uas-answer-g722.xml', keys: { rtp_port: String(peer.address().port) } });
+    const sessionId = await fx.createSession({ routing: { type: 'sip', sip: { to_uri: `sip:callee@127.0.0.1:${callee.port}` } } });
+    const attached = fx.sessions.nextLeg();
+    await fx.svc.dial(sessionId, fx.orgId, {});
+    const rec = await attached;
+    const leg = rec.leg as SipLeg;
+    expect(leg.codec).toBe('PCMU');
+    // What rtpengine offered the callee: PCMU first (the gateway's own codec), then PCMA and G.722.
+    const offered = parseSdp(leg.dialog.localSdp).audio!;
+    expect(offered.payloadTypes.slice(0, 1)).toEqual([0]);
+    expect(offered.payloadTypes).toContain(8);
+    expect(offered.payloadTypes).toContain(9);
+    expect(offered.port).toBeGreaterThanOrEqual(rtpengine.portMin);
+    expect(parseSdp(leg.dialog.remoteSdp ?? '').audio?.payloadTypes[0]).toBe(9);
+
+    const g722In: number[] = [];
+    peer.on('message', (m) => {
+      const p = parseRtp(m);
+      if (p?.payloadType === 9) g722In.push(p.payload.length);
+    });
+    let seq = 0;
+    const sender = setInterval(() => {
+      peer.send(
+        serializeRtp({ marker: seq === 0, payloadType: 9, sequence: seq, timestamp: seq * 160, ssrc: 19, payload: randomBytes(160) }),
+        offered.port,
+        '127.0.0.1',
+      );
+      seq++;
+    }, 20);
+    try {
+      await eventually(() => rec.frames.some((f) => rms(f) > 1000));
+      for (let i = 0; i < 25; i++) leg.playFrame(tone(6000));
+      await eventually(() => g722In.length >= 10 || undefined);
+    } finally {
+      clearInterval(sender);
+    }
+    expect(new Set(g722In)).toEqual(new Set([160]));
+    await fx.svc.hangup(sessionId, fx.orgId, {});
+    const done = await callee.done;
     expect(done.code, `${done.errors}\n${done.stderr}`).toBe(0);
     peer.close();
   }, 60_000);

@@ -94,6 +94,7 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
   readonly stats: RtpEndpointStats = { packetsIn: 0, packetsOut: 0, ignoredSource: 0, malformed: 0, dtmfIn: 0 };
   readonly jitter: JitterBuffer;
   private remote: RemoteMedia | null = null;
+  private target: { address: string; port: number } | null = null;
   private readonly latch: SourceLatch;
   private readonly ssrc = randomInt(0, 0xffffffff);
   private seq = randomInt(0, 0xffff);
@@ -162,15 +163,22 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
     this.remote = remote;
     // A new remote description may legitimately move the stream: validate sources against it afresh.
     if (moved && remote.address !== '0.0.0.0') this.latch.signal(remote.address, remote.port);
+    this.refreshTarget();
     this.lastPacketAt = performance.now();
     this.timedOut = false;
   }
 
+  /** Where media goes: the latched source, else the signalled one (null while there is neither). */
   get remoteAddress(): { address: string; port: number } | null {
+    return this.target;
+  }
+
+  /** Recomputes `target` (kept in a field: the send path reads it every tick of every leg). */
+  private refreshTarget(): void {
     const latched = this.latch.latched;
-    if (latched) return latched;
-    if (!this.remote || this.remote.address === '0.0.0.0' || this.remote.port === 0) return null;
-    return { address: this.remote.address, port: this.remote.port };
+    if (latched) this.target = latched;
+    else if (!this.remote || this.remote.address === '0.0.0.0' || this.remote.port === 0) this.target = null;
+    else this.target = { address: this.remote.address, port: this.remote.port };
   }
 
   /** Queues one 20 ms frame to send. */
@@ -235,7 +243,10 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
       this.stats.ignoredSource++;
       return;
     }
-    if (verdict === 'latched') this.safeEmit('latched', { address, port });
+    if (verdict === 'latched') {
+      this.refreshTarget();
+      this.safeEmit('latched', { address, port });
+    }
     this.stats.packetsIn++;
     this.lastPacketAt = performance.now();
     this.quality.onRtp(p.ssrc, p.sequence, p.timestamp, this.lastPacketAt);

@@ -1,11 +1,17 @@
 // Even RTP ports from the configured range (RFC 3550 §11: RTP on even, RTCP on the next odd port).
 import dgram from 'node:dgram';
+import { literalLookup } from './literal-lookup.js';
 
 const inUse = new Set<number>();
 
 export interface PortRange {
   portMin: number;
   portMax: number;
+}
+
+/** A UDP socket for media (see literalLookup). */
+export function createMediaSocket(): dgram.Socket {
+  return dgram.createSocket({ type: 'udp4', lookup: literalLookup() });
 }
 
 /** Binds a UDP socket on a free even port of the range; tries random ports, then gives up. */
@@ -22,7 +28,7 @@ export async function bindRtpSocket(range: PortRange, address: string): Promise<
       continue;
     }
     inUse.add(port);
-    const socket = dgram.createSocket({ type: 'udp4' });
+    const socket = createMediaSocket();
     try {
       await new Promise<void>((resolve, reject) => {
         socket.once('error', reject);
@@ -43,7 +49,7 @@ export async function bindRtpSocket(range: PortRange, address: string): Promise<
 
 /** Binds RTCP's socket on `rtpPort + 1` (RFC 3550 §11); null when taken (RTCP then only with rtcp-mux). */
 export async function bindRtcpSocket(rtpPort: number, address: string): Promise<dgram.Socket | null> {
-  const socket = dgram.createSocket({ type: 'udp4' });
+  const socket = createMediaSocket();
   try {
     await new Promise<void>((resolve, reject) => {
       socket.once('error', reject);

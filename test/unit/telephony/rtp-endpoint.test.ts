@@ -124,6 +124,30 @@ describe('RtpEndpoint', () => {
     expect(ep.stats.ignoredSource).toBe(8); // every intruder packet after the caller showed up
   });
 
+  it('sends to the new address once a re-INVITE moves the stream, and no longer to the old one', async () => {
+    const ep = await endpoint();
+    const first = await peer();
+    const second = await peer();
+    const at = { first: 0, second: 0 };
+    first.on('message', () => at.first++);
+    second.on('message', () => at.second++);
+    ep.configure({ address: '127.0.0.1', port: first.address().port, payloadType: 0, dtmfPayloadType: 101, send: true, expectReceive: false });
+    await until(() => (at.first >= 3 ? true : undefined));
+    const beforeMove = at.first;
+    ep.configure({ address: '127.0.0.1', port: second.address().port, payloadType: 0, dtmfPayloadType: 101, send: true, expectReceive: false });
+    expect(ep.remoteAddress).toEqual({ address: '127.0.0.1', port: second.address().port });
+    await until(() => (at.second >= 3 ? true : undefined));
+    const firstSoFar = at.first;
+    await until(() => (at.second >= 8 ? true : undefined));
+    // Read three packets after the move: anything sent to the old address before it has landed by then.
+    expect(at.first - firstSoFar).toBe(0);
+    // Around the move itself: at most the one packet sent before it and not yet read.
+    expect(at.first - beforeMove).toBeLessThanOrEqual(1);
+    // A hold to 0.0.0.0 stops sending altogether (no target).
+    ep.configure({ address: '0.0.0.0', port: second.address().port, payloadType: 0, dtmfPayloadType: 101, send: false, expectReceive: false });
+    expect(ep.remoteAddress).toBeNull();
+  });
+
   it("with latching 'signalled' never takes media from anyone but the SDP source", async () => {
     const ep = await RtpEndpoint.open({
       bindAddress: '127.0.0.1',

@@ -1,0 +1,128 @@
+// CPU cost of the RTP path per leg and 20 ms tick, in one process, free of the event loop's share of
+// a busy host: what the gateway pays per bridged leg for one packet in (receive, latch, decode,
+// jitter buffer), one frame out of the jitter buffer handed to the other leg, and one packet out
+// (encode, send). Legs are bridged in pairs as a session bridges two phone legs.
+//   npx tsx bench/media/leg-cost.ts [--legs 200] [--ticks 1500] [--rounds 3]
+// The ticks are driven as fast as the CPU allows (not in real time): the figure is CPU time per
+// leg-tick (user + system, this process, the phones' side included, the same before and after a
+// change), so a 2-core host shared with other work gives the same figure as a quiet one, within noise.
+// Prints figures; asserts nothing.
+import dgram from 'node:dgram';
+import { RtpEndpoint } from '../../src/telephony/rtp/endpoint.js';
+import { serializeRtp } from '../../src/telephony/rtp/packet.js';
+import { alawEncode } from '../../src/media/g711.js';
+import type { TickListener, TickSource } from '../../src/media/index.js';
+
+function arg(name: string, dflt: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : dflt;
+}
+const LEGS = arg('legs', 200) & ~1;
+const TICKS = arg('ticks', 1500);
+const ROUNDS = arg('rounds', 3);
+
+/** The media clock, fired by hand: early listeners (playout) then late ones (sending), as the process clock does. */
+class DrivenClock implements TickSource {
+  private readonly early = new Set<TickListener>();
+  private readonly late = new Set<TickListener>();
+  private n = 0;
+  subscribe(fn: TickListener): () => void {
+    this.early.add(fn);
+    return () => this.early.delete(fn);
+  }
+  subscribeLate(fn: TickListener): () => void {
+    this.late.add(fn);
+    return () => this.late.delete(fn);
+  }
+  fire(): void {
+    this.n++;
+    for (const fn of this.early) fn(this.n);
+    for (const fn of this.late) fn(this.n);
+  }
+}
+
+const FRAME = 160;
+const tone = new Int16Array(FRAME).map((_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / 8000)));
+const PAYLOAD = Buffer.from(alawEncode(tone));
+
+async function bindPhone(): Promise<dgram.Socket> {
+  const s = dgram.createSocket('udp4');
+  await new Promise<void>((r) => s.bind(0, '127.0.0.1', () => r()));
+  return s;
+}
+
+async function round(): Promise<{ usPerLegTick: number; sysShare: number; received: number; sent: number; phoneGot: number }> {
+  const clock = new DrivenClock();
+  const eps: RtpEndpoint[] = [];
+  const phones: dgram.Socket[] = [];
+  let phoneGot = 0;
+  for (let i = 0; i < LEGS; i++) {
+    const ep = await RtpEndpoint.open({
+      bindAddress: '127.0.0.1',
+      portMin: 30000,
+      portMax: 39998,
+      timeoutMs: 600_000,
+      clock,
+      jitter: { targetFrames: 2, adaptive: false },
+    });
+    const phone = await bindPhone();
+    phone.on('message', () => phoneGot++);
+    ep.configure({ address: '127.0.0.1', port: phone.address().port, payloadType: 8, dtmfPayloadType: 101, send: true, expectReceive: true });
+    eps.push(ep);
+    phones.push(phone);
+  }
+  // Bridge in pairs: what one leg plays out, the other sends.
+  for (let i = 0; i < LEGS; i += 2) {
+    const a = eps[i];
+    const b = eps[i + 1];
+    a.on('frame', (f) => b.playFrame(f));
+    b.on('frame', (f) => a.playFrame(f));
+  }
+  const tick = async (t: number): Promise<void> => {
+    for (let i = 0; i < LEGS; i++) {
+      phones[i].send(
+        serializeRtp({ marker: t === 0, payloadType: 8, sequence: t & 0xffff, timestamp: (t * FRAME) >>> 0, ssrc: 1000 + i, payload: PAYLOAD }),
+        eps[i].port,
+        '127.0.0.1',
+      );
+    }
+    // Let the poll phase read what arrived (both directions), then the clock ticks.
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    clock.fire();
+  };
+  for (let t = 0; t < 100; t++) await tick(t); // warm-up: latching, priming, JIT
+  const received0 = eps.reduce((a, e) => a + e.stats.packetsIn, 0);
+  const sent0 = eps.reduce((a, e) => a + e.stats.packetsOut, 0);
+  const phoneGot0 = phoneGot;
+  const cpu0 = process.cpuUsage();
+  for (let t = 100; t < 100 + TICKS; t++) await tick(t);
+  const cpu = process.cpuUsage(cpu0);
+  const received = eps.reduce((a, e) => a + e.stats.packetsIn, 0) - received0;
+  const sent = eps.reduce((a, e) => a + e.stats.packetsOut, 0) - sent0;
+  eps.forEach((e) => e.close());
+  phones.forEach((p) => p.close());
+  return {
+    usPerLegTick: (cpu.user + cpu.system) / (LEGS * TICKS),
+    sysShare: cpu.system / (cpu.user + cpu.system),
+    received,
+    sent,
+    phoneGot: phoneGot - phoneGot0,
+  };
+}
+
+const results = [];
+for (let r = 0; r < ROUNDS; r++) {
+  const x = await round();
+  results.push(x);
+  console.log(
+    `round ${r + 1}: ${x.usPerLegTick.toFixed(2)} µs CPU per leg-tick, ${Math.round(x.sysShare * 100)} % of it in the kernel (${LEGS} legs × ${TICKS} ticks; packets in ${x.received}, out ${x.sent}, at the phones ${x.phoneGot})`,
+  );
+}
+const sorted = results.map((x) => x.usPerLegTick).sort((a, b) => a - b);
+const median = sorted[Math.floor(sorted.length / 2)] ?? NaN;
+console.log(
+  `median ${median.toFixed(2)} µs CPU per leg-tick → ${((median * 50) / 1000).toFixed(2)} ms CPU per leg-second, ${((median * 100) / 1000).toFixed(2)} ms per bridged call-second`,
+);
+console.log(JSON.stringify({ bench: 'media_leg_cost', legs: LEGS, ticks: TICKS, usPerLegTick: sorted }));
+process.exit(0);
