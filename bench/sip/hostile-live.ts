@@ -153,8 +153,9 @@ export async function measureHostileLive(
         }
       }
     }, 5);
-    // Warm-up: jitter buffers settle before the first measured step.
-    await new Promise((r) => setTimeout(r, 3000));
+    // Warm-up: jitter buffers settle before the first measured step. 3 s was too short on a quiet
+    // machine: the no-hostile step still carried the set-up transient of 100 calls (0.39 % discards).
+    await new Promise((r) => setTimeout(r, 10_000));
     for (const rate of rates) {
       const hostile = rate > 0 ? await startSender(sipPort, rate, seconds) : null;
       const u0 = await ask<Usage>(child, { cmd: 'usage' });
