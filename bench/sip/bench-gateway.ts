@@ -1,0 +1,66 @@
+// The gateway the SIP benchmarks' child processes run: server.ts wiring (API, sessions, sockets,
+// SIP) with engines off, one organization with a carrier connection allowed from loopback, and
+// `prepareSessions(n)`: n numbers, each routed to its own assistive session with a socket token.
+import { startStreamGateway } from '../../test/helpers/stream.js';
+import * as repo from '../../src/store/telephony-repo.js';
+import { updateOrg } from '../../src/store/index.js';
+import type { Telephony } from '../../src/telephony/index.js';
+
+export interface BenchSipOptions {
+  transports: Array<'udp' | 'tcp'>;
+  rtpPortMin: number;
+  rtpPortMax: number;
+  logLevel: string;
+}
+
+export async function startBenchSipGateway(o: BenchSipOptions) {
+  const t = await startStreamGateway({
+    engines: 'none',
+    overrides: {
+      roles: ['api', 'media', 'worker'],
+      logLevel: o.logLevel,
+      sip: {
+        enabled: true,
+        host: '127.0.0.1',
+        port: 0,
+        transports: o.transports,
+        advertisedAddress: '127.0.0.1',
+        rtpPortMin: o.rtpPortMin,
+        rtpPortMax: o.rtpPortMax,
+        rtpTimeoutSeconds: 60,
+        maxConcurrentCalls: 5000,
+        realm: 'bench',
+      },
+    },
+  });
+  const telephony = (t.gw as unknown as { telephony: Telephony }).telephony;
+  await updateOrg(t.gw.db, t.org.orgId, { sipEnabled: true, maxConcurrentSessions: 100000 });
+  const conn = await repo.createConnection(t.gw.db, {
+    orgId: t.org.orgId,
+    provider: 'carrier_a',
+    host: '127.0.0.1',
+    port: 5060,
+    transport: 'udp',
+    inboundCidrs: ['127.0.0.0/8'],
+  });
+  let numberSeq = 1_000_000 + Math.floor(Math.random() * 8_000_000);
+
+  async function prepareSessions(count: number) {
+    const sessions = [];
+    for (let i = 0; i < count; i++) {
+      const number = `+1555${numberSeq++}`;
+      await repo.createPhoneNumber(t.gw.db, { orgId: t.org.orgId, number, connectionId: conn.id });
+      const { id, token } = await t.createSession({
+        mode: 'assistive_translation',
+        source_language: 'en',
+        target_language: 'es',
+        routing: { phone_number: number },
+      });
+      await t.gw.db.query('UPDATE sessions SET phone_number = $2 WHERE id = $1', [id, number]);
+      sessions.push({ number, id, token, wsUrl: t.wsUrl(id, token) });
+    }
+    return sessions;
+  }
+
+  return { t, telephony, prepareSessions };
+}
