@@ -5,9 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStreamGateway, type StreamTestGateway } from '../helpers/stream.js';
 import { concatPcm, silence, synthesizeSpeech } from '../helpers/speech-audio.js';
-import { startSipp, eventually, type SippResult } from '../helpers/sip-harness.js';
+import { startSipp, eventually, type SippResult, addLoopbackNumber, loopbackSipConfig } from '../helpers/sip-harness.js';
 import { createAgentSession, RtpPhone } from '../helpers/agents.js';
-import * as repo from '../../src/store/telephony-repo.js';
 import { updateOrg } from '../../src/store/index.js';
 import { TRANSFER_FAILED_REPLY } from '../../src/agents/index.js';
 import type { Telephony } from '../../src/telephony/index.js';
@@ -24,33 +23,13 @@ beforeAll(async () => {
     engines: 'embedded',
     overrides: {
       roles: ['api', 'media', 'worker'],
-      sip: {
-        enabled: true,
-        host: '127.0.0.1',
-        port: 0,
-        transports: ['udp'],
-        advertisedAddress: '127.0.0.1',
-        rtpPortMin: rtpBase,
-        rtpPortMax: rtpBase + 98,
-        rtpTimeoutSeconds: 60,
-        maxConcurrentCalls: 50,
-        realm: 'voxbridge.test',
-      },
+      sip: loopbackSipConfig(rtpBase),
     },
   });
   if (!t.gw.telephony) throw new Error('the media role did not start telephony');
   telephony = t.gw.telephony;
   await updateOrg(t.gw.db, t.org.orgId, { sipEnabled: true });
-  const conn = await repo.createConnection(t.gw.db, {
-    orgId: t.org.orgId,
-    provider: 'carrier_a',
-    host: '127.0.0.1',
-    port: 5060,
-    transport: 'udp',
-    inboundCidrs: ['127.0.0.1/32'],
-  });
-  number = `+1415${String(Date.now()).slice(-7)}`;
-  await repo.createPhoneNumber(t.gw.db, { orgId: t.org.orgId, number, connectionId: conn.id });
+  number = await addLoopbackNumber(t.gw.db, t.org.orgId);
 }, 60_000);
 afterAll(async () => {
   phones.forEach((p) => p.close());

@@ -11,9 +11,9 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { launchChromium, signIn, startConsoleGateway, type ConsoleGateway } from '../helpers/console-browser.js';
-import { startSipp, eventually } from '../helpers/sip-harness.js';
+import { startSipp, eventually, addLoopbackNumber, loopbackSipConfig } from '../helpers/sip-harness.js';
 import { RtpPhone } from '../helpers/agents.js';
-import { createConnection, createPhoneNumber, updateOrg } from '../../src/store/index.js';
+import { updateOrg } from '../../src/store/index.js';
 
 const run = promisify(execFile);
 
@@ -34,33 +34,13 @@ beforeAll(async () => {
   t = await startConsoleGateway({
     embeddedEngines: true,
     overrides: {
-      sip: {
-        enabled: true,
-        host: '127.0.0.1',
-        port: 0,
-        transports: ['udp'],
-        advertisedAddress: '127.0.0.1',
-        rtpPortMin: rtpBase,
-        rtpPortMax: rtpBase + 98,
-        rtpTimeoutSeconds: 120,
-        maxConcurrentCalls: 10,
-        realm: 'voxbridge.test',
-      },
+      sip: loopbackSipConfig(rtpBase, { rtpTimeoutSeconds: 120, maxConcurrentCalls: 10 }),
     },
   });
   org = await t.createOrg(500);
   await t.addUser(org.orgId, 'dev@example.com', 'developer');
   await updateOrg(t.gw.db, org.orgId, { sipEnabled: true });
-  const conn = await createConnection(t.gw.db, {
-    orgId: org.orgId,
-    provider: 'carrier_a',
-    host: '127.0.0.1',
-    port: 5060,
-    transport: 'udp',
-    inboundCidrs: ['127.0.0.1/32'],
-  });
-  number = `+1415${String(Date.now()).slice(-7)}`;
-  await createPhoneNumber(t.gw.db, { orgId: org.orgId, number, connectionId: conn.id });
+  number = await addLoopbackNumber(t.gw.db, org.orgId);
   browser = await launchChromium([
     '--use-fake-ui-for-media-stream',
     '--use-fake-device-for-media-stream',

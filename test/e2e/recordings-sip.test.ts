@@ -5,9 +5,8 @@ import dgram from 'node:dgram';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStreamGateway, type StreamTestGateway } from '../helpers/stream.js';
 import { synthesizeSpeech, concatPcm, silence } from '../helpers/speech-audio.js';
-import { startSipp, eventually } from '../helpers/sip-harness.js';
+import { startSipp, eventually, addLoopbackNumber, loopbackSipConfig } from '../helpers/sip-harness.js';
 import { decodeMp3, enableRecording, pollUntil, rms, transcribePcm } from '../helpers/recordings.js';
-import * as repo from '../../src/store/telephony-repo.js';
 import { createApiKey, updateOrg } from '../../src/store/index.js';
 import { serializeRtp } from '../../src/telephony/rtp/packet.js';
 import { alawEncode } from '../../src/media/g711.js';
@@ -21,34 +20,14 @@ beforeAll(async () => {
   t = await startStreamGateway({
     engines: 'embedded',
     overrides: {
-      sip: {
-        enabled: true,
-        host: '127.0.0.1',
-        port: 0,
-        transports: ['udp'],
-        advertisedAddress: '127.0.0.1',
-        rtpPortMin: rtpBase,
-        rtpPortMax: rtpBase + 98,
-        rtpTimeoutSeconds: 30,
-        maxConcurrentCalls: 50,
-        realm: 'voxbridge.test',
-      },
+      sip: loopbackSipConfig(rtpBase, { rtpTimeoutSeconds: 30 }),
       // A busy machine: the recognizer transcribing the decoded MP3s back may queue behind the call's own.
       engines: { stt: { timeoutMs: 90_000 } },
       postCall: { jobIntervalMs: 500, leaseSeconds: 30, captureGraceSeconds: 5, retentionIntervalMs: 600_000, mp3BitrateKbps: 16 },
     },
   });
   await updateOrg(t.gw.db, t.org.orgId, { sipEnabled: true, features: ['sip', 'recording'] });
-  const conn = await repo.createConnection(t.gw.db, {
-    orgId: t.org.orgId,
-    provider: 'carrier_a',
-    host: '127.0.0.1',
-    port: 5060,
-    transport: 'udp',
-    inboundCidrs: ['127.0.0.1/32'],
-  });
-  number = `+1415${String(Date.now()).slice(-7)}`;
-  await repo.createPhoneNumber(t.gw.db, { orgId: t.org.orgId, number, connectionId: conn.id });
+  number = await addLoopbackNumber(t.gw.db, t.org.orgId);
   key = (
     await createApiKey(t.gw.db, { orgId: t.org.orgId, environment: t.gw.config.apiEnvironment, scopes: ['sessions:read', 'sessions:write', 'recordings:read'] })
   ).key!;

@@ -9,8 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startTestGateway, type TestGateway, type TestOrg } from '../helpers/gateway.js';
 import { TestSocket } from '../helpers/stream.js';
-import { startSipp, freePort, eventually, SCENARIOS, type SippResult } from '../helpers/sip-harness.js';
-import * as repo from '../../src/store/telephony-repo.js';
+import { startSipp, freePort, eventually, SCENARIOS, type SippResult, addLoopbackNumber } from '../helpers/sip-harness.js';
 import { updateOrg } from '../../src/store/index.js';
 import { ownerOf } from '../../src/coord/ownership.js';
 
@@ -43,16 +42,7 @@ beforeAll(async () => {
   org = await a.createOrg();
   sipOrg = await a.createOrg();
   await updateOrg(a.db, sipOrg.orgId, { sipEnabled: true });
-  const conn = await repo.createConnection(a.db, {
-    orgId: sipOrg.orgId,
-    provider: 'carrier_a',
-    host: '127.0.0.1',
-    port: 5060,
-    transport: 'udp',
-    inboundCidrs: ['127.0.0.1/32'],
-  });
-  number = `+1415${String(Date.now()).slice(-7)}`;
-  await repo.createPhoneNumber(a.db, { orgId: sipOrg.orgId, number, connectionId: conn.id });
+  number = await addLoopbackNumber(a.db, sipOrg.orgId);
 }, 60_000);
 afterAll(async () => {
   await b?.close();

@@ -3,8 +3,7 @@
 // nobody comes back, the session ends with end_reason `call_disconnected`.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStreamGateway, type StreamTestGateway } from '../helpers/stream.js';
-import { startSipp, eventually, type SippResult } from '../helpers/sip-harness.js';
-import * as repo from '../../src/store/telephony-repo.js';
+import { startSipp, eventually, type SippResult, addLoopbackNumber } from '../helpers/sip-harness.js';
 import type { Telephony } from '../../src/telephony/index.js';
 
 const GRACE_SECONDS = 8;
@@ -23,16 +22,7 @@ beforeAll(async () => {
     },
   });
   telephony = (t.gw as unknown as { telephony: Telephony }).telephony;
-  const conn = await repo.createConnection(t.gw.db, {
-    orgId: t.org.orgId,
-    provider: 'carrier_a',
-    host: '127.0.0.1',
-    port: 5060,
-    transport: 'udp',
-    inboundCidrs: ['127.0.0.1/32'],
-  });
-  number = `+1415${String(Date.now()).slice(-7)}`;
-  await repo.createPhoneNumber(t.gw.db, { orgId: t.org.orgId, number, connectionId: conn.id });
+  number = await addLoopbackNumber(t.gw.db, t.org.orgId);
 }, 60_000);
 afterAll(async () => {
   await t?.stop();

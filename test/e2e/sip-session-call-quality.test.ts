@@ -3,7 +3,7 @@
 // stored when it ended afterwards — the same ones the hangup response carried. A real SIPp callee.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { startStreamGateway, type StreamTestGateway } from '../helpers/stream.js';
-import { startSipp, eventually } from '../helpers/sip-harness.js';
+import { startSipp, eventually, loopbackSipConfig } from '../helpers/sip-harness.js';
 import { updateOrg } from '../../src/store/index.js';
 
 let t: StreamTestGateway;
@@ -14,18 +14,7 @@ beforeAll(async () => {
     engines: 'none',
     overrides: {
       roles: ['api', 'media', 'worker'],
-      sip: {
-        enabled: true,
-        host: '127.0.0.1',
-        port: 0,
-        transports: ['udp'],
-        advertisedAddress: '127.0.0.1',
-        rtpPortMin: rtpBase,
-        rtpPortMax: rtpBase + 98,
-        rtpTimeoutSeconds: 60,
-        maxConcurrentCalls: 10,
-        realm: 'voxbridge.test',
-      },
+      sip: loopbackSipConfig(rtpBase, { maxConcurrentCalls: 10 }),
     },
   });
   await updateOrg(t.gw.db, t.org.orgId, { sipEnabled: true });

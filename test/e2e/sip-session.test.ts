@@ -5,8 +5,7 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import dgram from 'node:dgram';
 import { startStreamGateway, type StreamTestGateway } from '../helpers/stream.js';
 import { synthesizeSpeech, concatPcm, silence } from '../helpers/speech-audio.js';
-import { startSipp, eventually, type SippResult } from '../helpers/sip-harness.js';
-import * as repo from '../../src/store/telephony-repo.js';
+import { startSipp, eventually, type SippResult, addLoopbackNumber, loopbackSipConfig } from '../helpers/sip-harness.js';
 import { updateOrg } from '../../src/store/index.js';
 import { parseRtp, serializeRtp } from '../../src/telephony/rtp/packet.js';
 import { alawEncode, alawDecode } from '../../src/media/g711.js';
@@ -26,34 +25,14 @@ async function startPhoneGateway(rtpengineNg: string | null): Promise<PhoneGatew
     engines: 'embedded',
     overrides: {
       roles: ['api', 'media', 'worker'],
-      sip: {
-        enabled: true,
-        host: '127.0.0.1',
-        port: 0,
-        transports: ['udp'],
-        advertisedAddress: '127.0.0.1',
-        rtpPortMin: rtpBase,
-        rtpPortMax: rtpBase + 98,
-        rtpTimeoutSeconds: 30,
-        maxConcurrentCalls: 50,
-        realm: 'voxbridge.test',
-      },
+      sip: loopbackSipConfig(rtpBase, { rtpTimeoutSeconds: 30 }),
       rtpengine: { ng: rtpengineNg, timeoutMs: 3000 },
     },
   });
   const tel = gw.gw.telephony;
   if (!tel) throw new Error('the media role did not start telephony');
   await updateOrg(gw.gw.db, gw.org.orgId, { sipEnabled: true });
-  const conn = await repo.createConnection(gw.gw.db, {
-    orgId: gw.org.orgId,
-    provider: 'carrier_a',
-    host: '127.0.0.1',
-    port: 5060,
-    transport: 'udp',
-    inboundCidrs: ['127.0.0.1/32'],
-  });
-  const num = `+1415${String(Date.now()).slice(-7)}`;
-  await repo.createPhoneNumber(gw.gw.db, { orgId: gw.org.orgId, number: num, connectionId: conn.id });
+  const num = await addLoopbackNumber(gw.gw.db, gw.org.orgId);
   return { t: gw, telephony: tel, number: num };
 }
 

@@ -354,3 +354,34 @@ export async function eventually<T>(fn: () => Promise<T | undefined | null | fal
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+/** SIP settings for a gateway under test: loopback, UDP, 50 RTP port pairs from `rtpBase`. */
+export function loopbackSipConfig(rtpBase: number, o: { rtpTimeoutSeconds?: number; maxConcurrentCalls?: number } = {}) {
+  return {
+    enabled: true,
+    host: '127.0.0.1',
+    port: 0,
+    transports: ['udp'],
+    advertisedAddress: '127.0.0.1',
+    rtpPortMin: rtpBase,
+    rtpPortMax: rtpBase + 98,
+    rtpTimeoutSeconds: o.rtpTimeoutSeconds ?? 60,
+    maxConcurrentCalls: o.maxConcurrentCalls ?? 50,
+    realm: 'voxbridge.test',
+  };
+}
+
+/** A UDP carrier connection trusted from 127.0.0.1 (where SIPp calls from) and a new number on it. */
+export async function addLoopbackNumber(db: Db, orgId: string): Promise<string> {
+  const conn = await repo.createConnection(db, {
+    orgId,
+    provider: 'carrier_a',
+    host: '127.0.0.1',
+    port: 5060,
+    transport: 'udp',
+    inboundCidrs: ['127.0.0.1/32'],
+  });
+  const number = `+1415${String(Date.now()).slice(-7)}`;
+  await repo.createPhoneNumber(db, { orgId, number, connectionId: conn.id });
+  return number;
+}
