@@ -265,6 +265,7 @@ export type Config = Static<typeof ConfigSchema>;
 const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' | 'list' | 'nullable' | 'json' }> = {
   VOXBRIDGE_NODE_ID: { path: ['nodeId'], kind: 'string' },
   VOXBRIDGE_ROLES: { path: ['roles'], kind: 'list' },
+  NODE_HEARTBEAT_MS: { path: ['limits', 'nodeHeartbeatMs'], kind: 'int' },
   HTTP_HOST: { path: ['httpHost'], kind: 'string' },
   HTTP_PORT: { path: ['httpPort'], kind: 'int' },
   PUBLIC_URL: { path: ['publicUrl'], kind: 'string' },

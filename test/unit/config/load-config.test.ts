@@ -22,6 +22,11 @@ describe('loadConfig errors', () => {
     expect(fails({ RTP_PORT_MIN: 'ten' })).toMatch(/sip\.rtpPortMin \(RTP_PORT_MIN\): .*got "ten"/);
   });
 
+  it('takes the heartbeat period from NODE_HEARTBEAT_MS and refuses one below 100 ms', () => {
+    expect(loadConfig({ NODE_HEARTBEAT_MS: '2000' }).limits.nodeHeartbeatMs).toBe(2000);
+    expect(fails({ NODE_HEARTBEAT_MS: '10' })).toMatch(/limits\.nodeHeartbeatMs \(NODE_HEARTBEAT_MS\)/);
+  });
+
   it('names the variable of a boolean that is neither true nor false', () => {
     expect(fails({ RECORDINGS_S3_FORCE_PATH_STYLE: 'maybe' })).toMatch(/recordings\.s3\.forcePathStyle \(RECORDINGS_S3_FORCE_PATH_STYLE\)/);
   });
