@@ -8,7 +8,7 @@ import { concatPcm, silence, synthesizeSpeech } from '../helpers/speech-audio.js
 import { startSipp, eventually, type SippResult, addLoopbackNumber, loopbackSipConfig } from '../helpers/sip-harness.js';
 import { createAgentSession, RtpPhone } from '../helpers/agents.js';
 import { updateOrg } from '../../src/store/index.js';
-import { TRANSFER_FAILED_REPLY } from '../../src/agents/index.js';
+import { FALLBACK_REPLY, TRANSFER_FAILED_REPLY } from '../../src/agents/index.js';
 import type { Telephony } from '../../src/telephony/index.js';
 import type { LiveSession, TranscriptFinal } from '../../src/sessions/index.js';
 
@@ -97,8 +97,15 @@ describe('ai_agent on a SIP phone leg', () => {
     expect(c.caller.loudSince(0).length).toBeGreaterThan(20);
 
     // "I want to talk to a person": the escalation event, the message, then the dial.
-    await c.caller.speak(await say('i want to talk to a person'));
-    await c.final((f) => f.speaker === 'agent' && /colleague/.test(f.text));
+    // A caller the recognizer misheard repeats (on a loaded machine late RTP can garble a word);
+    // the agent must still hand over on the keyword.
+    for (let attempt = 1; ; attempt++) {
+      const asked = performance.now();
+      await c.caller.speak(await say('i want to talk to a person'));
+      const reply = await c.final((f) => f.speaker === 'agent' && f.at > asked && (/colleague/.test(f.text) || f.text === FALLBACK_REPLY));
+      if (reply.text !== FALLBACK_REPLY) break;
+      if (attempt === 3) throw new Error('the agent misheard "i want to talk to a person" three times');
+    }
     await eventually(() => human.connected, 30_000);
     const [escalation] = await events(c.id, 'ai_agent.escalation_requested');
     expect(escalation).toMatchObject({ session_id: c.id, reason: expect.stringMatching(/^keyword: /) });

@@ -37,7 +37,10 @@ async function tcpFree(port: number): Promise<boolean> {
 /** A port free for both UDP and TCP (SIP listens on both); even when `even` (RTP). */
 export async function freePort(even = false): Promise<number> {
   for (let i = 0; i < 200; i++) {
-    let port = 15000 + Math.floor(Math.random() * 25000);
+    // 10000–19999: below every RTP range the tests give gateways, rtpengine and baresip
+    // (20000–61000) and the kernel's ephemeral ports, so a parallel test's media socket cannot take
+    // the port between this check and SIPp binding it (a SIPp callee would then never answer).
+    let port = 10000 + Math.floor(Math.random() * 10000);
     if (even) port -= port % 2;
     if ((await udpFree(port)) && (await tcpFree(port)) && (!even || (await udpFree(port + 1)))) return port;
   }
