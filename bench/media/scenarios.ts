@@ -19,7 +19,8 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { UserAgent } from '../../src/telephony/sip/user-agent.js';
 import type { Dialog } from '../../src/telephony/sip/dialog.js';
-import { buildSdp, parseSdp } from '../../src/telephony/sdp/sdp.js';
+import { parseSdp } from '../../src/telephony/sdp/sdp.js';
+import { loopbackPhoneSdp } from '../sip/phone-sdp.js';
 import { serializeRtp, parseRtp } from '../../src/telephony/rtp/packet.js';
 import { alawDecode, alawEncode, mulawDecode, mulawEncode } from '../../src/media/g711.js';
 import { literalLookup } from '../../src/telephony/rtp/literal-lookup.js';
@@ -160,15 +161,7 @@ export async function startBenchGateway(): Promise<BenchGateway> {
         }
         pendingAgents.delete(user);
         call.agentGw = { address: offer.audio.address, port: offer.audio.port };
-        const answer = buildSdp({
-          address: '127.0.0.1',
-          port: call.agent.address().port,
-          sessionId: user,
-          sessionVersion: 1,
-          codecs: [{ payloadType: 0, name: 'PCMU' }],
-          dtmfPayloadType: 101,
-          direction: 'sendrecv',
-        });
+        const answer = loopbackPhoneSdp(call.agent.address().port, user, 'PCMU');
         call.agentDialog = inv.answer(answer);
       },
     },
@@ -253,15 +246,7 @@ async function connectCall(gw: BenchGateway, scenario: Scenario, i: number, s: {
   }
   if (customerIsPhone(scenario)) {
     c.customer = await udp();
-    const offer = buildSdp({
-      address: '127.0.0.1',
-      port: c.customer.address().port,
-      sessionId: String(i),
-      sessionVersion: 1,
-      codecs: [{ payloadType: 8, name: 'PCMA' }],
-      dtmfPayloadType: 101,
-      direction: 'sendrecv',
-    });
+    const offer = loopbackPhoneSdp(c.customer.address().port, String(i));
     c.customerDialog = await gw.ua.call(`sip:${s.number}@127.0.0.1:${gw.sipPort}`, { from: 'sip:+15550000000@127.0.0.1', sdp: offer, ringTimeoutMs: 30000 });
     c.customerGwPort = parseSdp(c.customerDialog.remoteSdp ?? '').audio?.port ?? 0;
   }

@@ -14,7 +14,8 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { UserAgent } from '../../src/telephony/sip/user-agent.js';
 import type { Dialog } from '../../src/telephony/sip/dialog.js';
-import { buildSdp, parseSdp } from '../../src/telephony/sdp/sdp.js';
+import { parseSdp } from '../../src/telephony/sdp/sdp.js';
+import { loopbackPhoneSdp } from './phone-sdp.js';
 import { serializeRtp, parseRtp } from '../../src/telephony/rtp/packet.js';
 import { alawEncode, mulawDecode } from '../../src/media/g711.js';
 
@@ -131,15 +132,7 @@ async function runOnce(child: ChildProcess, sipPort: number, ua: UserAgent, call
     peer.on('message', (m) => {
       if (parseRtp(m)) st.rtpIn++;
     });
-    const offer = buildSdp({
-      address: '127.0.0.1',
-      port: peer.address().port,
-      sessionId: String(i),
-      sessionVersion: 1,
-      codecs: [{ payloadType: 8, name: 'PCMA' }],
-      dtmfPayloadType: 101,
-      direction: 'sendrecv',
-    });
+    const offer = loopbackPhoneSdp(peer.address().port, String(i));
     try {
       st.dialog = await ua.call(`sip:${number}@127.0.0.1:${sipPort}`, { from: 'sip:+15550000000@127.0.0.1', sdp: offer, ringTimeoutMs: 20000 });
       st.gwPort = parseSdp(st.dialog.remoteSdp!).audio!.port;

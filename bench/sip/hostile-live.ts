@@ -10,7 +10,8 @@ import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
 import { UserAgent } from '../../src/telephony/sip/user-agent.js';
 import type { Dialog } from '../../src/telephony/sip/dialog.js';
-import { buildSdp, parseSdp } from '../../src/telephony/sdp/sdp.js';
+import { parseSdp } from '../../src/telephony/sdp/sdp.js';
+import { loopbackPhoneSdp } from './phone-sdp.js';
 import { serializeRtp, parseRtp } from '../../src/telephony/rtp/packet.js';
 import { alawEncode } from '../../src/media/g711.js';
 
@@ -120,15 +121,7 @@ export async function measureHostileLive(
       peer.on('message', (m) => {
         if (parseRtp(m)) call.rtpIn++;
       });
-      const offer = buildSdp({
-        address: '127.0.0.1',
-        port: peer.address().port,
-        sessionId: String(i),
-        sessionVersion: 1,
-        codecs: [{ payloadType: 8, name: 'PCMA' }],
-        dtmfPayloadType: 101,
-        direction: 'sendrecv',
-      });
+      const offer = loopbackPhoneSdp(peer.address().port, String(i));
       call.dialog = await ua.call(`sip:${s.number}@127.0.0.1:${sipPort}`, { from: 'sip:+15550000000@127.0.0.1', sdp: offer, ringTimeoutMs: 30000 });
       call.gwPort = parseSdp(call.dialog.remoteSdp ?? '').audio?.port ?? 0;
       calls.push(call);

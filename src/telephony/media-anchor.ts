@@ -91,18 +91,8 @@ export class MediaAnchor {
   }
 
   /** Inbound leg, step 2: our answer goes in; out comes the answer for the carrier. */
-  async answerFromGateway(callId: string, fromTag: string, toTag: string, sdp: string): Promise<string> {
-    return this.sdpOf(
-      await this.call(() =>
-        this.client.answer(this.port, this.host, {
-          'call-id': callId,
-          'from-tag': fromTag,
-          'to-tag': toTag,
-          sdp,
-          replace: ['origin', 'session-connection'],
-        }),
-      ),
-    );
+  answerFromGateway(callId: string, fromTag: string, toTag: string, sdp: string): Promise<string> {
+    return this.answer(callId, fromTag, toTag, sdp);
   }
 
   /**
@@ -125,7 +115,12 @@ export class MediaAnchor {
   }
 
   /** Outbound leg, step 2: the carrier's answer goes in; out comes the answer for our endpoint. */
-  async answerFromPeer(callId: string, fromTag: string, toTag: string, sdp: string): Promise<string> {
+  answerFromPeer(callId: string, fromTag: string, toTag: string, sdp: string): Promise<string> {
+    return this.answer(callId, fromTag, toTag, sdp);
+  }
+
+  /** An answer through rtpengine is the same command in both directions: the offer set each side's terms. */
+  private async answer(callId: string, fromTag: string, toTag: string, sdp: string): Promise<string> {
     return this.sdpOf(
       await this.call(() =>
         this.client.answer(this.port, this.host, {
