@@ -14,6 +14,7 @@ import { parseSdp } from '../../src/telephony/sdp/sdp.js';
 import { loopbackPhoneSdp } from './phone-sdp.js';
 import { serializeRtp, parseRtp } from '../../src/telephony/rtp/packet.js';
 import { alawEncode } from '../../src/media/g711.js';
+import type { GcPause, Stall } from './loop-probe.js';
 
 export interface HostileStep {
   /** Hostile messages per second asked of the sender, and what it managed. */
@@ -39,6 +40,18 @@ interface Usage {
   activeCalls: number;
   loopDelayP99Ms: number;
   loopDelayMaxMs: number;
+  probe: { stalls: Stall[]; gcs: GcPause[]; nowMs: number };
+}
+
+/** Stalls and GC pauses since the last usage, with their times relative to `phaseStartMs` (child clock). */
+function reportProbe(phase: string, u: Usage, phaseStartMs: number): void {
+  const rel = (at: number) => `+${((at - phaseStartMs) / 1000).toFixed(2)}s`;
+  const longGc = u.probe.gcs.filter((g) => g.ms >= 20);
+  const gcMs = u.probe.gcs.reduce((a, g) => a + g.ms, 0);
+  console.log(
+    `  ${phase}: ${u.probe.stalls.length} stall(s) > 50 ms${u.probe.stalls.map((x) => ` [${rel(x.atMs)} ${x.lateMs} ms, CPU ${x.cpuMs} ms]`).join('')}; ` +
+      `GC pauses ≥ 5 ms: ${u.probe.gcs.length} (${gcMs} ms)${longGc.map((g) => ` [${rel(g.atMs)} ${g.kind} ${g.ms} ms]`).join('')}`,
+  );
 }
 
 interface Call {
@@ -92,8 +105,10 @@ export async function measureHostileLive(
   const callCount = o.calls ?? 100;
   const rates = o.rates ?? [0, 250, 500, 1000, 2000, 4000, 8000];
   const seconds = o.seconds ?? 10;
+  // SIP_BENCH_CHILD_NODE_ARGS: extra node flags for the gateway child (e.g. "--trace-gc", "--cpu-prof").
+  const childArgs = (process.env.SIP_BENCH_CHILD_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const child = fork(fileURLToPath(new URL('./hostile-child.ts', import.meta.url)), [], {
-    execArgv: ['--import', 'tsx'],
+    execArgv: ['--import', 'tsx', ...childArgs],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const { sipPort } = await new Promise<{ sipPort: number }>((resolve) => child.once('message', (m) => resolve(m as { sipPort: number })));
@@ -105,6 +120,8 @@ export async function measureHostileLive(
   const calls: Call[] = [];
   let sending: NodeJS.Timeout | null = null;
   try {
+    const uStart = await ask<Usage>(child, { cmd: 'usage' });
+    reportProbe('gateway start-up', uStart, 0);
     const { sessions } = await ask<{ sessions: { number: string; wsUrl: string }[] }>(child, { cmd: 'prepare', calls: callCount });
     for (const [i, s] of sessions.entries()) {
       const ws = new WebSocket(s.wsUrl);
@@ -128,6 +145,8 @@ export async function measureHostileLive(
     }
     const live = calls.filter((c) => c.gwPort > 0);
     console.log(`hostile-live: ${live.length}/${callCount} calls connected`);
+    const uSetup = await ask<Usage>(child, { cmd: 'usage' });
+    reportProbe('sessions and calls set up', uSetup, uStart.probe.nowMs);
     // One drift-free sender for all calls: every 20 ms tick is due by the wall clock.
     const t0 = performance.now();
     let tick = 0;
@@ -149,9 +168,14 @@ export async function measureHostileLive(
     // Warm-up: jitter buffers settle before the first measured step. 3 s was too short on a quiet
     // machine: the no-hostile step still carried the set-up transient of 100 calls (0.39 % discards).
     await new Promise((r) => setTimeout(r, 10_000));
+    const uWarm = await ask<Usage>(child, { cmd: 'usage' });
+    reportProbe('warm-up (10 s, RTP flowing)', uWarm, uSetup.probe.nowMs);
+    let stepStart = uWarm.probe.nowMs;
     for (const rate of rates) {
       const hostile = rate > 0 ? await startSender(sipPort, rate, seconds) : null;
       const u0 = await ask<Usage>(child, { cmd: 'usage' });
+      if (u0.probe.stalls.length > 0) reportProbe(`before step ${rate}/s (sender start-up)`, u0, stepStart);
+      stepStart = u0.probe.nowMs;
       const sent0 = rtpSent;
       const in0 = live.reduce((a, c) => a + c.rtpIn, 0);
       const sock0 = live.reduce((a, c) => a + c.socketFrames, 0);
@@ -189,6 +213,7 @@ export async function measureHostileLive(
       console.log(
         `hostile ${rate}/s asked, ${step.sentPerSecond}/s sent, ${step.refusedPerSecond}/s refused: loss in ${step.lossInPercent}% (jitter discards ${step.jitterDiscardPercent}%, concealed ${step.concealPercent}%), loss out ${step.lossOutPercent}%, socket frames short ${step.socketFramesShortPercent}%, loop delay p99 ${step.loopDelayP99Ms} ms max ${step.loopDelayMaxMs} ms, gateway CPU ${step.gatewayCpuPercent}%`,
       );
+      reportProbe(`step ${rate}/s`, u1, stepStart);
     }
   } finally {
     if (sending) clearInterval(sending);

@@ -1,4 +1,4 @@
-// SIP capture rows (migration 007): batched inserts from the capture writer, the trace of one
+// SIP capture rows (migration 015): batched inserts from the capture writer, the trace of one
 // call, a search by Call-ID / number / session, and the retention purge.
 import type { DbClient } from './db.js';
 
@@ -19,30 +19,130 @@ export interface SipMessageRow {
   raw: string;
 }
 
+/**
+ * Captured messages column by column (all arrays of one length): what the capture gathers and one
+ * INSERT writes, without an object per message on the call path.
+ */
+export interface SipMessageBatch {
+  /** Capture time, ms since the epoch. */
+  capturedAtMs: number[];
+  callId: string[];
+  direction: Array<'in' | 'out'>;
+  transport: string[];
+  srcAddress: string[];
+  srcPort: number[];
+  dstAddress: string[];
+  dstPort: number[];
+  method: Array<string | null>;
+  status: Array<number | null>;
+  cseq: string[];
+  fromUser: Array<string | null>;
+  toUser: Array<string | null>;
+  raw: string[];
+}
+
+export function emptySipMessageBatch(): SipMessageBatch {
+  return {
+    capturedAtMs: [],
+    callId: [],
+    direction: [],
+    transport: [],
+    srcAddress: [],
+    srcPort: [],
+    dstAddress: [],
+    dstPort: [],
+    method: [],
+    status: [],
+    cseq: [],
+    fromUser: [],
+    toUser: [],
+    raw: [],
+  };
+}
+
+/** The batch as rows (tests and tools; the writer never builds them). */
+export function sipMessageBatchRows(b: SipMessageBatch): SipMessageRow[] {
+  return b.raw.map((raw, i) => ({
+    captured_at: new Date(b.capturedAtMs[i] ?? 0),
+    call_id: b.callId[i] ?? '',
+    direction: b.direction[i] ?? 'in',
+    transport: b.transport[i] ?? '',
+    src_address: b.srcAddress[i] ?? '',
+    src_port: b.srcPort[i] ?? 0,
+    dst_address: b.dstAddress[i] ?? '',
+    dst_port: b.dstPort[i] ?? 0,
+    method: b.method[i] ?? null,
+    status: b.status[i] ?? null,
+    cseq: b.cseq[i] ?? '',
+    from_user: b.fromUser[i] ?? null,
+    to_user: b.toUser[i] ?? null,
+    raw,
+  }));
+}
+
+/**
+ * A PostgreSQL array literal of text: each element double-quoted with only `\` and `"` escaped
+ * (string replaces, no per-character regex), NULL bare. pg's own array encoding runs two regex
+ * replaces over every element; for a batch of raw SIP messages that was most of the writer's time.
+ */
+export function textArrayLiteral(values: ReadonlyArray<string | null>): string {
+  let s = '{';
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (i > 0) s += ',';
+    if (v === null || v === undefined) {
+      s += 'NULL';
+      continue;
+    }
+    let e = v.includes('\\') ? v.replaceAll('\\', '\\\\') : v;
+    if (e.includes('"')) e = e.replaceAll('"', '\\"');
+    s += `"${e}"`;
+  }
+  return `${s}}`;
+}
+
+function intArrayLiteral(values: ReadonlyArray<number | null>): string {
+  let s = '{';
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (i > 0) s += ',';
+    s += v === null || v === undefined ? 'NULL' : String(Math.trunc(v));
+  }
+  return `${s}}`;
+}
+
+// Named: parsed and planned once per connection, then only bound. Times travel as epoch ms (no
+// date formatting in JavaScript, exact integer arithmetic in SQL).
+const INSERT_BATCH = {
+  name: 'voxbridge_sip_capture_insert',
+  text: `INSERT INTO sip_messages (captured_at, call_id, direction, transport, src_address, src_port, dst_address, dst_port, method, status, cseq, from_user, to_user, raw)
+     SELECT timestamptz 'epoch' + t * interval '1 millisecond', c, d, tr, sa, sp, da, dp, m, st, cs, fu, tu, r
+       FROM unnest($1::int8[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[], $8::int[], $9::text[], $10::int[], $11::text[], $12::text[], $13::text[], $14::text[])
+         AS u(t, c, d, tr, sa, sp, da, dp, m, st, cs, fu, tu, r)`,
+};
+
 /** One INSERT for the whole batch (arrays unnested server-side). */
-export async function insertSipMessages(db: DbClient, rows: SipMessageRow[]): Promise<void> {
-  if (rows.length === 0) return;
-  const col = <K extends keyof SipMessageRow>(k: K): SipMessageRow[K][] => rows.map((r) => r[k]);
-  await db.query(
-    `INSERT INTO sip_messages (captured_at, call_id, direction, transport, src_address, src_port, dst_address, dst_port, method, status, cseq, from_user, to_user, raw)
-     SELECT * FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[], $8::int[], $9::text[], $10::int[], $11::text[], $12::text[], $13::text[], $14::text[])`,
-    [
-      col('captured_at'),
-      col('call_id'),
-      col('direction'),
-      col('transport'),
-      col('src_address'),
-      col('src_port'),
-      col('dst_address'),
-      col('dst_port'),
-      col('method'),
-      col('status'),
-      col('cseq'),
-      col('from_user'),
-      col('to_user'),
-      col('raw'),
+export async function insertSipMessageBatch(db: DbClient, b: SipMessageBatch): Promise<void> {
+  if (b.raw.length === 0) return;
+  await db.query({
+    ...INSERT_BATCH,
+    values: [
+      intArrayLiteral(b.capturedAtMs),
+      textArrayLiteral(b.callId),
+      textArrayLiteral(b.direction),
+      textArrayLiteral(b.transport),
+      textArrayLiteral(b.srcAddress),
+      intArrayLiteral(b.srcPort),
+      textArrayLiteral(b.dstAddress),
+      intArrayLiteral(b.dstPort),
+      textArrayLiteral(b.method),
+      intArrayLiteral(b.status),
+      textArrayLiteral(b.cseq),
+      textArrayLiteral(b.fromUser),
+      textArrayLiteral(b.toUser),
+      textArrayLiteral(b.raw),
     ],
-  );
+  });
 }
 
 /** Every captured message of one call, in capture order. */

@@ -4,7 +4,7 @@
 import dgram from 'node:dgram';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTelephonyFixture, startSipp, eventually, type TelephonyFixture } from '../helpers/sip-harness.js';
-import { getSipTrace, searchSipCalls, purgeSipMessages } from '../../src/store/index.js';
+import { getSipTrace, searchSipCalls, purgeSipMessages, insertSipMessageBatch, emptySipMessageBatch } from '../../src/store/index.js';
 import { decodeHep, HEP_CHUNK } from '../../src/telephony/index.js';
 import { runCli } from '../helpers/cli.js';
 
@@ -69,6 +69,42 @@ describe('SIP capture', () => {
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/no SIP messages captured/);
   }, 120_000);
+
+  it('writes any text the wire can carry back unchanged (array literals built by hand)', async () => {
+    const raws = [
+      'INVITE sip:a@b SIP/2.0\r\nFrom: "Quote \\"inside\\"" <sip:a@b>\r\n\r\n',
+      'back\\slash \\\\ twice, {braces}, commas, "quotes", NULL',
+      'NULL',
+      '',
+      'ünïcödé ✓ and a tab\there',
+    ];
+    const b = emptySipMessageBatch();
+    // Recent: the retention test below purges only what is older than 24 h.
+    const at = Date.now() - 60_000;
+    for (const [i, raw] of raws.entries()) {
+      b.capturedAtMs.push(at + i);
+      b.callId.push('literal-call, "odd" {id}');
+      b.direction.push(i % 2 ? 'out' : 'in');
+      b.transport.push('UDP');
+      b.srcAddress.push('::1');
+      b.srcPort.push(5060 + i);
+      b.dstAddress.push('192.0.2.1');
+      b.dstPort.push(5070);
+      b.method.push(i % 2 ? null : 'INVITE');
+      b.status.push(i % 2 ? 200 : null);
+      b.cseq.push(`${i} INVITE`);
+      b.fromUser.push(i === 2 ? null : 'NULL');
+      b.toUser.push('+1555\\0100');
+      b.raw.push(raw);
+    }
+    await insertSipMessageBatch(fx.db, b);
+    const rows = await getSipTrace(fx.db, 'literal-call, "odd" {id}');
+    expect(rows.map((r) => r.raw)).toEqual(raws);
+    expect(rows.map((r) => r.captured_at.getTime())).toEqual(raws.map((_, i) => at + i));
+    expect(rows.map((r) => [r.method, r.status, r.src_port, r.from_user, r.to_user])).toEqual(
+      raws.map((_, i) => [i % 2 ? null : 'INVITE', i % 2 ? 200 : null, 5060 + i, i === 2 ? null : 'NULL', '+1555\\0100']),
+    );
+  });
 
   it('purges messages older than the retention', async () => {
     await fx.db.query(`INSERT INTO sip_messages (captured_at, call_id, direction, transport, src_address, src_port, dst_address, dst_port, method, cseq, raw)

@@ -37,30 +37,10 @@ export interface HepMessage {
   agentId: number;
 }
 
-function chunk(type: number, body: Buffer): Buffer {
-  const head = Buffer.alloc(6);
-  head.writeUInt16BE(0x0000, 0);
-  head.writeUInt16BE(type, 2);
-  head.writeUInt16BE(6 + body.length, 4);
-  return Buffer.concat([head, body]);
-}
-
-const u8 = (v: number): Buffer => Buffer.from([v & 0xff]);
-function u16(v: number): Buffer {
-  const b = Buffer.alloc(2);
-  b.writeUInt16BE(v & 0xffff);
-  return b;
-}
-function u32(v: number): Buffer {
-  const b = Buffer.alloc(4);
-  b.writeUInt32BE(v >>> 0);
-  return b;
-}
-
 /** An address as HEP carries it: v4 (also v4-mapped v6) in 4 bytes, v6 in 16; non-IPs as 0.0.0.0. */
 function addressBytes(address: string): { v6: boolean; bytes: Buffer } {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
-  const a = mapped ?? address;
+  const mapped = address.length > 7 && address.slice(0, 7).toLowerCase() === '::ffff:' ? address.slice(7) : null;
+  const a = mapped && net.isIPv4(mapped) ? mapped : address;
   if (net.isIPv4(a)) return { v6: false, bytes: Buffer.from(a.split('.').map(Number)) };
   if (net.isIPv6(a)) return { v6: true, bytes: ipv6Bytes(a) };
   return { v6: false, bytes: Buffer.alloc(4) };
@@ -77,35 +57,61 @@ function ipv6Bytes(a: string): Buffer {
   return out;
 }
 
-/** Encodes one captured message as a HEP3 packet. */
+const V4_MAPPED_PREFIX = Buffer.from([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff]);
+const as6 = (x: { v6: boolean; bytes: Buffer }): Buffer => (x.v6 ? x.bytes : Buffer.concat([V4_MAPPED_PREFIX, x.bytes]));
+
+/** Encodes one captured message as a HEP3 packet: sized first, then written into one buffer. */
 export function encodeHep(m: HepMessage): Buffer {
   const src = addressBytes(m.src.address);
-  let dst = addressBytes(m.dst.address);
+  const dst = addressBytes(m.dst.address);
   // Both addresses must be of one family: a v4 side next to a v6 one is sent as v4-mapped v6.
   const v6 = src.v6 || dst.v6;
-  const as6 = (x: { v6: boolean; bytes: Buffer }): Buffer => (x.v6 ? x.bytes : Buffer.concat([Buffer.alloc(10), Buffer.from([0xff, 0xff]), x.bytes]));
   const srcBytes = v6 ? as6(src) : src.bytes;
-  dst = { v6, bytes: v6 ? as6(dst) : dst.bytes };
+  const dstBytes = v6 ? as6(dst) : dst.bytes;
+  const payloadLength = Buffer.byteLength(m.payload, 'utf8');
+  const callIdLength = Buffer.byteLength(m.callId, 'utf8');
+  const addrLength = srcBytes.length;
+  // Chunks: family, protocol (1 byte each), src, dst addresses, ports (2), seconds, micros (4),
+  // protocol type (1), agent id (4), payload, correlation id; each with a 6-byte chunk header.
+  const total = 6 + 12 * 6 + 1 + 1 + 2 * addrLength + 2 + 2 + 4 + 4 + 1 + 4 + payloadLength + callIdLength;
+  // HEP3 lengths are 16-bit: a larger message cannot be carried.
+  if (total > 0xffff) throw new RangeError(`HEP3 packet of ${total} bytes exceeds 65535`);
+  const out = Buffer.allocUnsafe(total);
+  out.write('HEP3', 0, 'ascii');
+  out.writeUInt16BE(total, 4);
+  let off = 6;
+  const head = (type: number, bodyLength: number): void => {
+    out.writeUInt16BE(0x0000, off);
+    out.writeUInt16BE(type, off + 2);
+    out.writeUInt16BE(6 + bodyLength, off + 4);
+    off += 6;
+  };
   const ms = m.at.getTime();
-  const chunks = [
-    chunk(HEP_CHUNK.ipFamily, u8(v6 ? AF_INET6 : AF_INET)),
-    chunk(HEP_CHUNK.ipProtocol, u8(/tcp|tls/i.test(m.transport) ? 6 : 17)),
-    chunk(v6 ? HEP_CHUNK.ipv6Src : HEP_CHUNK.ipv4Src, srcBytes),
-    chunk(v6 ? HEP_CHUNK.ipv6Dst : HEP_CHUNK.ipv4Dst, dst.bytes),
-    chunk(HEP_CHUNK.srcPort, u16(m.src.port)),
-    chunk(HEP_CHUNK.dstPort, u16(m.dst.port)),
-    chunk(HEP_CHUNK.timeSeconds, u32(Math.floor(ms / 1000))),
-    chunk(HEP_CHUNK.timeMicros, u32((ms % 1000) * 1000)),
-    chunk(HEP_CHUNK.protocolType, u8(PROTO_SIP)),
-    chunk(HEP_CHUNK.captureAgentId, u32(m.agentId)),
-    chunk(HEP_CHUNK.payload, Buffer.from(m.payload, 'utf8')),
-    chunk(HEP_CHUNK.correlationId, Buffer.from(m.callId, 'utf8')),
-  ];
-  const body = Buffer.concat(chunks);
-  const head = Buffer.alloc(6);
-  head.write('HEP3', 0, 'ascii');
-  head.writeUInt16BE(6 + body.length, 4);
-  return Buffer.concat([head, body]);
+  head(HEP_CHUNK.ipFamily, 1);
+  off = out.writeUInt8(v6 ? AF_INET6 : AF_INET, off);
+  head(HEP_CHUNK.ipProtocol, 1);
+  off = out.writeUInt8(/tcp|tls/i.test(m.transport) ? 6 : 17, off);
+  head(v6 ? HEP_CHUNK.ipv6Src : HEP_CHUNK.ipv4Src, addrLength);
+  off += srcBytes.copy(out, off);
+  head(v6 ? HEP_CHUNK.ipv6Dst : HEP_CHUNK.ipv4Dst, addrLength);
+  off += dstBytes.copy(out, off);
+  head(HEP_CHUNK.srcPort, 2);
+  off = out.writeUInt16BE(m.src.port & 0xffff, off);
+  head(HEP_CHUNK.dstPort, 2);
+  off = out.writeUInt16BE(m.dst.port & 0xffff, off);
+  head(HEP_CHUNK.timeSeconds, 4);
+  off = out.writeUInt32BE(Math.floor(ms / 1000) >>> 0, off);
+  head(HEP_CHUNK.timeMicros, 4);
+  off = out.writeUInt32BE(((ms % 1000) * 1000) >>> 0, off);
+  head(HEP_CHUNK.protocolType, 1);
+  off = out.writeUInt8(PROTO_SIP, off);
+  head(HEP_CHUNK.captureAgentId, 4);
+  off = out.writeUInt32BE(m.agentId >>> 0, off);
+  head(HEP_CHUNK.payload, payloadLength);
+  off += out.write(m.payload, off, 'utf8');
+  head(HEP_CHUNK.correlationId, callIdLength);
+  out.write(m.callId, off, 'utf8');
+  return out;
 }
 
 /** Chunks of a HEP3 packet by type (the reader side, for tests and tools). Throws on a bad packet. */
@@ -151,9 +157,10 @@ export class HepSender {
   }
 
   send(m: HepMessage): void {
-    const packet = encodeHep(m);
-    // A UDP datagram holds at most 65,507 bytes of payload; a larger capture is skipped.
-    if (packet.length > 65_507) {
+    // A UDP datagram holds at most 65,507 bytes of payload (HEP3 at most 65,535): a larger capture is skipped.
+    const size = 100 + Buffer.byteLength(m.payload, 'utf8') + Buffer.byteLength(m.callId, 'utf8');
+    const packet = size <= 65_507 ? encodeHep(m) : null;
+    if (!packet || packet.length > 65_507) {
       this.failed++;
       return;
     }

@@ -1,23 +1,27 @@
-// SIP capture: every SIP message of a call (both directions) goes to a bounded in-memory queue and
-// is written to PostgreSQL in batched INSERTs, one at a time, off the call path. When the database
-// is slow the queue fills and further messages are dropped and counted: capture never makes a call
-// wait. With a HEP collector configured each message is also sent there at once (UDP).
+// SIP capture: every SIP message of a call (both directions) is written to PostgreSQL off the call
+// path. The call path only serializes the message (the stack hands over a parsed one) and appends it
+// and a few header fields to column arrays; a batch is written when it holds `batchSize` messages or
+// `flushMs` after its first one, as one prepared multi-row INSERT, one at a time. When the database
+// is slow the bounded queue fills and further messages are dropped and counted: capture never makes
+// a call wait and never grows without bound. With a HEP collector configured each message is also
+// sent there at once (UDP).
 import sip, { type SipMessage } from 'sip';
 import type { Logger } from 'pino';
-import { insertSipMessages, type Db, type SipMessageRow } from '../../store/index.js';
+import { emptySipMessageBatch, insertSipMessageBatch, type Db, type SipMessageBatch } from '../../store/index.js';
 import type { HepSender } from './hep.js';
 
 export interface SipCaptureOptions {
   db: Db;
   log: Pick<Logger, 'warn'>;
+  /** Messages waiting for the database (not counting the batch being written); beyond it they are dropped. */
   queueSize: number;
   batchSize: number;
-  /** Longest a captured message waits for a batch to fill (default 250 ms). */
+  /** Longest a captured message waits for its batch to fill (default 250 ms). */
   flushMs?: number;
   hep?: HepSender | null;
   hepAgentId?: number;
-  /** Test seam: the batch writer (default: insertSipMessages). */
-  write?: (rows: SipMessageRow[]) => Promise<void>;
+  /** Test seam: the batch writer (default: insertSipMessageBatch). */
+  write?: (batch: SipMessageBatch) => Promise<void>;
 }
 
 export interface CaptureEndpoint {
@@ -29,80 +33,94 @@ export interface CaptureEndpoint {
 const NOT_CALL = new Set(['OPTIONS', 'REGISTER']);
 
 export class SipCapture {
-  private queue: SipMessageRow[] = [];
+  /** The batch being gathered, and the batches due for writing (full, or their time is up), oldest first. */
+  private filling: SipMessageBatch = emptySipMessageBatch();
+  private readonly due: SipMessageBatch[] = [];
+  private waiting = 0;
   private writing = false;
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
   private idle: Array<() => void> = [];
   private lastDropLog = 0;
+  private readonly writeBatch: (batch: SipMessageBatch) => Promise<void>;
   /** captured: queued; written: in PostgreSQL; dropped: queue full or write failed; hep*: export. */
   readonly counts = { captured: 0, written: 0, dropped: 0 };
 
-  constructor(private readonly o: SipCaptureOptions) {}
+  constructor(private readonly o: SipCaptureOptions) {
+    this.writeBatch = o.write ?? ((batch) => insertSipMessageBatch(o.db, batch));
+  }
 
   get hep(): HepSender | null {
     return this.o.hep ?? null;
   }
 
-  /** Records one message; O(1) apart from serializing it, never waits for I/O. */
+  /** Records one message: serializes it and appends to column arrays; never waits for I/O. */
   record(direction: 'in' | 'out', m: SipMessage, transport: string, local: CaptureEndpoint, remote: CaptureEndpoint): void {
     if (this.closed) return;
-    const callId = m.headers['call-id'];
-    const cseq = m.headers.cseq;
+    const h = m.headers;
+    const callId = h['call-id'];
+    const cseq = h.cseq;
     if (typeof callId !== 'string' || !callId || !cseq || NOT_CALL.has(cseq.method)) return;
+    // Serialized now: the stack may change the message object after this (a retried request).
     const raw = sip.stringify(m);
     const src = direction === 'in' ? remote : local;
     const dst = direction === 'in' ? local : remote;
-    const at = new Date();
-    if (this.o.hep) this.o.hep.send({ at, transport, src, dst, payload: raw, callId, agentId: this.o.hepAgentId ?? 0 });
-    if (this.queue.length >= this.o.queueSize) {
+    const at = Date.now();
+    if (this.o.hep) this.o.hep.send({ at: new Date(at), transport, src, dst, payload: raw, callId, agentId: this.o.hepAgentId ?? 0 });
+    if (this.waiting >= this.o.queueSize) {
       this.dropped(1, 'SIP capture queue full: messages dropped');
       return;
     }
     this.counts.captured++;
-    this.queue.push({
-      captured_at: at,
-      call_id: callId,
-      direction,
-      transport: transport.toUpperCase(),
-      src_address: src.address,
-      src_port: src.port,
-      dst_address: dst.address,
-      dst_port: dst.port,
-      method: 'method' in m && m.method ? m.method : null,
-      status: 'status' in m ? m.status : null,
-      cseq: `${cseq.seq} ${cseq.method}`,
-      from_user: userOf(m.headers.from?.uri),
-      to_user: userOf(m.headers.to?.uri),
-      raw,
-    });
-    if (this.queue.length >= this.o.batchSize) this.kick();
-    else this.timer ??= setTimeout(() => this.kick(), this.o.flushMs ?? 250).unref();
+    this.waiting++;
+    const b = this.filling;
+    b.capturedAtMs.push(at);
+    b.callId.push(callId);
+    b.direction.push(direction);
+    b.transport.push(transport.toUpperCase());
+    b.srcAddress.push(src.address);
+    b.srcPort.push(src.port);
+    b.dstAddress.push(dst.address);
+    b.dstPort.push(dst.port);
+    b.method.push('method' in m && m.method ? m.method : null);
+    b.status.push('status' in m ? m.status : null);
+    b.cseq.push(`${cseq.seq} ${cseq.method}`);
+    b.fromUser.push(userOf(h.from?.uri));
+    b.toUser.push(userOf(h.to?.uri));
+    b.raw.push(raw);
+    if (b.raw.length >= this.o.batchSize) this.seal();
+    else if (b.raw.length === 1) this.timer = setTimeout(() => this.seal(), this.o.flushMs ?? 250).unref();
   }
 
+  /** Messages waiting for the database (the batch being written not included). */
   get queued(): number {
-    return this.queue.length;
+    return this.waiting;
   }
 
-  private kick(): void {
+  /** The batch being gathered becomes due (full, its time is up, or a flush), and the writer starts. */
+  private seal(): void {
     if (this.timer) {
       clearTimeout(this.timer);
       this.timer = null;
     }
-    if (!this.writing) void this.drainQueue();
+    if (this.filling.raw.length > 0) {
+      this.due.push(this.filling);
+      this.filling = emptySipMessageBatch();
+    }
+    if (!this.writing && this.due.length > 0) void this.drain();
   }
 
   /** One INSERT in flight at a time: a slow database backs up into the bounded queue, not into the process. */
-  private async drainQueue(): Promise<void> {
+  private async drain(): Promise<void> {
     this.writing = true;
-    const write = this.o.write ?? ((rows: SipMessageRow[]) => insertSipMessages(this.o.db, rows));
-    while (this.queue.length > 0) {
-      const batch = this.queue.splice(0, this.o.batchSize);
+    for (let batch = this.due.shift(); batch; batch = this.due.shift()) {
+      const n = batch.raw.length;
+      this.waiting -= n;
       try {
-        await write(batch);
-        this.counts.written += batch.length;
+        await this.writeBatch(batch);
+        this.counts.written += n;
       } catch (err) {
-        this.dropped(batch.length, 'SIP capture write failed: messages dropped', err);
+        this.dropped(n, 'SIP capture write failed: messages dropped', err);
       }
     }
     this.writing = false;
@@ -118,29 +136,46 @@ export class SipCapture {
     }
   }
 
-  /** Resolves once everything queued so far is written (or dropped). */
+  /** Resolves once everything captured so far is written (or dropped). */
   async flush(): Promise<void> {
-    this.kick();
+    this.seal();
     if (!this.writing) return;
     await new Promise<void>((r) => this.idle.push(r));
   }
 
   /** Writes what is queued (up to `maxMs`), then stops capturing. */
   async close(maxMs = 2000): Promise<void> {
-    await Promise.race([this.flush(), new Promise((r) => setTimeout(r, maxMs).unref())]);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.flush(), new Promise((r) => (timer = setTimeout(r, maxMs).unref()))]);
+    clearTimeout(timer);
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     this.o.hep?.close();
   }
 }
 
-function userOf(uri: unknown): string | null {
-  const parsed = typeof uri === 'string' ? sip.parseUri(uri) : uri && typeof uri === 'object' ? (uri as { user?: string }) : undefined;
-  const u = parsed?.user;
+/**
+ * The user part of a sip:/sips: URI (percent-decoded, user parameters dropped), or null: found by
+ * position, without parsing the whole URI (this runs for From and To of every captured message).
+ */
+export function userOf(uri: unknown): string | null {
+  if (uri && typeof uri === 'object') {
+    const u = (uri as { user?: unknown }).user;
+    return typeof u === 'string' && u ? decodeUser(u) : null;
+  }
+  if (typeof uri !== 'string') return null;
+  const start = uri.startsWith('sip:') ? 4 : uri.startsWith('sips:') ? 5 : -1;
+  if (start < 0) return null;
+  const at = uri.indexOf('@', start);
+  if (at <= start) return null;
+  // user[:password]@host: the user part ends at the first ':'.
+  const colon = uri.indexOf(':', start);
+  const u = uri.slice(start, colon >= 0 && colon < at ? colon : at);
   return u ? decodeUser(u) : null;
 }
 
 function decodeUser(u: string): string {
+  if (!u.includes('%')) return u.includes(';') ? (u.split(';')[0] ?? u) : u;
   try {
     return decodeURIComponent(u).split(';')[0] ?? u;
   } catch {

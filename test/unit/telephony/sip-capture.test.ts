@@ -6,8 +6,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import sip, { type SipMessage } from 'sip';
 import { HepSender, decodeHep, encodeHep } from '../../../src/telephony/capture/hep.js';
 import { renderLadder } from '../../../src/telephony/capture/ladder.js';
-import { SipCapture } from '../../../src/telephony/capture/sip-capture.js';
-import type { Db, SipMessageRow } from '../../../src/store/index.js';
+import { SipCapture, userOf } from '../../../src/telephony/capture/sip-capture.js';
+import { sipMessageBatchRows, type Db, type SipMessageRow } from '../../../src/store/index.js';
 
 const INVITE =
   'INVITE sip:+15550100@192.0.2.1 SIP/2.0\r\nVia: SIP/2.0/UDP 203.0.113.9:5062;branch=z9hG4bK1\r\nFrom: <sip:alice@203.0.113.9>;tag=a1\r\nTo: <sip:+15550100@192.0.2.1>\r\nCall-ID: cid-1@x\r\nCSeq: 1 INVITE\r\nContent-Length: 0\r\n\r\n';
@@ -107,6 +107,16 @@ describe('HEP v3', () => {
     expect(() => decodeHep(Buffer.from('HEP2\x00\x06'))).toThrow(/not a HEP3/);
     expect(() => decodeHep(good.subarray(0, good.length - 1))).toThrow(/length/);
   });
+
+  it('skips (and counts) a message too large for one HEP3 packet instead of throwing on the call path', () => {
+    const big = { at: new Date(0), transport: 'TCP', src: { address: '127.0.0.1', port: 1 }, dst: { address: '127.0.0.1', port: 2 }, callId: 'c', agentId: 1 };
+    expect(() => encodeHep({ ...big, payload: 'x'.repeat(70_000) })).toThrow(RangeError);
+    const sender = new HepSender('127.0.0.1', 9);
+    sender.send({ ...big, payload: 'x'.repeat(70_000) });
+    sender.close();
+    expect(sender.failed).toBe(1);
+    expect(sender.sent).toBe(0);
+  });
 });
 
 function row(over: Partial<SipMessageRow>): SipMessageRow {
@@ -165,6 +175,26 @@ function parse(text: string): SipMessage {
   return m;
 }
 
+describe('userOf (From/To user parts for search)', () => {
+  it('takes the user part of sip: and sips: URIs, decoded, without user parameters or password', () => {
+    expect(userOf('sip:+15550100@192.0.2.1:5060;transport=udp')).toBe('+15550100');
+    expect(userOf('sips:alice@example.com')).toBe('alice');
+    expect(userOf('sip:bob:secret@example.com')).toBe('bob');
+    expect(userOf('sip:%2B15550100@example.com')).toBe('+15550100');
+    expect(userOf('sip:+15550100;npdi;rn=+15550199@example.com')).toBe('+15550100');
+    expect(userOf('sip:bad%zz@example.com')).toBe('bad%zz');
+    expect(userOf({ user: 'carol' })).toBe('carol');
+  });
+
+  it('is null where there is no user part or no SIP URI', () => {
+    expect(userOf('sip:example.com')).toBeNull();
+    expect(userOf('sip:@example.com')).toBeNull();
+    expect(userOf('tel:+15550100')).toBeNull();
+    expect(userOf(undefined)).toBeNull();
+    expect(userOf({})).toBeNull();
+  });
+});
+
 describe('SipCapture queue', () => {
   const local = { address: '192.0.2.1', port: 5060 };
   const remote = { address: '203.0.113.9', port: 5062 };
@@ -179,8 +209,8 @@ describe('SipCapture queue', () => {
       queueSize: 10,
       batchSize: 5,
       flushMs: 1,
-      write: async (rows) => {
-        writes.push(rows);
+      write: async (batch) => {
+        writes.push(sipMessageBatchRows(batch));
         await stuck;
       },
     });
@@ -206,7 +236,7 @@ describe('SipCapture queue', () => {
       queueSize: 100,
       batchSize: 100,
       flushMs: 1,
-      write: async (r) => void rows.push(...r),
+      write: async (batch) => void rows.push(...sipMessageBatchRows(batch)),
     });
     cap.record('in', parse(INVITE), 'udp', local, remote);
     cap.record(
@@ -225,5 +255,51 @@ describe('SipCapture queue', () => {
       ['out', '192.0.2.1', '203.0.113.9', null, 180, '1 INVITE', 'alice', '+15550100', 'UDP'],
     ]);
     expect(rows[0]?.raw).toMatch(/^INVITE sip:\+15550100@192\.0\.2\.1 SIP\/2\.0\r\n/);
+  });
+
+  it('writes full batches at once and holds a partial batch for its timer (or a flush), not a chain of small INSERTs', async () => {
+    const writes: number[] = [];
+    const cap = new SipCapture({
+      db: null as unknown as Db,
+      log: { warn() {} },
+      queueSize: 100,
+      batchSize: 3,
+      flushMs: 600_000,
+      write: async (batch) => void writes.push(batch.raw.length),
+    });
+    const msg = parse(INVITE);
+    for (let i = 0; i < 7; i++) cap.record('in', msg, 'udp', local, remote);
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+    expect(writes).toEqual([3, 3]);
+    expect(cap.queued).toBe(1);
+    await cap.flush();
+    expect(writes).toEqual([3, 3, 1]);
+    expect(cap.counts).toEqual({ captured: 7, written: 7, dropped: 0 });
+    await cap.close();
+  });
+
+  it('counts a failed write as dropped and keeps capturing', async () => {
+    let fail = true;
+    const written: number[] = [];
+    const cap = new SipCapture({
+      db: null as unknown as Db,
+      log: { warn() {} },
+      queueSize: 100,
+      batchSize: 2,
+      write: async (batch) => {
+        if (fail) throw new Error('database gone');
+        written.push(batch.raw.length);
+      },
+    });
+    const msg = parse(INVITE);
+    cap.record('in', msg, 'udp', local, remote);
+    cap.record('in', msg, 'udp', local, remote);
+    await cap.flush();
+    fail = false;
+    cap.record('in', msg, 'udp', local, remote);
+    await cap.flush();
+    expect(cap.counts).toEqual({ captured: 3, written: 1, dropped: 2 });
+    expect(written).toEqual([1]);
+    await cap.close();
   });
 });
