@@ -5,6 +5,7 @@
 //             that shares this tree's node_modules;
 //   on      — this tree, SIP capture on (the default);
 //   off     — this tree, SIP_BENCH_CAPTURE=off;
+//   nowrite — (only when asked for) this tree, capture on but its batches discarded, not written;
 //   base    — (only when asked for) another commit, --base (default main), capture on: e.g. the
 //             capture before an optimisation;
 // alternated round by round (before, on, off, before, …) so the machine's load falls on all alike.
@@ -46,7 +47,7 @@ function prepareTree(commit: string): string {
 
 function runVariant(variant: string, cwd: string): Promise<CostStep[]> {
   return new Promise((resolve, reject) => {
-    const env = { ...process.env, SIP_BENCH_CAPTURE: variant === 'off' ? 'off' : 'on' };
+    const env = { ...process.env, SIP_BENCH_CAPTURE: variant === 'off' ? 'off' : variant === 'nowrite' ? 'nowrite' : 'on' };
     const child = spawn(process.execPath, ['--import', 'tsx', 'bench/sip/setup-cost.ts', '--rates', rates, '--step-seconds', stepSeconds], {
       cwd,
       env,
@@ -64,7 +65,7 @@ function runVariant(variant: string, cwd: string): Promise<CostStep[]> {
         steps.push(step);
         console.log(
           `${variant.padEnd(6)} ${String(step.rate).padStart(4)}/s offered: ${step.completedPerSecond}/s completed (${step.successful}/${step.calls} ok, ${step.failed} failed), ` +
-            `gateway ${step.cpuUsPerSetup} µs CPU/setup (${step.cpuPercent} %), PostgreSQL ${step.pgCpuUsPerSetup} µs/setup, load ${step.loadAverage}`,
+            `gateway ${step.cpuUsPerSetup} µs CPU/setup (${step.cpuPercent} %), PostgreSQL ${step.pgCpuUsPerSetup} µs/setup, ${step.capturedPerSetup} captured/setup, load ${step.loadAverage}`,
         );
       }
     });
@@ -84,12 +85,13 @@ const trees: Record<string, string> = {
   base: variants.includes('base') ? prepareTree(base) : root,
   on: root,
   off: root,
+  nowrite: root,
 };
 const results: Record<string, CostStep[]> = {};
 for (let r = 0; r < rounds; r++) {
   for (const v of variants) {
     const cwd = trees[v];
-    if (!cwd) throw new Error(`unknown variant ${v} (before, base, on, off)`);
+    if (!cwd) throw new Error(`unknown variant ${v} (before, base, on, off, nowrite)`);
     (results[v] ??= []).push(...(await runVariant(v, cwd)));
   }
 }

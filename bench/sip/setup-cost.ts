@@ -2,7 +2,9 @@
 // SIP stack, RTP endpoints, PostgreSQL writes; sessions are the test fake) at each offered rate, and
 // the step reports the gateway's CPU time and its PostgreSQL backends' CPU time per completed setup,
 // with completed setups per second. CPU per setup holds on a loaded machine where calls/s does not.
-//   npx tsx bench/sip/setup-cost.ts [--rates 100,200] [--step-seconds 5]     (SIP_BENCH_CAPTURE=off: no SIP capture)
+//   npx tsx bench/sip/setup-cost.ts [--rates 100,200] [--step-seconds 5]
+// SIP_BENCH_CAPTURE=off: no SIP capture; =nowrite: capture records every message but its batches
+// are discarded instead of written (splits capture's call-path cost from its database cost).
 // Prints one JSON line per step. setup-compare.ts also copies this file into the tree before the
 // safety layer, so it uses only what the test harness had then.
 import os from 'node:os';
@@ -20,6 +22,8 @@ export interface CostStep {
   cpuUsPerSetup: number;
   /** CPU of the PostgreSQL backends serving the gateway, per completed setup. */
   pgCpuUsPerSetup: number;
+  /** SIP messages captured per completed setup (retransmissions included), 0 with capture off. */
+  capturedPerSetup: number;
   /** Gateway CPU over the step, 100 = one core. */
   cpuPercent: number;
   loadAverage: number;
@@ -33,7 +37,11 @@ function arg(name: string): string | undefined {
 export async function measureSetupCost(rates: number[], seconds: number): Promise<CostStep[]> {
   const capture = process.env.SIP_BENCH_CAPTURE === 'off' ? { capture: { enabled: false } } : {};
   const fx: TelephonyFixture = await startTelephonyFixture({ maxConcurrentCalls: 5000, rtpRange: { min: 20000, max: 29998 }, ...capture });
-  const svc = fx.svc as unknown as { activeLegs: number; capture?: { flush(): Promise<void> } | null };
+  const svc = fx.svc as unknown as {
+    activeLegs: number;
+    capture?: { flush(): Promise<void>; counts: { captured: number }; writeBatch?: () => Promise<void> } | null;
+  };
+  if (process.env.SIP_BENCH_CAPTURE === 'nowrite' && svc.capture) svc.capture.writeBatch = async () => {};
   const steps: CostStep[] = [];
   try {
     const sessions = Math.max(...rates) * 2;
@@ -51,6 +59,7 @@ export async function measureSetupCost(rates: number[], seconds: number): Promis
     });
     for (const rate of rates) {
       const calls = rate * seconds;
+      const captured0 = svc.capture?.counts.captured ?? 0;
       const pg0 = pgBackendCpu();
       const cpu0 = process.cpuUsage();
       const load = os.loadavg()[0] ?? 0;
@@ -82,6 +91,7 @@ export async function measureSetupCost(rates: number[], seconds: number): Promis
         completedPerSecond: Math.round(r.successful / elapsed),
         cpuUsPerSetup: Math.round((cpu.user + cpu.system) / ok),
         pgCpuUsPerSetup: Math.round((pgMs * 1000) / ok),
+        capturedPerSetup: Math.round((((svc.capture?.counts.captured ?? 0) - captured0) / ok) * 10) / 10,
         cpuPercent: Math.round(((cpu.user + cpu.system) / 1e6 / elapsed) * 100),
         loadAverage: Math.round(load * 10) / 10,
       };
