@@ -43,13 +43,20 @@ interface Usage {
   probe: { stalls: Stall[]; gcs: GcPause[]; nowMs: number };
 }
 
-/** Stalls and GC pauses since the last usage, with their times relative to `phaseStartMs` (child clock). */
+// With a CPU profile of the child, each stall also gets its monotonic time: the profile's clock.
+const withMono = (process.env.SIP_BENCH_CHILD_NODE_ARGS ?? '').includes('--cpu-prof');
+
+/**
+ * Stalls and GC pauses since the last usage, with their times relative to `phaseStartMs` (child
+ * clock). A stall whose CPU is far below its length is the machine not running the gateway; one
+ * whose CPU is about its length is the gateway's own work (or GC).
+ */
 function reportProbe(phase: string, u: Usage, phaseStartMs: number): void {
   const rel = (at: number) => `+${((at - phaseStartMs) / 1000).toFixed(2)}s`;
   const longGc = u.probe.gcs.filter((g) => g.ms >= 20);
   const gcMs = u.probe.gcs.reduce((a, g) => a + g.ms, 0);
   console.log(
-    `  ${phase}: ${u.probe.stalls.length} stall(s) > 50 ms${u.probe.stalls.map((x) => ` [${rel(x.atMs)} ${x.lateMs} ms, CPU ${x.cpuMs} ms]`).join('')}; ` +
+    `  ${phase}: ${u.probe.stalls.length} stall(s) > 50 ms${u.probe.stalls.map((x) => ` [${rel(x.atMs)} ${x.lateMs} ms, CPU ${x.cpuMs} ms${withMono ? ` @${x.hrUs}µs` : ''}]`).join('')}; ` +
       `GC pauses ≥ 5 ms: ${u.probe.gcs.length} (${gcMs} ms)${longGc.map((g) => ` [${rel(g.atMs)} ${g.kind} ${g.ms} ms]`).join('')}`,
   );
 }
