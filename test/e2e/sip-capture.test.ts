@@ -4,7 +4,9 @@
 import dgram from 'node:dgram';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTelephonyFixture, startSipp, eventually, type TelephonyFixture } from '../helpers/sip-harness.js';
-import { getSipTrace, searchSipCalls, purgeSipMessages, insertSipMessageBatch, emptySipMessageBatch } from '../../src/store/index.js';
+import sip from 'sip';
+import { getSipTrace, searchSipCalls, purgeSipMessages, insertSipMessageBatch, emptySipMessageBatch, createPool } from '../../src/store/index.js';
+import { SipCapture } from '../../src/telephony/capture/sip-capture.js';
 import { decodeHep, HEP_CHUNK } from '../../src/telephony/index.js';
 import { runCli } from '../helpers/cli.js';
 
@@ -104,6 +106,26 @@ describe('SIP capture', () => {
     expect(rows.map((r) => [r.method, r.status, r.src_port, r.from_user, r.to_user])).toEqual(
       raws.map((_, i) => [i % 2 ? null : 'INVITE', i % 2 ? 200 : null, 5060 + i, i === 2 ? null : 'NULL', '+1555\\0100']),
     );
+  });
+
+  it('writes on a connection of its own: an exhausted call-path pool does not hold capture up', async () => {
+    const pool = createPool(fx.config.databaseUrl, fx.config.databaseSchema, undefined, 1);
+    const held = await pool.connect(); // the pool's only connection, busy as under a call-path burst
+    const cap = new SipCapture({ db: pool, log: { warn() {} }, queueSize: 10, batchSize: 10 });
+    try {
+      const m = sip.parse(
+        'BYE sip:x@127.0.0.1 SIP/2.0\r\nVia: SIP/2.0/UDP 127.0.0.1:5062;branch=z9hG4bKown\r\nFrom: <sip:a@127.0.0.1>;tag=1\r\nTo: <sip:x@127.0.0.1>;tag=2\r\nCall-ID: own-connection-call\r\nCSeq: 2 BYE\r\nContent-Length: 0\r\n\r\n',
+      );
+      if (!m) throw new Error('test message does not parse');
+      cap.record('in', m, 'udp', { address: '127.0.0.1', port: 5060 }, { address: '127.0.0.1', port: 5062 });
+      await cap.flush();
+      expect(cap.counts).toMatchObject({ captured: 1, written: 1, dropped: 0 });
+      expect((await getSipTrace(fx.db, 'own-connection-call')).map((r) => r.method)).toEqual(['BYE']);
+    } finally {
+      await cap.close();
+      held.release();
+      await pool.end();
+    }
   });
 
   it('purges messages older than the retention', async () => {
