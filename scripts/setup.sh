@@ -129,7 +129,9 @@ fi
 # ---- npm dependencies and build ----------------------------------------------------------------
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   log "installing npm dependencies"
-  npm ci --no-audit --no-fund --loglevel=error
+  # onnxruntime-node ships its CPU binaries; its postinstall would fetch CUDA ones from outside the
+  # npm registry (and fail offline): skipped here for every npm (package.json's allowScripts denies it on npm 11+).
+  ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund --loglevel=error
 fi
 if [ ! -f dist/cli/index.js ] || [ -n "$(find src -name '*.ts' -newer dist/cli/index.js -print -quit)" ]; then
   log "building"
@@ -142,8 +144,8 @@ fi
 
 # ---- speech: the 8 kHz acoustic model and the streaming decoder ----------------------------------
 bash scripts/fetch-model.sh
-# VAD_ENGINE=silero needs its model on media nodes; the default energy VAD runs without it.
-bash scripts/fetch-vad-model.sh || [ "${VAD_ENGINE:-energy}" = energy ] || die "the Silero VAD model is unavailable: fetch it (scripts/fetch-vad-model.sh, VOXBRIDGE_VAD_MODEL_URL for a mirror) or set VAD_ENGINE=energy"
+# The default VAD (Silero) needs its model on media nodes; VAD_ENGINE=energy runs without it.
+bash scripts/fetch-vad-model.sh || [ "${VAD_ENGINE:-silero}" = energy ] || die "the Silero VAD model is unavailable: fetch it (scripts/fetch-vad-model.sh, VOXBRIDGE_VAD_MODEL_URL for a mirror) or set VAD_ENGINE=energy"
 if [ -f scripts/build-sphinx-decoder.sh ]; then bash scripts/build-sphinx-decoder.sh; fi
 
 # ---- schema ----------------------------------------------------------------------------------

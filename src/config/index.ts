@@ -141,9 +141,9 @@ export const ConfigSchema = Type.Object({
     secretRotationGraceSeconds: PositiveInt,
   }),
   /**
-   * Voice activity detection: `energy` (default) or `silero` (neural: no false starts on noise that
-   * begins mid-call, ends speech sooner, but ~10 MB, ~30x the CPU and a blocking model load per
-   * detector; bench/speech/vad.ts, README "VAD").
+   * Voice activity detection: `silero` (neural, the default: no false starts on noise that begins
+   * mid-call, ends speech sooner; one model per process in a worker thread) or `energy` (no model
+   * file, ~1/5 of the CPU); bench/speech/vad.ts, README "VAD".
    */
   vad: Type.Object({
     engine: Type.Union([Type.Literal('energy'), Type.Literal('silero')]),

@@ -38,8 +38,11 @@ export interface SileroVadEvents {
 }
 
 const WINDOW_MS = (SILERO_WINDOW * 1000) / SILERO_SAMPLE_RATE; // 32
-/** Frames kept while silent: the preroll of a start that comes late (a busy worker) is cut here. */
-const RING_FRAMES = 150; // 3 s
+/**
+ * Frames kept while silent are those a start could still reach back to (from `padMs` before the
+ * first window not yet answered, ~320 ms when answers keep up); if answers stall, at most this many.
+ */
+const RING_MAX_FRAMES = 1500; // 30 s
 
 export class SileroVoiceActivityDetector extends EventEmitter<SileroVadEvents> {
   private readonly model: SileroModel;
@@ -98,7 +101,7 @@ export class SileroVoiceActivityDetector extends EventEmitter<SileroVadEvents> {
     if (this.closed) throw new Error('SileroVoiceActivityDetector used after close()');
     if (!this.inSpeech) {
       this.ring.push({ pcm: frame, at: this.samples });
-      if (this.ring.length > RING_FRAMES) this.ring.shift();
+      if (this.ring.length > RING_MAX_FRAMES) this.ring.shift();
     }
     this.samples += frame.length;
     for (let i = 0; i < frame.length; i++) {
@@ -147,6 +150,7 @@ export class SileroVoiceActivityDetector extends EventEmitter<SileroVadEvents> {
         if (this.speechRun++ === 0) this.speechFrom = k;
       } else this.speechRun = 0;
       if (this.speechRun >= this.minSpeechWindows) this.startSpeech(k);
+      else this.trimRing();
       return;
     }
     if (p >= this.threshold) this.silenceFrom = -1;
@@ -169,6 +173,14 @@ export class SileroVoiceActivityDetector extends EventEmitter<SileroVadEvents> {
     const preroll = (first < 0 ? this.ring.slice(-1) : this.ring.slice(first)).map((f) => f.pcm);
     this.ring.length = 0;
     this.emit('start', { preroll, atMs: this.windowEndMs(k) });
+  }
+
+  /** Drops the frames that no start can reach back to any more. */
+  private trimRing(): void {
+    const keepFrom = this.genStart + (this.speechRun > 0 ? this.speechFrom : this.answered) * SILERO_WINDOW - this.padSamples;
+    let n = 0;
+    while (n < this.ring.length && (this.ring[n]?.at ?? 0) + (this.ring[n]?.pcm.length ?? 0) <= keepFrom) n++;
+    if (n > 0) this.ring.splice(0, n);
   }
 
   private windowEndMs(k: number): number {

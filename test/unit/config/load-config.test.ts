@@ -50,9 +50,9 @@ describe('loadConfig errors', () => {
     expect(fails({ VOXBRIDGE_ENV: 'no-such-profile' })).toMatch(/VOXBRIDGE_ENV=no-such-profile .*does not exist/);
   });
 
-  it('uses the energy VAD by default; Silero needs its model only on a media node', () => {
-    expect(loadConfig({}).vad.engine).toBe('energy');
-    const missing = { VAD_ENGINE: 'silero', VAD_SILERO_MODEL: '/nonexistent/silero_vad.onnx' };
+  it('uses the Silero VAD by default and needs its model only on a media node', () => {
+    expect(loadConfig({}).vad.engine).toBe('silero');
+    const missing = { VAD_SILERO_MODEL: '/nonexistent/silero_vad.onnx' };
     expect(fails(missing)).toMatch(/vad\.sileroModel \(VAD_SILERO_MODEL\).*VAD_ENGINE=energy/);
     expect(loadConfig({ ...missing, VOXBRIDGE_ROLES: 'api,worker' }).vad.engine).toBe('silero');
     expect(loadConfig({ ...missing, VAD_ENGINE: 'energy' }).vad.engine).toBe('energy');

@@ -66,6 +66,20 @@ describe('SileroVoiceActivityDetector', () => {
     vad.close();
   }, 60_000);
 
+  it('answers that lag far behind the audio still give a preroll from before the first syllable', async () => {
+    const pcm = concatPcm(silence(5000), speech, silence(1500));
+    const vad = new SileroVoiceActivityDetector({ model: MODEL });
+    const r = record(vad);
+    for (const f of toFrames(pcm)) vad.process(f); // all of it before the first answer
+    await vad.settled();
+    expect(r.marks.map(([k]) => k)).toEqual(['start', 'end']);
+    // The preroll runs to the last frame given (the end of the audio) and back to before the onset.
+    const onsetMs = 5000 + speech.findIndex((s) => Math.abs(s) > 300) / 8;
+    expect(pcm.length / 8 - r.prerolls[0] * 20).toBeLessThan(onsetMs);
+    expect(pcm.length / 8 - r.prerolls[0] * 20).toBeGreaterThan(onsetMs - 1000);
+    vad.close();
+  }, 60_000);
+
   it('does not start on noise that begins mid-call, where the energy VAD does', async () => {
     const pcm = concatPcm(silence(2000), noise(1000), silence(1000), noise(1000));
     const vad = new SileroVoiceActivityDetector({ model: MODEL });
