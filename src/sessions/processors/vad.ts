@@ -93,7 +93,9 @@ export class VadProcessor extends FrameProcessor {
 
   /** Resolves once every Silero answer for the audio given so far is in (tests, benchmarks). */
   async settled(): Promise<void> {
-    await Promise.all([...this.vads.values()].map((v) => v.silero?.settled()));
+    const pending: Array<Promise<void>> = [];
+    for (const v of this.vads.values()) if (v.silero) pending.push(v.silero.settled());
+    await Promise.all(pending);
   }
 
   /** Silero detectors leave the shared model; answers still in flight are dropped. */
@@ -125,7 +127,12 @@ export class VadProcessor extends FrameProcessor {
       vad.close();
       v.silero = null;
       v.energy = this.energyFor();
-      this.push({ kind: 'error', code: 'engine_error', party, message: `the Silero VAD failed (${err.message}); ${party} speech is detected by the energy VAD` });
+      this.push({
+        kind: 'error',
+        code: 'engine_error',
+        party,
+        message: `the Silero VAD failed (${err.message}); ${party} speech is detected by the energy VAD`,
+      });
     });
     return vad;
   }

@@ -133,7 +133,8 @@ describe('VadProcessor with Silero', () => {
     expect(errors.map((e) => (e.kind === 'error' ? e.code : null))).toEqual(['engine_error', 'engine_error']);
     expect(errors[0]?.kind === 'error' ? errors[0].message : '').toMatch(/Silero VAD failed.*energy VAD/);
     const speech = await synthesizeSpeech('good morning');
-    for (const [i, f] of toFrames(concatPcm(silence(400), speech, silence(1000))).entries()) stage.process({ kind: 'audio', party: 'customer', pcm: f, mediaMs: i * 20 });
+    for (const [i, f] of toFrames(concatPcm(silence(400), speech, silence(1000))).entries())
+      stage.process({ kind: 'audio', party: 'customer', pcm: f, mediaMs: i * 20 });
     expect(marksOf(out).map((f) => f.kind)).toEqual(['vad_start', 'vad_end']);
     stage.close();
   }, 60_000);
