@@ -143,7 +143,7 @@ export const ConfigSchema = Type.Object({
   /**
    * Voice activity detection: `silero` (neural, the default: no false starts on noise that begins
    * mid-call, ends speech sooner; one model per process in a worker thread) or `energy` (no model
-   * file, ~1/5 of the CPU); bench/speech/vad.ts, README "VAD".
+   * file, a fraction of the CPU); bench/speech/vad.ts, README "VAD".
    */
   vad: Type.Object({
     engine: Type.Union([Type.Literal('energy'), Type.Literal('silero')]),

@@ -123,7 +123,9 @@ export class VadProcessor extends FrameProcessor {
     vad.on('start', (e) => this.pushStart(party, v.lastMs, e.preroll));
     vad.on('end', () => this.push({ kind: 'vad_end', party, mediaMs: v.lastMs + FRAME_MS }));
     vad.on('failed', (err) => {
-      // The session goes on with the energy VAD for this party, and says so once.
+      // The session goes on with the energy VAD for this party, and says so once; an utterance
+      // Silero had open is ended first (the energy VAD starts outside one).
+      if (vad.speaking) this.push({ kind: 'vad_end', party, mediaMs: v.lastMs + FRAME_MS });
       vad.close();
       v.silero = null;
       v.energy = this.energyFor();
