@@ -74,6 +74,14 @@ export class SileroModel extends EventEmitter<{ sent: [windows: number] }> {
     return id;
   }
 
+  /**
+   * Starts loading the model now (a media node at startup), so the first session's first windows
+   * do not wait for the load (0.8 s quiet, seconds under load). Idempotent; never blocks.
+   */
+  preload(): void {
+    if (!this.failure) this.start();
+  }
+
   /** Queues one window (SILERO_WINDOW samples, -1..1) of stream `id`; copied, so `window` may be reused. */
   submit(id: number, gen: number, window: Float32Array): void {
     if (this.failure || !this.streams.has(id)) return;
