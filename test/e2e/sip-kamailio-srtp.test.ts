@@ -1,0 +1,100 @@
+// SRTP media through the Kamailio edge, end to end with a real softphone: baresip calls over TLS
+// with SDES SRTP required (`mediaenc=srtp-mand`); the edge (sip/kamailio/) terminates TLS and its
+// rtpengine terminates SRTP, so the node behind it (no rtpengine of its own, trusting only the edge)
+// gets plain RTP/AVP over UDP. Each side must hear the other's tone and baresip never its own, also
+// after a session refresh re-INVITE from the node; a hold and resume from the node cross the edge
+// with SRTP kept on baresip's side. (After a hold baresip 1.0 restarts its player without the sndfile
+// filter, so what it hears after a resume cannot be recorded: the refresh covers that direction.)
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startTelephonyFixture, eventually, type TelephonyFixture } from '../helpers/sip-harness.js';
+import { startBaresip, sine, writeWav, checkAudio, gatewayHearsBaresip, BARESIP_HZ, RATE, type Baresip } from '../helpers/baresip.js';
+import { startRtpengine, type RtpengineHandle } from '../helpers/rtpengine.js';
+import { startKamailio, type KamailioHandle } from '../helpers/kamailio.js';
+import { makeTestPki, type TestPki } from '../helpers/tls-certs.js';
+import type { SipLeg } from '../../src/telephony/call-leg.js';
+
+let pki: TestPki;
+let rtpengine: RtpengineHandle;
+let fx: TelephonyFixture;
+let edge: KamailioHandle;
+let micWav: string;
+const phones: Baresip[] = [];
+
+beforeAll(async () => {
+  pki = makeTestPki();
+  micWav = path.join(mkdtempSync(path.join(tmpdir(), 'vb-edge-srtp-')), 'mic.wav');
+  // Longer than any call here: aufile plays the file once.
+  writeWav(micWav, sine(BARESIP_HZ, RATE * 120, 8000));
+  rtpengine = await startRtpengine();
+  // The node: UDP only, no rtpengine (the edge's anchors every call), SIP only from the edge.
+  fx = await startTelephonyFixture({ sip: { transports: ['udp'], trustedEdge: { cidrs: ['127.0.0.1/32'], sourceHeader: 'X-VB-Source' } } });
+  edge = await startKamailio({ nodes: [`127.0.0.1:${fx.sipPort}`], rtpengine: rtpengine.ng, tls: { cert: pki.serverCert, key: pki.serverKey } });
+}, 90_000);
+
+afterAll(async () => {
+  for (const p of phones) await p.stop();
+  await edge?.stop();
+  await fx?.stop();
+  await rtpengine?.stop();
+});
+
+/** The node's SDP with a new origin version and `direction` (RFC 3264 §8: a changed offer bumps o=). */
+function reoffer(sdp: string, direction: 'sendonly' | 'sendrecv'): string {
+  const bumped = sdp.replace(/^(o=\S+ \S+ )(\d+)/m, (_m, head: string, v: string) => `${head}${Number(v) + 1}`);
+  const lines = bumped.split('\r\n').filter((l) => !/^a=(sendrecv|sendonly|recvonly|inactive)$/.test(l));
+  const end = lines[lines.length - 1] === '' ? lines.length - 1 : lines.length;
+  lines.splice(end, 0, `a=${direction}`);
+  return lines.join('\r\n');
+}
+
+describe('SRTP media through the Kamailio edge (baresip over TLS)', () => {
+  it('baresip → edge (TLS, SRTP) → node (UDP, RTP): audio both ways before and after the node’s refresh, hold and resume; BYE from the node', async () => {
+    const bs = await startBaresip({ source: micWav, transport: 'tls', srtp: true, caFile: pki.caFile });
+    phones.push(bs);
+    await fx.createSession({ phoneNumber: fx.openNumber });
+    const attached = fx.sessions.nextLeg();
+    expect((await bs.command('dial', `sip:${fx.openNumber}@127.0.0.1:${edge.tlsPort}`)).ok).toBe(true);
+    const rec = await attached;
+    await bs.nextEvent('CALL_ESTABLISHED');
+    const leg = rec.leg as SipLeg;
+    // The node sees a plain call from the edge: UDP, RTP/AVP at rtpengine's address, no key.
+    expect(leg.dialog.transport).toBe('udp');
+    expect(leg.dialog.remoteSdp).toMatch(/^m=audio \d+ RTP\/AVP /m);
+    expect(leg.dialog.remoteSdp).not.toMatch(/a=crypto/);
+    // baresip negotiated SRTP (with the edge's rtpengine) and refuses anything else (srtp-mand).
+    await eventually(() => /SRTP is Enabled/.test(bs.log()));
+    let mark = await checkAudio(bs, rec);
+
+    // A session refresh from the node (same media, new o= version): a re-INVITE through the edge,
+    // whose rtpengine must re-offer SRTP to baresip (srtp-mand refuses a plain RTP re-offer with 488,
+    // and modify() would throw), with only the AES_CM_128 suites. Media keeps flowing both ways.
+    const refreshed = await leg.dialog.modify(reoffer(leg.dialog.localSdp, 'sendrecv'));
+    expect(refreshed).toMatch(/^m=audio \d+ RTP\/AVP /m);
+    expect(refreshed).not.toMatch(/a=crypto/);
+    // What baresip was offered last (its call debug lists the remote crypto attributes).
+    const offered = [...(await bs.command('callstat')).data.matchAll(/crypto='\d+ (\S+) inline:/g)].map((m) => m[1]);
+    expect(offered.length).toBeGreaterThan(0);
+    expect(offered.every((suite) => /^AES_CM_128_HMAC_SHA1_(80|32)$/.test(suite ?? ''))).toBe(true);
+    mark = await checkAudio(bs, rec, mark);
+
+    // Hold and resume from the node, through the edge.
+    const onHold = await leg.dialog.modify(reoffer(leg.dialog.localSdp, 'sendonly'));
+    expect(onHold).toMatch(/^m=audio \d+ RTP\/AVP /m);
+    expect(onHold).toMatch(/^a=(recvonly|inactive)$/m);
+    const resumed = await leg.dialog.modify(reoffer(leg.dialog.localSdp, 'sendrecv'));
+    expect(resumed).toMatch(/^a=sendrecv$/m);
+    await gatewayHearsBaresip(bs, rec, { frames: rec.frames.length, samples: 0 });
+    expect(bs.events.some((e) => e.type === 'CALL_CLOSED')).toBe(false);
+    // Every offer baresip got was SRTP with an RFC 4568 suite: it logs each one it keyed.
+    expect(bs.log().match(/SRTP is Enabled \(cryptosuite=AES_CM_128_HMAC_SHA1_(80|32)\)/g)?.length).toBe(4);
+    expect(bs.log()).not.toMatch(/cryptosuite=(?!AES_CM_128_HMAC_SHA1_)/);
+
+    // The node hangs up: its BYE crosses the edge and reaches baresip over the TLS connection it opened.
+    leg.close('test_done');
+    await bs.nextEvent('CALL_CLOSED');
+    await eventually(() => rec.detached !== null);
+  });
+});
