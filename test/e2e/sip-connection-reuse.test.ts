@@ -1,13 +1,14 @@
 // Connection reuse (RFC 5923 style): a caller that reached the gateway over TCP or TLS gets the
 // gateway's in-dialog requests (re-INVITE and its ACK, BYE) over that same connection, not over a new
 // one to its Contact. The Contact here names a port where a listener counts connection attempts: it
-// must see none.
+// must see none. The same for a dialog the gateway dialled out over TCP: a SIPp callee whose Contact
+// is unreachable still gets the ACK, a re-INVITE and the BYE, over the connection the INVITE went out on.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import dgram from 'node:dgram';
 import net from 'node:net';
 import tls from 'node:tls';
 import { readFileSync } from 'node:fs';
-import { startTelephonyFixture, freePort, type TelephonyFixture } from '../helpers/sip-harness.js';
+import { startTelephonyFixture, startSipp, freePort, type TelephonyFixture } from '../helpers/sip-harness.js';
 import { makeTestPki, type TestPki } from '../helpers/tls-certs.js';
 import type { SipLeg } from '../../src/telephony/call-leg.js';
 
@@ -264,5 +265,33 @@ describe('when the caller’s connection has closed', () => {
     const bye = await fresh.next((m) => m.start.startsWith('BYE '));
     expect(bye.header('Call-ID')).toBe(callId);
     fresh.write(ok(bye));
+  });
+});
+
+describe('requests to a callee the gateway dialled over TCP', () => {
+  it('ACK, re-INVITE with its ACK, and BYE go over the INVITE’s connection when the callee’s Contact is unreachable', async () => {
+    // The callee's Contact port: a listener that only counts connection attempts (it never answers SIP).
+    const contactPort = await freePort();
+    let attempts = 0;
+    const contactListener = net.createServer((s) => {
+      attempts++;
+      s.destroy();
+    });
+    await new Promise<void>((r) => contactListener.listen(contactPort, '127.0.0.1', () => r()));
+    closers.push(() => contactListener.close());
+    const callee = await startSipp({ scenario: 'uas-answer-unreachable-contact.xml', transport: 't1', keys: { contact_port: String(contactPort) } });
+    const sessionId = await fx.createSession({ routing: { type: 'sip', sip: { to_uri: `sip:callee@127.0.0.1:${callee.port};transport=tcp` } } });
+    const attached = fx.sessions.nextLeg();
+    await fx.svc.dial(sessionId, fx.orgId, {});
+    const leg = (await attached).leg as SipLeg;
+    expect(leg.dialog.transport).toBe('tcp');
+    expect(leg.dialog.remoteTarget).toBe(`sip:callee@127.0.0.1:${contactPort};transport=tcp`);
+    // The dialog keeps the INVITE's connection (to the address dialled), not the Contact.
+    expect(leg.dialog.flow).toMatchObject({ protocol: 'TCP', address: '127.0.0.1', port: callee.port });
+    expect(await leg.dialog.modify(leg.dialog.localSdp)).toContain('m=audio');
+    await fx.svc.hangup(sessionId, fx.orgId, {});
+    const r = await callee.done;
+    expect(r.code, `${r.errors}\n${r.stderr}`).toBe(0);
+    expect(attempts).toBe(0);
   });
 });

@@ -419,7 +419,7 @@ export class UserAgent implements ClientInviteHost {
 
   // ---- ClientInviteHost ----------------------------------------------------------------------
 
-  send(m: SipMessage, onResponse?: (rs: SipResponse) => void): void {
+  send(m: SipMessage, onResponse?: (rs: SipResponse, hop?: Remote) => void): void {
     this.stack.send(m, onResponse);
   }
 
