@@ -192,7 +192,9 @@ export class UserAgent implements ClientInviteHost {
       this.o.onRefused?.('not_from_edge', { address: received.address, port: received.port, protocol: received.protocol });
       return null;
     }
-    return verdict.kind === 'edge' ? { ...received, address: verdict.source } : received;
+    if (verdict.kind !== 'edge') return received;
+    // The caller's TLS hop to the edge (client certificate included) stands in for ours, which is the edge's.
+    return { ...received, address: verdict.source, ...(verdict.tls ? { tls: verdict.tls } : {}) };
   }
 
   /** `remote`: the caller (behind an edge, the address it names); `received`: the hop the request came over. */
