@@ -5,8 +5,10 @@
 // after a session refresh re-INVITE from the node; a hold and resume from the node cross the edge
 // with SRTP kept on baresip's side. (After a hold baresip 1.0 restarts its player without the sndfile
 // filter, so what it hears after a resume cannot be recorded: the refresh covers that direction.)
+// With a client certificate from the trunk's CA baresip calls through the edge's mutual-TLS trunk
+// port to a number whose connection requires one; without a certificate it never gets through.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startTelephonyFixture, eventually, type TelephonyFixture } from '../helpers/sip-harness.js';
@@ -14,6 +16,7 @@ import { startBaresip, sine, writeWav, checkAudio, gatewayHearsBaresip, BARESIP_
 import { startRtpengine, type RtpengineHandle } from '../helpers/rtpengine.js';
 import { startKamailio, type KamailioHandle } from '../helpers/kamailio.js';
 import { makeTestPki, type TestPki } from '../helpers/tls-certs.js';
+import * as repo from '../../src/store/telephony-repo.js';
 import type { SipLeg } from '../../src/telephony/call-leg.js';
 
 let pki: TestPki;
@@ -21,17 +24,40 @@ let rtpengine: RtpengineHandle;
 let fx: TelephonyFixture;
 let edge: KamailioHandle;
 let micWav: string;
+/** baresip's client certificate and key in one PEM (issued by the trunk's CA, subject carrier.test). */
+let clientPem: string;
+/** A number whose connection requires a client certificate from the test CA with subject carrier.test. */
+let mtlsNumber: string;
 const phones: Baresip[] = [];
 
 beforeAll(async () => {
   pki = makeTestPki();
-  micWav = path.join(mkdtempSync(path.join(tmpdir(), 'vb-edge-srtp-')), 'mic.wav');
+  const dir = mkdtempSync(path.join(tmpdir(), 'vb-edge-srtp-'));
+  micWav = path.join(dir, 'mic.wav');
+  clientPem = path.join(dir, 'client-both.pem');
+  writeFileSync(clientPem, readFileSync(pki.clientCert, 'utf8') + readFileSync(pki.clientKey, 'utf8'));
   // Longer than any call here: aufile plays the file once.
   writeWav(micWav, sine(BARESIP_HZ, RATE * 120, 8000));
   rtpengine = await startRtpengine();
   // The node: UDP only, no rtpengine (the edge's anchors every call), SIP only from the edge.
   fx = await startTelephonyFixture({ sip: { transports: ['udp'], trustedEdge: { cidrs: ['127.0.0.1/32'], sourceHeader: 'X-VB-Source' } } });
-  edge = await startKamailio({ nodes: [`127.0.0.1:${fx.sipPort}`], rtpengine: rtpengine.ng, tls: { cert: pki.serverCert, key: pki.serverKey } });
+  const conn = await repo.createConnection(fx.db, {
+    orgId: fx.orgId,
+    provider: 'carrier_a',
+    host: '127.0.0.1',
+    port: 5061,
+    transport: 'tls',
+    inboundCidrs: ['127.0.0.0/8'],
+    security: { requireClientCert: true, tlsClientCa: readFileSync(pki.caFile, 'utf8'), tlsClientSubject: 'carrier.test' },
+  });
+  mtlsNumber = `+1888${String(Math.floor(Math.random() * 1e8)).padStart(8, '0')}`;
+  await repo.createPhoneNumber(fx.db, { orgId: fx.orgId, number: mtlsNumber, connectionId: conn.id });
+  // One mutual-TLS trunk port: a client certificate from the test CA is required there.
+  edge = await startKamailio({
+    nodes: [`127.0.0.1:${fx.sipPort}`],
+    rtpengine: rtpengine.ng,
+    tls: { cert: pki.serverCert, key: pki.serverKey, trunkCas: [pki.caFile] },
+  });
 }, 90_000);
 
 afterAll(async () => {
@@ -97,4 +123,31 @@ describe('SRTP media through the Kamailio edge (baresip over TLS)', () => {
     await bs.nextEvent('CALL_CLOSED');
     await eventually(() => rec.detached !== null);
   });
+
+  it('baresip with a client certificate calls through the edge’s mutual-TLS trunk port: the node takes it (--require-client-cert), audio both ways', async () => {
+    const bs = await startBaresip({ source: micWav, transport: 'tls', srtp: true, caFile: pki.caFile, certificate: clientPem });
+    phones.push(bs);
+    await fx.createSession({ phoneNumber: mtlsNumber });
+    const attached = fx.sessions.nextLeg();
+    const trunkPort = edge.trunkPorts[0];
+    expect((await bs.command('dial', `sip:${mtlsNumber}@127.0.0.1:${trunkPort}`)).ok).toBe(true);
+    const rec = await attached;
+    await bs.nextEvent('CALL_ESTABLISHED');
+    await checkAudio(bs, rec);
+    expect(bs.log()).toMatch(/SRTP is Enabled/);
+    (rec.leg as SipLeg).close('test_done');
+    await bs.nextEvent('CALL_CLOSED');
+  });
+
+  it('baresip without a client certificate cannot call on the trunk port', async () => {
+    const bs = await startBaresip({ source: micWav, transport: 'tls', srtp: true, caFile: pki.caFile });
+    phones.push(bs);
+    const before = fx.svc.ua.requestCounts.INVITE ?? 0;
+    expect((await bs.command('dial', `sip:${mtlsNumber}@127.0.0.1:${edge.trunkPorts[0]}`)).ok).toBe(true);
+    // The edge's alert ends the TLS connection; baresip gives the INVITE up (its Timer B, 32 s, at the latest).
+    const closed = await bs.nextEvent('CALL_CLOSED', 60_000);
+    expect(closed.param).toMatch(/timed out|closed|reset|refused/i);
+    expect(bs.events.some((e) => e.type === 'CALL_ESTABLISHED')).toBe(false);
+    expect(fx.svc.ua.requestCounts.INVITE ?? 0).toBe(before);
+  }, 90_000);
 });
