@@ -20,6 +20,9 @@
 #                                 handshake fails without one). Give each carrier its port. Needs a
 #                                 concrete EDGE_LISTEN (Kamailio picks a profile by the local address).
 #   EDGE_TLS_VERIFY_DEPTH=3       longest client certificate chain accepted
+#   EDGE_OUTBOUND_SRTP=yes        nodes dialling out through the edge (SIP_EDGE_OUTBOUND_PROXY): carriers
+#                                 reached over TLS (sips: or ;transport=tls) are offered SDES SRTP by the
+#                                 edge's rtpengine; no: plain RTP to them too
 #   EDGE_PIKE_PERIOD=2 EDGE_PIKE_DENSITY=30   flood: more than DENSITY requests in PERIOD s bans a source
 #   EDGE_BAN_SECONDS=300          how long a flooding source or scanner stays banned
 #   EDGE_CHILDREN=4               worker processes per transport
@@ -55,6 +58,11 @@ cp "$HERE/kamailio.cfg" "$OUT/kamailio.cfg"
   # substdef: also replaced inside strings (the htable spec, log lines).
   echo "#!substdef \"!EDGE_BAN_SECONDS!${EDGE_BAN_SECONDS:-300}!g\""
   if [ -n "${EDGE_RTPENGINE:-}" ]; then
+    case "${EDGE_OUTBOUND_SRTP:-yes}" in
+      yes) echo "#!define WITH_OUTBOUND_SRTP" ;;
+      no) ;;
+      *) echo "render.sh: EDGE_OUTBOUND_SRTP must be yes or no (got '${EDGE_OUTBOUND_SRTP}')" >&2; exit 2 ;;
+    esac
     echo "#!define WITH_RTPENGINE"
     echo "#!substdef \"!EDGE_RTPENGINE_SOCK!udp:${EDGE_RTPENGINE}!g\""
   fi

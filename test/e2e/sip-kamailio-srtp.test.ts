@@ -11,7 +11,7 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startTelephonyFixture, eventually, type TelephonyFixture } from '../helpers/sip-harness.js';
+import { startTelephonyFixture, eventually, freePort, type TelephonyFixture } from '../helpers/sip-harness.js';
 import { startBaresip, sine, writeWav, checkAudio, gatewayHearsBaresip, BARESIP_HZ, RATE, type Baresip } from '../helpers/baresip.js';
 import { startRtpengine, type RtpengineHandle } from '../helpers/rtpengine.js';
 import { startKamailio, type KamailioHandle } from '../helpers/kamailio.js';
@@ -26,6 +26,8 @@ let edge: KamailioHandle;
 let micWav: string;
 /** baresip's client certificate and key in one PEM (issued by the trunk's CA, subject carrier.test). */
 let clientPem: string;
+/** The server certificate and key in one PEM: baresip then accepts TLS connections (the edge dialling it). */
+let serverPem: string;
 /** A number whose connection requires a client certificate from the test CA with subject carrier.test. */
 let mtlsNumber: string;
 const phones: Baresip[] = [];
@@ -34,13 +36,19 @@ beforeAll(async () => {
   pki = makeTestPki();
   const dir = mkdtempSync(path.join(tmpdir(), 'vb-edge-srtp-'));
   micWav = path.join(dir, 'mic.wav');
+  serverPem = path.join(dir, 'server-both.pem');
+  writeFileSync(serverPem, readFileSync(pki.serverCert, 'utf8') + readFileSync(pki.serverKey, 'utf8'));
   clientPem = path.join(dir, 'client-both.pem');
   writeFileSync(clientPem, readFileSync(pki.clientCert, 'utf8') + readFileSync(pki.clientKey, 'utf8'));
   // Longer than any call here: aufile plays the file once.
   writeWav(micWav, sine(BARESIP_HZ, RATE * 120, 8000));
   rtpengine = await startRtpengine();
   // The node: UDP only, no rtpengine (the edge's anchors every call), SIP only from the edge.
-  fx = await startTelephonyFixture({ sip: { transports: ['udp'], trustedEdge: { cidrs: ['127.0.0.1/32'], sourceHeader: 'X-VB-Source' } } });
+  // It dials out through the edge too (SIP_EDGE_OUTBOUND_PROXY), so the edge's port is chosen first.
+  const edgePort = await freePort();
+  fx = await startTelephonyFixture({
+    sip: { transports: ['udp'], trustedEdge: { cidrs: ['127.0.0.1/32'], sourceHeader: 'X-VB-Source', outboundProxy: `127.0.0.1:${edgePort}` } },
+  });
   const conn = await repo.createConnection(fx.db, {
     orgId: fx.orgId,
     provider: 'carrier_a',
@@ -55,6 +63,7 @@ beforeAll(async () => {
   // One mutual-TLS trunk port: a client certificate from the test CA is required there.
   edge = await startKamailio({
     nodes: [`127.0.0.1:${fx.sipPort}`],
+    port: edgePort,
     rtpengine: rtpengine.ng,
     tls: { cert: pki.serverCert, key: pki.serverKey, trunkCas: [pki.caFile] },
   });
@@ -150,4 +159,29 @@ describe('SRTP media through the Kamailio edge (baresip over TLS)', () => {
     expect(bs.events.some((e) => e.type === 'CALL_ESTABLISHED')).toBe(false);
     expect(fx.svc.ua.requestCounts.INVITE ?? 0).toBe(before);
   }, 90_000);
+
+  it('node → edge → baresip (TLS, SRTP offered by the edge’s rtpengine): audio both ways, a refresh from the node, the node hangs up', async () => {
+    const bs = await startBaresip({ source: micWav, transport: 'tls', srtp: true, caFile: pki.caFile, certificate: serverPem });
+    phones.push(bs);
+    const sessionId = await fx.createSession({ routing: { type: 'sip', sip: { to_uri: `sip:bs@127.0.0.1:${bs.tlsPort};transport=tls` } } });
+    const attached = fx.sessions.nextLeg();
+    await fx.svc.dial(sessionId, fx.orgId, {});
+    const rec = await attached;
+    const incoming = await bs.nextEvent('CALL_ESTABLISHED');
+    expect(incoming.direction).toBe('incoming');
+    const leg = rec.leg as SipLeg;
+    // The node offered and got plain RTP; baresip (srtp-mand) was offered SRTP by the edge.
+    expect(leg.dialog.remoteSdp).toMatch(/^m=audio \d+ RTP\/AVP /m);
+    expect(leg.dialog.remoteSdp).not.toMatch(/a=crypto/);
+    await eventually(() => /SRTP is Enabled \(cryptosuite=AES_CM_128_HMAC_SHA1_(80|32)\)/.test(bs.log()));
+    // The dialog runs through the edge: its Record-Route is the node's route set.
+    expect(leg.dialog.routeSet.length).toBeGreaterThan(0);
+    const mark = await checkAudio(bs, rec);
+    const refreshed = await leg.dialog.modify(reoffer(leg.dialog.localSdp, 'sendrecv'));
+    expect(refreshed).toMatch(/^m=audio \d+ RTP\/AVP /m);
+    await checkAudio(bs, rec, mark);
+    await fx.svc.hangup(sessionId, fx.orgId, {});
+    const closed = await bs.nextEvent('CALL_CLOSED');
+    expect(closed.id).toBe(incoming.id);
+  });
 });

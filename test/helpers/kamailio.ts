@@ -12,6 +12,8 @@ import { udpExchange } from './sip-raw.js';
 export interface KamailioOptions {
   /** voxbridge nodes as host:port, in priority order (dispatchAlg 8 always takes the first live one). */
   nodes: string[];
+  /** The edge's SIP port (UDP and TCP); a free one when absent (nodes that dial through the edge need it first). */
+  port?: number;
   rtpengine?: string;
   tls?: {
     cert: string;
@@ -43,7 +45,7 @@ const RENDER = path.join(packageRoot, 'sip/kamailio/render.sh');
 
 export async function startKamailio(o: KamailioOptions): Promise<KamailioHandle> {
   const dir = mkdtempSync(path.join(tmpdir(), 'kamailio-'));
-  const port = await freePort();
+  const port = o.port ?? (await freePort());
   const tlsPort = o.tls ? await freePort() : null;
   const trunkPorts: number[] = [];
   for (const _ of o.tls?.trunkCas ?? []) trunkPorts.push(await freePort());

@@ -36,6 +36,8 @@ export interface ClientInviteHost extends DialogTransport {
   /** Registers a dialog the INVITE created so in-dialog requests find it. */
   addDialog(dialog: Dialog): void;
   readonly userAgent?: string;
+  /** `host:port` of an outbound proxy (the edge) every dial goes through; null: straight to the target. */
+  readonly outboundProxy?: string | null;
 }
 
 export class ClientInvite {
@@ -104,11 +106,17 @@ export class ClientInvite {
         'max-forwards': 70,
         allow: ALLOW_HEADER,
         'content-type': 'application/sdp',
+        ...(this.host.outboundProxy ? { route: [this.proxyRoute()] } : {}),
         ...(this.host.userAgent ? { 'user-agent': this.host.userAgent } : {}),
         ...(this.o.headers ?? {}),
       },
       content: this.o.sdp,
     };
+  }
+
+  /** A loose Route to the outbound proxy (it Record-Routes, so the dialog's requests pass it too). */
+  private proxyRoute(): NameAddr {
+    return { uri: `sip:${this.host.outboundProxy};lr`, params: {} };
   }
 
   private finish(err: SipError | null, d?: Dialog): void {
@@ -132,6 +140,8 @@ export class ClientInvite {
         'call-id': this.callId,
         cseq: { seq: this.rq.headers.cseq.seq, method: 'CANCEL' },
         'max-forwards': 70,
+        // RFC 3261 §9.1: a CANCEL takes the INVITE's Route, so it reaches the same hop.
+        ...(this.host.outboundProxy ? { route: [this.proxyRoute()] } : {}),
       },
     });
   }

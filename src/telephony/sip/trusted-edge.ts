@@ -2,8 +2,8 @@
 // taken only from the edge's addresses, and the caller's real address — which the edge writes in a
 // header — stands in for the packet's source in admission (connection CIDRs), the flood guard and
 // the logs. The header is believed only on requests that come from the edge: anyone else could
-// forge it. Requests inside a dialog the gateway dialled out directly (outbound calls do not pass
-// the edge) are still taken from the far end, since they already match our Call-ID and both tags.
+// forge it. Requests inside a dialog the gateway dialled out directly (without an outbound proxy,
+// outbound calls do not pass the edge) are still taken from the far end, since they already match our Call-ID and both tags.
 // The edge also says whether the caller reached it over TLS and passes on the client certificate
 // its handshake verified (sip/kamailio: X-VB-Transport, X-VB-Client-Cert), so a connection's mutual
 // TLS demands (secure-trunk.ts) hold behind the edge as they do for a direct TLS caller.

@@ -40,6 +40,8 @@ export interface UserAgentOptions {
   guard?: SourceGuard;
   /** Behind an SBC: requests only from it, the caller's address from its header (trusted-edge.ts). */
   edge?: TrustedEdge;
+  /** `host:port` every dial is routed through (a preloaded loose Route, RFC 3261 §8.1.2): the edge. */
+  outboundProxy?: string | null;
   /** Input the front refused before parsing (hostile or malformed), for counters and logs. */
   onRefused?(fault: string, remote: { address: string; port: number; protocol: string }, detail?: string): void;
   /** SIP capture: every message sent and received, with its peer (never blocks; see capture/sip-capture.ts). */
@@ -431,5 +433,9 @@ export class UserAgent implements ClientInviteHost {
 
   get userAgent(): string | undefined {
     return this.o.userAgent;
+  }
+
+  get outboundProxy(): string | null {
+    return this.o.outboundProxy ?? null;
   }
 }
