@@ -3,7 +3,7 @@
 // rtpengine terminates SRTP, so the node behind it (no rtpengine of its own, trusting only the edge)
 // gets plain RTP/AVP over UDP. Each side must hear the other's tone and baresip never its own, also
 // after a session refresh re-INVITE from the node; a hold and resume from the node cross the edge
-// with SRTP kept on baresip's side. (After a hold baresip 1.0 restarts its player without the sndfile
+// with SRTP kept on baresip's side, and baresip's own hold and resume reach the node as RTP/AVP. (After a hold baresip 1.0 restarts its player without the sndfile
 // filter, so what it hears after a resume cannot be recorded: the refresh covers that direction.)
 // With a client certificate from the trunk's CA baresip calls through the edge's mutual-TLS trunk
 // port to a number whose connection requires one; without a certificate it never gets through.
@@ -86,7 +86,7 @@ function reoffer(sdp: string, direction: 'sendonly' | 'sendrecv'): string {
 }
 
 describe('SRTP media through the Kamailio edge (baresip over TLS)', () => {
-  it('baresip → edge (TLS, SRTP) → node (UDP, RTP): audio both ways before and after the node’s refresh, hold and resume; BYE from the node', async () => {
+  it('baresip → edge (TLS, SRTP) → node (UDP, RTP): audio both ways before and after the node’s refresh, hold and resume, and baresip’s; BYE from the node', async () => {
     const bs = await startBaresip({ source: micWav, transport: 'tls', srtp: true, caFile: pki.caFile });
     phones.push(bs);
     await fx.createSession({ phoneNumber: fx.openNumber });
@@ -126,6 +126,17 @@ describe('SRTP media through the Kamailio edge (baresip over TLS)', () => {
     // Every offer baresip got was SRTP with an RFC 4568 suite: it logs each one it keyed.
     expect(bs.log().match(/SRTP is Enabled \(cryptosuite=AES_CM_128_HMAC_SHA1_(80|32)\)/g)?.length).toBe(4);
     expect(bs.log()).not.toMatch(/cryptosuite=(?!AES_CM_128_HMAC_SHA1_)/);
+
+    // Hold and resume from baresip: its SRTP re-offers reach the node as plain RTP/AVP.
+    const reinvites = fx.svc.ua.requestCounts.INVITE ?? 0;
+    expect((await bs.command('hold')).ok).toBe(true);
+    await eventually(() => /a=(sendonly|inactive)/.test(leg.dialog.remoteSdp ?? ''));
+    expect(leg.dialog.remoteSdp).toMatch(/^m=audio \d+ RTP\/AVP /m);
+    expect(leg.dialog.remoteSdp).not.toMatch(/a=crypto/);
+    expect((await bs.command('resume')).ok).toBe(true);
+    await eventually(() => /a=sendrecv/.test(leg.dialog.remoteSdp ?? ''));
+    expect(fx.svc.ua.requestCounts.INVITE ?? 0).toBe(reinvites + 2);
+    await gatewayHearsBaresip(bs, rec, { frames: rec.frames.length, samples: 0 });
 
     // The node hangs up: its BYE crosses the edge and reaches baresip over the TLS connection it opened.
     leg.close('test_done');
