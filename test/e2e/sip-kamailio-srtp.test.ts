@@ -3,10 +3,13 @@
 // rtpengine terminates SRTP, so the node behind it (no rtpengine of its own, trusting only the edge)
 // gets plain RTP/AVP over UDP. Each side must hear the other's tone and baresip never its own, also
 // after a session refresh re-INVITE from the node; a hold and resume from the node cross the edge
-// with SRTP kept on baresip's side, and baresip's own hold and resume reach the node as RTP/AVP. (After a hold baresip 1.0 restarts its player without the sndfile
-// filter, so what it hears after a resume cannot be recorded: the refresh covers that direction.)
+// with SRTP kept on baresip's side, and baresip's own hold and resume reach the node as RTP/AVP.
+// (After a hold baresip 1.0 restarts its player without the sndfile filter, so what it hears after a
+// resume cannot be recorded: the refresh covers that direction.)
 // With a client certificate from the trunk's CA baresip calls through the edge's mutual-TLS trunk
 // port to a number whose connection requires one; without a certificate it never gets through.
+// A node that dials out through the edge (SIP_EDGE_OUTBOUND_PROXY) reaches baresip over TLS with
+// SRTP offered by the edge's rtpengine.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
