@@ -7,7 +7,8 @@
 #   scripts/setup.sh --test      also prepares the test database (and installs Kamailio for the edge tests)
 #   scripts/setup.sh --kamailio  also installs the Kamailio edge, writes its configuration from the
 #                                EDGE_* variables (sip/kamailio/render.sh) into .voxbridge/kamailio/
-#                                and starts it (README "Edge: Kamailio")
+#                                and starts it (README "Edge: Kamailio"; TLS and mutual TLS per trunk
+#                                with EDGE_TLS_CERT/KEY, EDGE_TLS_CLIENT_CA, EDGE_TLS_TRUNKS=PORT=CAFILE,…)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -162,6 +163,9 @@ if [ $WITH_KAMAILIO = 1 ]; then
     for _ in $(seq 1 40); do kill -0 "$(cat "$EDGE_DIR/run/kamailio.pid")" 2>/dev/null || break; sleep 0.25; done
   fi
   log "starting the Kamailio edge on ${EDGE_LISTEN:-0.0.0.0}:${EDGE_PORT:-5060} for nodes ${EDGE_NODES:-127.0.0.1:5080} (log: $EDGE_DIR/kamailio.log)"
+  if [ -n "${EDGE_TLS_CERT:-}" ]; then
+    log "SIP over TLS on ${EDGE_TLS_PORT:-5061}${EDGE_TLS_CLIENT_CA:+ (client certificates verified against $EDGE_TLS_CLIENT_CA)}${EDGE_TLS_TRUNKS:+; mutual-TLS trunk ports (PORT=CA): $EDGE_TLS_TRUNKS}"
+  fi
   nohup kamailio -DD -E -f "$EDGE_DIR/kamailio.cfg" -Y "$EDGE_DIR/run" -P "$EDGE_DIR/run/kamailio.pid" >"$EDGE_DIR/kamailio.log" 2>&1 &
   log "run the gateway behind it on the port EDGE_NODES names (SIP_PORT=5080) with SIP_TRUSTED_EDGE=<the edge's address>"
 fi

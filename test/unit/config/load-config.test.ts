@@ -27,6 +27,12 @@ describe('loadConfig errors', () => {
     expect(fails({ NODE_HEARTBEAT_MS: '10' })).toMatch(/limits\.nodeHeartbeatMs \(NODE_HEARTBEAT_MS\)/);
   });
 
+  it('dials through the edge named by SIP_EDGE_OUTBOUND_PROXY (host:port), directly when unset', () => {
+    expect(loadConfig({}).sip.trustedEdge.outboundProxy).toBeNull();
+    expect(loadConfig({ SIP_EDGE_OUTBOUND_PROXY: '10.0.0.5:5060' }).sip.trustedEdge.outboundProxy).toBe('10.0.0.5:5060');
+    expect(fails({ SIP_EDGE_OUTBOUND_PROXY: 'sip:edge' })).toMatch(/sip\.trustedEdge\.outboundProxy \(SIP_EDGE_OUTBOUND_PROXY\)/);
+  });
+
   it('names the variable of a boolean that is neither true nor false', () => {
     expect(fails({ RECORDINGS_S3_FORCE_PATH_STYLE: 'maybe' })).toMatch(/recordings\.s3\.forcePathStyle \(RECORDINGS_S3_FORCE_PATH_STYLE\)/);
   });
