@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Puts the Silero VAD model (MIT, v6.2) at .voxbridge/models/silero-vad/silero_vad.onnx for
-# VAD_ENGINE=silero. Inside the project's machines it sits in ../shared/models (linked, never
+# Puts the Silero VAD model (MIT, v6.2) at .voxbridge/models/silero-vad/silero_vad.onnx for the
+# default VAD (VAD_ENGINE=silero). Inside the project's machines it sits in ../shared/models (linked, never
 # committed); elsewhere it is downloaded from the upstream repository at a pinned commit. Either
 # way it is checked against its SHA-256. VOXBRIDGE_VAD_MODEL_URL points the download at a mirror.
 set -euo pipefail

@@ -7,7 +7,8 @@
 #   scripts/setup.sh --test      also prepares the test database (and installs Kamailio for the edge tests)
 #   scripts/setup.sh --kamailio  also installs the Kamailio edge, writes its configuration from the
 #                                EDGE_* variables (sip/kamailio/render.sh) into .voxbridge/kamailio/
-#                                and starts it (README "Edge: Kamailio")
+#                                and starts it (README "Edge: Kamailio"; TLS and mutual TLS per trunk
+#                                with EDGE_TLS_CERT/KEY, EDGE_TLS_CLIENT_CA, EDGE_TLS_TRUNKS=PORT=CAFILE,…)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -129,7 +130,9 @@ fi
 # ---- npm dependencies and build ----------------------------------------------------------------
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   log "installing npm dependencies"
-  npm ci --no-audit --no-fund --loglevel=error
+  # onnxruntime-node ships its CPU binaries; its postinstall would fetch CUDA ones from outside the
+  # npm registry (and fail offline): skipped here for every npm (package.json's allowScripts denies it on npm 11+).
+  ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund --loglevel=error
 fi
 if [ ! -f dist/cli/index.js ] || [ -n "$(find src -name '*.ts' -newer dist/cli/index.js -print -quit)" ]; then
   log "building"
@@ -142,8 +145,8 @@ fi
 
 # ---- speech: the 8 kHz acoustic model and the streaming decoder ----------------------------------
 bash scripts/fetch-model.sh
-# VAD_ENGINE=silero needs its model on media nodes; the default energy VAD runs without it.
-bash scripts/fetch-vad-model.sh || [ "${VAD_ENGINE:-energy}" = energy ] || die "the Silero VAD model is unavailable: fetch it (scripts/fetch-vad-model.sh, VOXBRIDGE_VAD_MODEL_URL for a mirror) or set VAD_ENGINE=energy"
+# The default VAD (Silero) needs its model on media nodes; VAD_ENGINE=energy runs without it.
+bash scripts/fetch-vad-model.sh || [ "${VAD_ENGINE:-silero}" = energy ] || die "the Silero VAD model is unavailable: fetch it (scripts/fetch-vad-model.sh, VOXBRIDGE_VAD_MODEL_URL for a mirror) or set VAD_ENGINE=energy"
 if [ -f scripts/build-sphinx-decoder.sh ]; then bash scripts/build-sphinx-decoder.sh; fi
 
 # ---- schema ----------------------------------------------------------------------------------
@@ -160,6 +163,9 @@ if [ $WITH_KAMAILIO = 1 ]; then
     for _ in $(seq 1 40); do kill -0 "$(cat "$EDGE_DIR/run/kamailio.pid")" 2>/dev/null || break; sleep 0.25; done
   fi
   log "starting the Kamailio edge on ${EDGE_LISTEN:-0.0.0.0}:${EDGE_PORT:-5060} for nodes ${EDGE_NODES:-127.0.0.1:5080} (log: $EDGE_DIR/kamailio.log)"
+  if [ -n "${EDGE_TLS_CERT:-}" ]; then
+    log "SIP over TLS on ${EDGE_TLS_PORT:-5061}${EDGE_TLS_CLIENT_CA:+ (client certificates verified against $EDGE_TLS_CLIENT_CA)}${EDGE_TLS_TRUNKS:+; mutual-TLS trunk ports (PORT=CA): $EDGE_TLS_TRUNKS}"
+  fi
   nohup kamailio -DD -E -f "$EDGE_DIR/kamailio.cfg" -Y "$EDGE_DIR/run" -P "$EDGE_DIR/run/kamailio.pid" >"$EDGE_DIR/kamailio.log" 2>&1 &
   log "run the gateway behind it on the port EDGE_NODES names (SIP_PORT=5080) with SIP_TRUSTED_EDGE=<the edge's address>"
 fi

@@ -17,7 +17,7 @@ import { createEngines, EmbeddedEngines, EngineDirectory, PocketsphinxEngine, ty
 import { secretResolver } from './secrets/index.js';
 import { SessionRegistry, sharedMediaClock } from './sessions/index.js';
 import { NodeHeartbeat, SessionOwnership, SessionRpc, createRedis, ownerOf } from './coord/index.js';
-import { registerMediaStageMetrics } from './media/index.js';
+import { registerMediaStageMetrics, SileroModel } from './media/index.js';
 import { attachStreamServer, type StreamServer } from './stream/index.js';
 import { registerTelephonyMetrics, startTelephony, type Telephony } from './telephony/index.js';
 import { AgentServices, configSecretResolver, type SecretResolver } from './agents/index.js';
@@ -180,6 +180,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
         ...config.agents,
         secrets: opts.agentSecrets ?? (async (orgId, name) => (await storedSecrets(orgId, name)) ?? configSecrets(orgId, name)),
       });
+      if (config.vad.engine === 'silero') SileroModel.shared(config.vad.sileroModel).preload();
       registry = new SessionRegistry({
         config,
         logger,

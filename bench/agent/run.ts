@@ -89,6 +89,7 @@ function session(i: number | string, early: Mode) {
     defaultLanguage: 'en',
     clock,
     awaitsLeg: false,
+    vad: { engine: config.vad.engine, sileroModel: config.vad.sileroModel }, // the node's configured VAD (VAD_ENGINE)
     hooks: { firstAudio() {}, activity() {}, async storeTurn() {} },
     agent: {
       language: 'en',

@@ -3,7 +3,7 @@
 #   OUTDIR/kamailio.cfg        the routing logic (a copy of sip/kamailio/kamailio.cfg)
 #   OUTDIR/edge-settings.cfg   listen sockets, nodes, rtpengine, TLS, flood thresholds
 #   OUTDIR/dispatcher.list     the voxbridge nodes
-#   OUTDIR/tls.cfg             when TLS is on
+#   OUTDIR/tls.cfg             when TLS is on: the server profiles (certificate, client certificate checks)
 # Then:  kamailio -DD -E -f OUTDIR/kamailio.cfg -Y OUTDIR/run
 #
 #   EDGE_LISTEN=0.0.0.0           address the edge binds (UDP and TCP, and TLS when on)
@@ -13,6 +13,16 @@
 #   EDGE_RTPENGINE=               rtpengine ng address host:port; empty: media goes direct to the nodes
 #   EDGE_TLS_PORT=5061            SIP over TLS, on when EDGE_TLS_CERT and EDGE_TLS_KEY name PEM files
 #   EDGE_TLS_CERT= EDGE_TLS_KEY=
+#   EDGE_TLS_CLIENT_CA=           CA file: on EDGE_TLS_PORT callers are asked for a certificate, which is
+#                                 verified against it when presented (not required there); empty: not asked
+#   EDGE_TLS_TRUNKS=              mutual TLS per trunk: comma separated PORT=CAFILE; each PORT is a TLS
+#                                 listener that requires a client certificate issued by CAFILE (the
+#                                 handshake fails without one). Give each carrier its port. Needs a
+#                                 concrete EDGE_LISTEN (Kamailio picks a profile by the local address).
+#   EDGE_TLS_VERIFY_DEPTH=3       longest client certificate chain accepted
+#   EDGE_OUTBOUND_SRTP=yes        nodes dialling out through the edge (SIP_EDGE_OUTBOUND_PROXY): carriers
+#                                 reached over TLS (sips: or ;transport=tls) are offered SDES SRTP by the
+#                                 edge's rtpengine; no: plain RTP to them too
 #   EDGE_PIKE_PERIOD=2 EDGE_PIKE_DENSITY=30   flood: more than DENSITY requests in PERIOD s bans a source
 #   EDGE_BAN_SECONDS=300          how long a flooding source or scanner stays banned
 #   EDGE_CHILDREN=4               worker processes per transport
@@ -22,6 +32,7 @@ OUT=${1:?usage: render.sh OUTDIR}
 HERE=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$OUT/run"
 OUT=$(cd "$OUT" && pwd)
+rm -f "$OUT/trunk-listen.cfg.tmp"
 
 LISTEN=${EDGE_LISTEN:-0.0.0.0}
 PORT=${EDGE_PORT:-5060}
@@ -47,6 +58,11 @@ cp "$HERE/kamailio.cfg" "$OUT/kamailio.cfg"
   # substdef: also replaced inside strings (the htable spec, log lines).
   echo "#!substdef \"!EDGE_BAN_SECONDS!${EDGE_BAN_SECONDS:-300}!g\""
   if [ -n "${EDGE_RTPENGINE:-}" ]; then
+    case "${EDGE_OUTBOUND_SRTP:-yes}" in
+      yes) echo "#!define WITH_OUTBOUND_SRTP" ;;
+      no) ;;
+      *) echo "render.sh: EDGE_OUTBOUND_SRTP must be yes or no (got '${EDGE_OUTBOUND_SRTP}')" >&2; exit 2 ;;
+    esac
     echo "#!define WITH_RTPENGINE"
     echo "#!substdef \"!EDGE_RTPENGINE_SOCK!udp:${EDGE_RTPENGINE}!g\""
   fi
@@ -58,21 +74,67 @@ cp "$HERE/kamailio.cfg" "$OUT/kamailio.cfg"
     echo "listen=tls:${LISTEN}:${TLS_PORT}${tadv}"
     echo "#!define WITH_TLS"
     echo "#!substdef \"!EDGE_TLS_CONFIG!${OUT}/tls.cfg!g\""
-    cat > "$OUT/tls.cfg" <<TLS
-# Written by sip/kamailio/render.sh. Callers are not asked for a certificate here; mutual TLS
-# per trunk belongs in a [server:<address>:<port>] profile with verify_certificate = yes.
-[server:default]
-method = TLSv1.2+
-verify_certificate = no
-require_certificate = no
-certificate = ${EDGE_TLS_CERT}
-private_key = ${EDGE_TLS_KEY}
-
-[client:default]
-method = TLSv1.2+
-verify_certificate = no
-require_certificate = no
-TLS
+    file() { [ -r "$2" ] || { echo "render.sh: $1 names '$2', which is not a readable file" >&2; exit 2; }; }
+    file EDGE_TLS_CERT "$EDGE_TLS_CERT"
+    file EDGE_TLS_KEY "$EDGE_TLS_KEY"
+    DEPTH=${EDGE_TLS_VERIFY_DEPTH:-3}
+    num EDGE_TLS_VERIFY_DEPTH "$DEPTH"
+    # Verified client certificates are passed on to the nodes (X-VB-Client-Cert), which check them
+    # against the trunk's own CA and subject (voxbridge admin connection … --require-client-cert).
+    {
+      echo "# Written by sip/kamailio/render.sh from the EDGE_TLS_* variables."
+      echo "[server:default]"
+      echo "method = TLSv1.2+"
+      echo "certificate = ${EDGE_TLS_CERT}"
+      echo "private_key = ${EDGE_TLS_KEY}"
+      if [ -n "${EDGE_TLS_CLIENT_CA:-}" ]; then
+        file EDGE_TLS_CLIENT_CA "$EDGE_TLS_CLIENT_CA"
+        echo "# Callers are asked for a certificate and it is verified when presented; none is required here."
+        echo "verify_certificate = yes"
+        echo "require_certificate = no"
+        echo "ca_list = ${EDGE_TLS_CLIENT_CA}"
+        echo "verify_depth = ${DEPTH}"
+      else
+        echo "verify_certificate = no"
+        echo "require_certificate = no"
+      fi
+      echo
+      echo "[client:default]"
+      echo "method = TLSv1.2+"
+      echo "verify_certificate = no"
+      echo "require_certificate = no"
+      if [ -n "${EDGE_TLS_TRUNKS:-}" ]; then
+        [ "$LISTEN" != "0.0.0.0" ] && [ "$LISTEN" != "::" ] || {
+          echo "render.sh: EDGE_TLS_TRUNKS needs EDGE_LISTEN set to the address callers connect to (Kamailio picks a TLS profile by the local address)" >&2
+          exit 2
+        }
+        IFS=',' read -ra trunks <<<"$EDGE_TLS_TRUNKS"
+        for t in "${trunks[@]}"; do
+          t=$(echo "$t" | sed 's/^[[:space:]]*//;s/[[:space:]]*$//')
+          [ -n "$t" ] || continue
+          [[ "$t" =~ ^([0-9]+)=(.+)$ ]] || { echo "render.sh: EDGE_TLS_TRUNKS entry '$t' is not PORT=CAFILE" >&2; exit 2; }
+          tport=${BASH_REMATCH[1]}
+          tca=${BASH_REMATCH[2]}
+          file "EDGE_TLS_TRUNKS ($tport)" "$tca"
+          [ "$tport" != "$TLS_PORT" ] && [ "$tport" != "$PORT" ] || { echo "render.sh: EDGE_TLS_TRUNKS port $tport is already the edge's SIP or TLS port" >&2; exit 2; }
+          echo
+          echo "# Trunk port ${tport}: a client certificate issued by ${tca} is required (the handshake fails without one)."
+          echo "[server:${LISTEN}:${tport}]"
+          echo "method = TLSv1.2+"
+          echo "certificate = ${EDGE_TLS_CERT}"
+          echo "private_key = ${EDGE_TLS_KEY}"
+          echo "verify_certificate = yes"
+          echo "require_certificate = yes"
+          echo "ca_list = ${tca}"
+          echo "verify_depth = ${DEPTH}"
+          echo "listen=tls:${LISTEN}:${tport}${EDGE_ADVERTISE:+ advertise ${EDGE_ADVERTISE}:${tport}}" >>"$OUT/trunk-listen.cfg.tmp"
+        done
+      fi
+    } > "$OUT/tls.cfg"
+    if [ -f "$OUT/trunk-listen.cfg.tmp" ]; then
+      cat "$OUT/trunk-listen.cfg.tmp"
+      rm -f "$OUT/trunk-listen.cfg.tmp"
+    fi
   fi
 } > "$OUT/edge-settings.cfg"
 

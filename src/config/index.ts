@@ -99,6 +99,8 @@ export const ConfigSchema = Type.Object({
     trustedEdge: Type.Object({
       cidrs: Type.Array(Type.String({ minLength: 1 })),
       sourceHeader: Type.String({ pattern: '^[A-Za-z0-9-]+$' }),
+      /** Dial out through the edge: `host:port` of its SIP (UDP) port, put in a Route of every dial. Null: dial carriers directly. */
+      outboundProxy: Type.Optional(Type.Union([Type.String({ pattern: '^[A-Za-z0-9.:\\[\\]-]+:[0-9]+$' }), Type.Null()])),
     }),
   }),
   /** SIP capture: every SIP message of a call, kept for a while, optionally sent to Homer. */
@@ -141,9 +143,9 @@ export const ConfigSchema = Type.Object({
     secretRotationGraceSeconds: PositiveInt,
   }),
   /**
-   * Voice activity detection: `energy` (default) or `silero` (neural: no false starts on noise that
-   * begins mid-call, ends speech sooner, but ~10 MB, ~30x the CPU and a blocking model load per
-   * detector; bench/speech/vad.ts, README "VAD").
+   * Voice activity detection: `silero` (neural, the default: no false starts on noise that begins
+   * mid-call, ends speech sooner; one model per process in a worker thread) or `energy` (no model
+   * file, a fraction of the CPU); bench/speech/vad.ts, README "VAD".
    */
   vad: Type.Object({
     engine: Type.Union([Type.Literal('energy'), Type.Literal('silero')]),
@@ -309,6 +311,7 @@ const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' 
   // Kamailio edge
   SIP_TRUSTED_EDGE: { path: ['sip', 'trustedEdge', 'cidrs'], kind: 'list' },
   SIP_TRUSTED_EDGE_HEADER: { path: ['sip', 'trustedEdge', 'sourceHeader'], kind: 'string' },
+  SIP_EDGE_OUTBOUND_PROXY: { path: ['sip', 'trustedEdge', 'outboundProxy'], kind: 'nullable' },
   RTPENGINE_NG: { path: ['rtpengine', 'ng'], kind: 'nullable' },
   // SIP capture (sipcore)
   SIP_CAPTURE_ENABLED: { path: ['sipCapture', 'enabled'], kind: 'bool' },

@@ -14,7 +14,8 @@ export {
 } from './g711.js';
 export { Framer, toFrames, type FrameSink } from './framer.js';
 export { VoiceActivityDetector, frameLevelDb, type VadOptions, type VadEvents, type VadTransition } from './vad.js';
-export { SileroVoiceActivityDetector, type SileroVadOptions } from './vad-silero.js';
+export { SileroVoiceActivityDetector, type SileroVadOptions, type SileroVadEvents } from './vad-silero.js';
+export { SileroModel, SILERO_BATCH_MS } from './vad-silero-model.js';
 export { mixFrames, applyGain } from './mixer.js';
 export { Resampler, resample, type ResamplerOptions } from './resampler.js';
 export { MediaClock, processMediaClock, type TickListener, type TickSource, type TickErrorHook } from './media-clock.js';

@@ -56,7 +56,8 @@ export function checkOfferSecurity(offer: string, canSrtp: boolean): MediaSecuri
  */
 export function checkInboundSecurity(c: ConnectionRecord | null, remote: Remote, offer: string | null): void {
   if (!c) return;
-  const overTls = remote.protocol.toUpperCase() === 'TLS';
+  // Behind a trusted edge the hop is the edge's; the caller's TLS hop to the edge is in remote.tls.
+  const overTls = remote.protocol.toUpperCase() === 'TLS' || remote.tls !== undefined;
   if (c.require_client_cert) {
     if (!overTls) throw new SipError(403, 'Forbidden (TLS Client Certificate Required)');
     const why = clientCertProblem(c, remote.tls);

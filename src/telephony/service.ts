@@ -156,6 +156,7 @@ export class TelephonyService {
         tls: tlsListenerOf(sip.tls),
         guard: svc.guard,
         edge: svc.edge.enabled ? svc.edge : undefined,
+        outboundProxy: sip.trustedEdge.outboundProxy ?? null,
         onRefused: (fault, remote, detail) => svc.refusals.record(fault, remote, detail),
         onCapture: svc.capture
           ? (dir, m, remote) => svc.capture?.record(dir, m, remote.protocol, { address: sip.advertisedAddress, port: svc.ua.port }, remote)

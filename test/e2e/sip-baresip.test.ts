@@ -7,18 +7,12 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startTelephonyFixture, eventually, type TelephonyFixture, type AttachedLegRecord } from '../helpers/sip-harness.js';
-import { startBaresip, type Baresip } from '../helpers/baresip.js';
+import { startTelephonyFixture, eventually, type TelephonyFixture } from '../helpers/sip-harness.js';
+import { startBaresip, sine, writeWav, checkAudio, BARESIP_HZ, RATE, type Baresip } from '../helpers/baresip.js';
 import { startRtpengine, type RtpengineHandle } from '../helpers/rtpengine.js';
 import { makeTestPki, type TestPki } from '../helpers/tls-certs.js';
 import * as repo from '../../src/store/telephony-repo.js';
 import type { SipLeg } from '../../src/telephony/call-leg.js';
-
-const RATE = 8000;
-const BARESIP_HZ = 450;
-const GATEWAY_HZ = 1000;
-/** Half a second of a tone: enough to tell it from noise or a stray frame. */
-const HEARD_BLOCKS = 25;
 
 let pki: TestPki;
 let rtpengine: RtpengineHandle;
@@ -30,88 +24,10 @@ let micWav: string;
 let bothPem: string;
 const phones: Baresip[] = [];
 
-function sine(hz: number, samples: number, amplitude: number, phase = 0): Int16Array {
-  const f = new Int16Array(samples);
-  for (let i = 0; i < samples; i++) f[i] = Math.round(amplitude * Math.sin((2 * Math.PI * hz * (phase + i)) / RATE));
-  return f;
-}
-
-function writeWav(file: string, pcm: Int16Array): void {
-  const h = Buffer.alloc(44);
-  h.write('RIFF', 0, 'latin1');
-  h.writeUInt32LE(36 + pcm.length * 2, 4);
-  h.write('WAVEfmt ', 8, 'latin1');
-  h.writeUInt32LE(16, 16);
-  h.writeUInt16LE(1, 20);
-  h.writeUInt16LE(1, 22);
-  h.writeUInt32LE(RATE, 24);
-  h.writeUInt32LE(RATE * 2, 28);
-  h.writeUInt16LE(2, 32);
-  h.writeUInt16LE(16, 34);
-  h.write('data', 36, 'latin1');
-  h.writeUInt32LE(pcm.length * 2, 40);
-  writeFileSync(file, Buffer.concat([h, Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength)]));
-}
-
-/** 20 ms blocks in which `hz` carries most of the energy (Goertzel at a bin centre) and that are not silent. */
-function toneBlocks(pcm: Int16Array, hz: number): number {
-  const n = 160;
-  const coeff = 2 * Math.cos((2 * Math.PI * hz) / RATE);
-  let count = 0;
-  for (let off = 0; off + n <= pcm.length; off += n) {
-    let s1 = 0;
-    let s2 = 0;
-    let energy = 0;
-    for (let i = 0; i < n; i++) {
-      const x = pcm[off + i] ?? 0;
-      energy += x * x;
-      const s0 = x + coeff * s1 - s2;
-      s2 = s1;
-      s1 = s0;
-    }
-    const power = s1 * s1 + s2 * s2 - coeff * s1 * s2;
-    // A pure tone at the bin centre gives power = energy * n / 2.
-    if (energy / n > 500 * 500 && power / ((energy * n) / 2) > 0.5) count++;
-  }
-  return count;
-}
-
-function concat(frames: Int16Array[]): Int16Array {
-  const out = new Int16Array(frames.reduce((a, f) => a + f.length, 0));
-  let off = 0;
-  for (const f of frames) {
-    out.set(f, off);
-    off += f.length;
-  }
-  return out;
-}
-
 async function phone(o: Parameters<typeof startBaresip>[0]): Promise<Baresip> {
   const p = await startBaresip(o);
   phones.push(p);
   return p;
-}
-
-/** Checks both directions of a connected call: the gateway hears baresip's tone, baresip the gateway's. */
-async function checkAudio(bs: Baresip, rec: AttachedLegRecord): Promise<void> {
-  await eventually(() => toneBlocks(concat(rec.frames), BARESIP_HZ) >= HEARD_BLOCKS, 30_000).catch((e: unknown) => {
-    throw new Error(`gateway did not hear baresip's ${BARESIP_HZ} Hz (${rec.frames.length} frames): ${String(e)}\n${bs.log()}`);
-  });
-  // The gateway speaks in real time, one 20 ms frame per tick, as the session pipeline does.
-  let sample = 0;
-  const speaker = setInterval(() => {
-    rec.leg.playFrame(sine(GATEWAY_HZ, 160, 8000, sample));
-    sample += 160;
-  }, 20);
-  try {
-    await eventually(() => toneBlocks(bs.heard(), GATEWAY_HZ) >= HEARD_BLOCKS, 30_000).catch((e: unknown) => {
-      throw new Error(`baresip did not hear the gateway's ${GATEWAY_HZ} Hz (${bs.heard().length} samples): ${String(e)}\n${bs.log()}`);
-    });
-  } finally {
-    clearInterval(speaker);
-  }
-  // What baresip heard is the gateway, not an echo of its own microphone.
-  expect(toneBlocks(bs.heard(), BARESIP_HZ)).toBe(0);
 }
 
 async function secureNumber(f: TelephonyFixture): Promise<string> {

@@ -1,14 +1,16 @@
 // Connection reuse (RFC 5923 style): a caller that reached the gateway over TCP or TLS gets the
 // gateway's in-dialog requests (re-INVITE and its ACK, BYE) over that same connection, not over a new
 // one to its Contact. The Contact here names a port where a listener counts connection attempts: it
-// must see none.
+// must see none. The same for a dialog the gateway dialled out over TCP or TLS: a SIPp callee whose Contact
+// is unreachable still gets the ACK, a re-INVITE and the BYE, over the connection the INVITE went out on.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import dgram from 'node:dgram';
 import net from 'node:net';
 import tls from 'node:tls';
 import { readFileSync } from 'node:fs';
-import { startTelephonyFixture, freePort, type TelephonyFixture } from '../helpers/sip-harness.js';
+import { startTelephonyFixture, startSipp, freePort, eventually, type TelephonyFixture } from '../helpers/sip-harness.js';
 import { makeTestPki, type TestPki } from '../helpers/tls-certs.js';
+import { tlsServerTunnel } from '../helpers/tls-tunnel.js';
 import type { SipLeg } from '../../src/telephony/call-leg.js';
 
 interface Msg {
@@ -264,5 +266,92 @@ describe('when the caller’s connection has closed', () => {
     const bye = await fresh.next((m) => m.start.startsWith('BYE '));
     expect(bye.header('Call-ID')).toBe(callId);
     fresh.write(ok(bye));
+  });
+
+  it('a dialled dialog routes its BYE by the Contact once the INVITE’s connection has closed', async () => {
+    const fx = idleFx;
+    const contactPort = await freePort();
+    const accepted: net.Socket[] = [];
+    const contactListener = net.createServer((sock) => accepted.push(sock));
+    await new Promise<void>((r) => contactListener.listen(contactPort, '127.0.0.1', () => r()));
+    // The callee: answers the INVITE on the connection the gateway opened, naming another port as Contact.
+    const calleePort = await freePort();
+    let calleeConn: StreamPeer | null = null;
+    const callee = net.createServer((sock) => {
+      accepted.push(sock);
+      calleeConn ??= new StreamPeer(sock);
+    });
+    await new Promise<void>((r) => callee.listen(calleePort, '127.0.0.1', () => r()));
+    closers.push(() => {
+      for (const sock of accepted) sock.destroy();
+      contactListener.close();
+      callee.close();
+    });
+    const rtp = dgram.createSocket('udp4');
+    await new Promise<void>((r) => rtp.bind(0, '127.0.0.1', () => r()));
+    closers.push(() => rtp.close());
+    const sessionId = await fx.createSession({ routing: { type: 'sip', sip: { to_uri: `sip:callee@127.0.0.1:${calleePort};transport=tcp` } } });
+    const attached = fx.sessions.nextLeg();
+    const dialled = fx.svc.dial(sessionId, fx.orgId, {});
+    const peer = await eventually(() => calleeConn);
+    const closed = new Promise((r) => peer.socket.once('close', r));
+    const inv = await peer.next((m) => m.start.startsWith('INVITE '));
+    const answer = ok(inv, sdp(rtp.address().port))
+      .replace(/^To: (.*)$/m, (_l, to: string) => `To: ${to};tag=callee3`)
+      .replace('Content-Type:', `Contact: <sip:callee@127.0.0.1:${contactPort};transport=tcp>\r\nContent-Type:`);
+    peer.write(answer);
+    await dialled;
+    await peer.next((m) => m.start.startsWith('ACK '));
+    const leg = (await attached).leg as SipLeg;
+    expect(leg.dialog.flow).toMatchObject({ protocol: 'TCP', port: calleePort });
+    // Idle: the gateway closes the connection; its BYE then goes to the Contact on a new one.
+    await closed;
+    const connected = new Promise<net.Socket>((r) => contactListener.once('connection', r));
+    await fx.svc.hangup(sessionId, fx.orgId, {});
+    const fresh = new StreamPeer(await connected);
+    const bye = await fresh.next((m) => m.start.startsWith('BYE '));
+    expect(bye.header('Call-ID')).toBe(inv.header('Call-ID'));
+    fresh.write(ok(bye));
+  });
+});
+
+describe.each(['TCP', 'TLS'] as const)('requests to a callee the gateway dialled over %s', (protocol) => {
+  it('ACK, re-INVITE with its ACK, and BYE go over the INVITE’s connection when the callee’s Contact is unreachable', async () => {
+    // The callee's Contact port: a listener that only counts connection attempts (it never answers SIP).
+    const contactPort = await freePort();
+    let attempts = 0;
+    const contactListener = net.createServer((s) => {
+      attempts++;
+      s.destroy();
+    });
+    await new Promise<void>((r) => contactListener.listen(contactPort, '127.0.0.1', () => r()));
+    closers.push(() => contactListener.close());
+    // Over TLS the SIPp callee sits behind a TLS hop (Debian's SIPp has no TLS): the gateway's
+    // connection is the one to the tunnel.
+    const sippPort = await freePort();
+    const tunnel = protocol === 'TLS' ? await tlsServerTunnel({ target: sippPort, cert: pki.serverCert, key: pki.serverKey }) : null;
+    if (tunnel) closers.push(() => void tunnel.close());
+    const callee = await startSipp({
+      scenario: 'uas-answer-unreachable-contact.xml',
+      transport: 't1',
+      port: sippPort,
+      keys: { contact_port: String(contactPort), contact_transport: protocol.toLowerCase() },
+    });
+    const dialled = tunnel?.port ?? sippPort;
+    const sessionId = await fx.createSession({
+      routing: { type: 'sip', sip: { to_uri: `sip:callee@127.0.0.1:${dialled};transport=${protocol.toLowerCase()}` } },
+    });
+    const attached = fx.sessions.nextLeg();
+    await fx.svc.dial(sessionId, fx.orgId, {});
+    const leg = (await attached).leg as SipLeg;
+    expect(leg.dialog.transport).toBe(protocol.toLowerCase());
+    expect(leg.dialog.remoteTarget).toBe(`sip:callee@127.0.0.1:${contactPort};transport=${protocol.toLowerCase()}`);
+    // The dialog keeps the INVITE's connection (to the address dialled), not the Contact.
+    expect(leg.dialog.flow).toMatchObject({ protocol, address: '127.0.0.1', port: dialled });
+    expect(await leg.dialog.modify(leg.dialog.localSdp)).toContain('m=audio');
+    await fx.svc.hangup(sessionId, fx.orgId, {});
+    const r = await callee.done;
+    expect(r.code, `${r.errors}\n${r.stderr}`).toBe(0);
+    expect(attempts).toBe(0);
   });
 });

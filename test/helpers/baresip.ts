@@ -8,6 +8,7 @@ import net from 'node:net';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { eventually, type AttachedLegRecord } from './sip-harness.js';
 
 export interface BaresipOptions {
   /** 8 kHz mono 16-bit WAV played as the microphone (looped by nothing: make it longer than the call). */
@@ -260,4 +261,112 @@ export async function startBaresip(o: BaresipOptions): Promise<Baresip> {
       }
     },
   };
+}
+
+// ---- audio checks shared by the baresip tests ------------------------------------------------
+
+export const RATE = 8000;
+/** baresip's microphone tone and the gateway's: each side must hear the other's, not its own. */
+export const BARESIP_HZ = 450;
+export const GATEWAY_HZ = 1000;
+/** Half a second of a tone: enough to tell it from noise or a stray frame. */
+export const HEARD_BLOCKS = 25;
+
+export function sine(hz: number, samples: number, amplitude: number, phase = 0): Int16Array {
+  const f = new Int16Array(samples);
+  for (let i = 0; i < samples; i++) f[i] = Math.round(amplitude * Math.sin((2 * Math.PI * hz * (phase + i)) / RATE));
+  return f;
+}
+
+/** An 8 kHz mono 16-bit WAV (baresip's `aufile` microphone). */
+export function writeWav(file: string, pcm: Int16Array): void {
+  const h = Buffer.alloc(44);
+  h.write('RIFF', 0, 'latin1');
+  h.writeUInt32LE(36 + pcm.length * 2, 4);
+  h.write('WAVEfmt ', 8, 'latin1');
+  h.writeUInt32LE(16, 16);
+  h.writeUInt16LE(1, 20);
+  h.writeUInt16LE(1, 22);
+  h.writeUInt32LE(RATE, 24);
+  h.writeUInt32LE(RATE * 2, 28);
+  h.writeUInt16LE(2, 32);
+  h.writeUInt16LE(16, 34);
+  h.write('data', 36, 'latin1');
+  h.writeUInt32LE(pcm.length * 2, 40);
+  writeFileSync(file, Buffer.concat([h, Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength)]));
+}
+
+/** 20 ms blocks in which `hz` carries most of the energy (Goertzel at a bin centre) and that are not silent. */
+export function toneBlocks(pcm: Int16Array, hz: number): number {
+  const n = 160;
+  const coeff = 2 * Math.cos((2 * Math.PI * hz) / RATE);
+  let count = 0;
+  for (let off = 0; off + n <= pcm.length; off += n) {
+    let s1 = 0;
+    let s2 = 0;
+    let energy = 0;
+    for (let i = 0; i < n; i++) {
+      const x = pcm[off + i] ?? 0;
+      energy += x * x;
+      const s0 = x + coeff * s1 - s2;
+      s2 = s1;
+      s1 = s0;
+    }
+    const power = s1 * s1 + s2 * s2 - coeff * s1 * s2;
+    // A pure tone at the bin centre gives power = energy * n / 2.
+    if (energy / n > 500 * 500 && power / ((energy * n) / 2) > 0.5) count++;
+  }
+  return count;
+}
+
+export function concat(frames: Int16Array[]): Int16Array {
+  const out = new Int16Array(frames.reduce((a, f) => a + f.length, 0));
+  let off = 0;
+  for (const f of frames) {
+    out.set(f, off);
+    off += f.length;
+  }
+  return out;
+}
+
+/**
+ * Checks both directions of a connected call: the gateway hears baresip's tone, baresip the
+ * gateway's and never its own. `since` (from an earlier check) counts only audio that arrived after
+ * it, e.g. to show media still flows after a re-INVITE. Resolves with the new mark.
+ */
+export async function checkAudio(bs: Baresip, rec: AttachedLegRecord, since: AudioMark = { frames: 0, samples: 0 }): Promise<AudioMark> {
+  await gatewayHearsBaresip(bs, rec, since);
+  const baresipHeard = () => bs.heard().subarray(since.samples);
+  // The gateway speaks in real time, one 20 ms frame per tick, as the session pipeline does.
+  let sample = 0;
+  const speaker = setInterval(() => {
+    rec.leg.playFrame(sine(GATEWAY_HZ, 160, 8000, sample));
+    sample += 160;
+  }, 20);
+  try {
+    await eventually(() => toneBlocks(baresipHeard(), GATEWAY_HZ) >= HEARD_BLOCKS, 30_000).catch((e: unknown) => {
+      throw new Error(`baresip did not hear the gateway's ${GATEWAY_HZ} Hz (${baresipHeard().length} samples): ${String(e)}\n${bs.log()}`);
+    });
+  } finally {
+    clearInterval(speaker);
+  }
+  // What baresip heard is the gateway, not an echo of its own microphone.
+  const echo = toneBlocks(baresipHeard(), BARESIP_HZ);
+  if (echo !== 0) throw new Error(`baresip heard its own ${BARESIP_HZ} Hz in ${echo} blocks\n${bs.log()}`);
+  return { frames: rec.frames.length, samples: bs.heard().length };
+}
+
+/** One direction only: the gateway hears baresip's tone (in what arrived after `since`). */
+export async function gatewayHearsBaresip(bs: Baresip, rec: AttachedLegRecord, since: AudioMark = { frames: 0, samples: 0 }): Promise<AudioMark> {
+  const heard = () => concat(rec.frames.slice(since.frames));
+  await eventually(() => toneBlocks(heard(), BARESIP_HZ) >= HEARD_BLOCKS, 30_000).catch((e: unknown) => {
+    throw new Error(`gateway did not hear baresip's ${BARESIP_HZ} Hz (${rec.frames.length - since.frames} frames): ${String(e)}\n${bs.log()}`);
+  });
+  return { frames: rec.frames.length, samples: bs.heard().length };
+}
+
+/** How much each side had heard at some point (see checkAudio). */
+export interface AudioMark {
+  frames: number;
+  samples: number;
 }

@@ -12,8 +12,17 @@ import { udpExchange } from './sip-raw.js';
 export interface KamailioOptions {
   /** voxbridge nodes as host:port, in priority order (dispatchAlg 8 always takes the first live one). */
   nodes: string[];
+  /** The edge's SIP port (UDP and TCP); a free one when absent (nodes that dial through the edge need it first). */
+  port?: number;
   rtpengine?: string;
-  tls?: { cert: string; key: string };
+  tls?: {
+    cert: string;
+    key: string;
+    /** EDGE_TLS_CLIENT_CA: certificates asked for (not required) on the main TLS port, verified against it. */
+    clientCa?: string;
+    /** EDGE_TLS_TRUNKS: one TLS port per CA file, each requiring a client certificate it issued. */
+    trunkCas?: string[];
+  };
   pikePeriod?: number;
   pikeDensity?: number;
   banSeconds?: number;
@@ -24,6 +33,8 @@ export interface KamailioOptions {
 export interface KamailioHandle {
   port: number;
   tlsPort: number | null;
+  /** The mutual-TLS trunk ports, in the order of `tls.trunkCas`. */
+  trunkPorts: number[];
   dir: string;
   stop(): Promise<void>;
   /** What Kamailio logged so far (for assertion messages). */
@@ -34,8 +45,11 @@ const RENDER = path.join(packageRoot, 'sip/kamailio/render.sh');
 
 export async function startKamailio(o: KamailioOptions): Promise<KamailioHandle> {
   const dir = mkdtempSync(path.join(tmpdir(), 'kamailio-'));
-  const port = await freePort();
+  const port = o.port ?? (await freePort());
   const tlsPort = o.tls ? await freePort() : null;
+  const trunkPorts: number[] = [];
+  for (const _ of o.tls?.trunkCas ?? []) trunkPorts.push(await freePort());
+  const trunks = (o.tls?.trunkCas ?? []).map((ca, i) => `${trunkPorts[i]}=${ca}`).join(',');
   const env: Record<string, string> = {
     ...(process.env as Record<string, string>),
     EDGE_LISTEN: '127.0.0.1',
@@ -48,6 +62,8 @@ export async function startKamailio(o: KamailioOptions): Promise<KamailioHandle>
     EDGE_DISPATCH_ALG: String(o.dispatchAlg ?? 4),
     ...(o.rtpengine ? { EDGE_RTPENGINE: o.rtpengine } : {}),
     ...(o.tls && tlsPort ? { EDGE_TLS_CERT: o.tls.cert, EDGE_TLS_KEY: o.tls.key, EDGE_TLS_PORT: String(tlsPort) } : {}),
+    ...(o.tls?.clientCa ? { EDGE_TLS_CLIENT_CA: o.tls.clientCa } : {}),
+    ...(trunks ? { EDGE_TLS_TRUNKS: trunks } : {}),
   };
   const rendered = spawnSync('bash', [RENDER, dir], { env, encoding: 'utf8' });
   if (rendered.status !== 0) throw new Error(`render.sh failed: ${rendered.stderr}`);
@@ -84,5 +100,5 @@ export async function startKamailio(o: KamailioOptions): Promise<KamailioHandle>
       throw new Error(`kamailio did not answer OPTIONS: ${stderr.slice(-4000)}`);
     }
   }
-  return { port, tlsPort, dir, stop, log: () => stderr };
+  return { port, tlsPort, trunkPorts, dir, stop, log: () => stderr };
 }

@@ -1,7 +1,7 @@
 // The client side of an initial INVITE until it is answered, refused, timed out or aborted
 // (RFC 3261 §13.2, §9.1): one digest retry on 401/407, CANCEL only after a provisional response,
 // a 2xx that crosses our CANCEL acknowledged and hung up. The counterpart of incoming-invite.ts.
-import sip, { type NameAddr, type SipMessage, type SipRequest, type SipResponse, type SipUri } from 'sip';
+import sip, { type NameAddr, type Remote, type SipMessage, type SipRequest, type SipResponse, type SipUri } from 'sip';
 import digest from 'sip/digest.js';
 import { Dialog, type DialogTransport } from './dialog.js';
 import { ALLOW_HEADER, SipError } from './errors.js';
@@ -29,12 +29,15 @@ export interface CallOptions {
 
 /** What a client INVITE needs from its user agent. */
 export interface ClientInviteHost extends DialogTransport {
-  send(m: SipMessage, onResponse?: (rs: SipResponse) => void): void;
+  /** `onResponse` learns the hop the request went out on (see stack.ts). */
+  send(m: SipMessage, onResponse?: (rs: SipResponse, hop?: Remote) => void): void;
   contactFor(transport: SipTransportName, sips?: boolean): NameAddr;
   sendAck(dialog: Dialog, seq: number): void;
   /** Registers a dialog the INVITE created so in-dialog requests find it. */
   addDialog(dialog: Dialog): void;
   readonly userAgent?: string;
+  /** `host:port` of an outbound proxy (the edge) every dial goes through; null: straight to the target. */
+  readonly outboundProxy?: string | null;
 }
 
 export class ClientInvite {
@@ -85,7 +88,7 @@ export class ClientInvite {
       }
       signal?.addEventListener('abort', this.onAbort);
       if (this.o.ringTimeoutMs) this.ringTimer = setTimeout(() => this.cancel(408, 'Request Timeout'), this.o.ringTimeoutMs);
-      this.host.send(this.rq, (rs) => this.onResponse(rs));
+      this.host.send(this.rq, (rs, hop) => this.onResponse(rs, hop));
     });
   }
 
@@ -103,11 +106,17 @@ export class ClientInvite {
         'max-forwards': 70,
         allow: ALLOW_HEADER,
         'content-type': 'application/sdp',
+        ...(this.host.outboundProxy ? { route: [this.proxyRoute()] } : {}),
         ...(this.host.userAgent ? { 'user-agent': this.host.userAgent } : {}),
         ...(this.o.headers ?? {}),
       },
       content: this.o.sdp,
     };
+  }
+
+  /** A loose Route to the outbound proxy (it Record-Routes, so the dialog's requests pass it too). */
+  private proxyRoute(): NameAddr {
+    return { uri: `sip:${this.host.outboundProxy};lr`, params: {} };
   }
 
   private finish(err: SipError | null, d?: Dialog): void {
@@ -131,6 +140,8 @@ export class ClientInvite {
         'call-id': this.callId,
         cseq: { seq: this.rq.headers.cseq.seq, method: 'CANCEL' },
         'max-forwards': 70,
+        // RFC 3261 §9.1: a CANCEL takes the INVITE's Route, so it reaches the same hop.
+        ...(this.host.outboundProxy ? { route: [this.proxyRoute()] } : {}),
       },
     });
   }
@@ -145,7 +156,7 @@ export class ClientInvite {
     else this.finish(new SipError(status, reason));
   }
 
-  private onResponse(rs: SipResponse): void {
+  private onResponse(rs: SipResponse, hop?: Remote): void {
     if (rs.status < 200) {
       if (!this.provisional) {
         this.provisional = true;
@@ -155,7 +166,7 @@ export class ClientInvite {
       return;
     }
     if (rs.status < 300) {
-      this.onSuccess(rs);
+      this.onSuccess(rs, hop);
       return;
     }
     if ((rs.status === 401 || rs.status === 407) && this.o.auth && !this.authTried && !this.cancelWanted) {
@@ -169,7 +180,8 @@ export class ClientInvite {
     this.finish(new SipError(rs.status, rs.reason || 'Failed'));
   }
 
-  private onSuccess(rs: SipResponse): void {
+  /** `hop`: the connection the INVITE went out on; the dialog's requests reuse it while it is open. */
+  private onSuccess(rs: SipResponse, hop?: Remote): void {
     if (this.dialog) {
       this.host.sendAck(this.dialog, rs.headers.cseq.seq); // retransmitted 2xx
       return;
@@ -188,6 +200,10 @@ export class ClientInvite {
         localSdp: this.o.sdp,
         remoteSdp: rs.content ?? null,
         transport: this.transport,
+        // RFC 5923 / RFC 5626 flow reuse: ACK, BYE and re-INVITEs go over the connection the INVITE
+        // went out on while it is open, not to the Contact, which a callee behind NAT or a PBX may
+        // give unreachable. Falls back to the Contact once that connection has closed.
+        flow: hop && hop.protocol.toUpperCase() !== 'UDP' ? { protocol: hop.protocol.toUpperCase(), address: hop.address, port: hop.port } : null,
       },
       this.host,
     );
@@ -219,6 +235,6 @@ export class ClientInvite {
     }
     this.rq = next;
     this.provisional = false;
-    this.host.send(this.rq, (r) => this.onResponse(r));
+    this.host.send(this.rq, (r, hop) => this.onResponse(r, hop));
   }
 }

@@ -44,7 +44,10 @@ export interface DialogInit {
   localSdp: string;
   remoteSdp: string | null;
   transport: SipTransportName;
-  /** The TCP/TLS connection the peer opened to us, reused for our requests while open (null: route by URI). */
+  /**
+   * The TCP/TLS connection of the dialog, reused for our requests while open (null: route by URI):
+   * the one the caller opened to us (inbound), or the one our INVITE went out on (outbound).
+   */
   flow?: Remote | null;
 }
 

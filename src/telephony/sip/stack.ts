@@ -33,7 +33,8 @@ export interface StackOptions {
   onRefused?(fault: string, remote: { address: string; port: number; protocol: string }, detail?: string): void;
 }
 
-type ResponseCallback = (rs: SipResponse) => void;
+/** `hop`: where the request that got this response was sent (the connection it went out on). */
+type ResponseCallback = (rs: SipResponse, hop?: Remote) => void;
 
 /** The stack, with connection reuse for requests to a peer that connected to us. */
 export interface FrontStack extends SipStack {
@@ -41,7 +42,8 @@ export interface FrontStack extends SipStack {
    * `flow`: the TCP/TLS connection a peer opened to us (its address and port as received). While it
    * is open a request goes over it instead of a new connection to the target's address (RFC 5923
    * connection reuse; a peer behind NAT, or without a TLS certificate of its own, can only be reached
-   * this way). Once it has closed, the request is routed by its URI as usual.
+   * this way). Once it has closed, the request is routed by its URI as usual. `callback` also learns
+   * the hop the request went out on, so a dialog it creates can keep using that connection.
    */
   send(m: SipMessage, callback?: ResponseCallback, flow?: Remote | null): void;
 }
@@ -124,11 +126,11 @@ export function createSipStack(o: StackOptions, onRequest: (rq: SipRequest, remo
     if (rq.method !== 'CANCEL') rq.headers.via.unshift({ params: {} });
     let last: number | undefined;
     let onResponse: ResponseCallback;
-    const searching: ResponseCallback = (rs) => {
+    const searching: ResponseCallback = (rs, hop) => {
       last = rs.status;
       if (rs.status === 503) return next();
       if (rs.status > 100) onResponse = callback;
-      callback(rs);
+      callback(rs, hop);
     };
     const next = (): void => {
       onResponse = searching;
@@ -142,7 +144,7 @@ export function createSipStack(o: StackOptions, onRequest: (rq: SipRequest, remo
         const client = transaction.createClientTransaction(
           open(address, () => client.message(sip.makeResponse(rq, 503))),
           rq,
-          (rs: SipResponse) => onResponse(rs),
+          (rs: SipResponse) => onResponse(rs, address),
         );
       } catch {
         onResponse(sip.makeResponse(rq, 503));

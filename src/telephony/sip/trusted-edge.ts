@@ -2,8 +2,11 @@
 // taken only from the edge's addresses, and the caller's real address — which the edge writes in a
 // header — stands in for the packet's source in admission (connection CIDRs), the flood guard and
 // the logs. The header is believed only on requests that come from the edge: anyone else could
-// forge it. Requests inside a dialog the gateway dialled out directly (outbound calls do not pass
-// the edge) are still taken from the far end, since they already match our Call-ID and both tags.
+// forge it. Requests inside a dialog the gateway dialled out directly (without an outbound proxy,
+// outbound calls do not pass the edge) are still taken from the far end, since they already match our Call-ID and both tags.
+// The edge also says whether the caller reached it over TLS and passes on the client certificate
+// its handshake verified (sip/kamailio: X-VB-Transport, X-VB-Client-Cert), so a connection's mutual
+// TLS demands (secure-trunk.ts) hold behind the edge as they do for a direct TLS caller.
 import net from 'node:net';
 import type { Remote, SipRequest } from 'sip';
 import { cidrContains, isValidCidr } from '../cidr.js';
@@ -15,7 +18,17 @@ export interface TrustedEdgeOptions {
   sourceHeader: string;
 }
 
-export type EdgeVerdict = { kind: 'direct' } | { kind: 'edge'; source: string } | { kind: 'refuse' };
+/** The caller's TLS hop to the edge, as the edge vouches for it (the shape a direct TLS hop has). */
+export type EdgeTls = NonNullable<Remote['tls']>;
+
+export type EdgeVerdict = { kind: 'direct' } | { kind: 'edge'; source: string; tls?: EdgeTls } | { kind: 'refuse' };
+
+/** `X-VB-Transport: tls`: the caller reached the edge over TLS. */
+export const EDGE_TRANSPORT_HEADER = 'x-vb-transport';
+/** `X-VB-Client-Cert: <base64 of the PEM>`: a client certificate the edge's TLS handshake verified. */
+export const EDGE_CLIENT_CERT_HEADER = 'x-vb-client-cert';
+/** Longer than any single certificate in PEM, base64 encoded (the framing caps a header line anyway). */
+const MAX_CERT_HEADER = 8192;
 
 export class TrustedEdge {
   private readonly cidrs: string[];
@@ -49,10 +62,29 @@ export class TrustedEdge {
   classify(rq: SipRequest, remote: Remote, inOutboundDialog: () => boolean): EdgeVerdict {
     if (!this.enabled) return { kind: 'direct' };
     if (!this.isEdge(remote.address)) return inOutboundDialog() ? { kind: 'direct' } : { kind: 'refuse' };
-    const raw = rq.headers[this.header];
-    // Repeated headers arrive joined by commas; the edge appends its own last (X-Forwarded-For
-    // style), so the last value is the one it vouches for.
-    const source = typeof raw === 'string' ? (raw.split(',').pop() ?? '').trim() : '';
-    return { kind: 'edge', source: net.isIP(source) ? source : remote.address };
+    const source = lastValue(rq, this.header);
+    const tls = edgeTls(rq);
+    return { kind: 'edge', source: net.isIP(source) ? source : remote.address, ...(tls ? { tls } : {}) };
   }
+}
+
+/**
+ * Repeated headers arrive joined by commas; the edge removes what callers sent and appends its own
+ * last (X-Forwarded-For style), so the last value is the one it vouches for.
+ */
+function lastValue(rq: SipRequest, header: string): string {
+  const raw = rq.headers[header];
+  return typeof raw === 'string' ? (raw.split(',').pop() ?? '').trim() : '';
+}
+
+/** What the edge says about the caller's TLS hop; undefined when it did not come over TLS. */
+function edgeTls(rq: SipRequest): EdgeTls | undefined {
+  if (lastValue(rq, EDGE_TRANSPORT_HEADER).toLowerCase() !== 'tls') return undefined;
+  const encoded = lastValue(rq, EDGE_CLIENT_CERT_HEADER);
+  if (!encoded) return { authorized: false, authorizationError: 'no client certificate at the edge' };
+  if (encoded.length > MAX_CERT_HEADER || !/^[A-Za-z0-9+/=]+$/.test(encoded)) {
+    return { authorized: false, authorizationError: 'unreadable client certificate from the edge' };
+  }
+  // The edge sends only certificates its handshake verified (against the trunk port's CA).
+  return { authorized: true, peerCertificate: Buffer.from(encoded, 'base64') };
 }

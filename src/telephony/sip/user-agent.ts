@@ -40,6 +40,8 @@ export interface UserAgentOptions {
   guard?: SourceGuard;
   /** Behind an SBC: requests only from it, the caller's address from its header (trusted-edge.ts). */
   edge?: TrustedEdge;
+  /** `host:port` every dial is routed through (a preloaded loose Route, RFC 3261 §8.1.2): the edge. */
+  outboundProxy?: string | null;
   /** Input the front refused before parsing (hostile or malformed), for counters and logs. */
   onRefused?(fault: string, remote: { address: string; port: number; protocol: string }, detail?: string): void;
   /** SIP capture: every message sent and received, with its peer (never blocks; see capture/sip-capture.ts). */
@@ -192,7 +194,9 @@ export class UserAgent implements ClientInviteHost {
       this.o.onRefused?.('not_from_edge', { address: received.address, port: received.port, protocol: received.protocol });
       return null;
     }
-    return verdict.kind === 'edge' ? { ...received, address: verdict.source } : received;
+    if (verdict.kind !== 'edge') return received;
+    // The caller's TLS hop to the edge (client certificate included) stands in for ours, which is the edge's.
+    return { ...received, address: verdict.source, ...(verdict.tls ? { tls: verdict.tls } : {}) };
   }
 
   /** `remote`: the caller (behind an edge, the address it names); `received`: the hop the request came over. */
@@ -419,7 +423,7 @@ export class UserAgent implements ClientInviteHost {
 
   // ---- ClientInviteHost ----------------------------------------------------------------------
 
-  send(m: SipMessage, onResponse?: (rs: SipResponse) => void): void {
+  send(m: SipMessage, onResponse?: (rs: SipResponse, hop?: Remote) => void): void {
     this.stack.send(m, onResponse);
   }
 
@@ -429,5 +433,9 @@ export class UserAgent implements ClientInviteHost {
 
   get userAgent(): string | undefined {
     return this.o.userAgent;
+  }
+
+  get outboundProxy(): string | null {
+    return this.o.outboundProxy ?? null;
   }
 }

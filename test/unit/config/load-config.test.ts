@@ -27,6 +27,12 @@ describe('loadConfig errors', () => {
     expect(fails({ NODE_HEARTBEAT_MS: '10' })).toMatch(/limits\.nodeHeartbeatMs \(NODE_HEARTBEAT_MS\)/);
   });
 
+  it('dials through the edge named by SIP_EDGE_OUTBOUND_PROXY (host:port), directly when unset', () => {
+    expect(loadConfig({}).sip.trustedEdge.outboundProxy).toBeNull();
+    expect(loadConfig({ SIP_EDGE_OUTBOUND_PROXY: '10.0.0.5:5060' }).sip.trustedEdge.outboundProxy).toBe('10.0.0.5:5060');
+    expect(fails({ SIP_EDGE_OUTBOUND_PROXY: 'sip:edge' })).toMatch(/sip\.trustedEdge\.outboundProxy \(SIP_EDGE_OUTBOUND_PROXY\)/);
+  });
+
   it('names the variable of a boolean that is neither true nor false', () => {
     expect(fails({ RECORDINGS_S3_FORCE_PATH_STYLE: 'maybe' })).toMatch(/recordings\.s3\.forcePathStyle \(RECORDINGS_S3_FORCE_PATH_STYLE\)/);
   });
@@ -50,9 +56,9 @@ describe('loadConfig errors', () => {
     expect(fails({ VOXBRIDGE_ENV: 'no-such-profile' })).toMatch(/VOXBRIDGE_ENV=no-such-profile .*does not exist/);
   });
 
-  it('uses the energy VAD by default; Silero needs its model only on a media node', () => {
-    expect(loadConfig({}).vad.engine).toBe('energy');
-    const missing = { VAD_ENGINE: 'silero', VAD_SILERO_MODEL: '/nonexistent/silero_vad.onnx' };
+  it('uses the Silero VAD by default and needs its model only on a media node', () => {
+    expect(loadConfig({}).vad.engine).toBe('silero');
+    const missing = { VAD_SILERO_MODEL: '/nonexistent/silero_vad.onnx' };
     expect(fails(missing)).toMatch(/vad\.sileroModel \(VAD_SILERO_MODEL\).*VAD_ENGINE=energy/);
     expect(loadConfig({ ...missing, VOXBRIDGE_ROLES: 'api,worker' }).vad.engine).toBe('silero');
     expect(loadConfig({ ...missing, VAD_ENGINE: 'energy' }).vad.engine).toBe('energy');

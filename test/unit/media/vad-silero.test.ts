@@ -1,20 +1,35 @@
-// The Silero VAD (sherpa-onnx-node, the real model fetched by scripts/fetch-vad-model.sh) on
-// generated speech and noise, and the same audio through the energy VAD for contrast.
+// The Silero VAD (onnxruntime-node in a worker thread, the real model fetched by
+// scripts/fetch-vad-model.sh) on generated speech and noise: one shared model for every stream,
+// state kept per stream, answers of closed or reset streams dropped, and the energy VAD on the same
+// audio for contrast.
+import { writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { packageRoot } from '../../../src/config/index.js';
-import { SileroVoiceActivityDetector, toFrames, VoiceActivityDetector } from '../../../src/media/index.js';
+import { SileroModel, SileroVoiceActivityDetector, toFrames, VoiceActivityDetector } from '../../../src/media/index.js';
 import { concatPcm, silence, synthesizeSpeech } from '../../helpers/speech-audio.js';
 
 const MODEL = path.join(packageRoot, '.voxbridge/models/silero-vad/silero_vad.onnx');
 
-function transitions(d: { process(f: Int16Array): 'start' | 'end' | null }, pcm: Int16Array): Array<[string, number]> {
-  const out: Array<[string, number]> = [];
-  toFrames(pcm).forEach((f, i) => {
-    const t = d.process(f);
-    if (t) out.push([t, (i + 1) * 20]);
+type Mark = [kind: 'start' | 'end', atMs: number];
+
+function record(vad: SileroVoiceActivityDetector): { marks: Mark[]; prerolls: number[] } {
+  const out = { marks: [] as Mark[], prerolls: [] as number[] };
+  vad.on('start', (e) => {
+    out.marks.push(['start', e.atMs]);
+    out.prerolls.push(e.preroll.length);
   });
+  vad.on('end', (e) => out.marks.push(['end', e.atMs]));
   return out;
+}
+
+/** Feeds `pcm` frame by frame as a live call would, each frame after the answers for the last. */
+async function feed(vad: SileroVoiceActivityDetector, pcm: Int16Array): Promise<void> {
+  for (const f of toFrames(pcm)) {
+    vad.process(f);
+    await vad.settled();
+  }
 }
 
 /** Deterministic white noise at about -30 dBFS. */
@@ -28,53 +43,161 @@ function noise(ms: number): Int16Array {
   return out;
 }
 
+let speech: Int16Array;
+beforeAll(async () => {
+  speech = await synthesizeSpeech('i would like to check my account balance');
+  SileroModel.shared(MODEL).batchMs = 1; // answers within a frame: the test feeds as fast as they come
+});
+
 describe('SileroVoiceActivityDetector', () => {
-  it('finds each utterance once, with a preroll, and ends soon after the speech', async () => {
-    const speech = await synthesizeSpeech('i would like to check my account balance');
+  it('finds each utterance once, with a preroll from before the first syllable, and ends soon after the speech', async () => {
     const pcm = concatPcm(silence(1000), speech, silence(1500), speech, silence(1500));
     const vad = new SileroVoiceActivityDetector({ model: MODEL });
-    let preroll = 0;
-    vad.on('start', (e) => {
-      preroll = e.preroll.length;
-    });
-    const t = transitions(vad, pcm);
-    expect(t.map(([k]) => k)).toEqual(['start', 'end', 'start', 'end']);
-    expect(preroll).toBeGreaterThan(10);
-    const speechMs = (speech.length * 1000) / 8000;
-    expect(t[0][1]).toBeGreaterThan(1000);
-    expect(t[1][1]).toBeGreaterThan(1000 + speechMs - 300);
-    expect(t[1][1]).toBeLessThan(1000 + speechMs + 900);
+    const r = record(vad);
+    await feed(vad, pcm);
+    expect(r.marks.map(([k]) => k)).toEqual(['start', 'end', 'start', 'end']);
+    const onsetMs = 1000 + speech.findIndex((s) => Math.abs(s) > 300) / 8;
+    const speechMs = speech.length / 8;
+    expect(r.marks[0][1]).toBeGreaterThan(onsetMs);
+    expect(r.marks[0][1] - (r.prerolls[0] - 1) * 20).toBeLessThan(onsetMs); // the preroll reaches back before it
+    expect(r.marks[1][1]).toBeGreaterThan(1000 + speechMs - 300);
+    expect(r.marks[1][1]).toBeLessThan(1000 + speechMs + 900);
     expect(vad.speaking).toBe(false);
+    vad.close();
   }, 60_000);
 
-  it('does not start on noise that begins mid-call, where the energy VAD does', () => {
+  it('answers that lag far behind the audio still give a preroll from before the first syllable', async () => {
+    const pcm = concatPcm(silence(5000), speech, silence(1500));
+    const vad = new SileroVoiceActivityDetector({ model: MODEL });
+    const r = record(vad);
+    for (const f of toFrames(pcm)) vad.process(f); // all of it before the first answer
+    await vad.settled();
+    expect(r.marks.map(([k]) => k)).toEqual(['start', 'end']);
+    // The preroll runs to the last frame given (the end of the audio) and back to before the onset.
+    const onsetMs = 5000 + speech.findIndex((s) => Math.abs(s) > 300) / 8;
+    expect(pcm.length / 8 - r.prerolls[0] * 20).toBeLessThan(onsetMs);
+    expect(pcm.length / 8 - r.prerolls[0] * 20).toBeGreaterThan(onsetMs - 1000);
+    vad.close();
+  }, 60_000);
+
+  it('does not start on noise that begins mid-call, where the energy VAD does', async () => {
     const pcm = concatPcm(silence(2000), noise(1000), silence(1000), noise(1000));
-    expect(transitions(new SileroVoiceActivityDetector({ model: MODEL }), pcm)).toEqual([]);
-    expect(transitions(new VoiceActivityDetector(), pcm).filter(([k]) => k === 'start').length).toBeGreaterThan(0);
+    const vad = new SileroVoiceActivityDetector({ model: MODEL });
+    const r = record(vad);
+    await feed(vad, pcm);
+    expect(r.marks).toEqual([]);
+    const energy = new VoiceActivityDetector();
+    expect(toFrames(pcm).filter((f) => energy.process(f) === 'start').length).toBeGreaterThan(0);
+    vad.close();
+  }, 60_000);
+
+  it('keeps state per stream: two interleaved streams, batched together, give the same marks as each alone', async () => {
+    const short = await synthesizeSpeech('thank you very much');
+    const a = concatPcm(silence(600), speech, silence(1200));
+    const b = concatPcm(silence(1500), short, silence(900), short, silence(1000));
+    const alone = async (pcm: Int16Array): Promise<Mark[]> => {
+      const vad = new SileroVoiceActivityDetector({ model: MODEL, minSilenceMs: 200 });
+      const r = record(vad);
+      await feed(vad, pcm);
+      vad.close();
+      return r.marks;
+    };
+    const aloneA = await alone(a);
+    const aloneB = await alone(b);
+    expect(aloneA.map(([k]) => k)).toEqual(['start', 'end']);
+    expect(aloneB.map(([k]) => k)).toEqual(['start', 'end', 'start', 'end']);
+
+    const model = SileroModel.shared(MODEL);
+    let multi = 0;
+    const onSent = (n: number): void => {
+      if (n > 1) multi++;
+    };
+    model.on('sent', onSent);
+    const va = new SileroVoiceActivityDetector({ model: MODEL, minSilenceMs: 200 });
+    const vb = new SileroVoiceActivityDetector({ model: MODEL, minSilenceMs: 200 });
+    const ra = record(va);
+    const rb = record(vb);
+    const fa = toFrames(a);
+    const fb = toFrames(b);
+    for (let i = 0; i < Math.max(fa.length, fb.length); i++) {
+      if (fa[i]) va.process(fa[i]);
+      if (fb[i]) vb.process(fb[i]);
+      await va.settled();
+    }
+    model.off('sent', onSent);
+    expect(ra.marks).toEqual(aloneA);
+    expect(rb.marks).toEqual(aloneB);
+    expect(multi).toBeGreaterThan(10); // both streams' windows went in the same inference calls
+    va.close();
+    vb.close();
+  }, 60_000);
+
+  it('uses one model for every detector: it is loaded once per process', () => {
+    const first = new SileroVoiceActivityDetector({ model: MODEL });
+    const loads = SileroModel.loadCount();
+    expect(loads).toBeGreaterThanOrEqual(1);
+    const more = Array.from({ length: 20 }, () => new SileroVoiceActivityDetector({ model: MODEL }));
+    expect(SileroModel.loadCount()).toBe(loads);
+    for (const d of [first, ...more]) d.close();
   });
 
-  it('release() pools the model: the next detector reuses it, reset, with the same results as a new one', async () => {
-    const speech = await synthesizeSpeech('thank you very much');
-    const pcm = concatPcm(silence(500), speech, silence(1200));
-    const fresh = transitions(new SileroVoiceActivityDetector({ model: MODEL, minSilenceMs: 200 }), pcm);
-    expect(fresh.map(([k]) => k)).toEqual(['start', 'end']);
-    const first = new SileroVoiceActivityDetector({ model: MODEL, minSilenceMs: 200 });
-    transitions(first, concatPcm(silence(500), speech.subarray(0, Math.floor(speech.length / 2)))); // released mid-utterance
-    const before = SileroVoiceActivityDetector.idleCount();
-    first.release();
-    expect(SileroVoiceActivityDetector.idleCount()).toBe(before + 1);
-    expect(() => first.process(new Int16Array(160))).toThrow(/after release/);
-    const reused = new SileroVoiceActivityDetector({ model: MODEL, minSilenceMs: 200 });
-    expect(SileroVoiceActivityDetector.idleCount()).toBe(before);
-    expect(transitions(reused, pcm)).toEqual(fresh);
+  it('drops the answers of a stream closed while its windows are being computed', async () => {
+    const model = SileroModel.shared(MODEL);
+    const seen = { closed: 0, open: 0 };
+    const closedId = model.open({ onProbability: () => seen.closed++, onFailed: () => undefined });
+    const openId = model.open({ onProbability: () => seen.open++, onFailed: () => undefined });
+    // Closed right after the batch holding its windows went to the worker: the answers come back
+    // for a stream that is gone.
+    model.once('sent', () => model.close(closedId));
+    const w = new Float32Array(256).map((_, i) => Math.sin(i / 5) * 0.3);
+    for (let i = 0; i < 5; i++) {
+      model.submit(closedId, 0, w);
+      model.submit(openId, 0, w);
+    }
+    await model.settled();
+    expect(seen).toEqual({ closed: 0, open: 5 });
+    model.close(openId);
+  });
+
+  it('a detector closed mid-utterance reports nothing more, and cannot be fed', async () => {
+    const vad = new SileroVoiceActivityDetector({ model: MODEL });
+    const r = record(vad);
+    await feed(vad, concatPcm(silence(500), speech.subarray(0, speech.length / 2)));
+    expect(r.marks.map(([k]) => k)).toEqual(['start']);
+    for (const f of toFrames(silence(1000))) vad.process(f); // answers pending …
+    vad.close(); // … and dropped
+    await SileroModel.shared(MODEL).settled();
+    expect(r.marks.map(([k]) => k)).toEqual(['start']);
+    expect(() => vad.process(new Int16Array(160))).toThrow(/after close/);
   }, 60_000);
 
-  it('reset() ends an open utterance and reports it', async () => {
-    const speech = await synthesizeSpeech('thank you very much');
+  it('reset() ends an open utterance, reports it, and drops the answers of audio given before it', async () => {
     const vad = new SileroVoiceActivityDetector({ model: MODEL });
-    const t = transitions(vad, concatPcm(silence(500), speech.subarray(0, Math.floor(speech.length * 0.7))));
-    expect(t.map(([k]) => k)).toEqual(['start']);
+    const r = record(vad);
+    await feed(vad, concatPcm(silence(500), speech.subarray(0, Math.floor(speech.length * 0.7))));
+    expect(r.marks.map(([k]) => k)).toEqual(['start']);
     expect(vad.reset()).toBe(true);
     expect(vad.reset()).toBe(false);
+    // Speech given and reset before its answers came: no start from it.
+    for (const f of toFrames(speech)) vad.process(f);
+    vad.reset();
+    await vad.settled();
+    expect(r.marks.map(([k]) => k)).toEqual(['start']);
+    // And the detector works on afresh.
+    await feed(vad, concatPcm(silence(500), speech, silence(1000)));
+    expect(r.marks.map(([k]) => k)).toEqual(['start', 'start', 'end']);
+    vad.close();
+  }, 60_000);
+
+  it('a model file that is not a model: the detector reports failed, and says why', async () => {
+    const bad = path.join(os.tmpdir(), `not-a-model-${process.pid}.onnx`);
+    writeFileSync(bad, 'this is not an ONNX model');
+    const vad = new SileroVoiceActivityDetector({ model: bad });
+    const err = await new Promise<Error>((resolve) => vad.on('failed', resolve));
+    expect(err.message).toContain(bad);
+    vad.process(new Int16Array(160)); // no crash, no answer
+    await vad.settled();
+    vad.close();
+    expect(() => new SileroVoiceActivityDetector({ model: path.join(os.tmpdir(), 'missing.onnx') })).toThrow(/not found/);
   }, 60_000);
 });

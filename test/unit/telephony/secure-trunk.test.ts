@@ -88,6 +88,18 @@ describe('connection demands', () => {
     expect(clientCertProblem({ tls_client_ca: null, tls_client_subject: null }, { ...good, authorized: true })).toBeNull();
     expect(clientCertProblem({ tls_client_ca: ca, tls_client_subject: null }, { authorized: false })).toBe('Required');
   });
+
+  it('behind a trusted edge, takes the caller’s TLS hop to the edge (remote.tls) for its own', () => {
+    const c = conn({ require_client_cert: true, tls_client_ca: readFileSync(pki.caFile, 'utf8'), tls_client_subject: 'carrier.test' });
+    const viaEdge = { protocol: 'UDP', address: '203.0.113.9', port: 5060 };
+    // The edge's certificate header: the PEM, as Kamailio's $tls_peer_raw_cert gives it.
+    const pem = readFileSync(pki.clientCert);
+    expect(refusal(() => checkInboundSecurity(c, { ...viaEdge, tls: { authorized: true, peerCertificate: pem } }, sdp('RTP/AVP')))).toBe('accepted');
+    expect(refusal(() => checkInboundSecurity(c, { ...viaEdge, tls: { authorized: false } }, sdp('RTP/AVP')))).toBe(
+      '403 Forbidden (Client Certificate Required)',
+    );
+    expect(refusal(() => checkInboundSecurity(c, viaEdge, sdp('RTP/AVP')))).toBe('403 Forbidden (TLS Client Certificate Required)');
+  });
 });
 
 describe('transports of targets', () => {

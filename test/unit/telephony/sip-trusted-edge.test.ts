@@ -41,3 +41,36 @@ describe('TrustedEdge', () => {
     expect(() => new TrustedEdge({ cidrs: ['kamailio.local'], sourceHeader: 'X-VB-Source' })).toThrow(/invalid trusted edge address/);
   });
 });
+
+describe('TrustedEdge: the caller’s TLS hop as the edge vouches for it', () => {
+  const edge = new TrustedEdge({ cidrs: ['10.0.0.5'], sourceHeader: 'X-VB-Source' });
+  const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+  const b64 = Buffer.from(pem).toString('base64');
+
+  it('says nothing about TLS when the caller did not reach the edge over TLS', () => {
+    const v = edge.classify(rq({ 'x-vb-source': '203.0.113.9', 'x-vb-client-cert': b64 }), from('10.0.0.5'), never);
+    expect(v).toEqual({ kind: 'edge', source: '203.0.113.9' });
+    expect('tls' in v).toBe(false);
+  });
+
+  it('passes on a certificate the edge verified, and marks a TLS caller without one as unverified', () => {
+    const withCert = edge.classify(rq({ 'x-vb-source': '203.0.113.9', 'x-vb-transport': 'tls', 'x-vb-client-cert': b64 }), from('10.0.0.5'), never);
+    expect(withCert).toMatchObject({ kind: 'edge', tls: { authorized: true } });
+    expect(withCert.kind === 'edge' && withCert.tls?.peerCertificate?.toString()).toBe(pem);
+    const without = edge.classify(rq({ 'x-vb-source': '203.0.113.9', 'x-vb-transport': 'TLS' }), from('10.0.0.5'), never);
+    expect(without).toMatchObject({ kind: 'edge', tls: { authorized: false } });
+    expect(without.kind === 'edge' && without.tls?.peerCertificate).toBeUndefined();
+  });
+
+  it('does not take a certificate header that is not base64 or too long', () => {
+    for (const bad of ['not base64!', 'A'.repeat(9000)]) {
+      const v = edge.classify(rq({ 'x-vb-transport': 'tls', 'x-vb-client-cert': bad }), from('10.0.0.5'), never);
+      expect(v).toMatchObject({ kind: 'edge', tls: { authorized: false, authorizationError: 'unreadable client certificate from the edge' } });
+    }
+  });
+
+  it('never reads these headers from anyone but the edge', () => {
+    expect(edge.classify(rq({ 'x-vb-transport': 'tls', 'x-vb-client-cert': b64 }), from('203.0.113.9'), never)).toEqual({ kind: 'refuse' });
+    expect(edge.classify(rq({ 'x-vb-transport': 'tls', 'x-vb-client-cert': b64 }), from('203.0.113.9'), () => true)).toEqual({ kind: 'direct' });
+  });
+});

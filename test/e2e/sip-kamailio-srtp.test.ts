@@ -1,0 +1,201 @@
+// SRTP media through the Kamailio edge, end to end with a real softphone: baresip calls over TLS
+// with SDES SRTP required (`mediaenc=srtp-mand`); the edge (sip/kamailio/) terminates TLS and its
+// rtpengine terminates SRTP, so the node behind it (no rtpengine of its own, trusting only the edge)
+// gets plain RTP/AVP over UDP. Each side must hear the other's tone and baresip never its own, also
+// after a session refresh re-INVITE from the node; a hold and resume from the node cross the edge
+// with SRTP kept on baresip's side, and baresip's own hold and resume reach the node as RTP/AVP.
+// (After a hold baresip 1.0 restarts its player without the sndfile filter, so what it hears after a
+// resume cannot be recorded: the refresh covers that direction.)
+// With a client certificate from the trunk's CA baresip calls through the edge's mutual-TLS trunk
+// port to a number whose connection requires one; without a certificate it never gets through.
+// A node that dials out through the edge (SIP_EDGE_OUTBOUND_PROXY) reaches baresip over TLS with
+// SRTP offered by the edge's rtpengine.
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startTelephonyFixture, eventually, freePort, type TelephonyFixture } from '../helpers/sip-harness.js';
+import { startBaresip, sine, writeWav, checkAudio, gatewayHearsBaresip, BARESIP_HZ, RATE, type Baresip } from '../helpers/baresip.js';
+import { startRtpengine, type RtpengineHandle } from '../helpers/rtpengine.js';
+import { startKamailio, type KamailioHandle } from '../helpers/kamailio.js';
+import { makeTestPki, type TestPki } from '../helpers/tls-certs.js';
+import * as repo from '../../src/store/telephony-repo.js';
+import type { SipLeg } from '../../src/telephony/call-leg.js';
+
+let pki: TestPki;
+let rtpengine: RtpengineHandle;
+let fx: TelephonyFixture;
+let edge: KamailioHandle;
+let micWav: string;
+/** baresip's client certificate and key in one PEM (issued by the trunk's CA, subject carrier.test). */
+let clientPem: string;
+/** The server certificate and key in one PEM: baresip then accepts TLS connections (the edge dialling it). */
+let serverPem: string;
+/** A number whose connection requires a client certificate from the test CA with subject carrier.test. */
+let mtlsNumber: string;
+const phones: Baresip[] = [];
+
+beforeAll(async () => {
+  pki = makeTestPki();
+  const dir = mkdtempSync(path.join(tmpdir(), 'vb-edge-srtp-'));
+  micWav = path.join(dir, 'mic.wav');
+  serverPem = path.join(dir, 'server-both.pem');
+  writeFileSync(serverPem, readFileSync(pki.serverCert, 'utf8') + readFileSync(pki.serverKey, 'utf8'));
+  clientPem = path.join(dir, 'client-both.pem');
+  writeFileSync(clientPem, readFileSync(pki.clientCert, 'utf8') + readFileSync(pki.clientKey, 'utf8'));
+  // Longer than any call here: aufile plays the file once.
+  writeWav(micWav, sine(BARESIP_HZ, RATE * 120, 8000));
+  rtpengine = await startRtpengine();
+  // The node: UDP only, no rtpengine (the edge's anchors every call), SIP only from the edge.
+  // It dials out through the edge too (SIP_EDGE_OUTBOUND_PROXY), so the edge's port is chosen first.
+  const edgePort = await freePort();
+  fx = await startTelephonyFixture({
+    sip: { transports: ['udp'], trustedEdge: { cidrs: ['127.0.0.1/32'], sourceHeader: 'X-VB-Source', outboundProxy: `127.0.0.1:${edgePort}` } },
+  });
+  const conn = await repo.createConnection(fx.db, {
+    orgId: fx.orgId,
+    provider: 'carrier_a',
+    host: '127.0.0.1',
+    port: 5061,
+    transport: 'tls',
+    inboundCidrs: ['127.0.0.0/8'],
+    security: { requireClientCert: true, tlsClientCa: readFileSync(pki.caFile, 'utf8'), tlsClientSubject: 'carrier.test' },
+  });
+  mtlsNumber = `+1888${String(Math.floor(Math.random() * 1e8)).padStart(8, '0')}`;
+  await repo.createPhoneNumber(fx.db, { orgId: fx.orgId, number: mtlsNumber, connectionId: conn.id });
+  // One mutual-TLS trunk port: a client certificate from the test CA is required there.
+  edge = await startKamailio({
+    nodes: [`127.0.0.1:${fx.sipPort}`],
+    port: edgePort,
+    rtpengine: rtpengine.ng,
+    tls: { cert: pki.serverCert, key: pki.serverKey, trunkCas: [pki.caFile] },
+  });
+}, 90_000);
+
+afterAll(async () => {
+  for (const p of phones) await p.stop();
+  await edge?.stop();
+  await fx?.stop();
+  await rtpengine?.stop();
+});
+
+/** The node's SDP with a new origin version and `direction` (RFC 3264 §8: a changed offer bumps o=). */
+function reoffer(sdp: string, direction: 'sendonly' | 'sendrecv'): string {
+  const bumped = sdp.replace(/^(o=\S+ \S+ )(\d+)/m, (_m, head: string, v: string) => `${head}${Number(v) + 1}`);
+  const lines = bumped.split('\r\n').filter((l) => !/^a=(sendrecv|sendonly|recvonly|inactive)$/.test(l));
+  const end = lines[lines.length - 1] === '' ? lines.length - 1 : lines.length;
+  lines.splice(end, 0, `a=${direction}`);
+  return lines.join('\r\n');
+}
+
+describe('SRTP media through the Kamailio edge (baresip over TLS)', () => {
+  it('baresip → edge (TLS, SRTP) → node (UDP, RTP): audio both ways before and after the node’s refresh, hold and resume, and baresip’s; BYE from the node', async () => {
+    const bs = await startBaresip({ source: micWav, transport: 'tls', srtp: true, caFile: pki.caFile });
+    phones.push(bs);
+    await fx.createSession({ phoneNumber: fx.openNumber });
+    const attached = fx.sessions.nextLeg();
+    expect((await bs.command('dial', `sip:${fx.openNumber}@127.0.0.1:${edge.tlsPort}`)).ok).toBe(true);
+    const rec = await attached;
+    await bs.nextEvent('CALL_ESTABLISHED');
+    const leg = rec.leg as SipLeg;
+    // The node sees a plain call from the edge: UDP, RTP/AVP at rtpengine's address, no key.
+    expect(leg.dialog.transport).toBe('udp');
+    expect(leg.dialog.remoteSdp).toMatch(/^m=audio \d+ RTP\/AVP /m);
+    expect(leg.dialog.remoteSdp).not.toMatch(/a=crypto/);
+    // baresip negotiated SRTP (with the edge's rtpengine) and refuses anything else (srtp-mand).
+    await eventually(() => /SRTP is Enabled/.test(bs.log()));
+    const mark = await checkAudio(bs, rec);
+
+    // A session refresh from the node (same media, new o= version): a re-INVITE through the edge,
+    // whose rtpengine must re-offer SRTP to baresip (srtp-mand refuses a plain RTP re-offer with 488,
+    // and modify() would throw), with only the AES_CM_128 suites. Media keeps flowing both ways.
+    const refreshed = await leg.dialog.modify(reoffer(leg.dialog.localSdp, 'sendrecv'));
+    expect(refreshed).toMatch(/^m=audio \d+ RTP\/AVP /m);
+    expect(refreshed).not.toMatch(/a=crypto/);
+    // What baresip was offered last (its call debug lists the remote crypto attributes).
+    const offered = [...(await bs.command('callstat')).data.matchAll(/crypto='\d+ (\S+) inline:/g)].map((m) => m[1]);
+    expect(offered.length).toBeGreaterThan(0);
+    expect(offered.every((suite) => /^AES_CM_128_HMAC_SHA1_(80|32)$/.test(suite ?? ''))).toBe(true);
+    await checkAudio(bs, rec, mark);
+
+    // Hold and resume from the node, through the edge.
+    const onHold = await leg.dialog.modify(reoffer(leg.dialog.localSdp, 'sendonly'));
+    expect(onHold).toMatch(/^m=audio \d+ RTP\/AVP /m);
+    expect(onHold).toMatch(/^a=(recvonly|inactive)$/m);
+    const resumed = await leg.dialog.modify(reoffer(leg.dialog.localSdp, 'sendrecv'));
+    expect(resumed).toMatch(/^a=sendrecv$/m);
+    await gatewayHearsBaresip(bs, rec, { frames: rec.frames.length, samples: 0 });
+    expect(bs.events.some((e) => e.type === 'CALL_CLOSED')).toBe(false);
+    // Every offer baresip got was SRTP with an RFC 4568 suite: it logs each one it keyed.
+    expect(bs.log().match(/SRTP is Enabled \(cryptosuite=AES_CM_128_HMAC_SHA1_(80|32)\)/g)?.length).toBe(4);
+    expect(bs.log()).not.toMatch(/cryptosuite=(?!AES_CM_128_HMAC_SHA1_)/);
+
+    // Hold and resume from baresip: its SRTP re-offers reach the node as plain RTP/AVP.
+    const reinvites = fx.svc.ua.requestCounts.INVITE ?? 0;
+    expect((await bs.command('hold')).ok).toBe(true);
+    await eventually(() => /a=(sendonly|inactive)/.test(leg.dialog.remoteSdp ?? ''));
+    expect(leg.dialog.remoteSdp).toMatch(/^m=audio \d+ RTP\/AVP /m);
+    expect(leg.dialog.remoteSdp).not.toMatch(/a=crypto/);
+    expect((await bs.command('resume')).ok).toBe(true);
+    await eventually(() => /a=sendrecv/.test(leg.dialog.remoteSdp ?? ''));
+    expect(fx.svc.ua.requestCounts.INVITE ?? 0).toBe(reinvites + 2);
+    await gatewayHearsBaresip(bs, rec, { frames: rec.frames.length, samples: 0 });
+
+    // The node hangs up: its BYE crosses the edge and reaches baresip over the TLS connection it opened.
+    leg.close('test_done');
+    await bs.nextEvent('CALL_CLOSED');
+    await eventually(() => rec.detached !== null);
+  });
+
+  it('baresip with a client certificate calls through the edge’s mutual-TLS trunk port: the node takes it (--require-client-cert), audio both ways', async () => {
+    const bs = await startBaresip({ source: micWav, transport: 'tls', srtp: true, caFile: pki.caFile, certificate: clientPem });
+    phones.push(bs);
+    await fx.createSession({ phoneNumber: mtlsNumber });
+    const attached = fx.sessions.nextLeg();
+    const trunkPort = edge.trunkPorts[0];
+    expect((await bs.command('dial', `sip:${mtlsNumber}@127.0.0.1:${trunkPort}`)).ok).toBe(true);
+    const rec = await attached;
+    await bs.nextEvent('CALL_ESTABLISHED');
+    await checkAudio(bs, rec);
+    expect(bs.log()).toMatch(/SRTP is Enabled/);
+    (rec.leg as SipLeg).close('test_done');
+    await bs.nextEvent('CALL_CLOSED');
+  });
+
+  it('baresip without a client certificate cannot call on the trunk port', async () => {
+    const bs = await startBaresip({ source: micWav, transport: 'tls', srtp: true, caFile: pki.caFile });
+    phones.push(bs);
+    const before = fx.svc.ua.requestCounts.INVITE ?? 0;
+    expect((await bs.command('dial', `sip:${mtlsNumber}@127.0.0.1:${edge.trunkPorts[0]}`)).ok).toBe(true);
+    // The edge's alert ends the TLS connection; baresip gives the INVITE up (its Timer B, 32 s, at the latest).
+    const closed = await bs.nextEvent('CALL_CLOSED', 60_000);
+    expect(closed.param).toMatch(/timed out|closed|reset|refused/i);
+    expect(bs.events.some((e) => e.type === 'CALL_ESTABLISHED')).toBe(false);
+    expect(fx.svc.ua.requestCounts.INVITE ?? 0).toBe(before);
+  }, 90_000);
+
+  it('node → edge → baresip (TLS, SRTP offered by the edge’s rtpengine): audio both ways, a refresh from the node, the node hangs up', async () => {
+    const bs = await startBaresip({ source: micWav, transport: 'tls', srtp: true, caFile: pki.caFile, certificate: serverPem });
+    phones.push(bs);
+    const sessionId = await fx.createSession({ routing: { type: 'sip', sip: { to_uri: `sip:bs@127.0.0.1:${bs.tlsPort};transport=tls` } } });
+    const attached = fx.sessions.nextLeg();
+    await fx.svc.dial(sessionId, fx.orgId, {});
+    const rec = await attached;
+    const incoming = await bs.nextEvent('CALL_ESTABLISHED');
+    expect(incoming.direction).toBe('incoming');
+    const leg = rec.leg as SipLeg;
+    // The node offered and got plain RTP; baresip (srtp-mand) was offered SRTP by the edge.
+    expect(leg.dialog.remoteSdp).toMatch(/^m=audio \d+ RTP\/AVP /m);
+    expect(leg.dialog.remoteSdp).not.toMatch(/a=crypto/);
+    await eventually(() => /SRTP is Enabled \(cryptosuite=AES_CM_128_HMAC_SHA1_(80|32)\)/.test(bs.log()));
+    // The dialog runs through the edge: its Record-Route is the node's route set.
+    expect(leg.dialog.routeSet.length).toBeGreaterThan(0);
+    const mark = await checkAudio(bs, rec);
+    const refreshed = await leg.dialog.modify(reoffer(leg.dialog.localSdp, 'sendrecv'));
+    expect(refreshed).toMatch(/^m=audio \d+ RTP\/AVP /m);
+    await checkAudio(bs, rec, mark);
+    await fx.svc.hangup(sessionId, fx.orgId, {});
+    const closed = await bs.nextEvent('CALL_CLOSED');
+    expect(closed.id).toBe(incoming.id);
+  });
+});
