@@ -8,7 +8,8 @@
 // Prints one JSON line per step. setup-compare.ts also copies this file into the tree before the
 // safety layer, so it uses only what the test harness had then.
 import os from 'node:os';
-import { startTelephonyFixture, runSipp, type TelephonyFixture } from '../../test/helpers/sip-harness.js';
+import { startTelephonyFixture, type TelephonyFixture } from '../../test/helpers/sip-harness.js';
+import { placeCalls } from './sipp-calls.js';
 import { pgBackendCpu, pgCpuDelta } from './pg-cpu.js';
 
 export interface CostStep {
@@ -47,16 +48,7 @@ export async function measureSetupCost(rates: number[], seconds: number): Promis
     const sessions = Math.max(...rates) * 2;
     for (let i = 0; i < sessions; i++) await fx.createSession({ phoneNumber: fx.openNumber });
     // One short untimed call burst first: first-use compiles and the pool's connections are not a setup's cost.
-    await runSipp({
-      scenario: 'uac-call.xml',
-      target: `127.0.0.1:${fx.sipPort}`,
-      service: fx.openNumber,
-      calls: 20,
-      rate: 20,
-      rateLimit: 20,
-      durationMs: 0,
-      timeoutSeconds: 30,
-    });
+    await placeCalls(fx, { calls: 20, rate: 20, timeoutSeconds: 30 });
     for (const rate of rates) {
       const calls = rate * seconds;
       const captured0 = svc.capture?.counts.captured ?? 0;
@@ -64,17 +56,7 @@ export async function measureSetupCost(rates: number[], seconds: number): Promis
       const cpu0 = process.cpuUsage();
       const load = os.loadavg()[0] ?? 0;
       const t0 = performance.now();
-      const r = await runSipp({
-        scenario: 'uac-call.xml',
-        target: `127.0.0.1:${fx.sipPort}`,
-        service: fx.openNumber,
-        calls,
-        rate,
-        rateLimit: calls,
-        durationMs: 0,
-        timeoutSeconds: seconds * 6,
-        extra: ['-max_socket', '60000'],
-      });
+      const r = await placeCalls(fx, { calls, rate, timeoutSeconds: seconds * 6 });
       const elapsed = (performance.now() - t0) / 1000;
       // The last BYEs, their SQL and the capture rows they queued belong to this step's cost.
       for (let i = 0; i < 100 && svc.activeLegs > 0; i++) await new Promise((res) => setTimeout(res, 50));

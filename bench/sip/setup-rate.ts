@@ -1,7 +1,8 @@
 // Call setup rate: SIPp places INVITE → 200 → ACK → BYE against the gateway at rising rates; the
 // figure is the highest rate whose run had zero failed calls and completed calls at (≥85% of) that rate. The gateway runs in this process
 // with the real SIP stack, RTP endpoints and PostgreSQL writes; sessions are the test fake.
-import { startTelephonyFixture, runSipp, type TelephonyFixture } from '../../test/helpers/sip-harness.js';
+import { startTelephonyFixture, type TelephonyFixture } from '../../test/helpers/sip-harness.js';
+import { placeCalls } from './sipp-calls.js';
 
 export interface RateStep {
   rate: number;
@@ -32,17 +33,7 @@ export async function measureSetupRate(opts: { rates?: number[]; secondsPerStep?
       const calls = rate * seconds;
       const cpu0 = process.cpuUsage();
       const t0 = performance.now();
-      const r = await runSipp({
-        scenario: 'uac-call.xml',
-        target: `127.0.0.1:${fx.sipPort}`,
-        service: fx.openNumber,
-        calls,
-        rate,
-        rateLimit: calls,
-        durationMs: 0,
-        timeoutSeconds: seconds * 6,
-        extra: ['-max_socket', '60000'],
-      });
+      const r = await placeCalls(fx, { calls, rate, timeoutSeconds: seconds * 6 });
       const elapsed = (performance.now() - t0) / 1000;
       const cpu = process.cpuUsage(cpu0);
       const step: RateStep = {

@@ -9,10 +9,9 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import tls from 'node:tls';
 import { readFileSync } from 'node:fs';
 import { startTelephonyFixture, eventually, type TelephonyFixture } from '../helpers/sip-harness.js';
-import { startKamailio, type KamailioHandle } from '../helpers/kamailio.js';
+import { addMtlsTrunkNumber, startKamailio, type KamailioHandle } from '../helpers/kamailio.js';
 import { makeTestPki, type TestPki } from '../helpers/tls-certs.js';
 import { parseRawResponse, type RawResponse } from '../helpers/sip-raw.js';
-import * as repo from '../../src/store/telephony-repo.js';
 import type { SipLeg } from '../../src/telephony/call-leg.js';
 
 let pki: TestPki;
@@ -24,17 +23,7 @@ let mtlsNumber: string;
 beforeAll(async () => {
   pki = makeTestPki();
   fx = await startTelephonyFixture({ sip: { transports: ['udp'], trustedEdge: { cidrs: ['127.0.0.1/32'], sourceHeader: 'X-VB-Source' } } });
-  const conn = await repo.createConnection(fx.db, {
-    orgId: fx.orgId,
-    provider: 'carrier_a',
-    host: '127.0.0.1',
-    port: 5061,
-    transport: 'tls',
-    inboundCidrs: ['127.0.0.0/8'],
-    security: { requireClientCert: true, tlsClientCa: readFileSync(pki.caFile, 'utf8'), tlsClientSubject: 'carrier.test' },
-  });
-  mtlsNumber = `+1888${String(Math.floor(Math.random() * 1e8)).padStart(8, '0')}`;
-  await repo.createPhoneNumber(fx.db, { orgId: fx.orgId, number: mtlsNumber, connectionId: conn.id });
+  mtlsNumber = await addMtlsTrunkNumber(fx, pki.caFile);
   // The main TLS port asks for a certificate (verified when given, not required); the trunk port requires one.
   edge = await startKamailio({
     nodes: [`127.0.0.1:${fx.sipPort}`],

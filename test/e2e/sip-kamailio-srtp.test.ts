@@ -17,9 +17,8 @@ import path from 'node:path';
 import { startTelephonyFixture, eventually, freePort, type TelephonyFixture } from '../helpers/sip-harness.js';
 import { startBaresip, sine, writeWav, checkAudio, gatewayHearsBaresip, BARESIP_HZ, RATE, type Baresip } from '../helpers/baresip.js';
 import { startRtpengine, type RtpengineHandle } from '../helpers/rtpengine.js';
-import { startKamailio, type KamailioHandle } from '../helpers/kamailio.js';
+import { addMtlsTrunkNumber, startKamailio, type KamailioHandle } from '../helpers/kamailio.js';
 import { makeTestPki, type TestPki } from '../helpers/tls-certs.js';
-import * as repo from '../../src/store/telephony-repo.js';
 import type { SipLeg } from '../../src/telephony/call-leg.js';
 
 let pki: TestPki;
@@ -52,17 +51,7 @@ beforeAll(async () => {
   fx = await startTelephonyFixture({
     sip: { transports: ['udp'], trustedEdge: { cidrs: ['127.0.0.1/32'], sourceHeader: 'X-VB-Source', outboundProxy: `127.0.0.1:${edgePort}` } },
   });
-  const conn = await repo.createConnection(fx.db, {
-    orgId: fx.orgId,
-    provider: 'carrier_a',
-    host: '127.0.0.1',
-    port: 5061,
-    transport: 'tls',
-    inboundCidrs: ['127.0.0.0/8'],
-    security: { requireClientCert: true, tlsClientCa: readFileSync(pki.caFile, 'utf8'), tlsClientSubject: 'carrier.test' },
-  });
-  mtlsNumber = `+1888${String(Math.floor(Math.random() * 1e8)).padStart(8, '0')}`;
-  await repo.createPhoneNumber(fx.db, { orgId: fx.orgId, number: mtlsNumber, connectionId: conn.id });
+  mtlsNumber = await addMtlsTrunkNumber(fx, pki.caFile);
   // One mutual-TLS trunk port: a client certificate from the test CA is required there.
   edge = await startKamailio({
     nodes: [`127.0.0.1:${fx.sipPort}`],

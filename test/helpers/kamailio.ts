@@ -2,11 +2,12 @@
 // render.sh deployments use, on free loopback ports, in the foreground with its own runtime dir,
 // killed after. Ready once it answers an OPTIONS to itself.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { packageRoot } from '../../src/config/index.js';
-import { freePort } from './sip-harness.js';
+import * as repo from '../../src/store/telephony-repo.js';
+import { freePort, type TelephonyFixture } from './sip-harness.js';
 import { udpExchange } from './sip-raw.js';
 
 export interface KamailioOptions {
@@ -101,4 +102,23 @@ export async function startKamailio(o: KamailioOptions): Promise<KamailioHandle>
     }
   }
   return { port, tlsPort, trunkPorts, dir, stop, log: () => stderr };
+}
+
+/**
+ * A TLS carrier connection whose calls need a client certificate from `caFile` with subject
+ * carrier.test (the node checks what the edge vouches for), and a new number on it.
+ */
+export async function addMtlsTrunkNumber(fx: TelephonyFixture, caFile: string): Promise<string> {
+  const conn = await repo.createConnection(fx.db, {
+    orgId: fx.orgId,
+    provider: 'carrier_a',
+    host: '127.0.0.1',
+    port: 5061,
+    transport: 'tls',
+    inboundCidrs: ['127.0.0.0/8'],
+    security: { requireClientCert: true, tlsClientCa: readFileSync(caFile, 'utf8'), tlsClientSubject: 'carrier.test' },
+  });
+  const number = `+1888${String(Math.floor(Math.random() * 1e8)).padStart(8, '0')}`;
+  await repo.createPhoneNumber(fx.db, { orgId: fx.orgId, number, connectionId: conn.id });
+  return number;
 }
