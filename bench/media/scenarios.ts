@@ -418,6 +418,16 @@ export async function runStep(gw: BenchGateway, scenario: Scenario, calls: numbe
     console.log(`${scenario} ${calls}: socket messages received by type:`, JSON.stringify(types));
   }
   if (process.env.BENCH_STAGES) console.log(`${scenario} ${calls}: gateway per-stage time (ms, cumulative):`, JSON.stringify(usage1.stages));
+  if (process.env.BENCH_STAGES) console.log(`${scenario} ${calls}: gateway media counters:`, JSON.stringify(usage1.media));
+  if (process.env.BENCH_STAGES) {
+    // Which calls miss markers or carry the tail: a per-call fault looks different from a loaded loop.
+    const perCall = ends.map((c, i) => {
+      const l = [...c.latencies].sort((a, b) => a - b);
+      return { i, sent: c.burstsSent, seen: l.length, p50: percentile(l, 50), max: percentile(l, 100) };
+    });
+    const odd = perCall.filter((p) => p.seen < p.sent - 1 || p.max > 80);
+    if (odd.length) console.log(`${scenario} ${calls}: calls missing markers or over 80 ms:`, JSON.stringify(odd.slice(0, 20)));
+  }
   for (const c of ends) {
     await c.customerDialog?.bye('bench_done').catch(() => undefined);
     await c.agentDialog?.bye('bench_done').catch(() => undefined);

@@ -40,7 +40,8 @@ export interface JitterBufferStats {
 
 const SAMPLES = 160;
 const FRAME_MS = 20;
-const DRIFT_TICKS = 10;
+/** Ticks over which the smallest playout level is measured (surplus above the target goes one frame per window). */
+const SURPLUS_WINDOW_TICKS = 10;
 const FADE = [1, 0.7, 0.5, 0.35, 0.25, 0.15, 0.1, 0.05];
 
 type State = 'idle' | 'priming' | 'playing';
@@ -66,7 +67,8 @@ export class JitterBuffer {
   private concealRun = 0;
   private primingTicks = 0;
   private lastUnderrunAt = -Infinity;
-  private excessTicks = 0;
+  private windowMin = Infinity;
+  private windowTicks = 0;
   private jitter = 0;
   private prevTransit = NaN;
   private readonly s: JitterBufferStats;
@@ -131,7 +133,8 @@ export class JitterBuffer {
     this.maxIdx = -Infinity;
     this.next = 0;
     this.prevTransit = NaN;
-    this.excessTicks = 0;
+    this.windowMin = Infinity;
+    this.windowTicks = 0;
   }
 
   /**
@@ -193,6 +196,10 @@ export class JitterBuffer {
       if (this.level >= this.target || (this.level > 0 && ++this.primingTicks >= this.target)) {
         this.primingTicks = 0;
         this.state = 'playing';
+        // Re-priming after an underrun: the gap was already covered by concealment, so frames beyond
+        // the target (the burst that follows a stall) would only add their length to the latency for
+        // good; the oldest go, the newest `target` play. (At the very first start nothing is cut.)
+        if (this.hasPlayed && this.level > this.target) this.discard(this.level - this.target);
       } else {
         if (!this.hasPlayed) return null;
         return this.conceal(out);
@@ -214,13 +221,20 @@ export class JitterBuffer {
       // A burst after a stall: cut straight back to the target.
       const drop = level - this.target;
       this.discard(drop);
-    } else if (level > this.target + 1) {
-      if (++this.excessTicks >= DRIFT_TICKS) {
-        this.discard(1);
-        this.excessTicks = 0;
-      }
+      this.windowMin = Infinity;
+      this.windowTicks = 0;
     } else {
-      this.excessTicks = 0;
+      // Surplus depth: the smallest level seen at playout over a window is depth that was never
+      // needed (a fast sender's drift, or the frames a stall or a start-up burst left behind). One
+      // frame of it goes per window until the level touches the target. A level that only swings
+      // (arrivals straddling the tick) still touches the target and loses nothing. The old rule
+      // (level above target + 1 for 10 ticks) left one frame, 20 ms, standing for good.
+      if (level < this.windowMin) this.windowMin = level;
+      if (++this.windowTicks >= SURPLUS_WINDOW_TICKS) {
+        if (this.windowMin > this.target) this.discard(1);
+        this.windowMin = Infinity;
+        this.windowTicks = 0;
+      }
     }
     const slot = this.slotOf(this.next);
     this.next++;

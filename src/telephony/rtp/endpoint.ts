@@ -37,6 +37,12 @@ const SAMPLES = FRAME_SAMPLES;
 // absorbs a pacer on another clock (tests) or a burst: it converges to a one-frame backlog and never
 // holds more than 300 ms (LiveQueue).
 const OUT_QUEUE_TARGET = 1;
+// The jitter buffer starts at, and may shrink back to, two frames (40 ms): the popped frame plus one
+// frame of margin absorbs up to 20 ms of lateness on top of the arrival phase, and the adaptive target
+// grows at once when measured jitter asks for more (1 + 3 × jitter / 20 ms frames) or on an underrun.
+// Three frames as the floor put every leg's added latency at 40–60 ms before anything else ran.
+const JITTER_START_FRAMES = 2;
+const JITTER_MIN_FRAMES = 2;
 const OUT_QUEUE_MAX = 15;
 
 export interface RtpEndpointEvents {
@@ -136,7 +142,7 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
     rtcpSocket?.on('message', (msg, rinfo) => this.receiveRtcp(msg, rinfo.address, rinfo.port, false));
     rtcpSocket?.on('error', () => {});
 
-    this.jitter = new JitterBuffer(o.jitter);
+    this.jitter = new JitterBuffer({ targetFrames: JITTER_START_FRAMES, minFrames: JITTER_MIN_FRAMES, ...o.jitter });
     this.latch = new SourceLatch(o.latching ?? 'nat');
     socket.on('message', (msg, rinfo) => this.receive(msg, rinfo.address, rinfo.port));
     socket.on('error', () => {

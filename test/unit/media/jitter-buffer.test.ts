@@ -87,6 +87,37 @@ describe('JitterBuffer', () => {
     expect(jb.level).toBeLessThanOrEqual(5);
   });
 
+  it('converges a level one frame above target back to the target (no standing extra frame)', () => {
+    const jb = new JitterBuffer({ targetFrames: 2, adaptive: false });
+    // Start-up left three frames buffered; afterwards the sender keeps exact pace.
+    let n = 0;
+    for (; n < 3; n++) jb.push(n * 160, frame(n), 0);
+    const levels: number[] = [];
+    for (let tick = 0; tick < 60; tick++) {
+      levels.push(jb.level);
+      jb.pop();
+      jb.push(n * 160, frame(n), 0);
+      n++;
+    }
+    expect(levels[0]).toBe(3);
+    expect(jb.stats.dropped).toBe(1);
+    expect(levels.slice(-20).every((l) => l === 2)).toBe(true);
+  });
+
+  it('re-primes after an underrun at the target, dropping the stale part of the burst that ends the gap', () => {
+    const jb = new JitterBuffer({ targetFrames: 2, adaptive: false });
+    let n = 0;
+    for (; n < 2; n++) jb.push(n * 160, frame(n), n * 20);
+    expect(drain(jb, 2)).toEqual([0, 1]);
+    // The sender stalls for four ticks (the buffer conceals), then its backlog arrives at once.
+    drain(jb, 4);
+    expect(jb.stats.underruns).toBe(1);
+    for (let k = 0; k < 6; k++, n++) jb.push(n * 160, frame(n), 200);
+    // Frames 2..7 arrived; 2..5 were covered by concealment: play resumes at 6, the target's depth.
+    expect(drain(jb, 2)).toEqual([6, 7]);
+    expect(jb.stats.dropped).toBe(4);
+  });
+
   it('grows the target with measured jitter when adaptive', () => {
     const jb = new JitterBuffer({ targetFrames: 2, adaptive: true, maxFrames: 10 });
     for (let n = 0; n < 200; n++) {
