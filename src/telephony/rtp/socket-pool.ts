@@ -78,10 +78,16 @@ class SocketWorker {
       this.dead ??= err;
       for (const [id, resolve] of this.binds) resolve({ t: 'bound', id, port: 0, error: err.message });
       this.binds.clear();
-      for (const s of this.sockets.values()) s.emit('error', err);
+      // An 'error' without a listener would throw here (a socket between bind and its endpoint): skip it.
+      for (const s of this.sockets.values()) if (s.listenerCount('error') > 0) s.emit('error', err);
     };
     this.worker.on('error', fail);
     this.worker.on('exit', (code) => fail(new Error(`RTP socket worker exited (code ${code})`)));
+  }
+
+  /** Why the worker is gone, or null (a method: a field read would stay narrowed across the await in bind). */
+  private failure(): Error | null {
+    return this.dead;
   }
 
   get socketCount(): number {
@@ -98,7 +104,9 @@ class SocketWorker {
     });
     this.binds.delete(id);
     if (reply.error) {
-      if (this.dead) throw this.dead;
+      // The worker may have died while we waited (the reply then carries its exit).
+      const dead = this.failure();
+      if (dead) throw dead;
       return null;
     }
     const s = new WorkerSocket(this, id, reply.port);
@@ -127,10 +135,10 @@ class SocketWorker {
     const data = new Uint8Array(this.outBytes);
     const lens = new Int32Array(n);
     let off = 0;
-    for (let i = 0; i < n; i++) {
-      const b = this.out[i]!; // i < n = out.length
+    let i = 0;
+    for (const b of this.out) {
       data.set(b, off);
-      lens[i] = b.length;
+      lens[i++] = b.length;
       off += b.length;
     }
     const ids = Int32Array.from(this.outIds);
@@ -149,7 +157,7 @@ class SocketWorker {
       for (const cb of callbacks) cb(this.dead);
       return;
     }
-    this.worker.postMessage(msg, [data.buffer, lens.buffer as ArrayBuffer, ids.buffer as ArrayBuffer, ports.buffer as ArrayBuffer]);
+    this.worker.postMessage(msg, [data.buffer, lens.buffer, ids.buffer, ports.buffer]);
     // Handed to the worker, which sends before it handles a later close of the same socket.
     for (const cb of callbacks) cb(null);
   };
@@ -188,8 +196,9 @@ export class RtpSocketPool {
 
   /** Binds `port` on the least loaded worker; null when the port is taken. */
   bind(address: string, port: number): Promise<MediaSocket | null> {
-    let best = this.workers[0]!; // size >= 1
-    for (const w of this.workers) if (w.socketCount < best.socketCount) best = w;
+    let best: SocketWorker | undefined;
+    for (const w of this.workers) if (!best || w.socketCount < best.socketCount) best = w;
+    if (!best) throw new Error('RTP socket pool has no workers');
     return best.bind(address, port);
   }
 

@@ -31,16 +31,16 @@ function flushRx(): void {
   const data = new Uint8Array(rxBytes);
   const lens = new Int32Array(n);
   let off = 0;
-  for (let i = 0; i < n; i++) {
-    const c = rxChunks[i]!; // i < n = rxChunks.length
+  let i = 0;
+  for (const c of rxChunks) {
     data.set(c, off);
-    lens[i] = c.length;
+    lens[i++] = c.length;
     off += c.length;
   }
   const ids = Int32Array.from(rxIds);
   const ports = Int32Array.from(rxPorts);
   const msg: RxBatch = { t: 'rx', data: data.buffer, ids, lens, ports, addrs: rxAddrs };
-  port!.postMessage(msg, [data.buffer, lens.buffer as ArrayBuffer, ids.buffer as ArrayBuffer, ports.buffer as ArrayBuffer]);
+  port!.postMessage(msg, [data.buffer, lens.buffer, ids.buffer, ports.buffer]);
   rxChunks = [];
   rxIds = [];
   rxPorts = [];
