@@ -42,6 +42,14 @@ const SAMPLES = 160;
 const FRAME_MS = 20;
 /** Ticks over which the smallest playout level is measured (surplus above the target goes one frame per window). */
 const SURPLUS_WINDOW_TICKS = 10;
+/**
+ * The target shrinks one frame every SHRINK_EVERY_PACKETS packets (0.5 s at 20 ms) once SHRINK_AFTER_PACKETS
+ * (1 s) have passed without an underrun. A call's first second is often jittery on our side (set-up work,
+ * many legs starting together): at one frame a second after 3 s, that start-up spike held a 4–6 frame target
+ * through the first 5–7 s of every bridged call in the media bench.
+ */
+const SHRINK_AFTER_PACKETS = 50;
+const SHRINK_EVERY_PACKETS = 25;
 const FADE = [1, 0.7, 0.5, 0.35, 0.25, 0.15, 0.1, 0.05];
 
 type State = 'idle' | 'priming' | 'playing';
@@ -315,10 +323,11 @@ export class JitterBuffer {
       const clamped = this.jitterTarget();
       // Grow at once, shrink slowly (the drift logic drains the surplus one frame at a time).
       if (clamped > this.target) this.target = clamped;
-      // Shrink after 3 s (150 packets) without an underrun, one frame a second: a target that just grew
-      // stays a while, but a spike (often our own event loop stalling, which stamps arrivals late) does
-      // not hold the added latency for long.
-      else if (clamped < this.target && this.s.received - this.lastUnderrunAt > 150 && this.s.received % 50 === 0) this.target--;
+      // Shrink after 1 s without an underrun, one frame per 0.5 s: a target that just grew stays a
+      // while, but a spike (often our own event loop stalling, which stamps arrivals late) does not hold
+      // the added latency for long.
+      else if (clamped < this.target && this.s.received - this.lastUnderrunAt > SHRINK_AFTER_PACKETS && this.s.received % SHRINK_EVERY_PACKETS === 0)
+        this.target--;
     }
   }
 }

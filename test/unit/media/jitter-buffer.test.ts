@@ -148,6 +148,25 @@ describe('JitterBuffer', () => {
     expect(Math.max(...depths.slice(-200))).toBeLessThanOrEqual(3 + 1);
   });
 
+  it('shrinks back to its floor within 3 s of a start-up spike (underruns and jitter), not 7 s', () => {
+    const jb = new JitterBuffer({ targetFrames: 2, adaptive: true, minFrames: 2, maxFrames: 12 });
+    let n = 0;
+    // A jittery start (±20 ms) with a stall: the target grows on both.
+    for (; n < 40; n++) {
+      jb.push(n * 160, frame(1), n * 20 + (n % 2 === 0 ? 0 : 20));
+      jb.pop();
+    }
+    for (let k = 0; k < 4; k++) jb.pop();
+    expect(jb.stats.underruns).toBeGreaterThan(0);
+    expect(jb.stats.targetFrames).toBeGreaterThan(2);
+    // Then a steady sender for 3 s (150 packets), one pop per packet.
+    for (let k = 0; k < 150; k++, n++) {
+      jb.push(n * 160, frame(1), n * 20 + 100);
+      jb.pop();
+    }
+    expect(jb.stats.targetFrames).toBe(2);
+  });
+
   it('does not grow without bound on underruns the measured jitter does not explain (own stalls)', () => {
     const jb = new JitterBuffer({ targetFrames: 3, adaptive: true, minFrames: 3, maxFrames: 12 });
     let n = 0;
