@@ -2,12 +2,16 @@
 // a busy host: what the gateway pays per bridged leg for one packet in (receive, latch, decode,
 // jitter buffer), one frame out of the jitter buffer handed to the other leg, and one packet out
 // (encode, send). Legs are bridged in pairs as a session bridges two phone legs.
-//   npx tsx bench/media/leg-cost.ts [--legs 200] [--ticks 1500] [--rounds 3]
+//   npx tsx bench/media/leg-cost.ts [--legs 200] [--ticks 1500] [--rounds 3] [--workers 0]
+// --workers N puts the gateway side's RTP sockets in N worker threads (MEDIA_WORKERS); the figure is then
+// split into the main thread's share and the rest (worker threads, libuv and V8 helpers), read per thread
+// from /proc/self/task (Linux; 10 ms resolution, so rounds of several seconds).
 // The ticks are driven as fast as the CPU allows (not in real time): the figure is CPU time per
 // leg-tick (user + system, this process, the phones' side included, the same before and after a
 // change), so a 2-core host shared with other work gives the same figure as a quiet one, within noise.
 // Prints figures; asserts nothing.
 import dgram from 'node:dgram';
+import { readdirSync, readFileSync } from 'node:fs';
 import { RtpEndpoint } from '../../src/telephony/rtp/endpoint.js';
 import { serializeRtp } from '../../src/telephony/rtp/packet.js';
 import { alawEncode } from '../../src/media/g711.js';
@@ -20,6 +24,27 @@ function arg(name: string, dflt: number): number {
 const LEGS = arg('legs', 200) & ~1;
 const TICKS = arg('ticks', 1500);
 const ROUNDS = arg('rounds', 3);
+const WORKERS = arg('workers', 0);
+
+/** CPU time (µs) of this process's main thread and of all its other threads, from /proc (Linux). */
+function threadCpu(): { main: number; others: number } {
+  const tick = 10_000; // USER_HZ 100: one clock tick is 10 ms
+  let main = 0;
+  let others = 0;
+  for (const tid of readdirSync('/proc/self/task')) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    } catch {
+      continue; // the thread ended meanwhile
+    }
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const us = (Number(f[11]) + Number(f[12])) * tick; // utime, stime (fields 14, 15)
+    if (Number(tid) === process.pid) main += us;
+    else others += us;
+  }
+  return { main, others };
+}
 
 /** The media clock, fired by hand: early listeners (playout) then late ones (sending), as the process clock does. */
 class DrivenClock implements TickSource {
@@ -51,7 +76,15 @@ async function bindPhone(): Promise<dgram.Socket> {
   return s;
 }
 
-async function round(): Promise<{ usPerLegTick: number; sysShare: number; received: number; sent: number; phoneGot: number }> {
+async function round(): Promise<{
+  usPerLegTick: number;
+  mainUsPerLegTick: number;
+  othersUsPerLegTick: number;
+  sysShare: number;
+  received: number;
+  sent: number;
+  phoneGot: number;
+}> {
   const clock = new DrivenClock();
   const eps: RtpEndpoint[] = [];
   const phones: dgram.Socket[] = [];
@@ -64,6 +97,7 @@ async function round(): Promise<{ usPerLegTick: number; sysShare: number; receiv
       timeoutMs: 600_000,
       clock,
       jitter: { targetFrames: 2, adaptive: false },
+      socketWorkers: WORKERS,
     });
     const phone = await bindPhone();
     phone.on('message', () => phoneGot++);
@@ -86,9 +120,13 @@ async function round(): Promise<{ usPerLegTick: number; sysShare: number; receiv
         '127.0.0.1',
       );
     }
-    // Let the poll phase read what arrived (both directions), then the clock ticks.
+    // Let the poll phase read what arrived (both directions), then the clock ticks. With socket workers
+    // the packets come through a worker's batch: wait until every leg has its packet (bounded).
     await new Promise((r) => setImmediate(r));
     await new Promise((r) => setImmediate(r));
+    for (let spin = 0; WORKERS > 0 && spin < 200 && eps.reduce((a, e) => a + e.stats.packetsIn, 0) < (t + 1) * LEGS; spin++) {
+      await new Promise((r) => setTimeout(r, 0));
+    }
     clock.fire();
   };
   for (let t = 0; t < 100; t++) await tick(t); // warm-up: latching, priming, JIT
@@ -96,14 +134,18 @@ async function round(): Promise<{ usPerLegTick: number; sysShare: number; receiv
   const sent0 = eps.reduce((a, e) => a + e.stats.packetsOut, 0);
   const phoneGot0 = phoneGot;
   const cpu0 = process.cpuUsage();
+  const thr0 = threadCpu();
   for (let t = 100; t < 100 + TICKS; t++) await tick(t);
   const cpu = process.cpuUsage(cpu0);
+  const thr1 = threadCpu();
   const received = eps.reduce((a, e) => a + e.stats.packetsIn, 0) - received0;
   const sent = eps.reduce((a, e) => a + e.stats.packetsOut, 0) - sent0;
   eps.forEach((e) => e.close());
   phones.forEach((p) => p.close());
   return {
     usPerLegTick: (cpu.user + cpu.system) / (LEGS * TICKS),
+    mainUsPerLegTick: (thr1.main - thr0.main) / (LEGS * TICKS),
+    othersUsPerLegTick: (thr1.others - thr0.others) / (LEGS * TICKS),
     sysShare: cpu.system / (cpu.user + cpu.system),
     received,
     sent,
@@ -116,13 +158,15 @@ for (let r = 0; r < ROUNDS; r++) {
   const x = await round();
   results.push(x);
   console.log(
-    `round ${r + 1}: ${x.usPerLegTick.toFixed(2)} µs CPU per leg-tick, ${Math.round(x.sysShare * 100)} % of it in the kernel (${LEGS} legs × ${TICKS} ticks; packets in ${x.received}, out ${x.sent}, at the phones ${x.phoneGot})`,
+    `round ${r + 1}: ${x.usPerLegTick.toFixed(2)} µs CPU per leg-tick (main thread ${x.mainUsPerLegTick.toFixed(2)}, other threads ${x.othersUsPerLegTick.toFixed(2)}), ${Math.round(x.sysShare * 100)} % of it in the kernel (${LEGS} legs × ${TICKS} ticks, socket workers ${WORKERS}; packets in ${x.received}, out ${x.sent}, at the phones ${x.phoneGot})`,
   );
 }
 const sorted = results.map((x) => x.usPerLegTick).sort((a, b) => a - b);
 const median = sorted[Math.floor(sorted.length / 2)] ?? NaN;
+const mains = results.map((x) => x.mainUsPerLegTick).sort((a, b) => a - b);
+const mainMedian = mains[Math.floor(mains.length / 2)] ?? NaN;
 console.log(
-  `median ${median.toFixed(2)} µs CPU per leg-tick → ${((median * 50) / 1000).toFixed(2)} ms CPU per leg-second, ${((median * 100) / 1000).toFixed(2)} ms per bridged call-second`,
+  `median ${median.toFixed(2)} µs CPU per leg-tick → ${((median * 50) / 1000).toFixed(2)} ms CPU per leg-second, ${((median * 100) / 1000).toFixed(2)} ms per bridged call-second; main thread median ${mainMedian.toFixed(2)} µs per leg-tick`,
 );
-console.log(JSON.stringify({ bench: 'media_leg_cost', legs: LEGS, ticks: TICKS, usPerLegTick: sorted }));
+console.log(JSON.stringify({ bench: 'media_leg_cost', legs: LEGS, ticks: TICKS, workers: WORKERS, usPerLegTick: sorted, mainUsPerLegTick: mains }));
 process.exit(0);

@@ -11,7 +11,7 @@
 // its send time is the added latency. A chunk's loud frame is its first, so the figure is measured
 // from the chunk's arrival (the gateway cannot play audio before it has it).
 // Phones on both ends send RTP at 20 ms both ways, on a drift-free 20 ms grid.
-// The load generator is this process; the gateway is a child (bench/sip/gateway-child.ts), whose
+// The load generator is this process; the gateway is a child (bench/media/gateway-child.ts), whose
 // CPU and memory are the ones reported.
 import dgram from 'node:dgram';
 import WebSocket from 'ws';
@@ -141,7 +141,7 @@ export interface BenchGateway {
 
 export async function startBenchGateway(): Promise<BenchGateway> {
   const profileDir = process.env.SIP_BENCH_PROFILE;
-  const child = fork(fileURLToPath(new URL('../sip/gateway-child.ts', import.meta.url)), [], {
+  const child = fork(fileURLToPath(new URL('./gateway-child.ts', import.meta.url)), [], {
     execArgv: ['--import', 'tsx', ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
@@ -418,6 +418,16 @@ export async function runStep(gw: BenchGateway, scenario: Scenario, calls: numbe
     console.log(`${scenario} ${calls}: socket messages received by type:`, JSON.stringify(types));
   }
   if (process.env.BENCH_STAGES) console.log(`${scenario} ${calls}: gateway per-stage time (ms, cumulative):`, JSON.stringify(usage1.stages));
+  if (process.env.BENCH_STAGES) console.log(`${scenario} ${calls}: gateway media counters:`, JSON.stringify(usage1.media));
+  if (process.env.BENCH_STAGES) {
+    // Which calls miss markers or carry the tail: a per-call fault looks different from a loaded loop.
+    const perCall = ends.map((c, i) => {
+      const l = [...c.latencies].sort((a, b) => a - b);
+      return { i, sent: c.burstsSent, seen: l.length, p50: percentile(l, 50), max: percentile(l, 100) };
+    });
+    const odd = perCall.filter((p) => p.seen < p.sent - 1 || p.max > 80);
+    if (odd.length) console.log(`${scenario} ${calls}: calls missing markers or over 80 ms:`, JSON.stringify(odd.slice(0, 20)));
+  }
   for (const c of ends) {
     await c.customerDialog?.bye('bench_done').catch(() => undefined);
     await c.agentDialog?.bye('bench_done').catch(() => undefined);

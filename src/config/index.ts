@@ -54,6 +54,8 @@ export const ConfigSchema = Type.Object({
     rtpPortMin: Port,
     rtpPortMax: Port,
     rtpTimeoutSeconds: PositiveInt,
+    /** RTP socket worker threads (0: sockets on the main thread; see README "The media path"). */
+    mediaWorkers: Type.Optional(Type.Integer({ minimum: 0, maximum: 16 })),
     maxConcurrentCalls: PositiveInt,
     realm: Type.String({ minLength: 1 }),
     /** On shutdown (SIGTERM), live calls may run this long while new INVITEs get 503 + Retry-After. */
@@ -291,6 +293,7 @@ const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' 
   RTP_PORT_MIN: { path: ['sip', 'rtpPortMin'], kind: 'int' },
   RTP_PORT_MAX: { path: ['sip', 'rtpPortMax'], kind: 'int' },
   RTP_TIMEOUT_SECONDS: { path: ['sip', 'rtpTimeoutSeconds'], kind: 'int' },
+  MEDIA_WORKERS: { path: ['sip', 'mediaWorkers'], kind: 'int' },
   SIP_MAX_DATAGRAM_BYTES: { path: ['sip', 'limits', 'maxDatagramBytes'], kind: 'int' },
   SIP_MAX_HEADER_BYTES: { path: ['sip', 'limits', 'maxHeaderBytes'], kind: 'int' },
   SIP_MAX_BODY_BYTES: { path: ['sip', 'limits', 'maxBodyBytes'], kind: 'int' },

@@ -40,7 +40,16 @@ export interface JitterBufferStats {
 
 const SAMPLES = 160;
 const FRAME_MS = 20;
-const DRIFT_TICKS = 10;
+/** Ticks over which the smallest playout level is measured (surplus above the target goes one frame per window). */
+const SURPLUS_WINDOW_TICKS = 10;
+/**
+ * The target shrinks one frame every SHRINK_EVERY_PACKETS packets (0.5 s at 20 ms) once SHRINK_AFTER_PACKETS
+ * (1 s) have passed without an underrun. A call's first second is often jittery on our side (set-up work,
+ * many legs starting together): at one frame a second after 3 s, that start-up spike held a 4–6 frame target
+ * through the first 5–7 s of every bridged call in the media bench.
+ */
+const SHRINK_AFTER_PACKETS = 50;
+const SHRINK_EVERY_PACKETS = 25;
 const FADE = [1, 0.7, 0.5, 0.35, 0.25, 0.15, 0.1, 0.05];
 
 type State = 'idle' | 'priming' | 'playing';
@@ -66,7 +75,8 @@ export class JitterBuffer {
   private concealRun = 0;
   private primingTicks = 0;
   private lastUnderrunAt = -Infinity;
-  private excessTicks = 0;
+  private windowMin = Infinity;
+  private windowTicks = 0;
   private jitter = 0;
   private prevTransit = NaN;
   private readonly s: JitterBufferStats;
@@ -131,7 +141,8 @@ export class JitterBuffer {
     this.maxIdx = -Infinity;
     this.next = 0;
     this.prevTransit = NaN;
-    this.excessTicks = 0;
+    this.windowMin = Infinity;
+    this.windowTicks = 0;
   }
 
   /**
@@ -193,6 +204,10 @@ export class JitterBuffer {
       if (this.level >= this.target || (this.level > 0 && ++this.primingTicks >= this.target)) {
         this.primingTicks = 0;
         this.state = 'playing';
+        // Re-priming after an underrun: the gap was already covered by concealment, so frames beyond
+        // the target (the burst that follows a stall) would only add their length to the latency for
+        // good; the oldest go, the newest `target` play. (At the very first start nothing is cut.)
+        if (this.hasPlayed && this.level > this.target) this.discard(this.level - this.target);
       } else {
         if (!this.hasPlayed) return null;
         return this.conceal(out);
@@ -214,13 +229,20 @@ export class JitterBuffer {
       // A burst after a stall: cut straight back to the target.
       const drop = level - this.target;
       this.discard(drop);
-    } else if (level > this.target + 1) {
-      if (++this.excessTicks >= DRIFT_TICKS) {
-        this.discard(1);
-        this.excessTicks = 0;
-      }
+      this.windowMin = Infinity;
+      this.windowTicks = 0;
     } else {
-      this.excessTicks = 0;
+      // Surplus depth: the smallest level seen at playout over a window is depth that was never
+      // needed (a fast sender's drift, or the frames a stall or a start-up burst left behind). One
+      // frame of it goes per window until the level touches the target. A level that only swings
+      // (arrivals straddling the tick) still touches the target and loses nothing. The old rule
+      // (level above target + 1 for 10 ticks) left one frame, 20 ms, standing for good.
+      if (level < this.windowMin) this.windowMin = level;
+      if (++this.windowTicks >= SURPLUS_WINDOW_TICKS) {
+        if (this.windowMin > this.target) this.discard(1);
+        this.windowMin = Infinity;
+        this.windowTicks = 0;
+      }
     }
     const slot = this.slotOf(this.next);
     this.next++;
@@ -301,10 +323,11 @@ export class JitterBuffer {
       const clamped = this.jitterTarget();
       // Grow at once, shrink slowly (the drift logic drains the surplus one frame at a time).
       if (clamped > this.target) this.target = clamped;
-      // Shrink after 3 s (150 packets) without an underrun, one frame a second: a target that just grew
-      // stays a while, but a spike (often our own event loop stalling, which stamps arrivals late) does
-      // not hold the added latency for long.
-      else if (clamped < this.target && this.s.received - this.lastUnderrunAt > 150 && this.s.received % 50 === 0) this.target--;
+      // Shrink after 1 s without an underrun, one frame per 0.5 s: a target that just grew stays a
+      // while, but a spike (often our own event loop stalling, which stamps arrivals late) does not hold
+      // the added latency for long.
+      else if (clamped < this.target && this.s.received - this.lastUnderrunAt > SHRINK_AFTER_PACKETS && this.s.received % SHRINK_EVERY_PACKETS === 0)
+        this.target--;
     }
   }
 }

@@ -4,6 +4,9 @@
 // listens.
 import { FRAME_MS } from './constants.js';
 
+/** A timer this late (ms) means the loop was busy: the tick waits for the loop's pending I/O. */
+const DEFER_LATE_MS = 2;
+
 export type TickListener = (tick: number) => void;
 /** What happens to an error thrown by a tick listener (the owner logs it; the clock carries on). */
 export type TickErrorHook = (err: unknown, tick: number) => void;
@@ -25,6 +28,8 @@ export class MediaClock implements TickSource {
   private timer: NodeJS.Timeout | null = null;
   /** Inside run(): a listener that subscribes then must not restart the timer (it would reset the tick grid). */
   private running = false;
+  /** A late tick is waiting for setImmediate (see run): counts as a running timer. */
+  private deferred: NodeJS.Immediate | null = null;
   private nextAt = 0;
   private tickNo = 0;
   /** Stalls longer than the catch-up allowance (their ticks were skipped); a health figure. */
@@ -68,7 +73,7 @@ export class MediaClock implements TickSource {
 
   private add(set: Set<TickListener>, fn: TickListener): () => void {
     set.add(fn);
-    if (!this.timer && !this.running) {
+    if (!this.timer && !this.running && !this.deferred) {
       this.nextAt = performance.now() + this.periodMs;
       this.schedule();
     }
@@ -79,12 +84,33 @@ export class MediaClock implements TickSource {
 
   private schedule(): void {
     const delay = Math.max(0, this.nextAt - performance.now());
-    this.timer = setTimeout(this.run, delay);
+    this.timer = setTimeout(this.onTimer, delay);
     this.timer.unref();
   }
 
-  private readonly run = (): void => {
+  private readonly onTimer = (): void => {
     this.timer = null;
+    // Fired late: the loop was busy, and the packets that arrived meanwhile are still unread (timers
+    // run before the loop's I/O). Ticking now would play out and conceal the frames sitting in the
+    // sockets (an underrun, then a jitter buffer grown by our own stall). setImmediate runs after the
+    // I/O of this loop iteration, so the ticks see those packets.
+    if (performance.now() - this.nextAt > DEFER_LATE_MS) {
+      this.deferred = setImmediate(this.runDeferred);
+      return;
+    }
+    this.run();
+  };
+
+  private readonly runDeferred = (): void => {
+    this.deferred = null;
+    this.deferredRuns++;
+    this.run();
+  };
+
+  /** Ticks run after the loop's I/O because the timer fired late (a health figure, with lateTicks). */
+  deferredRuns = 0;
+
+  private readonly run = (): void => {
     this.running = true;
     const now = performance.now();
     let fired = 0;
@@ -125,6 +151,8 @@ export class MediaClock implements TickSource {
   stop(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    if (this.deferred) clearImmediate(this.deferred);
+    this.deferred = null;
     this.listeners.clear();
     this.lateListeners.clear();
   }

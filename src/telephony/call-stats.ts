@@ -45,9 +45,10 @@ export class CallStats {
 
   /** Media counters: live legs (legs, maxTargetFrames, maxJitterMs) and totals since start (the rest). */
   mediaStats(live: Iterable<SipLeg>): Record<string, number> {
-    const sum: MediaTotals & { clockLateTicks: number; legs: number; maxTargetFrames: number; maxJitterMs: number } = {
+    const sum: MediaTotals & { clockLateTicks: number; clockDeferredRuns: number; legs: number; maxTargetFrames: number; maxJitterMs: number } = {
       ...this.endedMedia,
       clockLateTicks: (this.clock as { lateTicks?: number }).lateTicks ?? 0,
+      clockDeferredRuns: (this.clock as { deferredRuns?: number }).deferredRuns ?? 0,
       legs: 0,
       maxTargetFrames: 0,
       maxJitterMs: 0,

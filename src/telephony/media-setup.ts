@@ -42,6 +42,7 @@ export class LegSetup {
       portMax: s.rtpPortMax,
       timeoutMs: s.rtpTimeoutSeconds * 1000,
       clock: d.clock,
+      socketWorkers: s.mediaWorkers ?? 0,
       latching,
     });
     return new LegSetup(d, endpoint);

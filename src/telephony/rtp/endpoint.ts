@@ -1,14 +1,15 @@
 // One RTP endpoint per call leg: G.711 in and out, a jitter buffer on the way in, 20 ms paced
 // packets on the way out, RFC 4733 DTMF both ways, source validation (rtp/source-latch.ts) and a
 // media timeout.
-import type dgram from 'node:dgram';
 import { randomInt } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { SafeEmitter } from '../../events/index.js';
 import { SourceLatch, type LatchingMode } from './source-latch.js';
 import { parseRtp, writeRtpHeader, RTP_HEADER_BYTES } from './packet.js';
 import { DtmfDecoder, digitPackets, type DigitDetected } from './dtmf.js';
-import { bindRtcpSocket, bindRtpSocket, type PortRange } from './port-allocator.js';
+import { bindPooledRtpSocket, bindRtcpSocket, bindRtpSocket, type PortRange } from './port-allocator.js';
+import type { MediaSocket } from './socket-protocol.js';
+import { sharedRtpSocketPool } from './socket-pool.js';
 import { looksLikeRtcp } from './rtcp.js';
 import { RtcpSession } from './rtcp-session.js';
 import { LegQuality, type CallQuality } from './call-quality.js';
@@ -37,6 +38,12 @@ const SAMPLES = FRAME_SAMPLES;
 // absorbs a pacer on another clock (tests) or a burst: it converges to a one-frame backlog and never
 // holds more than 300 ms (LiveQueue).
 const OUT_QUEUE_TARGET = 1;
+// The jitter buffer starts at, and may shrink back to, two frames (40 ms): the popped frame plus one
+// frame of margin absorbs up to 20 ms of lateness on top of the arrival phase, and the adaptive target
+// grows at once when measured jitter asks for more (1 + 3 × jitter / 20 ms frames) or on an underrun.
+// Three frames as the floor put every leg's added latency at 40–60 ms before anything else ran.
+const JITTER_START_FRAMES = 2;
+const JITTER_MIN_FRAMES = 2;
 const OUT_QUEUE_MAX = 15;
 
 export interface RtpEndpointEvents {
@@ -64,6 +71,11 @@ export interface RtpEndpointOptions extends PortRange {
   latching?: LatchingMode;
   /** RTCP report interval (RFC 3550 §6.2 recommends 5 s minimum). Default 5000. */
   rtcpIntervalMs?: number;
+  /**
+   * RTP socket worker threads (MEDIA_WORKERS): with N > 0 the RTP socket lives in one of N worker threads
+   * shared by the process (rtp/socket-pool.ts), which do the UDP system calls; 0 or absent: on this thread.
+   */
+  socketWorkers?: number;
 }
 
 export interface RemoteMedia {
@@ -125,8 +137,8 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
   private readonly rtcpEveryTicks: number;
 
   private constructor(
-    private readonly socket: dgram.Socket,
-    private readonly rtcpSocket: dgram.Socket | null,
+    private readonly socket: MediaSocket,
+    private readonly rtcpSocket: MediaSocket | null,
     private readonly o: RtpEndpointOptions,
   ) {
     super();
@@ -136,7 +148,7 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
     rtcpSocket?.on('message', (msg, rinfo) => this.receiveRtcp(msg, rinfo.address, rinfo.port, false));
     rtcpSocket?.on('error', () => {});
 
-    this.jitter = new JitterBuffer(o.jitter);
+    this.jitter = new JitterBuffer({ targetFrames: JITTER_START_FRAMES, minFrames: JITTER_MIN_FRAMES, ...o.jitter });
     this.latch = new SourceLatch(o.latching ?? 'nat');
     socket.on('message', (msg, rinfo) => this.receive(msg, rinfo.address, rinfo.port));
     socket.on('error', () => {
@@ -152,7 +164,7 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
   }
 
   static async open(o: RtpEndpointOptions): Promise<RtpEndpoint> {
-    const socket = await bindRtpSocket(o, o.bindAddress);
+    const socket = o.socketWorkers ? await bindPooledRtpSocket(o, o.bindAddress, sharedRtpSocketPool(o.socketWorkers)) : await bindRtpSocket(o, o.bindAddress);
     const rtcpSocket = await bindRtcpSocket(socket.address().port, o.bindAddress);
     return new RtpEndpoint(socket, rtcpSocket, o);
   }

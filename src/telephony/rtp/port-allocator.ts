@@ -1,6 +1,8 @@
 // Even RTP ports from the configured range (RFC 3550 §11: RTP on even, RTCP on the next odd port).
 import dgram from 'node:dgram';
 import { literalLookup } from './literal-lookup.js';
+import type { MediaSocket } from './socket-protocol.js';
+import type { RtpSocketPool } from './socket-pool.js';
 
 const inUse = new Set<number>();
 
@@ -16,6 +18,31 @@ export function createMediaSocket(): dgram.Socket {
 
 /** Binds a UDP socket on a free even port of the range; tries random ports, then gives up. */
 export async function bindRtpSocket(range: PortRange, address: string): Promise<dgram.Socket> {
+  return bindEvenPort(range, async (port) => {
+    const socket = createMediaSocket();
+    try {
+      await new Promise<void>((resolve, reject) => {
+        socket.once('error', reject);
+        socket.bind({ port, address, exclusive: true }, () => {
+          socket.off('error', reject);
+          resolve();
+        });
+      });
+      return socket;
+    } catch {
+      socket.close();
+      return null;
+    }
+  });
+}
+
+/** As bindRtpSocket, the socket living in one of the pool's worker threads (MEDIA_WORKERS). */
+export async function bindPooledRtpSocket(range: PortRange, address: string, pool: RtpSocketPool): Promise<MediaSocket> {
+  return bindEvenPort(range, (port) => pool.bind(address, port));
+}
+
+/** Tries random free even ports of the range with `tryBind` (null: taken); the port is released on the socket's close. */
+async function bindEvenPort<S extends MediaSocket>(range: PortRange, tryBind: (port: number) => Promise<S | null>): Promise<S> {
   const first = range.portMin + (range.portMin % 2);
   const slots = Math.floor((range.portMax - first) / 2) + 1;
   if (slots <= 0) throw new Error('empty RTP port range');
@@ -28,21 +55,15 @@ export async function bindRtpSocket(range: PortRange, address: string): Promise<
       continue;
     }
     inUse.add(port);
-    const socket = createMediaSocket();
-    try {
-      await new Promise<void>((resolve, reject) => {
-        socket.once('error', reject);
-        socket.bind({ port, address, exclusive: true }, () => {
-          socket.off('error', reject);
-          resolve();
-        });
-      });
-      socket.once('close', () => inUse.delete(port));
-      return socket;
-    } catch {
+    const socket = await tryBind(port).catch((err: unknown) => {
       inUse.delete(port);
-      socket.close();
+      throw err;
+    });
+    if (socket) {
+      (socket as unknown as NodeJS.EventEmitter).once('close', () => inUse.delete(port));
+      return socket;
     }
+    inUse.delete(port);
   }
   throw new Error(`no free RTP port in ${range.portMin}-${range.portMax}`);
 }

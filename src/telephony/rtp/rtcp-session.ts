@@ -2,7 +2,7 @@
 // interval, a BYE at the end; incoming SR/RR feed the leg's quality (round trip, the peer's view).
 // Transport: on the RTP port when rtcp-mux was negotiated (RFC 5761), else on RTP port + 1 (§11),
 // answering to where the peer's RTCP comes from once it has sent some (symmetric, NAT-friendly).
-import type dgram from 'node:dgram';
+import type { MediaSocket } from './socket-protocol.js';
 import { buildBye, buildReport, ntpMiddle, ntpNow, parseRtcp } from './rtcp.js';
 import type { LegQuality } from './call-quality.js';
 
@@ -20,8 +20,8 @@ export class RtcpSession {
     private readonly quality: LegQuality,
     private readonly cname: string,
     /** The socket RTCP goes out on without mux (null: port + 1 could not be bound). */
-    private readonly rtcpSocket: dgram.Socket | null,
-    private readonly rtpSocket: dgram.Socket,
+    private readonly rtcpSocket: MediaSocket | null,
+    private readonly rtpSocket: MediaSocket,
   ) {}
 
   /** An RTCP packet from `address:port` (already checked against the latched source's address). */

@@ -87,6 +87,37 @@ describe('JitterBuffer', () => {
     expect(jb.level).toBeLessThanOrEqual(5);
   });
 
+  it('converges a level one frame above target back to the target (no standing extra frame)', () => {
+    const jb = new JitterBuffer({ targetFrames: 2, adaptive: false });
+    // Start-up left three frames buffered; afterwards the sender keeps exact pace.
+    let n = 0;
+    for (; n < 3; n++) jb.push(n * 160, frame(n), 0);
+    const levels: number[] = [];
+    for (let tick = 0; tick < 60; tick++) {
+      levels.push(jb.level);
+      jb.pop();
+      jb.push(n * 160, frame(n), 0);
+      n++;
+    }
+    expect(levels[0]).toBe(3);
+    expect(jb.stats.dropped).toBe(1);
+    expect(levels.slice(-20).every((l) => l === 2)).toBe(true);
+  });
+
+  it('re-primes after an underrun at the target, dropping the stale part of the burst that ends the gap', () => {
+    const jb = new JitterBuffer({ targetFrames: 2, adaptive: false });
+    let n = 0;
+    for (; n < 2; n++) jb.push(n * 160, frame(n), n * 20);
+    expect(drain(jb, 2)).toEqual([0, 1]);
+    // The sender stalls for four ticks (the buffer conceals), then its backlog arrives at once.
+    drain(jb, 4);
+    expect(jb.stats.underruns).toBe(1);
+    for (let k = 0; k < 6; k++, n++) jb.push(n * 160, frame(n), 200);
+    // Frames 2..7 arrived; 2..5 were covered by concealment: play resumes at 6, the target's depth.
+    expect(drain(jb, 2)).toEqual([6, 7]);
+    expect(jb.stats.dropped).toBe(4);
+  });
+
   it('grows the target with measured jitter when adaptive', () => {
     const jb = new JitterBuffer({ targetFrames: 2, adaptive: true, maxFrames: 10 });
     for (let n = 0; n < 200; n++) {
@@ -115,6 +146,25 @@ describe('JitterBuffer', () => {
     }
     expect(jb.stats.targetFrames).toBe(3);
     expect(Math.max(...depths.slice(-200))).toBeLessThanOrEqual(3 + 1);
+  });
+
+  it('shrinks back to its floor within 3 s of a start-up spike (underruns and jitter), not 7 s', () => {
+    const jb = new JitterBuffer({ targetFrames: 2, adaptive: true, minFrames: 2, maxFrames: 12 });
+    let n = 0;
+    // A jittery start (±20 ms) with a stall: the target grows on both.
+    for (; n < 40; n++) {
+      jb.push(n * 160, frame(1), n * 20 + (n % 2 === 0 ? 0 : 20));
+      jb.pop();
+    }
+    for (let k = 0; k < 4; k++) jb.pop();
+    expect(jb.stats.underruns).toBeGreaterThan(0);
+    expect(jb.stats.targetFrames).toBeGreaterThan(2);
+    // Then a steady sender for 3 s (150 packets), one pop per packet.
+    for (let k = 0; k < 150; k++, n++) {
+      jb.push(n * 160, frame(1), n * 20 + 100);
+      jb.pop();
+    }
+    expect(jb.stats.targetFrames).toBe(2);
   });
 
   it('does not grow without bound on underruns the measured jitter does not explain (own stalls)', () => {

@@ -1,6 +1,7 @@
 // The shared media clock: ticks keep to the 20 ms grid even when listeners come and go inside a
 // tick (a pacer woken by a leg's frame joins the tick it was woken in), and a throwing listener is
 // reported, not fatal. Fake timers: deterministic.
+import dgram from 'node:dgram';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MediaClock } from '../../../src/media/index.js';
 
@@ -66,5 +67,40 @@ describe('MediaClock', () => {
     vi.advanceTimersByTime(40);
     expect(order).toEqual(['leg1', 'pacer1', 'send1', 'leg2', 'pacer2', 'send2']);
     clock.stop();
+  });
+
+  it('after a stall, ticks once the packets that arrived meanwhile are read (not before the loop reads its sockets)', async () => {
+    // Real timers and a real socket: the order of the event loop's phases is what is tested.
+    const rx = dgram.createSocket('udp4');
+    const tx = dgram.createSocket('udp4');
+    await new Promise<void>((res) => rx.bind(0, '127.0.0.1', () => res()));
+    let received = 0;
+    rx.on('message', () => received++);
+    const clock = new MediaClock(20, 10);
+    const seen = await new Promise<number>((resolve) => {
+      let phase: 'arm' | 'stalled' | 'done' = 'arm';
+      clock.subscribe(() => {
+        if (phase === 'arm') {
+          phase = 'stalled';
+          // A stall outside the timers phase (here the check phase; in production a socket message or a
+          // database reply): a packet lands during it, and the next tick is due before the loop polls again.
+          setImmediate(() => {
+            tx.send(Buffer.from([1]), rx.address().port, '127.0.0.1');
+            const until = performance.now() + 45;
+            while (performance.now() < until) {
+              // busy: the event loop is stalled
+            }
+          });
+        } else if (phase === 'stalled') {
+          phase = 'done';
+          resolve(received);
+        }
+      });
+    });
+    clock.stop();
+    rx.close();
+    tx.close();
+    expect(seen).toBe(1);
+    expect(clock.deferredRuns).toBeGreaterThanOrEqual(1);
   });
 });

@@ -1,4 +1,4 @@
-import { describe, it, expect, afterEach } from 'vitest';
+import { describe, it, expect, afterEach, beforeEach } from 'vitest';
 import dgram from 'node:dgram';
 import { once } from 'node:events';
 import { RtpEndpoint } from '../../../src/telephony/rtp/endpoint.js';
@@ -8,6 +8,8 @@ import { digitPackets } from '../../../src/telephony/rtp/dtmf.js';
 import { mulawEncode } from '../../../src/media/g711.js';
 
 const opened: RtpEndpoint[] = [];
+/** RTP socket worker threads of the endpoints under test (MEDIA_WORKERS): every case runs with and without. */
+let socketWorkers = 0;
 const sockets: dgram.Socket[] = [];
 afterEach(() => {
   opened.splice(0).forEach((e) => e.close());
@@ -22,6 +24,7 @@ async function endpoint(timeoutMs = 5000): Promise<RtpEndpoint> {
     timeoutMs,
     clock: new MediaClock(),
     jitter: { targetFrames: 2, adaptive: false },
+    socketWorkers,
   });
   opened.push(e);
   return e;
@@ -50,7 +53,11 @@ function until<T>(fn: () => T | undefined, ms = 5000): Promise<T> {
   });
 }
 
-describe('RtpEndpoint', () => {
+describe.each([0, 1])('RtpEndpoint (socket workers: %i)', (workers) => {
+  beforeEach(() => {
+    socketWorkers = workers;
+  });
+
   it('binds an even port in range and sends paced PCMU with increasing seq/timestamp', async () => {
     const ep = await endpoint();
     expect(ep.port % 2).toBe(0);

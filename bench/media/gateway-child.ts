@@ -1,0 +1,65 @@
+// The media bench's gateway, in its own process (own event loop and CPU accounting): bench/sip's
+// gateway (server.ts wiring with the media role, SIP on a free port, engines off) plus MEDIA_WORKERS
+// from the environment (RTP socket worker threads; the SIP bench builds its config without it), and
+// the socket workers' batch counters in `usage`.
+// IPC: {cmd:'prepare', calls} → {sessions:[{number,id,token}]}; {cmd:'usage'} → cpu/memory;
+// {cmd:'dial', sessionId, to} → {ok} | {error} (an agent leg dialled out, bench/media); {cmd:'stop'}.
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { mediaStageSummary } from '../../src/media/index.js';
+import { startBenchSipGateway } from '../sip/bench-gateway.js';
+import { runningRtpSocketPool } from '../../src/telephony/rtp/socket-pool.js';
+
+const loopDelay = monitorEventLoopDelay({ resolution: 5 });
+loopDelay.enable();
+
+const rtpBase = 20000;
+const { t, telephony, prepareSessions } = await startBenchSipGateway({
+  transports: ['udp'],
+  rtpPortMin: rtpBase,
+  rtpPortMax: rtpBase + 9998,
+  logLevel: 'warn',
+});
+// The telephony service reads its SIP settings from this object at each call's set-up.
+t.gw.config.sip.mediaWorkers = Number(process.env.MEDIA_WORKERS ?? 0);
+
+interface ParentMessage {
+  cmd: string;
+  calls?: number;
+  sessionId?: string;
+  to?: string;
+}
+
+async function onParentMessage(msg: ParentMessage): Promise<void> {
+  if (msg.cmd === 'prepare') {
+    process.send!({ sessions: await prepareSessions(msg.calls ?? 0) });
+  } else if (msg.cmd === 'usage') {
+    process.send!({
+      stages: await mediaStageSummary(),
+      cpu: process.cpuUsage(),
+      rss: process.memoryUsage().rss,
+      heapUsed: process.memoryUsage().heapUsed,
+      activeCalls: telephony.activeCalls,
+      media: {
+        ...telephony.mediaStats(),
+        loopDelayP99Ms: Math.round(loopDelay.percentile(99) / 1e5) / 10,
+        loopDelayMaxMs: Math.round(loopDelay.max / 1e5) / 10,
+        ...Object.fromEntries(Object.entries(runningRtpSocketPool()?.counts ?? {}).map(([k, v]) => [`worker_${k}`, v])),
+      },
+    });
+    loopDelay.reset();
+  } else if (msg.cmd === 'dial') {
+    try {
+      await telephony.dial(msg.sessionId ?? '', t.org.orgId, { to: msg.to, party: 'agent', ringTimeoutSeconds: 30 });
+      process.send!({ ok: true });
+    } catch (err) {
+      process.send!({ error: String(err) });
+    }
+  } else if (msg.cmd === 'stop') {
+    await t.stop();
+    process.exit(0);
+  }
+}
+
+// A rejected handler would be an unhandled rejection: the handler catches, the listener discards.
+process.on('message', (m: ParentMessage) => void onParentMessage(m));
+process.send!({ ready: true, sipPort: telephony.sipPort });

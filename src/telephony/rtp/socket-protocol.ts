@@ -1,0 +1,56 @@
+// Messages between the main thread and an RTP socket worker (socket-worker.ts, socket-pool.ts).
+// Packets travel in batches: one transferred buffer holding them back to back, with per-packet
+// socket id, length, remote port and address alongside.
+
+/** The subset of dgram.Socket an RTP endpoint uses, so a worker-owned socket can stand in for one. */
+export interface MediaSocket {
+  on(event: 'message', listener: (msg: Buffer, rinfo: { address: string; port: number }) => void): unknown;
+  on(event: 'error', listener: (err: Error) => void): unknown;
+  send(msg: Uint8Array, port: number, address: string, callback?: (err: Error | null) => void): void;
+  address(): { port: number };
+  close(): void;
+}
+
+export interface BindRequest {
+  t: 'bind';
+  id: number;
+  address: string;
+  port: number;
+}
+
+export interface CloseRequest {
+  t: 'close';
+  id: number;
+}
+
+/** One tick's outgoing packets for the sockets of one worker. */
+export interface SendBatch {
+  t: 'send';
+  data: ArrayBuffer;
+  ids: Int32Array;
+  lens: Int32Array;
+  ports: Int32Array;
+  addrs: string[];
+}
+
+export type ToWorker = BindRequest | CloseRequest | SendBatch;
+
+export interface BindReply {
+  t: 'bound';
+  id: number;
+  /** 0 with `error` when the port could not be bound. */
+  port: number;
+  error?: string;
+}
+
+/** Packets read by the worker in one turn of its event loop. */
+export interface RxBatch {
+  t: 'rx';
+  data: ArrayBuffer;
+  ids: Int32Array;
+  lens: Int32Array;
+  ports: Int32Array;
+  addrs: string[];
+}
+
+export type FromWorker = BindReply | RxBatch;
