@@ -11,7 +11,7 @@
 // its send time is the added latency. A chunk's loud frame is its first, so the figure is measured
 // from the chunk's arrival (the gateway cannot play audio before it has it).
 // Phones on both ends send RTP at 20 ms both ways, on a drift-free 20 ms grid.
-// The load generator is this process; the gateway is a child (bench/media/gateway-child.ts), whose
+// The load generator is this process; the gateway is a child (bench/sip/gateway-child.ts), whose
 // CPU and memory are the ones reported.
 import dgram from 'node:dgram';
 import WebSocket from 'ws';
@@ -141,7 +141,7 @@ export interface BenchGateway {
 
 export async function startBenchGateway(): Promise<BenchGateway> {
   const profileDir = process.env.SIP_BENCH_PROFILE;
-  const child = fork(fileURLToPath(new URL('./gateway-child.ts', import.meta.url)), [], {
+  const child = fork(fileURLToPath(new URL('../sip/gateway-child.ts', import.meta.url)), [], {
     execArgv: ['--import', 'tsx', ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

@@ -1,10 +1,13 @@
-// The gateway under test for the concurrent-calls benchmark, in its own process (own event loop
-// and CPU accounting): server.ts wiring with the media role, SIP on a free port, engines off.
+// The gateway under test for the concurrent-calls and media benchmarks, in its own process (own event
+// loop and CPU accounting): server.ts wiring with the media role, SIP on a free port, engines off,
+// MEDIA_WORKERS from the environment (RTP socket worker threads, default 0), and the socket workers'
+// batch counters in `usage`.
 // IPC: {cmd:'prepare', calls} → {sessions:[{number,id,token}]}; {cmd:'usage'} → cpu/memory;
 // {cmd:'dial', sessionId, to} → {ok} | {error} (an agent leg dialled out, bench/media); {cmd:'stop'}.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { mediaStageSummary } from '../../src/media/index.js';
 import { startBenchSipGateway } from './bench-gateway.js';
+import { runningRtpSocketPool } from '../../src/telephony/rtp/socket-pool.js';
 
 const loopDelay = monitorEventLoopDelay({ resolution: 5 });
 loopDelay.enable();
@@ -16,6 +19,8 @@ const { t, telephony, prepareSessions } = await startBenchSipGateway({
   rtpPortMax: rtpBase + 9998,
   logLevel: 'warn',
 });
+// The telephony service reads its SIP settings from this object at each call's set-up.
+t.gw.config.sip.mediaWorkers = Number(process.env.MEDIA_WORKERS ?? 0);
 
 interface ParentMessage {
   cmd: string;
@@ -38,6 +43,7 @@ async function onParentMessage(msg: ParentMessage): Promise<void> {
         ...telephony.mediaStats(),
         loopDelayP99Ms: Math.round(loopDelay.percentile(99) / 1e5) / 10,
         loopDelayMaxMs: Math.round(loopDelay.max / 1e5) / 10,
+        ...Object.fromEntries(Object.entries(runningRtpSocketPool()?.counts ?? {}).map(([k, v]) => [`worker_${k}`, v])),
       },
     });
     loopDelay.reset();
