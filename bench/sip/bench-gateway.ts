@@ -19,6 +19,9 @@ export async function startBenchSipGateway(o: BenchSipOptions) {
     overrides: {
       roles: ['api', 'media', 'worker'],
       logLevel: o.logLevel,
+      // The test config ignores the environment: VAD_ENGINE=energy|silero picks the sessions' VAD here
+      // (each party stream runs it, so it is part of a call's CPU; the default is the node's, Silero).
+      ...(process.env.VAD_ENGINE ? { vad: { engine: process.env.VAD_ENGINE } } : {}),
       sip: {
         enabled: true,
         host: '127.0.0.1',

@@ -41,7 +41,7 @@ function prepareTree(commit: string): string {
     execFileSync('sh', ['-c', `git archive ${sha} | tar -x -C '${dir}'`], { cwd: root });
     symlinkSync(path.join(root, 'node_modules'), path.join(dir, 'node_modules'));
   }
-  for (const f of ['setup-cost.ts', 'pg-cpu.ts']) copyFileSync(path.join(here, f), path.join(dir, 'bench/sip', f));
+  for (const f of ['setup-cost.ts', 'pg-cpu.ts', 'sipp-calls.ts']) copyFileSync(path.join(here, f), path.join(dir, 'bench/sip', f));
   return dir;
 }
 
