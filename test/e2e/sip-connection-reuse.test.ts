@@ -121,17 +121,23 @@ async function connect(protocol: 'TCP' | 'TLS'): Promise<net.Socket> {
   });
 }
 
+/** A listener on a free port that only counts connection attempts (and never answers SIP). */
+async function attemptCounter(): Promise<{ port: number; attempts: number }> {
+  const counter = { port: await freePort(), attempts: 0 };
+  const listener = net.createServer((s) => {
+    counter.attempts++;
+    s.destroy();
+  });
+  await new Promise<void>((r) => listener.listen(counter.port, '127.0.0.1', () => r()));
+  closers.push(() => listener.close());
+  return counter;
+}
+
 describe.each(['TCP', 'TLS'] as const)('requests to a caller that connected over %s', (protocol) => {
   it('re-INVITE, its ACK and BYE come back over the caller’s connection, none over a new one to its Contact', async () => {
     // The caller's Contact port: a listener that only counts connection attempts.
-    const contactPort = await freePort();
-    let attempts = 0;
-    const contactListener = net.createServer((s) => {
-      attempts++;
-      s.destroy();
-    });
-    await new Promise<void>((r) => contactListener.listen(contactPort, '127.0.0.1', () => r()));
-    closers.push(() => contactListener.close());
+    const contactListener = await attemptCounter();
+    const contactPort = contactListener.port;
     const rtp = dgram.createSocket('udp4');
     await new Promise<void>((r) => rtp.bind(0, '127.0.0.1', () => r()));
     closers.push(() => rtp.close());
@@ -190,7 +196,7 @@ describe.each(['TCP', 'TLS'] as const)('requests to a caller that connected over
     const bye = await peer.next((m) => m.start.startsWith('BYE '));
     expect(bye.header('Call-ID')).toBe(callId);
     peer.write(ok(bye));
-    expect(attempts).toBe(0);
+    expect(contactListener.attempts).toBe(0);
   });
 });
 
@@ -318,14 +324,8 @@ describe('when the caller’s connection has closed', () => {
 describe.each(['TCP', 'TLS'] as const)('requests to a callee the gateway dialled over %s', (protocol) => {
   it('ACK, re-INVITE with its ACK, and BYE go over the INVITE’s connection when the callee’s Contact is unreachable', async () => {
     // The callee's Contact port: a listener that only counts connection attempts (it never answers SIP).
-    const contactPort = await freePort();
-    let attempts = 0;
-    const contactListener = net.createServer((s) => {
-      attempts++;
-      s.destroy();
-    });
-    await new Promise<void>((r) => contactListener.listen(contactPort, '127.0.0.1', () => r()));
-    closers.push(() => contactListener.close());
+    const contactListener = await attemptCounter();
+    const contactPort = contactListener.port;
     // Over TLS the SIPp callee sits behind a TLS hop (Debian's SIPp has no TLS): the gateway's
     // connection is the one to the tunnel.
     const sippPort = await freePort();
@@ -352,6 +352,6 @@ describe.each(['TCP', 'TLS'] as const)('requests to a callee the gateway dialled
     await fx.svc.hangup(sessionId, fx.orgId, {});
     const r = await callee.done;
     expect(r.code, `${r.errors}\n${r.stderr}`).toBe(0);
-    expect(attempts).toBe(0);
+    expect(contactListener.attempts).toBe(0);
   });
 });

@@ -18,22 +18,7 @@ export function createMediaSocket(): dgram.Socket {
 
 /** Binds a UDP socket on a free even port of the range; tries random ports, then gives up. */
 export async function bindRtpSocket(range: PortRange, address: string): Promise<dgram.Socket> {
-  return bindEvenPort(range, async (port) => {
-    const socket = createMediaSocket();
-    try {
-      await new Promise<void>((resolve, reject) => {
-        socket.once('error', reject);
-        socket.bind({ port, address, exclusive: true }, () => {
-          socket.off('error', reject);
-          resolve();
-        });
-      });
-      return socket;
-    } catch {
-      socket.close();
-      return null;
-    }
-  });
+  return bindEvenPort(range, (port) => tryBindMediaSocket(port, address));
 }
 
 /** As bindRtpSocket, the socket living in one of the pool's worker threads (MEDIA_WORKERS). */
@@ -70,11 +55,16 @@ async function bindEvenPort<S extends MediaSocket>(range: PortRange, tryBind: (p
 
 /** Binds RTCP's socket on `rtpPort + 1` (RFC 3550 §11); null when taken (RTCP then only with rtcp-mux). */
 export async function bindRtcpSocket(rtpPort: number, address: string): Promise<dgram.Socket | null> {
+  return tryBindMediaSocket(rtpPort + 1, address);
+}
+
+/** A media socket bound to `port`, or null when the port is taken. */
+async function tryBindMediaSocket(port: number, address: string): Promise<dgram.Socket | null> {
   const socket = createMediaSocket();
   try {
     await new Promise<void>((resolve, reject) => {
       socket.once('error', reject);
-      socket.bind({ port: rtpPort + 1, address, exclusive: true }, () => {
+      socket.bind({ port, address, exclusive: true }, () => {
         socket.off('error', reject);
         resolve();
       });
