@@ -9,28 +9,27 @@ import pino from 'pino';
 import sip, { type SipMessage } from 'sip';
 import { createPool, migrate } from '../../src/store/index.js';
 import { SipCapture } from '../../src/telephony/capture/sip-capture.js';
+import { buildSdp } from '../../src/telephony/sdp/sdp.js';
 import { testConfig, dropTestState } from '../../test/helpers/gateway.js';
 import { pgBackendCpu, pgCpuDelta } from './pg-cpu.js';
 
 const perRound = Number(process.argv[2] ?? 20_000);
 const rounds = Number(process.argv[3] ?? 5);
 
-const sdp = (host: string, port: number) =>
-  [
-    'v=0',
-    `o=x 1 1 IN IP4 ${host}`,
-    's=-',
-    `c=IN IP4 ${host}`,
-    't=0 0',
-    `m=audio ${port} RTP/AVP 8 0 101`,
-    'a=rtpmap:8 PCMA/8000',
-    'a=rtpmap:0 PCMU/8000',
-    'a=rtpmap:101 telephone-event/8000',
-    'a=fmtp:101 0-16',
-    'a=ptime:20',
-    'a=sendrecv',
-    '',
-  ].join('\r\n');
+/** A carrier's G.711 offer or our answer (the same bytes on the wire as a real call's). */
+const sdp = (address: string, port: number) =>
+  buildSdp({
+    address,
+    port,
+    sessionId: '1',
+    sessionVersion: 1,
+    codecs: [
+      { payloadType: 8, name: 'PCMA' },
+      { payloadType: 0, name: 'PCMU' },
+    ],
+    dtmfPayloadType: 101,
+    direction: 'sendrecv',
+  });
 
 function callMessages(n: number): SipMessage[] {
   const callId = `${n}-bench@203.0.113.10`;
