@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { cidrContains, isValidCidr, normalizeCidr } from '../../../src/telephony/cidr.js';
 
@@ -48,5 +49,38 @@ describe('CIDR allow-lists', () => {
     expect(normalizeCidr('2001:db8::9')).toBe('2001:db8::9/128');
     expect(normalizeCidr('2001:db8::/32')).toBe('2001:db8::/32');
     expect(normalizeCidr('nope')).toBeNull();
+  });
+
+  it("agrees with Node's BlockList on random prefixes and addresses of both families", () => {
+    let seed = 7;
+    const rnd = (n: number): number => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0), (seed >>> 8) % n);
+    // An address as bytes, spelt the ways a source or a configured CIDR may be spelt.
+    const spell = (bytes: number[]): string => {
+      if (bytes.length === 4) return bytes.join('.');
+      const words = Array.from({ length: 8 }, (_, i) => ((bytes[2 * i] ?? 0) << 8) | (bytes[2 * i + 1] ?? 0));
+      if (rnd(4) === 0)
+        return `${words
+          .slice(0, 6)
+          .map((w) => w.toString(16))
+          .join(':')}:${bytes.slice(12).join('.')}`;
+      const text = words.map((w) => w.toString(16)).join(':');
+      return rnd(2) === 0 ? text.replace(/(^|:)0(:0)+(:|$)/, '::') : text;
+    };
+    for (let i = 0; i < 4000; i++) {
+      const family = rnd(2) === 0 ? 'ipv4' : 'ipv6';
+      const size = family === 'ipv4' ? 4 : 16;
+      // Words of zeros are common in real IPv6 addresses (and exercise `::`).
+      const base = Array.from({ length: size }, () => (rnd(3) === 0 ? 0 : rnd(256)));
+      const prefix = rnd(size * 8 + 1);
+      // The probe differs from the base in one bit: inside the prefix it must miss, past it match.
+      const probe = [...base];
+      const bit = rnd(size * 8);
+      probe[bit >> 3] = (probe[bit >> 3] ?? 0) ^ (0x80 >> (bit & 7));
+      const [cidrText, probeText] = [spell(base), spell(probe)];
+      const list = new net.BlockList();
+      list.addSubnet(cidrText, prefix, family);
+      expect(cidrContains(`${cidrText}/${prefix}`, probeText), `${cidrText}/${prefix} ∋ ${probeText}`).toBe(list.check(probeText, family));
+      expect(list.check(probeText, family)).toBe(bit >= prefix);
+    }
   });
 });
