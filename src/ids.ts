@@ -1,6 +1,7 @@
 // Identifiers: prefix + 26-char time-ordered body (48-bit ms timestamp + 80 random bits, Crockford
 // base32, like ULID), so `ORDER BY id` is creation order and cursors are plain ids.
 import { randomBytes } from 'node:crypto';
+import { pooledRandomBytes } from './random.js';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
@@ -39,7 +40,7 @@ export function newId(prefix: IdPrefix): string {
   seq = now === lastMs ? seq + 1 : 0;
   lastMs = now;
   // 16 random bits replaced by a per-ms counter keep ids ordered inside one millisecond.
-  const rand = randomBytes(10);
+  const rand = pooledRandomBytes(10);
   rand.writeUInt16BE(seq & 0xffff, 0);
   return `${prefix}_${encodeTime(now)}${encodeRandom(rand)}`;
 }

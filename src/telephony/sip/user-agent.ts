@@ -1,7 +1,6 @@
 // SIP user agent on the npm `sip` package (RFC 3261 transactions over UDP and TCP), wrapped in a
 // small promise API: inbound INVITEs arrive as IncomingInvite objects, `answer()` gives a Dialog,
 // `call()` places an outbound INVITE (with digest auth retry) and resolves with a Dialog.
-import { randomBytes } from 'node:crypto';
 import sip, { type NameAddr, type Remote, type SipMessage, type SipRequest, type SipResponse } from 'sip';
 import { Dialog } from './dialog.js';
 import { ClientInvite, type CallOptions, type ClientInviteHost } from './client-invite.js';
@@ -10,6 +9,7 @@ import { ALLOW_HEADER } from './errors.js';
 import { validateRequest } from './validate.js';
 import { reserveSipPort } from './bind-check.js';
 import { createSipStack, type FrontStack } from './stack.js';
+import { pooledRandomBytes } from '../../random.js';
 import type { SourceGuard } from './source-guard.js';
 import type { TrustedEdge } from './trusted-edge.js';
 import type { SipLimits } from './framing.js';
@@ -60,8 +60,8 @@ const T2 = 4000;
 const ACK_WAIT_MS = 64 * T1;
 const noopLogger: SipLogger = { debug() {}, info() {}, warn() {}, isLevelEnabled: () => false };
 
-export const newTag = (): string => randomBytes(6).toString('hex');
-export const newCallId = (host: string): string => `${randomBytes(12).toString('hex')}@${host}`;
+export const newTag = (): string => pooledRandomBytes(6).toString('hex');
+export const newCallId = (host: string): string => `${pooledRandomBytes(12).toString('hex')}@${host}`;
 
 interface Pending2xx {
   timer: NodeJS.Timeout | null;
