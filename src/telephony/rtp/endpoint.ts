@@ -230,8 +230,9 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
         }
       }
     };
-    // RFC 3550 §6.6: say goodbye, then close once the BYE has left.
-    if (to && this.remote?.send !== false) this.rtcp.sendBye(this.ssrc, to, this.remote?.rtcpMux === true, closeSockets);
+    // RFC 3550 §6.6: say goodbye, then close once the BYE has left; §6.3.7: not if we never sent RTP or RTCP.
+    const sentAny = this.stats.packetsOut > 0 || this.rtcp.sentAny;
+    if (to && sentAny && this.remote?.send !== false) this.rtcp.sendBye(this.ssrc, to, this.remote?.rtcpMux === true, closeSockets);
     else closeSockets();
   }
 

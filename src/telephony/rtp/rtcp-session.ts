@@ -52,6 +52,11 @@ export class RtcpSession {
     this.transmit(buf, rtp, mux);
   }
 
+  /** Whether any RTCP packet of ours went out. */
+  get sentAny(): boolean {
+    return this.quality.rtcpSent > 0;
+  }
+
   /** Sends a BYE; `sent` runs once it left (or could not be sent), so the caller closes sockets after. */
   sendBye(ssrc: number, rtp: { address: string; port: number }, mux: boolean, sent: () => void): void {
     if (!this.transmit(buildBye(ssrc), rtp, mux, sent)) sent();

@@ -195,4 +195,29 @@ describe('RTCP on a leg, against a UDP peer that drops and delays packets', () =
     ep.close();
     expect(await bye).toBe(true);
   });
+
+  it('sends no BYE for a leg that never sent RTP or RTCP (RFC 3550 §6.3.7)', async () => {
+    const ep = await RtpEndpoint.open({
+      bindAddress: '127.0.0.1',
+      portMin: 46000,
+      portMax: 47999,
+      timeoutMs: 10000,
+      clock: new MediaClock(),
+      rtcpIntervalMs: 200,
+    });
+    const peer = dgram.createSocket('udp4');
+    cleanup.push(() => peer.close());
+    await new Promise<void>((resolve) => peer.bind({ port: 0, address: '127.0.0.1' }, resolve));
+    const received: Buffer[] = [];
+    peer.on('message', (m) => received.push(m));
+    // Closed before its first media-clock tick: it never sent, so it must not say goodbye with an RTCP BYE.
+    ep.configure({ address: '127.0.0.1', port: peer.address().port, payloadType: 0, dtmfPayloadType: 101, send: true, expectReceive: true, rtcpMux: true });
+    ep.close();
+    // A fence sent after the close: anything the endpoint sent on closing arrives before it.
+    const fence = dgram.createSocket('udp4');
+    cleanup.push(() => fence.close());
+    fence.send(Buffer.from('fence'), peer.address().port, '127.0.0.1');
+    await until(() => received.some((m) => m.toString() === 'fence'));
+    expect(received.filter((m) => looksLikeRtcp(m))).toEqual([]);
+  });
 });
