@@ -19,7 +19,12 @@
 #                                 listener that requires a client certificate issued by CAFILE (the
 #                                 handshake fails without one). Give each carrier its port. Needs a
 #                                 concrete EDGE_LISTEN (Kamailio picks a profile by the local address).
-#   EDGE_TLS_VERIFY_DEPTH=3       longest client certificate chain accepted
+#   EDGE_TLS_VERIFY_DEPTH=3       longest certificate chain accepted (callers' and carriers')
+#   EDGE_TLS_CARRIER_CA=/etc/ssl/certs/ca-certificates.crt
+#                                 CA file the edge verifies a carrier's server certificate against when
+#                                 it dials one over TLS for a node (SIP_EDGE_OUTBOUND_PROXY); the chain
+#                                 only: Kamailio does not match the host name
+#   EDGE_TLS_VERIFY_CARRIER=yes   no: carriers' certificates are not checked (test rigs only)
 #   EDGE_OUTBOUND_SRTP=yes        nodes dialling out through the edge (SIP_EDGE_OUTBOUND_PROXY): carriers
 #                                 reached over TLS (sips: or ;transport=tls) are offered SDES SRTP by the
 #                                 edge's rtpengine; no: plain RTP to them too
@@ -101,8 +106,23 @@ cp "$HERE/kamailio.cfg" "$OUT/kamailio.cfg"
       echo
       echo "[client:default]"
       echo "method = TLSv1.2+"
-      echo "verify_certificate = no"
-      echo "require_certificate = no"
+      case "${EDGE_TLS_VERIFY_CARRIER:-yes}" in
+        yes)
+          CARRIER_CA=${EDGE_TLS_CARRIER_CA:-/etc/ssl/certs/ca-certificates.crt}
+          file EDGE_TLS_CARRIER_CA "$CARRIER_CA"
+          echo "# A carrier dialled over TLS must present a certificate that chains to this CA list."
+          echo "verify_certificate = yes"
+          echo "require_certificate = yes"
+          echo "ca_list = ${CARRIER_CA}"
+          echo "verify_depth = ${DEPTH}"
+          ;;
+        no)
+          echo "# EDGE_TLS_VERIFY_CARRIER=no: carriers' certificates are not checked."
+          echo "verify_certificate = no"
+          echo "require_certificate = no"
+          ;;
+        *) echo "render.sh: EDGE_TLS_VERIFY_CARRIER must be yes or no (got '${EDGE_TLS_VERIFY_CARRIER}')" >&2; exit 2 ;;
+      esac
       if [ -n "${EDGE_TLS_TRUNKS:-}" ]; then
         [ "$LISTEN" != "0.0.0.0" ] && [ "$LISTEN" != "::" ] || {
           echo "render.sh: EDGE_TLS_TRUNKS needs EDGE_LISTEN set to the address callers connect to (Kamailio picks a TLS profile by the local address)" >&2

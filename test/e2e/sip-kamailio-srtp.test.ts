@@ -30,6 +30,8 @@ let micWav: string;
 let clientPem: string;
 /** The server certificate and key in one PEM: baresip then accepts TLS connections (the edge dialling it). */
 let serverPem: string;
+/** A certificate and key from another CA: a carrier the edge must not trust. */
+let roguePem: string;
 /** A number whose connection requires a client certificate from the test CA with subject carrier.test. */
 let mtlsNumber: string;
 const phones: Baresip[] = [];
@@ -40,6 +42,8 @@ beforeAll(async () => {
   micWav = path.join(dir, 'mic.wav');
   serverPem = path.join(dir, 'server-both.pem');
   writeFileSync(serverPem, readFileSync(pki.serverCert, 'utf8') + readFileSync(pki.serverKey, 'utf8'));
+  roguePem = path.join(dir, 'rogue-both.pem');
+  writeFileSync(roguePem, readFileSync(pki.rogueCert, 'utf8') + readFileSync(pki.rogueKey, 'utf8'));
   clientPem = path.join(dir, 'client-both.pem');
   writeFileSync(clientPem, readFileSync(pki.clientCert, 'utf8') + readFileSync(pki.clientKey, 'utf8'));
   // Longer than any call here: aufile plays the file once.
@@ -57,7 +61,8 @@ beforeAll(async () => {
     nodes: [`127.0.0.1:${fx.sipPort}`],
     port: edgePort,
     rtpengine: rtpengine.ng,
-    tls: { cert: pki.serverCert, key: pki.serverKey, trunkCas: [pki.caFile] },
+    // Carriers dialled over TLS must present a certificate from the test CA (baresip's serverPem does).
+    tls: { cert: pki.serverCert, key: pki.serverKey, trunkCas: [pki.caFile], carrierCa: pki.caFile },
   });
 }, 90_000);
 
@@ -187,4 +192,17 @@ describe('SRTP media through the Kamailio edge (baresip over TLS)', () => {
     const closed = await bs.nextEvent('CALL_CLOSED');
     expect(closed.id).toBe(incoming.id);
   });
+
+  it('node → edge → a carrier whose TLS certificate the edge does not trust: the dial fails, the carrier never gets the INVITE', async () => {
+    const bs = await startBaresip({ source: micWav, transport: 'tls', srtp: true, caFile: pki.caFile, certificate: roguePem });
+    phones.push(bs);
+    const sessionId = await fx.createSession({ routing: { type: 'sip', sip: { to_uri: `sip:bs@127.0.0.1:${bs.tlsPort};transport=tls` } } });
+    const err = await fx.svc.dial(sessionId, fx.orgId, {}).then(
+      () => null,
+      (e: unknown) => e as { code?: string; message?: string },
+    );
+    expect(err?.code).toBe('dial_failed');
+    expect(bs.events.some((e) => e.type === 'CALL_INCOMING')).toBe(false);
+    expect(edge.log()).toMatch(/certificate verify failed|verify error|certificate/i);
+  }, 90_000);
 });

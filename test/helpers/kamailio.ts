@@ -23,6 +23,8 @@ export interface KamailioOptions {
     clientCa?: string;
     /** EDGE_TLS_TRUNKS: one TLS port per CA file, each requiring a client certificate it issued. */
     trunkCas?: string[];
+    /** EDGE_TLS_CARRIER_CA: what a carrier dialled over TLS must chain to (the render default: the system CAs). */
+    carrierCa?: string;
   };
   pikePeriod?: number;
   pikeDensity?: number;
@@ -64,6 +66,7 @@ export async function startKamailio(o: KamailioOptions): Promise<KamailioHandle>
     ...(o.rtpengine ? { EDGE_RTPENGINE: o.rtpengine } : {}),
     ...(o.tls && tlsPort ? { EDGE_TLS_CERT: o.tls.cert, EDGE_TLS_KEY: o.tls.key, EDGE_TLS_PORT: String(tlsPort) } : {}),
     ...(o.tls?.clientCa ? { EDGE_TLS_CLIENT_CA: o.tls.clientCa } : {}),
+    ...(o.tls?.carrierCa ? { EDGE_TLS_CARRIER_CA: o.tls.carrierCa } : {}),
     ...(trunks ? { EDGE_TLS_TRUNKS: trunks } : {}),
   };
   const rendered = spawnSync('bash', [RENDER, dir], { env, encoding: 'utf8' });
