@@ -66,7 +66,8 @@ export function checkInboundSecurity(c: ConnectionRecord | null, remote: Remote,
   if (!c.require_secure) return;
   if (!overTls) throw new SipError(403, 'Forbidden (TLS Required)');
   if (!offer) throw new SipError(488, 'Not Acceptable Here (SRTP Required, no offer)');
-  if (!mediaSecurityOf(offer).sdes) throw new SipError(488, 'Not Acceptable Here (SRTP Required)');
+  // Behind a trusted edge that terminates SRTP the offer here is RTP/AVP; the edge says what the caller offered it.
+  if (!mediaSecurityOf(offer).sdes && !remote.edgeSrtp) throw new SipError(488, 'Not Acceptable Here (SRTP Required)');
 }
 
 /** Why the peer's certificate does not satisfy the connection, or null when it does. */

@@ -17,7 +17,7 @@ import path from 'node:path';
 import { startTelephonyFixture, eventually, freePort, type TelephonyFixture } from '../helpers/sip-harness.js';
 import { startBaresip, sine, writeWav, checkAudio, gatewayHearsBaresip, BARESIP_HZ, RATE, type Baresip } from '../helpers/baresip.js';
 import { startRtpengine, type RtpengineHandle } from '../helpers/rtpengine.js';
-import { addMtlsTrunkNumber, startKamailio, type KamailioHandle } from '../helpers/kamailio.js';
+import { addMtlsTrunkNumber, addSecureTrunkNumber, startKamailio, type KamailioHandle } from '../helpers/kamailio.js';
 import { makeTestPki, type TestPki } from '../helpers/tls-certs.js';
 import type { SipLeg } from '../../src/telephony/call-leg.js';
 
@@ -34,6 +34,8 @@ let serverPem: string;
 let roguePem: string;
 /** A number whose connection requires a client certificate from the test CA with subject carrier.test. */
 let mtlsNumber: string;
+/** A number whose connection requires TLS and SRTP (`--require-secure`). */
+let secureNumber: string;
 const phones: Baresip[] = [];
 
 beforeAll(async () => {
@@ -56,6 +58,7 @@ beforeAll(async () => {
     sip: { transports: ['udp'], trustedEdge: { cidrs: ['127.0.0.1/32'], sourceHeader: 'X-VB-Source', outboundProxy: `127.0.0.1:${edgePort}` } },
   });
   mtlsNumber = await addMtlsTrunkNumber(fx, pki.caFile);
+  secureNumber = await addSecureTrunkNumber(fx);
   // One mutual-TLS trunk port: a client certificate from the test CA is required there.
   edge = await startKamailio({
     nodes: [`127.0.0.1:${fx.sipPort}`],
@@ -139,6 +142,30 @@ describe('SRTP media through the Kamailio edge (baresip over TLS)', () => {
     leg.close('test_done');
     await bs.nextEvent('CALL_CLOSED');
     await eventually(() => rec.detached !== null);
+  });
+
+  it('a connection requiring TLS+SRTP takes baresip’s SRTP call through the edge (the edge says it terminated SRTP); a plain-RTP call over TLS gets 488', async () => {
+    const secure = await startBaresip({ source: micWav, transport: 'tls', srtp: true, caFile: pki.caFile });
+    phones.push(secure);
+    await fx.createSession({ phoneNumber: secureNumber });
+    const attached = fx.sessions.nextLeg();
+    expect((await secure.command('dial', `sip:${secureNumber}@127.0.0.1:${edge.tlsPort}`)).ok).toBe(true);
+    const rec = await attached;
+    await secure.nextEvent('CALL_ESTABLISHED');
+    // The node itself sees RTP/AVP from the edge's rtpengine, as for any caller behind the edge.
+    expect((rec.leg as SipLeg).dialog.remoteSdp).toMatch(/^m=audio \d+ RTP\/AVP /m);
+    await checkAudio(secure, rec);
+    (rec.leg as SipLeg).close('test_done');
+    await secure.nextEvent('CALL_CLOSED');
+
+    const plain = await startBaresip({ source: micWav, transport: 'tls', caFile: pki.caFile });
+    phones.push(plain);
+    const before = fx.svc.ua.requestCounts.INVITE ?? 0;
+    expect((await plain.command('dial', `sip:${secureNumber}@127.0.0.1:${edge.tlsPort}`)).ok).toBe(true);
+    const closed = await plain.nextEvent('CALL_CLOSED');
+    expect(closed.param).toMatch(/488/);
+    expect(fx.svc.ua.requestCounts.INVITE ?? 0).toBe(before + 1);
+    expect(plain.events.some((e) => e.type === 'CALL_ESTABLISHED')).toBe(false);
   });
 
   it('baresip with a client certificate calls through the edge’s mutual-TLS trunk port: the node takes it (--require-client-cert), audio both ways', async () => {

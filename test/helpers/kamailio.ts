@@ -111,7 +111,16 @@ export async function startKamailio(o: KamailioOptions): Promise<KamailioHandle>
  * A TLS carrier connection whose calls need a client certificate from `caFile` with subject
  * carrier.test (the node checks what the edge vouches for), and a new number on it.
  */
-export async function addMtlsTrunkNumber(fx: TelephonyFixture, caFile: string): Promise<string> {
+export function addMtlsTrunkNumber(fx: TelephonyFixture, caFile: string): Promise<string> {
+  return addTlsTrunkNumber(fx, { requireClientCert: true, tlsClientCa: readFileSync(caFile, 'utf8'), tlsClientSubject: 'carrier.test' });
+}
+
+/** A TLS carrier connection that requires TLS signalling and SRTP media (`--require-secure`), and a new number on it. */
+export function addSecureTrunkNumber(fx: TelephonyFixture): Promise<string> {
+  return addTlsTrunkNumber(fx, { requireSecure: true });
+}
+
+async function addTlsTrunkNumber(fx: TelephonyFixture, security: repo.ConnectionSecurity): Promise<string> {
   const conn = await repo.createConnection(fx.db, {
     orgId: fx.orgId,
     provider: 'carrier_a',
@@ -119,7 +128,7 @@ export async function addMtlsTrunkNumber(fx: TelephonyFixture, caFile: string): 
     port: 5061,
     transport: 'tls',
     inboundCidrs: ['127.0.0.0/8'],
-    security: { requireClientCert: true, tlsClientCa: readFileSync(caFile, 'utf8'), tlsClientSubject: 'carrier.test' },
+    security,
   });
   const number = `+1888${String(Math.floor(Math.random() * 1e8)).padStart(8, '0')}`;
   await repo.createPhoneNumber(fx.db, { orgId: fx.orgId, number, connectionId: conn.id });

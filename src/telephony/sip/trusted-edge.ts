@@ -5,8 +5,9 @@
 // forge it. Requests inside a dialog the gateway dialled out directly (without an outbound proxy,
 // outbound calls do not pass the edge) are still taken from the far end, since they already match our Call-ID and both tags.
 // The edge also says whether the caller reached it over TLS and passes on the client certificate
-// its handshake verified (sip/kamailio: X-VB-Transport, X-VB-Client-Cert), so a connection's mutual
-// TLS demands (secure-trunk.ts) hold behind the edge as they do for a direct TLS caller.
+// its handshake verified (sip/kamailio: X-VB-Transport, X-VB-Client-Cert), and whether the caller's
+// media to it is SRTP that its rtpengine terminates (X-VB-Media), so a connection's mutual TLS and
+// TLS+SRTP demands (secure-trunk.ts) hold behind the edge as they do for a direct caller.
 import net from 'node:net';
 import type { Remote, SipRequest } from 'sip';
 import { cidrContains, isValidCidr } from '../cidr.js';
@@ -21,12 +22,14 @@ export interface TrustedEdgeOptions {
 /** The caller's TLS hop to the edge, as the edge vouches for it (the shape a direct TLS hop has). */
 export type EdgeTls = NonNullable<Remote['tls']>;
 
-export type EdgeVerdict = { kind: 'direct' } | { kind: 'edge'; source: string; tls?: EdgeTls } | { kind: 'refuse' };
+export type EdgeVerdict = { kind: 'direct' } | { kind: 'edge'; source: string; tls?: EdgeTls; srtp?: boolean } | { kind: 'refuse' };
 
 /** `X-VB-Transport: tls`: the caller reached the edge over TLS. */
 export const EDGE_TRANSPORT_HEADER = 'x-vb-transport';
 /** `X-VB-Client-Cert: <base64 of the PEM>`: a client certificate the edge's TLS handshake verified. */
 export const EDGE_CLIENT_CERT_HEADER = 'x-vb-client-cert';
+/** `X-VB-Media: srtp`: the caller offered SRTP (SDES) to the edge, which terminates it (the node sees RTP/AVP). */
+export const EDGE_MEDIA_HEADER = 'x-vb-media';
 /** Longer than any single certificate in PEM, base64 encoded (the framing caps a header line anyway). */
 const MAX_CERT_HEADER = 8192;
 
@@ -64,7 +67,9 @@ export class TrustedEdge {
     if (!this.isEdge(remote.address)) return inOutboundDialog() ? { kind: 'direct' } : { kind: 'refuse' };
     const source = lastValue(rq, this.header);
     const tls = edgeTls(rq);
-    return { kind: 'edge', source: net.isIP(source) ? source : remote.address, ...(tls ? { tls } : {}) };
+    // SRTP keys sent in clear signalling protect nothing: the edge's word on SRTP counts over TLS only.
+    const srtp = tls !== undefined && lastValue(rq, EDGE_MEDIA_HEADER).toLowerCase() === 'srtp';
+    return { kind: 'edge', source: net.isIP(source) ? source : remote.address, ...(tls ? { tls } : {}), ...(srtp ? { srtp } : {}) };
   }
 }
 

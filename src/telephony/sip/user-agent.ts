@@ -198,8 +198,8 @@ export class UserAgent implements ClientInviteHost {
       return null;
     }
     if (verdict.kind !== 'edge') return received;
-    // The caller's TLS hop to the edge (client certificate included) stands in for ours, which is the edge's.
-    return { ...received, address: verdict.source, ...(verdict.tls ? { tls: verdict.tls } : {}) };
+    // The caller's TLS hop to the edge (client certificate included, and SRTP it terminates) stands in for ours, which is the edge's.
+    return { ...received, address: verdict.source, ...(verdict.tls ? { tls: verdict.tls } : {}), ...(verdict.srtp ? { edgeSrtp: true } : {}) };
   }
 
   /** `remote`: the caller (behind an edge, the address it names); `received`: the hop the request came over. */

@@ -57,6 +57,8 @@ declare module 'sip' {
     local?: { address: string; port: number };
     /** Set by voxbridge's TLS transport: the peer's certificate as presented in the handshake. */
     tls?: { authorized: boolean; authorizationError?: string; peerCertificate?: Buffer };
+    /** Set by voxbridge behind a trusted edge: the caller's media to the edge is SRTP, which the edge terminates. */
+    edgeSrtp?: boolean;
   }
   export interface CreateOptions {
     port?: number;

@@ -100,6 +100,16 @@ describe('connection demands', () => {
     );
     expect(refusal(() => checkInboundSecurity(c, viaEdge, sdp('RTP/AVP')))).toBe('403 Forbidden (TLS Client Certificate Required)');
   });
+
+  it('behind a trusted edge that terminates SRTP, a secure connection takes the edge’s word for the caller’s SRTP', () => {
+    const c = conn({ require_secure: true });
+    const viaEdge = { protocol: 'UDP', address: '203.0.113.9', port: 5060, tls: { authorized: false } };
+    // The node sees the edge's RTP/AVP; the caller's SRTP to the edge is what the edge says it terminated.
+    expect(refusal(() => checkInboundSecurity(c, { ...viaEdge, edgeSrtp: true }, sdp('RTP/AVP')))).toBe('accepted');
+    expect(refusal(() => checkInboundSecurity(c, viaEdge, sdp('RTP/AVP')))).toBe('488 Not Acceptable Here (SRTP Required)');
+    const { tls: _tls, ...plain } = viaEdge;
+    expect(refusal(() => checkInboundSecurity(c, { ...plain, edgeSrtp: true }, sdp('RTP/AVP')))).toBe('403 Forbidden (TLS Required)');
+  });
 });
 
 describe('transports of targets', () => {

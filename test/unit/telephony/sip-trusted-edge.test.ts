@@ -69,8 +69,18 @@ describe('TrustedEdge: the caller’s TLS hop as the edge vouches for it', () =>
     }
   });
 
+  it('takes the edge’s word that it terminates the caller’s SRTP, over TLS only', () => {
+    const viaTls = edge.classify(rq({ 'x-vb-source': '203.0.113.9', 'x-vb-transport': 'tls', 'x-vb-media': 'srtp' }), from('10.0.0.5'), never);
+    expect(viaTls).toMatchObject({ kind: 'edge', srtp: true });
+    // Keys in clear signalling protect nothing: without TLS to the edge the header means nothing.
+    const clear = edge.classify(rq({ 'x-vb-source': '203.0.113.9', 'x-vb-media': 'srtp' }), from('10.0.0.5'), never);
+    expect(clear).toEqual({ kind: 'edge', source: '203.0.113.9' });
+    expect(edge.classify(rq({ 'x-vb-transport': 'tls', 'x-vb-media': 'rtp' }), from('10.0.0.5'), never)).not.toHaveProperty('srtp');
+  });
+
   it('never reads these headers from anyone but the edge', () => {
     expect(edge.classify(rq({ 'x-vb-transport': 'tls', 'x-vb-client-cert': b64 }), from('203.0.113.9'), never)).toEqual({ kind: 'refuse' });
+    expect(edge.classify(rq({ 'x-vb-transport': 'tls', 'x-vb-media': 'srtp' }), from('203.0.113.9'), () => true)).toEqual({ kind: 'direct' });
     expect(edge.classify(rq({ 'x-vb-transport': 'tls', 'x-vb-client-cert': b64 }), from('203.0.113.9'), () => true)).toEqual({ kind: 'direct' });
   });
 });
