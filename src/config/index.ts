@@ -79,6 +79,11 @@ export const ConfigSchema = Type.Object({
       scannerUserAgents: Type.Array(Type.String({ minLength: 1 })),
       authFailuresBeforeLockout: PositiveInt,
     }),
+    /**
+     * SO_RCVBUF of the SIP UDP socket: requests that arrive while the event loop is busy wait here
+     * instead of being dropped (and retransmitted 500 ms later). The kernel caps it at net.core.rmem_max.
+     */
+    udpReceiveBufferBytes: Type.Integer({ minimum: 65_536, maximum: 67_108_864 }),
     /** TCP connection defences of the SIP front (src/telephony/sip/transports.ts). */
     stream: Type.Object({
       tcpIdleTimeoutMs: PositiveInt,
@@ -297,6 +302,7 @@ const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' 
   SIP_MAX_DATAGRAM_BYTES: { path: ['sip', 'limits', 'maxDatagramBytes'], kind: 'int' },
   SIP_MAX_HEADER_BYTES: { path: ['sip', 'limits', 'maxHeaderBytes'], kind: 'int' },
   SIP_MAX_BODY_BYTES: { path: ['sip', 'limits', 'maxBodyBytes'], kind: 'int' },
+  SIP_UDP_RECEIVE_BUFFER_BYTES: { path: ['sip', 'udpReceiveBufferBytes'], kind: 'int' },
   SIP_TCP_IDLE_TIMEOUT_MS: { path: ['sip', 'stream', 'tcpIdleTimeoutMs'], kind: 'int' },
   SIP_TCP_MESSAGE_TIMEOUT_MS: { path: ['sip', 'stream', 'tcpMessageTimeoutMs'], kind: 'int' },
   SIP_MAX_CONNECTIONS_PER_SOURCE: { path: ['sip', 'stream', 'maxConnectionsPerSource'], kind: 'int' },

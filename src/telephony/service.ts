@@ -153,6 +153,7 @@ export class TelephonyService {
         logger: svc.log,
         limits: sip.limits,
         stream: sip.stream,
+        udpReceiveBufferBytes: sip.udpReceiveBufferBytes,
         tls: tlsListenerOf(sip.tls),
         guard: svc.guard,
         edge: svc.edge.enabled ? svc.edge : undefined,

@@ -24,9 +24,12 @@ export interface StackOptions {
   publicAddress: string;
   limits?: Partial<SipLimits>;
   stream?: Partial<StreamLimits>;
+  /** SO_RCVBUF asked for the UDP socket (the kernel's default when absent). */
+  udpReceiveBufferBytes?: number;
   /** SIP over TLS on its own port (RFC 3261 §26.2; 5061 by convention). */
   tls?: { port: number; material: TlsMaterial } | null;
   onError?: (e: unknown) => void;
+  onWarning?: (message: string, fields: Record<string, unknown>) => void;
   onSend?(m: SipMessage, target: Remote): void;
   onReceive?(m: SipMessage, remote: Remote): void;
   /** A message or connection the front refused (counted and logged by the caller). */
@@ -55,9 +58,10 @@ export function createSipStack(o: StackOptions, onRequest: (rq: SipRequest, remo
   const sink: FrontSink = {
     message: (m, remote) => dispatch(m, remote),
     refused: (fault, remote, detail) => o.onRefused?.(fault, remote, detail),
+    warn: (message, fields) => o.onWarning?.(message, fields),
   };
   const transports: Record<string, Transport> = {};
-  if (o.transports.includes('udp')) transports.UDP = makeUdpTransport(o.host, o.port, limits, sink);
+  if (o.transports.includes('udp')) transports.UDP = makeUdpTransport(o.host, o.port, limits, sink, o.udpReceiveBufferBytes);
   if (o.transports.includes('tcp')) transports.TCP = makeTcpTransport(o.host, o.port, limits, streamLimits, sink);
   if (o.tls) transports.TLS = makeTlsTransport(o.host, o.tls.port, o.tls.material, limits, streamLimits, sink);
 

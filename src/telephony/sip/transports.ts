@@ -29,6 +29,8 @@ export interface FrontSink {
   message(m: SipMessage, remote: Remote): void;
   /** Counted under `fault`; logged (throttled) by the sink. */
   refused(fault: string, remote: { address: string; port: number; protocol: string }, detail?: string): void;
+  /** Something the operator should fix (logged once). */
+  warn?(message: string, fields: Record<string, unknown>): void;
 }
 
 /** One way to send on a transport; the transaction layer releases it when done. */
@@ -62,8 +64,10 @@ function stampVia(m: SipMessage, address: string, port: number, udp: boolean): v
   if (udp && Object.prototype.hasOwnProperty.call(via.params, 'rport')) via.params.rport = String(port);
 }
 
-export function makeUdpTransport(host: string, port: number, limits: SipLimits, sink: FrontSink): Transport {
-  const socket = dgram.createSocket(net.isIPv6(host) ? 'udp6' : 'udp4');
+export function makeUdpTransport(host: string, port: number, limits: SipLimits, sink: FrontSink, receiveBufferBytes?: number): Transport {
+  // A bigger receive buffer holds a burst that arrives during a GC pause or a busy tick; with the
+  // kernel's default (~200 KB, ~90 datagrams) 400 setups/s already overflowed it (drops, retransmissions).
+  const socket = dgram.createSocket({ type: net.isIPv6(host) ? 'udp6' : 'udp4', ...(receiveBufferBytes ? { recvBufferSize: receiveBufferBytes } : {}) });
   socket.on('error', (e) => sink.refused('socket_error', { address: host, port, protocol: 'UDP' }, String(e)));
   socket.on('message', (data, rinfo) => {
     const remote = { protocol: 'UDP', address: rinfo.address, port: rinfo.port, local: { address: host, port } };
@@ -71,7 +75,13 @@ export function makeUdpTransport(host: string, port: number, limits: SipLimits, 
     if (!framed) return;
     handleFramed(framed, remote, sink, (reply) => socket.send(Buffer.from(reply, 'latin1'), rinfo.port, rinfo.address), true);
   });
-  socket.bind(port, host);
+  socket.bind(port, host, () => {
+    // Linux reports twice what it granted (the doubling covers its bookkeeping) and caps it at net.core.rmem_max.
+    const granted = socket.getRecvBufferSize() / 2;
+    if (receiveBufferBytes && granted < receiveBufferBytes) {
+      sink.warn?.('SIP UDP receive buffer smaller than configured: raise net.core.rmem_max', { asked: receiveBufferBytes, granted });
+    }
+  });
   const open = (target: Remote): Connection => ({
     protocol: 'UDP',
     release() {},

@@ -36,6 +36,8 @@ export interface UserAgentOptions {
   logger?: SipLogger;
   limits?: Partial<SipLimits>;
   stream?: Partial<StreamLimits>;
+  /** SO_RCVBUF asked for the UDP socket (sip.udpReceiveBufferBytes). */
+  udpReceiveBufferBytes?: number;
   /** SIP over TLS listener (off when null/absent). */
   tls?: { port: number; material: TlsMaterial } | null;
   /** Per-source flood and scanner defences, checked before anything else looks at a request. */
@@ -92,8 +94,10 @@ export class UserAgent implements ClientInviteHost {
         publicAddress: o.advertisedAddress,
         limits: o.limits,
         stream: o.stream,
+        udpReceiveBufferBytes: o.udpReceiveBufferBytes,
         tls: o.tls,
         onError: (e) => this.log.warn({ err: String(e) }, 'sip stack error'),
+        onWarning: (message, fields) => this.log.warn(fields, message),
         onSend: (m, target) => {
           // Stringifying every message costs ~2 µs: only when debug logging is on.
           if (this.log.isLevelEnabled?.('debug') ?? true) this.log.debug({ target, msg: sip.stringify(m) }, 'sip send');
