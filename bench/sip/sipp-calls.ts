@@ -12,6 +12,7 @@ export function placeCalls(fx: TelephonyFixture, o: { calls: number; rate: numbe
     rateLimit: o.calls,
     durationMs: 0,
     timeoutSeconds: o.timeoutSeconds,
-    extra: ['-max_socket', '60000'],
+    // A large socket buffer for the load generator too: its own drops would be counted against the gateway.
+    extra: ['-max_socket', '60000', '-buff_size', '4194304'],
   });
 }
