@@ -85,7 +85,8 @@ describe('E-model MOS (ITU-T G.107, G.711)', () => {
   });
 });
 
-async function rtcpScenario(mux: boolean) {
+/** An endpoint sending RTCP every 200 ms, closed after the test. */
+async function openEndpoint(): Promise<RtpEndpoint> {
   const ep = await RtpEndpoint.open({
     bindAddress: '127.0.0.1',
     portMin: 46000,
@@ -95,6 +96,11 @@ async function rtcpScenario(mux: boolean) {
     rtcpIntervalMs: 200,
   });
   cleanup.push(() => ep.close());
+  return ep;
+}
+
+async function rtcpScenario(mux: boolean) {
+  const ep = await openEndpoint();
   // The peer: RTP on an even port, RTCP on the next (or on the RTP port with mux).
   let rtp: dgram.Socket | null = null;
   let rtcp: dgram.Socket | null = null;
@@ -197,14 +203,7 @@ describe('RTCP on a leg, against a UDP peer that drops and delays packets', () =
   });
 
   it('sends no BYE for a leg that never sent RTP or RTCP (RFC 3550 §6.3.7)', async () => {
-    const ep = await RtpEndpoint.open({
-      bindAddress: '127.0.0.1',
-      portMin: 46000,
-      portMax: 47999,
-      timeoutMs: 10000,
-      clock: new MediaClock(),
-      rtcpIntervalMs: 200,
-    });
+    const ep = await openEndpoint();
     const peer = dgram.createSocket('udp4');
     cleanup.push(() => peer.close());
     await new Promise<void>((resolve) => peer.bind({ port: 0, address: '127.0.0.1' }, resolve));
