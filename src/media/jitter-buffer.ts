@@ -7,8 +7,11 @@
 // - Target delay: fixed, or adaptive from the RFC 3550 §A.8 interarrival jitter estimate.
 // - Loss: a missing frame is concealed by repeating the last good frame, fading, then silence.
 // - Clock drift: a sender faster than our clock makes the level grow; a frame is dropped when the level
-//   stays above target. A slower sender drains the buffer; the underrun inserts concealment frames
-//   without advancing playout (a stretch) and the buffer re-primes.
+//   stays above target (a quiet one when one comes within a window, see pop). A slower sender drains
+//   the buffer; the underrun inserts concealment frames without advancing playout (a stretch) and the
+//   buffer re-primes.
+
+import { SILENT_FRAME_ENERGY, frameEnergy } from './live-queue.js';
 
 export interface JitterBufferOptions {
   /** Initial (and, when not adaptive, fixed) playout delay in frames. Default 3 (60 ms). */
@@ -77,6 +80,9 @@ export class JitterBuffer {
   private lastUnderrunAt = -Infinity;
   private windowMin = Infinity;
   private windowTicks = 0;
+  /** A window found one frame of surplus depth, not yet removed (waiting for a quiet frame). */
+  private surplusOwed = false;
+  private surplusWaitTicks = 0;
   private jitter = 0;
   private prevTransit = NaN;
   private readonly s: JitterBufferStats;
@@ -143,6 +149,7 @@ export class JitterBuffer {
     this.prevTransit = NaN;
     this.windowMin = Infinity;
     this.windowTicks = 0;
+    this.settleSurplus();
   }
 
   /**
@@ -231,17 +238,27 @@ export class JitterBuffer {
       this.discard(drop);
       this.windowMin = Infinity;
       this.windowTicks = 0;
+      this.settleSurplus();
     } else {
       // Surplus depth: the smallest level seen at playout over a window is depth that was never
       // needed (a fast sender's drift, or the frames a stall or a start-up burst left behind). One
       // frame of it goes per window until the level touches the target. A level that only swings
       // (arrivals straddling the tick) still touches the target and loses nothing. The old rule
       // (level above target + 1 for 10 ticks) left one frame, 20 ms, standing for good.
+      // The frame goes when a silent (or missing) one is next to play, so a pause is shortened rather
+      // than a word cut; only after a further window without one does the next frame go anyway.
       if (level < this.windowMin) this.windowMin = level;
       if (++this.windowTicks >= SURPLUS_WINDOW_TICKS) {
-        if (this.windowMin > this.target) this.discard(1);
+        if (this.windowMin > this.target) this.surplusOwed = true;
         this.windowMin = Infinity;
         this.windowTicks = 0;
+      }
+      if (this.surplusOwed) {
+        if (level <= this.target) this.settleSurplus();
+        else if (this.nextIsQuiet() || ++this.surplusWaitTicks >= SURPLUS_WINDOW_TICKS) {
+          this.discard(1);
+          this.settleSurplus();
+        }
       }
     }
     const slot = this.slotOf(this.next);
@@ -257,6 +274,18 @@ export class JitterBuffer {
       return out;
     }
     return this.conceal(out);
+  }
+
+  private settleSurplus(): void {
+    this.surplusOwed = false;
+    this.surplusWaitTicks = 0;
+  }
+
+  /** The frame due next is missing (concealed anyway) or at or below the silence level. */
+  private nextIsQuiet(): boolean {
+    const slot = this.slotOf(this.next);
+    if (this.slotIndex[slot] !== this.next) return true;
+    return frameEnergy(this.store.subarray(slot * SAMPLES, (slot + 1) * SAMPLES)) <= SILENT_FRAME_ENERGY;
   }
 
   private slotOf(idx: number): number {

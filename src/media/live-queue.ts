@@ -6,8 +6,10 @@
 // - every tick it records the depth left after the release; over a window of `windowTicks` the
 //   smallest depth seen is the backlog that was never needed (a burst or a chunked sender makes the
 //   depth swing, but its minimum still touches zero when the producer keeps pace);
-// - at the end of the window a backlog above `targetFrames` is removed, the quietest frames first
-//   (shortening silence is inaudible; speech is cut only when nothing quieter is left);
+// - at the end of the window a backlog above `targetFrames` becomes a debt paid in silent frames
+//   (at or below `silenceEnergy`), quietest first, as soon as they are queued: shortening a pause is
+//   inaudible. Only when a whole further window brings too little silence (continuous speech or a
+//   noisy line) is the rest cut from the quietest frames queued, so a surplus cannot stand longer;
 // - a hard cap drops the oldest frames at once, so a stall can never add more than `maxFrames`.
 //
 // Order is kept; nothing is dropped while the producer and consumer keep pace at or below the target.
@@ -19,11 +21,18 @@ export interface LiveQueueOptions {
   windowTicks?: number;
   /** Hard cap in frames; the oldest go beyond it. Default 15 (300 ms). */
   maxFrames?: number;
+  /**
+   * Frames whose energy is at or below this are silence, which convergence removes first and
+   * without delay. In `frameEnergy`'s units; default SILENT_FRAME_ENERGY (-50 dBFS).
+   */
+  silenceEnergy?: number;
 }
 
 export interface LiveQueueStats {
-  /** Frames removed by convergence (quietest first). */
+  /** Frames removed by convergence (silence first, then the quietest). */
   trimmed: number;
+  /** Of `trimmed`, frames above the silence level (cut when a window brought too little silence). */
+  trimmedVoiced: number;
   /** Frames removed by the hard cap. */
   overflowed: number;
 }
@@ -31,15 +40,20 @@ export interface LiveQueueStats {
 export class LiveQueue<T> {
   private items: T[] = [];
   private enqueuedAt: number[] = [];
+  /** Energy of each item, computed when convergence first needs it (NaN until then). */
+  private energies: number[] = [];
   private head = 0;
   private windowMin = Infinity;
   private windowTicks = 0;
-  readonly stats: LiveQueueStats = { trimmed: 0, overflowed: 0 };
+  /** Surplus frames still to remove (found at a window end, paid in silence as it comes). */
+  private owed = 0;
+  readonly stats: LiveQueueStats = { trimmed: 0, trimmedVoiced: 0, overflowed: 0 };
   private readonly target: number;
   private readonly window: number;
   private readonly max: number;
+  private readonly silence: number;
 
-  /** @param energyOf loudness of an item (sum of squares or any monotonic measure), to drop the quietest. */
+  /** @param energyOf loudness of an item (`frameEnergy` or any monotonic measure in the units of `silenceEnergy`). */
   constructor(
     private readonly energyOf: (item: T) => number,
     o: LiveQueueOptions = {},
@@ -47,15 +61,22 @@ export class LiveQueue<T> {
     this.target = Math.max(0, o.targetFrames ?? 1);
     this.window = Math.max(1, o.windowTicks ?? 50);
     this.max = Math.max(this.target + 1, o.maxFrames ?? 15);
+    this.silence = o.silenceEnergy ?? SILENT_FRAME_ENERGY;
   }
 
   get length(): number {
     return this.items.length - this.head;
   }
 
+  /** Surplus frames convergence still has to remove. */
+  get pendingTrim(): number {
+    return this.owed;
+  }
+
   push(item: T, now = 0): void {
     this.items.push(item);
     this.enqueuedAt.push(now);
+    this.energies.push(NaN);
     while (this.length > this.max) {
       this.head++;
       this.stats.overflowed++;
@@ -76,58 +97,98 @@ export class LiveQueue<T> {
   lastEnqueuedAt = 0;
 
   /**
-   * Called once per consumer tick, after the release: measures the depth and, at each window's end,
-   * removes the backlog above the target. Returns how many frames were removed.
+   * Called once per consumer tick, after the release: pays the surplus found so far in silent
+   * frames, measures the depth and, at each window's end, sets the surplus above the target (cutting
+   * the quietest frames when the previous window's surplus found too little silence). Returns how
+   * many frames were removed.
    */
   endTick(): number {
+    let removed = this.owed > 0 ? this.drop(this.owed, true) : 0;
     const depth = this.length;
     if (depth < this.windowMin) this.windowMin = depth;
-    if (++this.windowTicks < this.window) return 0;
-    const excess = this.windowMin - this.target;
+    if (++this.windowTicks < this.window) return removed;
+    let excess = this.windowMin - this.target;
     this.windowMin = Infinity;
     this.windowTicks = 0;
-    if (excess <= 0) return 0;
-    this.dropQuietest(excess);
-    return excess;
+    if (excess > 0 && this.owed > 0) {
+      // A whole window without enough silence to pay the last surplus: the quietest frames go now.
+      const cut = this.drop(Math.min(this.owed, excess), false);
+      removed += cut;
+      excess -= cut;
+    }
+    this.owed = Math.max(0, excess);
+    if (this.owed > 0) removed += this.drop(this.owed, true);
+    return removed;
   }
 
   clear(): void {
     this.items = [];
     this.enqueuedAt = [];
+    this.energies = [];
     this.head = 0;
     this.windowMin = Infinity;
     this.windowTicks = 0;
+    this.owed = 0;
   }
 
-  private dropQuietest(n: number): void {
+  /**
+   * Removes up to `n` frames, quietest first (the oldest among equals); with `silentOnly` only frames
+   * at or below the silence level. Lowers the debt by what went; returns that.
+   */
+  private drop(n: number, silentOnly: boolean): number {
     this.compact();
-    // n is small (a window's surplus); a selection by energy keeps this cheap and allocation-light.
-    const energies = this.items.map((it) => this.energyOf(it));
-    const drop = new Set<number>();
+    const energies = this.energies;
+    this.items.forEach((it, i) => {
+      if (Number.isNaN(energies[i])) energies[i] = this.energyOf(it);
+    });
+    // n is small (a window's surplus): a selection by energy keeps this cheap and allocation-light.
+    let dropped: Set<number> | null = null;
     for (let k = 0; k < n; k++) {
       let best = -1;
       for (let i = 0; i < energies.length; i++) {
-        if (!drop.has(i) && (best < 0 || (energies[i] ?? 0) < (energies[best] ?? 0))) best = i; // both indexes < energies.length
+        const e = energies[i] ?? 0; // i < energies.length
+        if (silentOnly && e > this.silence) continue;
+        if (dropped?.has(i)) continue;
+        if (best < 0 || e < (energies[best] ?? 0)) best = i;
       }
       if (best < 0) break;
-      drop.add(best);
+      (dropped ??= new Set()).add(best);
     }
-    this.items = this.items.filter((_, i) => !drop.has(i));
-    this.enqueuedAt = this.enqueuedAt.filter((_, i) => !drop.has(i));
-    this.stats.trimmed += drop.size;
+    if (!dropped) return 0;
+    const gone = dropped;
+    const keep = (_: unknown, i: number): boolean => !gone.has(i);
+    this.items = this.items.filter(keep);
+    this.enqueuedAt = this.enqueuedAt.filter(keep);
+    this.energies = this.energies.filter(keep);
+    this.stats.trimmed += gone.size;
+    if (!silentOnly) for (const i of gone) if ((energies[i] ?? 0) > this.silence) this.stats.trimmedVoiced++;
+    this.owed = Math.max(0, this.owed - gone.size);
+    return gone.size;
   }
 
   private compact(): void {
     if (this.head === 0) return;
     this.items = this.items.slice(this.head);
     this.enqueuedAt = this.enqueuedAt.slice(this.head);
+    this.energies = this.energies.slice(this.head);
     this.head = 0;
   }
 }
 
-/** Energy of a PCM16 frame (sum of squares, sampled every 4th sample: enough to rank silence). */
+/**
+ * Energy of a PCM16 frame: the mean square of every sample. Every sample counts: a sum over every
+ * 4th sample (a 2 kHz sampling of 8 kHz audio) reads a 1 kHz tone, whose every 4th sample is a zero
+ * crossing, as silence, and convergence then cut the loudest frame of the queue first.
+ */
 export function frameEnergy(pcm: Int16Array): number {
+  if (pcm.length === 0) return 0;
   let e = 0;
-  for (let i = 0; i < pcm.length; i += 4) e += (pcm[i] ?? 0) * (pcm[i] ?? 0); // i < pcm.length
-  return e;
+  for (let i = 0; i < pcm.length; i++) e += (pcm[i] ?? 0) * (pcm[i] ?? 0); // i < pcm.length
+  return e / pcm.length;
 }
+
+/**
+ * Silence for convergence, in `frameEnergy`'s units: -50 dBFS RMS, the level below which the energy
+ * VAD never hears speech (VadOptions.minLevelDb).
+ */
+export const SILENT_FRAME_ENERGY = (32768 * 10 ** (-50 / 20)) ** 2;

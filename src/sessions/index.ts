@@ -11,7 +11,7 @@ export { TtsProcessor, TRANSLATED_SPEAKER_LABEL } from './processors/tts.js';
 export { InterruptionProcessor } from './processors/interruption.js';
 export { OutputPacer, MAX_QUEUED_FRAMES, MAX_LIVE_BACKLOG_FRAMES } from './processors/pacer.js';
 export { MediaClock, sharedMediaClock, type TickListener, type TickSource } from './media-clock.js';
-export { planPipeline, buildPipeline, type PipelinePlan } from './pipeline.js';
+export { planPipeline, buildPipeline, vadParties, type PipelinePlan } from './pipeline.js';
 export { SESSION_MODES, TRANSLATION_MODES, AGENT_MODES, isSessionMode, type SessionMode } from './modes.js';
 export { LiveSession, type LiveSessionOptions, type LiveSessionHooks, type LiveAgentOptions, type SessionOutput, type StoredTurn } from './live-session.js';
 export { SessionRegistry, awaitsPhoneLeg, type SessionRegistryDeps } from './registry.js';

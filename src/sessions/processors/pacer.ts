@@ -83,15 +83,20 @@ export class OutputPacer extends FrameProcessor {
     return this.live.get(party)!.length;
   }
 
-  /** Live frames removed so far: by convergence (`trimmed`) and by the hard cap (`overflowed`). */
-  liveDrops(): { trimmed: number; overflowed: number } {
+  /**
+   * Live frames removed so far: by convergence (`trimmed`; of which `trimmedVoiced` above the silence
+   * level, cut only when a window brought too little silence) and by the hard cap (`overflowed`).
+   */
+  liveDrops(): { trimmed: number; trimmedVoiced: number; overflowed: number } {
     let trimmed = 0;
+    let trimmedVoiced = 0;
     let overflowed = 0;
     for (const q of this.live.values()) {
       trimmed += q.stats.trimmed;
+      trimmedVoiced += q.stats.trimmedVoiced;
       overflowed += q.stats.overflowed;
     }
-    return { trimmed, overflowed };
+    return { trimmed, trimmedVoiced, overflowed };
   }
 
   process(frame: Frame): void {

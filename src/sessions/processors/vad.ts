@@ -49,15 +49,25 @@ export class VadProcessor extends FrameProcessor {
   /**
    * Detectors are made when the session is built, not on its first audio frame. A Silero detector
    * costs no model load: it joins the process's shared model (loaded once, in a worker thread).
+   * Only `parties` get one (the pipeline names those whose marks a later stage reads); the audio of
+   * the others passes through unmarked, and costs nothing.
    */
-  constructor(private readonly opts: VadChoice = {}) {
+  constructor(
+    private readonly opts: VadChoice = {},
+    parties: readonly Party[] = PARTIES,
+  ) {
     super();
-    for (const party of PARTIES) {
+    for (const party of parties) {
       const v: PartyVad = { energy: null, silero: null, lastMs: 0 };
       if (opts.engine === 'silero' && opts.sileroModel) v.silero = this.sileroFor(party, opts.sileroModel, v);
       else v.energy = this.energyFor();
       this.vads.set(party, v);
     }
+  }
+
+  /** Parties whose speech is detected. */
+  get parties(): Party[] {
+    return [...this.vads.keys()];
   }
 
   speaking(party: Party): boolean {

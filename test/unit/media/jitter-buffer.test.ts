@@ -187,4 +187,50 @@ describe('JitterBuffer', () => {
     jb.push(0, two, 0);
     expect(drain(jb, 2)).toEqual([1, 2]);
   });
+
+  // The media bench's RTP→RTP markers: a 1 kHz tone frame every 25 frames among quiet ones. The
+  // surplus rule removed the frame due next, whatever it held, and took a marker in every call.
+  it('removes surplus depth in quiet frames, never the loud one due next, whatever its phase', () => {
+    const tone = Int16Array.from({ length: 160 }, (_, i) => Math.round(12000 * Math.sin((2 * Math.PI * 1000 * i) / 8000)));
+    const quiet = new Int16Array(160).fill(8);
+    for (let phase = 0; phase < 25; phase++) {
+      const jb = new JitterBuffer({ targetFrames: 2, adaptive: false });
+      let n = 0;
+      let loudSent = 0;
+      let loudPlayed = 0;
+      const push = () => {
+        const loud = (n + phase) % 25 === 0;
+        if (loud) loudSent++;
+        jb.push(n * 160, loud ? tone : quiet, 0);
+        n++;
+      };
+      for (let k = 0; k < 4; k++) push(); // start-up left two frames above the target
+      for (let tick = 0; tick < 300; tick++) {
+        const f = jb.pop();
+        if (f && Math.max(...f) > 6000) loudPlayed++;
+        push();
+      }
+      expect(jb.stats.dropped, `phase ${phase}`).toBe(2);
+      expect(jb.level, `phase ${phase}`).toBe(2);
+      for (let k = jb.level; k > 0; k--) if (Math.max(...jb.pop()!) > 6000) loudPlayed++; // the two still buffered
+      expect(loudPlayed, `phase ${phase}`).toBe(loudSent);
+    }
+  });
+
+  it('removes a surplus from continuous speech too, one window later', () => {
+    const jb = new JitterBuffer({ targetFrames: 2, adaptive: false });
+    const loud = Int16Array.from({ length: 160 }, (_, i) => Math.round(8000 * Math.sin(i / 3)));
+    let n = 0;
+    for (; n < 3; n++) jb.push(n * 160, loud, 0);
+    const levels: number[] = [];
+    for (let tick = 0; tick < 40; tick++) {
+      levels.push(jb.level);
+      jb.pop();
+      jb.push(n * 160, loud, 0);
+      n++;
+    }
+    expect(jb.stats.dropped).toBe(1);
+    expect(levels[10]).toBe(3); // found at the first window's end, kept while a quiet frame may come
+    expect(levels.slice(-10).every((l) => l === 2)).toBe(true);
+  });
 });

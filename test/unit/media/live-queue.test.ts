@@ -1,7 +1,7 @@
 // The converging live queue: order kept, nothing lost while producer and consumer keep pace, a
 // standing backlog removed (quietest frames first), a hard cap. Driven tick by tick, no timers.
 import { describe, expect, it } from 'vitest';
-import { LiveQueue } from '../../../src/media/index.js';
+import { LiveQueue, SILENT_FRAME_ENERGY, frameEnergy } from '../../../src/media/index.js';
 
 interface F {
   n: number;
@@ -81,5 +81,83 @@ describe('LiveQueue', () => {
     for (let w = 0; w < 10; w++) lastWindowMins.push(Math.min(...depths.slice(4000 + w * 100, 4000 + (w + 1) * 100)));
     expect(Math.max(...lastWindowMins)).toBeLessThanOrEqual(1);
     for (let i = 1; i < out.length; i++) expect(out[i]).toBeGreaterThan(out[i - 1]);
+  });
+
+  it('waits for silence to pay a surplus instead of cutting speech, while silence comes within a window', () => {
+    const q = new LiveQueue<F>(energy, { targetFrames: 1, windowTicks: 10, silenceEnergy: 1 });
+    // A 4-frame burst at start-up, then speech with a 60 ms pause every 300 ms (frames 12-14 of 15).
+    const silent = (m: number) => m % 15 >= 12;
+    const { out, produced, depths } = run(
+      q,
+      60,
+      (t) => (t === 0 ? 5 : 1),
+      (k) => !silent(k - 1), // run() asks for frame m as loud(m + 1)
+    );
+    const last = out[out.length - 1];
+    const voicedOut = out.filter((m) => !silent(m));
+    const voicedIn = [...Array(produced).keys()].filter((m) => !silent(m) && m <= last);
+    expect(voicedOut).toEqual(voicedIn); // every speech frame played, in order
+    expect(q.stats.trimmed).toBeGreaterThan(0); // the surplus went, in pauses
+    expect(q.stats.trimmedVoiced).toBe(0);
+    expect(Math.max(...depths.slice(-20))).toBeLessThanOrEqual(1);
+  });
+
+  it('cuts the quietest speech only after a whole window brought no silence, and converges', () => {
+    const q = new LiveQueue<F>(energy, { targetFrames: 1, windowTicks: 10, silenceEnergy: 0 });
+    const { depths } = run(q, 60, (t) => (t === 0 ? 5 : 1));
+    expect(q.pendingTrim).toBe(0);
+    expect(q.stats.trimmedVoiced).toBe(q.stats.trimmed);
+    expect(q.stats.trimmed).toBeGreaterThan(0);
+    expect(Math.max(...depths.slice(-20))).toBeLessThanOrEqual(1);
+    // Found at the first window's end (tick 9), cut at the second's (tick 19), not before.
+    expect(depths[9]).toBeGreaterThan(1);
+    expect(depths[19]).toBeLessThanOrEqual(1);
+  });
+});
+
+// Real PCM frames, as the pacer and the RTP sender queue them.
+const tone1k = (amp: number): Int16Array => Int16Array.from({ length: 160 }, (_, i) => Math.round(amp * Math.sin((2 * Math.PI * 1000 * i) / 8000)));
+const steady = (v: number): Int16Array => new Int16Array(160).fill(v);
+
+describe('frameEnergy', () => {
+  it('hears every sample: a 1 kHz tone (zero at every 4th sample at 8 kHz) is loud, not silence', () => {
+    expect(frameEnergy(tone1k(12000))).toBeGreaterThan(SILENT_FRAME_ENERGY);
+    expect(frameEnergy(tone1k(12000))).toBeGreaterThan(frameEnergy(steady(8)) * 1000);
+    expect(frameEnergy(steady(8))).toBeLessThanOrEqual(SILENT_FRAME_ENERGY);
+    expect(frameEnergy(new Int16Array(0))).toBe(0);
+  });
+
+  it('ranks frames by level: -40 dBFS speech above the -50 dBFS silence line, -60 dBFS below', () => {
+    const at = (db: number) => steady(Math.round(32768 * 10 ** (db / 20)));
+    expect(frameEnergy(at(-40))).toBeGreaterThan(SILENT_FRAME_ENERGY);
+    expect(frameEnergy(at(-60))).toBeLessThan(SILENT_FRAME_ENERGY);
+  });
+});
+
+describe('LiveQueue with PCM frames', () => {
+  // The media bench's socket→RTP pattern: a 1 kHz marker every 25 frames among quiet ones, a
+  // start-up backlog, then one frame per tick; convergence runs at every 50th tick. Every phase of
+  // the marker against the window end is tried, so a marker is queued at a window's end in some.
+  it('keeps every loud frame through convergence, whatever the phase of the window end', () => {
+    for (let phase = 0; phase < 25; phase++) {
+      const q = new LiveQueue<{ n: number; loud: boolean; pcm: Int16Array }>((f) => frameEnergy(f.pcm), { targetFrames: 1, windowTicks: 50, maxFrames: 15 });
+      let n = 0;
+      const loudIn: number[] = [];
+      const loudOut: number[] = [];
+      const push = () => {
+        const loud = (n + phase) % 25 === 0;
+        if (loud) loudIn.push(n);
+        q.push({ n: n++, loud, pcm: loud ? tone1k(12000) : steady(8) });
+      };
+      for (let t = 0; t < 300; t++) {
+        for (let k = t === 0 ? 4 : t % 60 === 30 ? 3 : 1; k > 0; k--) push(); // a start-up burst, then a burst every 1.2 s
+        const f = q.shift();
+        if (f?.loud) loudOut.push(f.n);
+        q.endTick();
+      }
+      for (let f = q.shift(); f; f = q.shift()) if (f.loud) loudOut.push(f.n);
+      expect(q.stats.trimmed, `phase ${phase}`).toBeGreaterThan(0);
+      expect(loudOut, `phase ${phase}`).toEqual(loudIn);
+    }
   });
 });

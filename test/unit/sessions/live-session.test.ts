@@ -164,4 +164,31 @@ describe('LiveSession', () => {
     await vi.waitFor(() => expect(good).toHaveBeenCalledTimes(1));
     session.close('test');
   });
+
+  it('bridges every loud frame of a socket customer to the agent leg through the start-up backlog (assistive)', () => {
+    const { engines } = fakeEngines([]);
+    const { session, clock } = makeSession(engines, { mode: 'assistive_translation' });
+    const played: Int16Array[] = [];
+    session.attachLeg({ party: 'agent', kind: 'sip', playFrame: (f) => played.push(f), close: vi.fn() });
+    const tone = () => Int16Array.from({ length: 160 }, (_, i) => Math.round(12000 * Math.sin((2 * Math.PI * 1000 * i) / 8000)));
+    const peak = (f: Int16Array) => f.reduce((m, v) => Math.max(m, Math.abs(v)), 0);
+    let n = 0;
+    let loudSent = 0;
+    const send = (frames: number) => {
+      for (let i = 0; i < frames; i++, n++) {
+        const loud = n % 25 === 0;
+        if (loud) loudSent++;
+        session.pushAudio('customer', loud ? tone() : new Int16Array(160).fill(8));
+      }
+    };
+    send(5); // the socket's first messages arrive together (a stall at start-up)
+    for (let t = 0; t < 300; t++) {
+      send(1);
+      clock.tick();
+    }
+    clock.tick(session.queuedOutput('agent'));
+    expect(played.filter((f) => peak(f) > 6000)).toHaveLength(loudSent);
+    expect(played.length).toBeLessThan(n); // the backlog did go (in quiet frames)
+    session.close('test');
+  });
 });

@@ -39,7 +39,7 @@ describe('OutputPacer live audio', () => {
       clock.tick();
     }
     expect(out).toEqual(Array.from({ length: sent() }, (_, i) => i + 1));
-    expect(pacer.liveDrops()).toEqual({ trimmed: 0, overflowed: 0 });
+    expect(pacer.liveDrops()).toEqual({ trimmed: 0, trimmedVoiced: 0, overflowed: 0 });
   });
 
   it('carries 100 ms chunks that arrive with jitter (early, late) without loss', () => {
@@ -92,5 +92,38 @@ describe('OutputPacer live audio', () => {
     const p = got.filter((f) => f.kind === 'playout');
     expect(p).toHaveLength(1);
     expect((p[0] as { pcm: Int16Array }).pcm[0]).toBe(150);
+  });
+
+  // The media bench's socket→RTP markers: a 1 kHz tone frame every 25 frames among quiet ones, a
+  // start-up backlog that convergence removes at the window's end. The tone is zero at every 4th
+  // sample; it must not be taken for the quietest frame. Every phase of marker against window end.
+  it('keeps every loud marker frame through convergence, removing quiet ones instead', () => {
+    const tone = Int16Array.from({ length: 160 }, (_, i) => Math.round(12000 * Math.sin((2 * Math.PI * 1000 * i) / 8000)));
+    for (let phase = 0; phase < 25; phase++) {
+      const clock = new ManualClock();
+      const played: Int16Array[] = [];
+      const pacer = new OutputPacer(clock).link((f: Frame) => {
+        if (f.kind === 'playout' && f.to === 'agent') played.push(f.pcm);
+      });
+      let n = 0;
+      let loudSent = 0;
+      const send = (frames: number) => {
+        for (let i = 0; i < frames; i++, n++) {
+          const loud = (n + phase) % 25 === 0;
+          if (loud) loudSent++;
+          pacer.process({ kind: 'output_audio', to: 'agent', speaker: 'customer_original', pcm: loud ? tone : new Int16Array(160).fill(8) });
+        }
+      };
+      send(4); // a start-up backlog: 3 frames above the target
+      for (let t = 0; t < 400; t++) {
+        send(1);
+        clock.tick();
+      }
+      clock.tick(pacer.liveQueued('agent'));
+      expect(pacer.liveDrops().trimmed, `phase ${phase}`).toBe(3);
+      expect(pacer.liveDrops().trimmedVoiced, `phase ${phase}`).toBe(0);
+      expect(played.filter((f) => f === tone).length, `phase ${phase}`).toBe(loudSent);
+      pacer.close();
+    }
   });
 });

@@ -9,6 +9,8 @@ import {
   BridgeProcessor,
   InterruptionProcessor,
   planPipeline,
+  buildPipeline,
+  vadParties,
   MAX_LIVE_BACKLOG_FRAMES,
   type Frame,
 } from '../../../src/sessions/index.js';
@@ -232,5 +234,58 @@ describe('planPipeline', () => {
   it('names every gap when engines are off', () => {
     const plan = planPipeline({ mode: 'bidirectional_translation', source_language: 'en', target_language: 'es' }, buildEngines(null, null, null), 'en');
     expect(plan.unavailable).toHaveLength(2);
+  });
+});
+
+describe('buildPipeline: the VAD runs only where its marks are read', () => {
+  const build = (engines: ReturnType<typeof buildEngines>, o: { mode?: 'assistive_translation' | 'bidirectional_translation'; bargeIn?: boolean } = {}) => {
+    const plan = planPipeline({ mode: o.mode ?? 'assistive_translation', source_language: 'en', target_language: 'es' }, engines, 'en');
+    const c = collect();
+    const pipeline = buildPipeline({ plan, engines, voice: { speed: 1 }, clock: new ManualClock(), vad: { hangoverMs: 100 }, bargeIn: o.bargeIn }, c.sink);
+    return { pipeline, c, plan };
+  };
+  /** 200 ms quiet, 400 ms loud, 400 ms quiet for both parties, through the pipeline's entry. */
+  const talk = (pipeline: ReturnType<typeof buildPipeline>) => {
+    let ms = 0;
+    for (const f of [...Array(10).fill(quietFrame), ...Array(20).fill(loudFrame), ...Array(20).fill(quietFrame)] as Array<() => Int16Array>) {
+      for (const p of ['agent', 'customer'] as const) pipeline.input.process(audio(p, f(), ms));
+      ms += 20;
+    }
+  };
+
+  it('with no speech-to-text engine ("none") builds no VAD: no detector, not in the chain, bridged audio flows', () => {
+    const { pipeline, c, plan } = build(buildEngines(null, null, null));
+    expect(vadParties(plan, buildEngines(null, null, null), false)).toEqual([]);
+    expect(pipeline.vad.parties).toEqual([]);
+    expect(pipeline.stages).not.toContain(pipeline.vad);
+    talk(pipeline);
+    expect(c.kinds().filter((k) => k === 'vad_start' || k === 'vad_end')).toEqual([]);
+    pipeline.vad.flush(() => 0); // callable (the live session flushes on hang-up): nothing to end
+    expect(c.kinds().filter((k) => k === 'vad_end')).toEqual([]);
+    for (const s of pipeline.stages) s.close();
+  });
+
+  it('with speech-to-text for both languages detects both parties and marks their utterances', () => {
+    const engines = buildEngines(new FakeStt([], ['en', 'es']), new FakeTranslator(), new FakeTts());
+    const { pipeline, c } = build(engines);
+    expect(pipeline.vad.parties.sort()).toEqual(['agent', 'customer']);
+    expect(pipeline.stages).toContain(pipeline.vad);
+    talk(pipeline);
+    const starts = c.frames.filter((f) => f.kind === 'vad_start').map((f) => (f as { party: string }).party);
+    expect(starts.sort()).toEqual(['agent', 'customer']);
+    for (const s of pipeline.stages) s.close();
+  });
+
+  it('detects only the party whose language is transcribed; barge-in needs every party', () => {
+    const enOnly = buildEngines(new FakeStt([], ['en']), null, null);
+    const { pipeline, c } = build(enOnly, { mode: 'bidirectional_translation' });
+    expect(pipeline.vad.parties).toEqual(['agent']); // the agent speaks en, the customer es
+    talk(pipeline);
+    expect(c.frames.filter((f) => f.kind === 'vad_start').map((f) => (f as { party: string }).party)).toEqual(['agent']);
+    for (const s of pipeline.stages) s.close();
+    const none = build(buildEngines(null, null, null), { bargeIn: true });
+    expect(none.pipeline.vad.parties.sort()).toEqual(['agent', 'customer']);
+    expect(none.pipeline.stages).toContain(none.pipeline.vad);
+    for (const s of none.pipeline.stages) s.close();
   });
 });
