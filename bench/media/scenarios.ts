@@ -24,6 +24,7 @@ import { loopbackPhoneSdp } from '../sip/phone-sdp.js';
 import { serializeRtp, parseRtp } from '../../src/telephony/rtp/packet.js';
 import { alawDecode, alawEncode, mulawDecode, mulawEncode } from '../../src/media/g711.js';
 import { literalLookup } from '../../src/telephony/rtp/literal-lookup.js';
+import type { LoopProbe } from '../sip/loop-probe.js';
 
 export type Scenario = 'rtp_to_socket' | 'socket_to_rtp' | 'socket_chunks_to_rtp' | 'rtp_to_rtp';
 export const SCENARIOS: Scenario[] = ['rtp_to_socket', 'socket_to_rtp', 'rtp_to_rtp', 'socket_chunks_to_rtp'];
@@ -88,6 +89,7 @@ interface Usage {
   rss: number;
   heapUsed?: number;
   activeCalls: number;
+  probe?: ReturnType<LoopProbe['take']>;
 }
 
 /** One call's both ends, as the load generator sees them. */
@@ -142,7 +144,13 @@ export interface BenchGateway {
 export async function startBenchGateway(): Promise<BenchGateway> {
   const profileDir = process.env.SIP_BENCH_PROFILE;
   const child = fork(fileURLToPath(new URL('../sip/gateway-child.ts', import.meta.url)), [], {
-    execArgv: ['--import', 'tsx', ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])],
+    // SIP_BENCH_CHILD_NODE_ARGS: extra node flags for the gateway child (e.g. "--trace-gc"), as in hostile-live.ts.
+    execArgv: [
+      '--import',
+      'tsx',
+      ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
+      ...(process.env.SIP_BENCH_CHILD_NODE_ARGS ?? '').split(' ').filter(Boolean),
+    ],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const ready = await new Promise<{ sipPort: number }>((resolve) => child.once('message', (m) => resolve(m as { sipPort: number })));
@@ -419,6 +427,17 @@ export async function runStep(gw: BenchGateway, scenario: Scenario, calls: numbe
   }
   if (process.env.BENCH_STAGES) console.log(`${scenario} ${calls}: gateway per-stage time (ms, cumulative):`, JSON.stringify(usage1.stages));
   if (process.env.BENCH_STAGES) console.log(`${scenario} ${calls}: gateway media counters:`, JSON.stringify(usage1.media));
+  if (process.env.BENCH_STAGES && usage1.probe) {
+    // Times from the end of the warm-up (the measured window): a stall there delays every call's frames at once.
+    const from = usage0.probe?.nowMs ?? 0;
+    const at = (ms: number): number => ms - from;
+    console.log(
+      `${scenario} ${calls}: gateway loop stalls > 50 ms in the window:`,
+      JSON.stringify(usage1.probe.stalls.map((st) => ({ atMs: at(st.atMs), lateMs: st.lateMs, cpuMs: st.cpuMs, hrUs: st.hrUs }))),
+      'GC pauses ≥ 5 ms:',
+      JSON.stringify(usage1.probe.gcs.map((g) => ({ atMs: at(g.atMs), ms: g.ms, kind: g.kind }))),
+    );
+  }
   if (process.env.BENCH_STAGES) {
     // Which calls miss markers or carry the tail: a per-call fault looks different from a loaded loop.
     const perCall = ends.map((c, i) => {

@@ -2,15 +2,19 @@
 // loop and CPU accounting): server.ts wiring with the media role, SIP on a free port, engines off,
 // MEDIA_WORKERS from the environment (RTP socket worker threads, default 0), and the socket workers'
 // batch counters in `usage`.
-// IPC: {cmd:'prepare', calls} → {sessions:[{number,id,token}]}; {cmd:'usage'} → cpu/memory;
+// IPC: {cmd:'prepare', calls} → {sessions:[{number,id,token}]}; {cmd:'usage'} → cpu/memory, loop
+// stalls and GC pauses since the last usage (loop-probe.ts);
 // {cmd:'dial', sessionId, to} → {ok} | {error} (an agent leg dialled out, bench/media); {cmd:'stop'}.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { mediaStageSummary } from '../../src/media/index.js';
 import { startBenchSipGateway } from './bench-gateway.js';
 import { runningRtpSocketPool } from '../../src/telephony/rtp/socket-pool.js';
+import { LoopProbe } from './loop-probe.js';
 
 const loopDelay = monitorEventLoopDelay({ resolution: 5 });
 loopDelay.enable();
+// Stalls over 50 ms with the CPU used meanwhile, and GC pauses of 5 ms or more (printed with BENCH_STAGES).
+const probe = new LoopProbe(50, 5);
 
 const rtpBase = 20000;
 const { t, telephony, prepareSessions } = await startBenchSipGateway({
@@ -39,6 +43,7 @@ async function onParentMessage(msg: ParentMessage): Promise<void> {
       rss: process.memoryUsage().rss,
       heapUsed: process.memoryUsage().heapUsed,
       activeCalls: telephony.activeCalls,
+      probe: probe.take(),
       media: {
         ...telephony.mediaStats(),
         loopDelayP99Ms: Math.round(loopDelay.percentile(99) / 1e5) / 10,
