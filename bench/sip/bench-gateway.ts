@@ -33,6 +33,8 @@ export async function startBenchSipGateway(o: BenchSipOptions) {
         rtpTimeoutSeconds: 60,
         maxConcurrentCalls: 5000,
         realm: 'bench',
+        // SIP_UDP_RECEIVE_BUFFER_BYTES, likewise read here (the default's trade-off is measured with it).
+        ...(process.env.SIP_UDP_RECEIVE_BUFFER_BYTES ? { udpReceiveBufferBytes: Number(process.env.SIP_UDP_RECEIVE_BUFFER_BYTES) } : {}),
       },
     },
   });
