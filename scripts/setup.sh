@@ -43,8 +43,9 @@ PACKAGES=(
 )
 # The SIP edge (sip/kamailio/): for the edge itself and for its end-to-end tests.
 if [ $FOR_TEST = 1 ] || [ $WITH_KAMAILIO = 1 ]; then PACKAGES+=(kamailio kamailio-tls-modules openssl); fi
-# A real softphone for the SIP interop tests (test/e2e/sip-baresip.test.ts).
-if [ $FOR_TEST = 1 ]; then PACKAGES+=(baresip-core); fi
+# A real softphone for the SIP interop tests (test/e2e/sip-baresip.test.ts); `ss` (iproute2) reads a
+# socket's kernel buffer back in test/unit/telephony/sip-udp-buffer.test.ts.
+if [ $FOR_TEST = 1 ]; then PACKAGES+=(baresip-core iproute2); fi
 missing=()
 for p in "${PACKAGES[@]}"; do
   [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || missing+=("$p")
