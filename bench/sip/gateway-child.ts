@@ -1,9 +1,12 @@
-// The gateway under test for the concurrent-calls and media benchmarks, in its own process (own event
-// loop and CPU accounting): server.ts wiring with the media role, SIP on a free port, engines off,
-// MEDIA_WORKERS from the environment (RTP socket worker threads, default 0), and the socket workers'
-// batch counters in `usage`.
-// IPC: {cmd:'prepare', calls} → {sessions:[{number,id,token}]}; {cmd:'usage'} → cpu/memory, loop
-// stalls and GC pauses since the last usage (loop-probe.ts);
+// The gateway under test for the concurrent-calls, media and hostile-input benchmarks, in its own
+// process (own event loop and CPU accounting): server.ts wiring with the media role, SIP on a free
+// port, engines off, MEDIA_WORKERS from the environment (RTP socket worker threads, default 0), and
+// the socket workers' batch counters in `usage`. The parent picks, by environment:
+//   BENCH_GATEWAY_TRANSPORTS=udp[,tcp]   SIP transports (hostile input arrives on both)
+//   BENCH_GATEWAY_RTP_BASE=20000         first RTP port of a 10,000-port range
+//   BENCH_GATEWAY_LOG_LEVEL=warn         (hostile input would log a refusal per source otherwise)
+// IPC: {cmd:'prepare', calls} → {sessions:[{number,id,token}]}; {cmd:'usage'} → cpu/memory, media and
+// refusal counters, loop stalls and GC pauses since the last usage (loop-probe.ts);
 // {cmd:'dial', sessionId, to} → {ok} | {error} (an agent leg dialled out, bench/media); {cmd:'stop'}.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { mediaStageSummary } from '../../src/media/index.js';
@@ -16,12 +19,12 @@ loopDelay.enable();
 // Stalls over 50 ms with the CPU used meanwhile, and GC pauses of 5 ms or more (printed with BENCH_STAGES).
 const probe = new LoopProbe(50, 5);
 
-const rtpBase = 20000;
+const rtpBase = Number(process.env.BENCH_GATEWAY_RTP_BASE ?? 20000);
 const { t, telephony, prepareSessions } = await startBenchSipGateway({
-  transports: ['udp'],
+  transports: (process.env.BENCH_GATEWAY_TRANSPORTS ?? 'udp').split(',') as ('udp' | 'tcp')[],
   rtpPortMin: rtpBase,
   rtpPortMax: rtpBase + 9998,
-  logLevel: 'warn',
+  logLevel: process.env.BENCH_GATEWAY_LOG_LEVEL ?? 'warn',
 });
 // The telephony service reads its SIP settings from this object at each call's set-up.
 t.gw.config.sip.mediaWorkers = Number(process.env.MEDIA_WORKERS ?? 0);
@@ -43,6 +46,7 @@ async function onParentMessage(msg: ParentMessage): Promise<void> {
       rss: process.memoryUsage().rss,
       heapUsed: process.memoryUsage().heapUsed,
       activeCalls: telephony.activeCalls,
+      refused: telephony.refusedCounts(),
       probe: probe.take(),
       media: {
         ...telephony.mediaStats(),

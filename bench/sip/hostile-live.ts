@@ -38,8 +38,6 @@ interface Usage {
   media: Record<string, number>;
   refused: Record<string, number>;
   activeCalls: number;
-  loopDelayP99Ms: number;
-  loopDelayMaxMs: number;
   probe: { stalls: Stall[]; gcs: GcPause[]; nowMs: number };
 }
 
@@ -114,8 +112,10 @@ export async function measureHostileLive(
   const seconds = o.seconds ?? 10;
   // SIP_BENCH_CHILD_NODE_ARGS: extra node flags for the gateway child (e.g. "--trace-gc", "--cpu-prof").
   const childArgs = (process.env.SIP_BENCH_CHILD_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = fork(fileURLToPath(new URL('./hostile-child.ts', import.meta.url)), [], {
+  // The gateway child with SIP over UDP and TCP, RTP ports of its own, and refusals not logged.
+  const child = fork(fileURLToPath(new URL('./gateway-child.ts', import.meta.url)), [], {
     execArgv: ['--import', 'tsx', ...childArgs],
+    env: { ...process.env, BENCH_GATEWAY_TRANSPORTS: 'udp,tcp', BENCH_GATEWAY_RTP_BASE: '40000', BENCH_GATEWAY_LOG_LEVEL: 'error' },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const { sipPort } = await new Promise<{ sipPort: number }>((resolve) => child.once('message', (m) => resolve(m as { sipPort: number })));
@@ -212,8 +212,8 @@ export async function measureHostileLive(
         concealPercent: pct(d('concealed'), packetsIn),
         lossOutPercent: Math.max(0, pct(expectedOut - rtpOut, expectedOut)),
         socketFramesShortPercent: Math.max(0, pct(sent - socketFrames, sent)),
-        loopDelayP99Ms: u1.loopDelayP99Ms,
-        loopDelayMaxMs: u1.loopDelayMaxMs,
+        loopDelayP99Ms: u1.media.loopDelayP99Ms ?? 0,
+        loopDelayMaxMs: u1.media.loopDelayMaxMs ?? 0,
         gatewayCpuPercent: Math.round((cpu / elapsed) * 100),
       };
       steps.push(step);
