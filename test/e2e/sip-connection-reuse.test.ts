@@ -121,15 +121,31 @@ async function connect(protocol: 'TCP' | 'TLS'): Promise<net.Socket> {
   });
 }
 
+/** A TCP listener on a free port; the connections it accepted and the listener close after the file. */
+async function listenOnFreePort(onConnection: (s: net.Socket) => void = () => {}): Promise<{ port: number; server: net.Server }> {
+  const port = await freePort();
+  const accepted: net.Socket[] = [];
+  const server = net.createServer((s) => {
+    accepted.push(s);
+    onConnection(s);
+  });
+  await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
+  closers.push(() => {
+    for (const s of accepted) s.destroy();
+    server.close();
+  });
+  return { port, server };
+}
+
 /** A listener on a free port that only counts connection attempts (and never answers SIP). */
 async function attemptCounter(): Promise<{ port: number; attempts: number }> {
-  const counter = { port: await freePort(), attempts: 0 };
-  const listener = net.createServer((s) => {
-    counter.attempts++;
-    s.destroy();
-  });
-  await new Promise<void>((r) => listener.listen(counter.port, '127.0.0.1', () => r()));
-  closers.push(() => listener.close());
+  const counter = { port: 0, attempts: 0 };
+  counter.port = (
+    await listenOnFreePort((s) => {
+      counter.attempts++;
+      s.destroy();
+    })
+  ).port;
   return counter;
 }
 
@@ -214,14 +230,7 @@ describe('when the caller’s connection has closed', () => {
 
   it('the gateway routes its BYE by the Contact again (a new connection)', async () => {
     const fx = idleFx;
-    const contactPort = await freePort();
-    const accepted: net.Socket[] = [];
-    const contactListener = net.createServer((s) => accepted.push(s));
-    await new Promise<void>((r) => contactListener.listen(contactPort, '127.0.0.1', () => r()));
-    closers.push(() => {
-      for (const s of accepted) s.destroy();
-      contactListener.close();
-    });
+    const { port: contactPort, server: contactListener } = await listenOnFreePort();
     const rtp = dgram.createSocket('udp4');
     await new Promise<void>((r) => rtp.bind(0, '127.0.0.1', () => r()));
     closers.push(() => rtp.close());
@@ -276,22 +285,11 @@ describe('when the caller’s connection has closed', () => {
 
   it('a dialled dialog routes its BYE by the Contact once the INVITE’s connection has closed', async () => {
     const fx = idleFx;
-    const contactPort = await freePort();
-    const accepted: net.Socket[] = [];
-    const contactListener = net.createServer((sock) => accepted.push(sock));
-    await new Promise<void>((r) => contactListener.listen(contactPort, '127.0.0.1', () => r()));
+    const { port: contactPort, server: contactListener } = await listenOnFreePort();
     // The callee: answers the INVITE on the connection the gateway opened, naming another port as Contact.
-    const calleePort = await freePort();
     let calleeConn: StreamPeer | null = null;
-    const callee = net.createServer((sock) => {
-      accepted.push(sock);
+    const { port: calleePort } = await listenOnFreePort((sock) => {
       calleeConn ??= new StreamPeer(sock);
-    });
-    await new Promise<void>((r) => callee.listen(calleePort, '127.0.0.1', () => r()));
-    closers.push(() => {
-      for (const sock of accepted) sock.destroy();
-      contactListener.close();
-      callee.close();
     });
     const rtp = dgram.createSocket('udp4');
     await new Promise<void>((r) => rtp.bind(0, '127.0.0.1', () => r()));
