@@ -9,6 +9,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { eventually, type AttachedLegRecord } from './sip-harness.js';
+import { concatPcm } from './speech-audio.js';
 
 export interface BaresipOptions {
   /** 8 kHz mono 16-bit WAV played as the microphone (looped by nothing: make it longer than the call). */
@@ -319,16 +320,6 @@ export function toneBlocks(pcm: Int16Array, hz: number): number {
   return count;
 }
 
-export function concat(frames: Int16Array[]): Int16Array {
-  const out = new Int16Array(frames.reduce((a, f) => a + f.length, 0));
-  let off = 0;
-  for (const f of frames) {
-    out.set(f, off);
-    off += f.length;
-  }
-  return out;
-}
-
 /**
  * Checks both directions of a connected call: the gateway hears baresip's tone, baresip the
  * gateway's and never its own. `since` (from an earlier check) counts only audio that arrived after
@@ -358,7 +349,7 @@ export async function checkAudio(bs: Baresip, rec: AttachedLegRecord, since: Aud
 
 /** One direction only: the gateway hears baresip's tone (in what arrived after `since`). */
 export async function gatewayHearsBaresip(bs: Baresip, rec: AttachedLegRecord, since: AudioMark = { frames: 0, samples: 0 }): Promise<AudioMark> {
-  const heard = () => concat(rec.frames.slice(since.frames));
+  const heard = () => concatPcm(...rec.frames.slice(since.frames));
   await eventually(() => toneBlocks(heard(), BARESIP_HZ) >= HEARD_BLOCKS, 30_000).catch((e: unknown) => {
     throw new Error(`gateway did not hear baresip's ${BARESIP_HZ} Hz (${rec.frames.length - since.frames} frames): ${String(e)}\n${bs.log()}`);
   });
