@@ -30,7 +30,7 @@ export interface FrontSink {
   /** Counted under `fault`; logged (throttled) by the sink. */
   refused(fault: string, remote: { address: string; port: number; protocol: string }, detail?: string): void;
   /** Something the operator should fix (logged once). */
-  warn?(message: string, fields: Record<string, unknown>): void;
+  warn(message: string, fields: Record<string, unknown>): void;
 }
 
 /** One way to send on a transport; the transaction layer releases it when done. */
@@ -79,7 +79,7 @@ export function makeUdpTransport(host: string, port: number, limits: SipLimits, 
     // Linux reports twice what it granted (the doubling covers its bookkeeping) and caps it at net.core.rmem_max.
     const granted = socket.getRecvBufferSize() / 2;
     if (receiveBufferBytes && granted < receiveBufferBytes) {
-      sink.warn?.('SIP UDP receive buffer smaller than configured: raise net.core.rmem_max', { asked: receiveBufferBytes, granted });
+      sink.warn('SIP UDP receive buffer smaller than configured: raise net.core.rmem_max', { asked: receiveBufferBytes, granted });
     }
   });
   const open = (target: Remote): Connection => ({
