@@ -162,7 +162,8 @@ describe('operator view across two nodes', () => {
     await rowB.waitFor();
     await page.locator('tr[data-node-id="node-a"]', { hasText: '(this node)' }).waitFor();
     await rowB.getByText(`SIP 127.0.0.1:${nodeB.sip.port}`).waitFor();
-    await rowB.getByText('1 / 1').waitFor();
+    // exact: the row's latency cell ("… / 148.1 / 148.1 ms") can contain "1 / 1" too.
+    await rowB.getByText('1 / 1', { exact: true }).waitFor();
     expect(await page.getByTestId('nodes-live').textContent()).toBe('2');
     if (shots) await page.screenshot({ path: path.join(shots, 'console-operator-two-nodes.png') });
 
