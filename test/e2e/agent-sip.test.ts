@@ -73,12 +73,30 @@ async function call(agent: ReturnType<typeof desk>) {
   const live: LiveSession = await eventually(() => t.registry.get(id), 30_000);
   const finals: HeardFinal[] = [];
   live.on('final', (f) => finals.push({ ...f, at: performance.now() }));
-  await eventually(() => caller.connected, 30_000);
+  await connected(id, caller, sipp);
   const final = (pred: (f: HeardFinal) => boolean, timeoutMs = 60_000) =>
     eventually(() => finals.find(pred), timeoutMs).catch(() => {
       throw new Error(`no such transcript in ${timeoutMs} ms; heard: ${finals.map((f) => `${f.speaker}:"${f.text}"`).join(', ')}`);
     });
   return { id, caller, sipp, live, finals, final };
+}
+
+/**
+ * Waits for the gateway's RTP at the phone; when it never comes, says why: SIPp's own account if it
+ * ended first, else the calls the session has (one CI run timed out here once with no clue).
+ */
+async function connected(sessionId: string, caller: RtpPhone, sipp: { done: Promise<SippResult> }): Promise<void> {
+  let ended: SippResult | undefined;
+  void sipp.done.then((r) => (ended = r));
+  try {
+    await eventually(() => {
+      if (ended && !caller.connected) throw new Error(`SIPp ended (code ${ended.code}) before the call connected:\n${ended.errors}\n${ended.stderr}`);
+      return caller.connected;
+    }, 30_000);
+  } catch (err) {
+    const { rows } = await t.gw.db.query('SELECT status, disconnect_reason, call_sid FROM calls WHERE session_id = $1', [sessionId]);
+    throw new Error(`the gateway's RTP never reached the phone: ${(err as Error).message}; calls of the session: ${JSON.stringify(rows)}`);
+  }
 }
 
 async function events(sessionId: string, type: string): Promise<any[]> {
