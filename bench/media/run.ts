@@ -5,7 +5,8 @@
 // socket-in → RTP-out, RTP-in → RTP-out (two phone legs bridged through one session) and socket
 // 100–200 ms chunks → RTP-out; then steps bridged RTP→RTP calls up from the last count until the
 // loss reaches 0.1 % (the calls carried), with CPU per call-second and memory per call.
-// BENCH_STAGES=1 also prints the gateway's per-stage histograms; SIP_BENCH_PROFILE=<dir> writes a
+// BENCH_STAGES=1 also prints the gateway's per-stage histograms, and when the tail happened next to
+// both processes' loop stalls over BENCH_STALL_MS (default 50) and GC pauses; SIP_BENCH_PROFILE=<dir> writes a
 // V8 CPU profile of the gateway. Prints figures; asserts nothing.
 import { SCENARIOS, describe, runStep, startBenchGateway, type Scenario, type StepResult } from './scenarios.js';
 

@@ -24,7 +24,7 @@ import { loopbackPhoneSdp } from '../sip/phone-sdp.js';
 import { serializeRtp, parseRtp } from '../../src/telephony/rtp/packet.js';
 import { alawDecode, alawEncode, mulawDecode, mulawEncode } from '../../src/media/g711.js';
 import { literalLookup } from '../../src/telephony/rtp/literal-lookup.js';
-import type { LoopProbe } from '../sip/loop-probe.js';
+import { LoopProbe } from '../sip/loop-probe.js';
 
 export type Scenario = 'rtp_to_socket' | 'socket_to_rtp' | 'socket_chunks_to_rtp' | 'rtp_to_rtp';
 export const SCENARIOS: Scenario[] = ['rtp_to_socket', 'socket_to_rtp', 'rtp_to_rtp', 'socket_chunks_to_rtp'];
@@ -112,6 +112,8 @@ interface CallEnds {
   lastLoudSentAt: number;
   awaitingLoud: boolean;
   latencies: number[];
+  /** performance.now() of each latency sample's loud send (to place the tail in time). */
+  latencySentAt: number[];
   framesAtSink: number;
   burstsSent: number;
   /** Socket messages the client received, by type (what the gateway spends socket writes on). */
@@ -208,6 +210,7 @@ function atSink(c: CallEnds, pcm: () => Int16Array): void {
   if (!c.awaitingLoud) return;
   if (peakOf(pcm()) > LOUD_PEAK) {
     c.latencies.push(performance.now() - c.lastLoudSentAt);
+    c.latencySentAt.push(c.lastLoudSentAt);
     c.awaitingLoud = false;
   }
 }
@@ -236,6 +239,7 @@ async function connectCall(gw: BenchGateway, scenario: Scenario, i: number, s: {
     lastLoudSentAt: 0,
     awaitingLoud: false,
     latencies: [],
+    latencySentAt: [],
     framesAtSink: 0,
     burstsSent: 0,
     wsTypes: {},
@@ -351,6 +355,9 @@ export async function runStep(gw: BenchGateway, scenario: Scenario, calls: numbe
   let usage0Pending: Promise<Usage> | null = null;
   let t0 = performance.now();
   let genCpu0 = process.cpuUsage();
+  // The load generator's own stalls: a late timer sends a burst, and a late 'message' stamps frames late.
+  const stallMs = Number(process.env.BENCH_STALL_MS ?? 50);
+  const genProbe = process.env.BENCH_STAGES ? new LoopProbe(stallMs, 5) : null;
   const start = performance.now();
   let tick = 0;
   await new Promise<void>((resolve) => {
@@ -361,8 +368,10 @@ export async function runStep(gw: BenchGateway, scenario: Scenario, calls: numbe
           usage0Pending = gw.link.ask<Usage>({ cmd: 'usage' });
           t0 = performance.now();
           genCpu0 = process.cpuUsage();
+          genProbe?.take();
           for (const c of ends) {
             c.latencies = [];
+            c.latencySentAt = [];
             c.framesAtSink = 0;
             c.burstsSent = 0;
             c.awaitingLoud = false;
@@ -383,6 +392,8 @@ export async function runStep(gw: BenchGateway, scenario: Scenario, calls: numbe
   const pending = usage0Pending as Promise<Usage> | null;
   if (pending) usage0 = await pending;
   const usage1 = await gw.link.ask<Usage>({ cmd: 'usage' });
+  const genStalls = genProbe?.take();
+  genProbe?.stop();
   const framesAtSink = ends.reduce((a, c) => a + c.framesAtSink, 0);
   const burstsSent = ends.reduce((a, c) => a + c.burstsSent, 0);
   // In-flight loud frames land; the last burst of each call is not counted when it is still on its way.
@@ -432,10 +443,34 @@ export async function runStep(gw: BenchGateway, scenario: Scenario, calls: numbe
     const from = usage0.probe?.nowMs ?? 0;
     const at = (ms: number): number => ms - from;
     console.log(
-      `${scenario} ${calls}: gateway loop stalls > 50 ms in the window:`,
+      `${scenario} ${calls}: gateway loop stalls > ${stallMs} ms in the window:`,
       JSON.stringify(usage1.probe.stalls.map((st) => ({ atMs: at(st.atMs), lateMs: st.lateMs, cpuMs: st.cpuMs, hrUs: st.hrUs }))),
       'GC pauses ≥ 5 ms:',
       JSON.stringify(usage1.probe.gcs.map((g) => ({ atMs: at(g.atMs), ms: g.ms, kind: g.kind }))),
+    );
+  }
+  if (genStalls) {
+    // When the tail happened (by the loud frame's send time, 100 ms bins from the window's start), next
+    // to the load generator's own stalls: the same instant in every call points at one process.
+    const tailFrom = Math.max(60, r.latencyP99Ms);
+    const bins = new Map<number, { n: number; maxMs: number }>();
+    for (const c of ends)
+      c.latencies.forEach((ms, k) => {
+        if (ms < tailFrom) return;
+        const bin = Math.floor(((c.latencySentAt[k] ?? 0) - t0) / 100) * 100;
+        const b = bins.get(bin) ?? { n: 0, maxMs: 0 };
+        b.n++;
+        b.maxMs = Math.max(b.maxMs, Math.round(ms));
+        bins.set(bin, b);
+      });
+    const top = [...bins.entries()].sort((a, b) => b[1].n - a[1].n).slice(0, 8);
+    console.log(
+      `${scenario} ${calls}: samples ≥ ${tailFrom} ms by send time (ms into the window):`,
+      JSON.stringify(top.map(([atMs, b]) => ({ atMs, ...b }))),
+      `load generator stalls > ${stallMs} ms:`,
+      JSON.stringify(genStalls.stalls.map((st) => ({ atMs: Math.round(st.atMs - t0), lateMs: st.lateMs, cpuMs: st.cpuMs }))),
+      'its GC pauses ≥ 5 ms:',
+      JSON.stringify(genStalls.gcs.map((g) => ({ atMs: Math.round(g.atMs - t0), ms: g.ms, kind: g.kind }))),
     );
   }
   if (process.env.BENCH_STAGES) {
