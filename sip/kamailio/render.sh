@@ -2,7 +2,8 @@
 # Writes a runnable edge configuration into OUTDIR from EDGE_* variables (README "Edge: Kamailio"):
 #   OUTDIR/kamailio.cfg        the routing logic (a copy of sip/kamailio/kamailio.cfg)
 #   OUTDIR/edge-settings.cfg   listen sockets, nodes, rtpengine, TLS, flood thresholds
-#   OUTDIR/dispatcher.list     the voxbridge nodes
+#   OUTDIR/dispatcher.list     the voxbridge nodes (set 1) and the carrier groups' gateways (sets 10, 11, …)
+#   OUTDIR/carriers.cfg        which Request-URI host names which carrier group
 #   OUTDIR/tls.cfg             when TLS is on: the server profiles (certificate, client certificate checks)
 # Then:  kamailio -DD -E -f OUTDIR/kamailio.cfg -Y OUTDIR/run
 #
@@ -32,6 +33,13 @@
 #   EDGE_BAN_SECONDS=300          how long a flooding source or scanner stays banned
 #   EDGE_CHILDREN=4               worker processes per transport
 #   EDGE_DISPATCH_ALG=4           dispatcher algorithm: 4 round robin, 8 first live node in EDGE_NODES order
+#   EDGE_CARRIERS=                carrier groups for nodes dialling out through the edge, space separated
+#                                 NAME=GATEWAY,GATEWAY…; a GATEWAY is host:port[;transport=udp|tcp|tls],
+#                                 listed in priority order. A node's dial whose Request-URI host is NAME
+#                                 (the connection's host) goes to the first live gateway, and to the next
+#                                 when one does not reply within 5 s or answers 500/502/503/504.
+#   EDGE_CARRIER_PROBE=no         yes: the gateways are probed with OPTIONS every 10 s like the nodes, and
+#                                 one that stops answering is skipped until it answers again
 set -euo pipefail
 OUT=${1:?usage: render.sh OUTDIR}
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -158,16 +166,47 @@ cp "$HERE/kamailio.cfg" "$OUT/kamailio.cfg"
   fi
 } > "$OUT/edge-settings.cfg"
 
+case "${EDGE_CARRIER_PROBE:-no}" in
+  yes) CARRIER_FLAGS=8 ;;
+  no) CARRIER_FLAGS=0 ;;
+  *) echo "render.sh: EDGE_CARRIER_PROBE must be yes or no (got '${EDGE_CARRIER_PROBE}')" >&2; exit 2 ;;
+esac
+# dispatcher.list: setid destination flags priority (first listed: highest priority); flag 8 probes.
 {
-  echo "# voxbridge nodes (set 1): setid destination flags priority (first listed: highest priority)"
+  echo "# voxbridge nodes (set 1), probed with OPTIONS"
   IFS=',' read -ra list <<<"$NODES"
   prio=${#list[@]}
   for n in "${list[@]}"; do
     n=$(echo "$n" | tr -d '[:space:]')
     [ -n "$n" ] || continue
     [[ "$n" =~ ^[A-Za-z0-9.:_-]+:[0-9]+$ ]] || { echo "render.sh: EDGE_NODES entry '$n' is not host:port" >&2; exit 2; }
-    echo "1 sip:${n} 0 ${prio}"
+    echo "1 sip:${n} 8 ${prio}"
     prio=$((prio - 1))
   done
 } > "$OUT/dispatcher.list"
+{
+  echo "# Written by sip/kamailio/render.sh from EDGE_CARRIERS: the carrier group a node's dial names."
+  echo "route[CARRIER_SET] {"
+  echo "	\$var(carrier_set) = 0;"
+  set=10
+  read -ra groups <<<"${EDGE_CARRIERS:-}"
+  for g in "${groups[@]}"; do
+    [[ "$g" =~ ^([A-Za-z0-9.-]+)=(.+)$ ]] || { echo "render.sh: EDGE_CARRIERS entry '$g' is not NAME=GATEWAY,GATEWAY…" >&2; exit 2; }
+    name=$(echo "${BASH_REMATCH[1]}" | tr '[:upper:]' '[:lower:]')
+    IFS=',' read -ra gws <<<"${BASH_REMATCH[2]}"
+    echo "# carrier group ${name} (set ${set})" >>"$OUT/dispatcher.list"
+    prio=${#gws[@]}
+    for gw in "${gws[@]}"; do
+      [[ "$gw" =~ ^[A-Za-z0-9.:_-]+:[0-9]+(\;transport=(udp|tcp|tls))?$ ]] || {
+        echo "render.sh: EDGE_CARRIERS gateway '$gw' of ${name} is not host:port[;transport=udp|tcp|tls]" >&2
+        exit 2
+      }
+      echo "${set} sip:${gw} ${CARRIER_FLAGS} ${prio}" >>"$OUT/dispatcher.list"
+      prio=$((prio - 1))
+    done
+    echo "	if (\$(rd{s.tolower}) == \"${name}\") \$var(carrier_set) = ${set};"
+    set=$((set + 1))
+  done
+  echo "}"
+} > "$OUT/carriers.cfg"
 echo "$OUT/kamailio.cfg"

@@ -31,6 +31,8 @@ export interface KamailioOptions {
   banSeconds?: number;
   /** Dispatcher algorithm: 4 round robin (default), 8 by priority (list order). */
   dispatchAlg?: number;
+  /** EDGE_CARRIERS: carrier groups for nodes dialling through the edge, name → gateways (host:port) in priority order. */
+  carriers?: Record<string, string[]>;
 }
 
 export interface KamailioHandle {
@@ -68,6 +70,13 @@ export async function startKamailio(o: KamailioOptions): Promise<KamailioHandle>
     ...(o.tls?.clientCa ? { EDGE_TLS_CLIENT_CA: o.tls.clientCa } : {}),
     ...(o.tls?.carrierCa ? { EDGE_TLS_CARRIER_CA: o.tls.carrierCa } : {}),
     ...(trunks ? { EDGE_TLS_TRUNKS: trunks } : {}),
+    ...(o.carriers
+      ? {
+          EDGE_CARRIERS: Object.entries(o.carriers)
+            .map(([name, gws]) => `${name}=${gws.join(',')}`)
+            .join(' '),
+        }
+      : {}),
   };
   const rendered = spawnSync('bash', [RENDER, dir], { env, encoding: 'utf8' });
   if (rendered.status !== 0) throw new Error(`render.sh failed: ${rendered.stderr}`);
