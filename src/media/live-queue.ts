@@ -38,7 +38,13 @@ export interface LiveQueueStats {
 }
 
 export class LiveQueue<T> {
-  private items: T[] = [];
+  /**
+   * Slots before `head` are emptied as frames leave: a frame referenced from a passed slot until the
+   * next compaction (up to 64 frames, 1.3 s later) outlived the young generation's scavenges, so every
+   * frame of every call was promoted to old space and the major collections that followed stalled
+   * all calls at once.
+   */
+  private items: (T | undefined)[] = [];
   private enqueuedAt: number[] = [];
   /** Energy of each item, computed when convergence first needs it (NaN until then). */
   private energies: number[] = [];
@@ -78,7 +84,7 @@ export class LiveQueue<T> {
     this.enqueuedAt.push(now);
     this.energies.push(NaN);
     while (this.length > this.max) {
-      this.head++;
+      this.items[this.head++] = undefined;
       this.stats.overflowed++;
     }
   }
@@ -87,6 +93,7 @@ export class LiveQueue<T> {
   shift(): T | undefined {
     if (this.head >= this.items.length) return undefined;
     const item = this.items[this.head];
+    this.items[this.head] = undefined;
     this.lastEnqueuedAt = this.enqueuedAt[this.head] ?? 0;
     this.head++;
     if (this.head > 64 && this.head * 2 > this.items.length) this.compact();
@@ -139,7 +146,7 @@ export class LiveQueue<T> {
     this.compact();
     const energies = this.energies;
     this.items.forEach((it, i) => {
-      if (Number.isNaN(energies[i])) energies[i] = this.energyOf(it);
+      if (it !== undefined && Number.isNaN(energies[i])) energies[i] = this.energyOf(it); // compacted: all defined
     });
     // n is small (a window's surplus): a selection by energy keeps this cheap and allocation-light.
     let dropped: Set<number> | null = null;

@@ -31,7 +31,8 @@ interface Queued {
 }
 
 class FrameQueue {
-  private items: Queued[] = [];
+  /** Passed slots are emptied at once, so played frames die young (see LiveQueue's items). */
+  private items: (Queued | undefined)[] = [];
   private head = 0;
 
   get length(): number {
@@ -40,12 +41,13 @@ class FrameQueue {
 
   push(q: Queued): void {
     this.items.push(q);
-    if (this.length > MAX_QUEUED_FRAMES) this.head++;
+    if (this.length > MAX_QUEUED_FRAMES) this.items[this.head++] = undefined;
   }
 
   shift(): Queued | undefined {
     if (this.head >= this.items.length) return undefined;
-    const q = this.items[this.head++];
+    const q = this.items[this.head];
+    this.items[this.head++] = undefined;
     if (this.head > 256 && this.head * 2 > this.items.length) {
       this.items = this.items.slice(this.head);
       this.head = 0;

@@ -1,6 +1,8 @@
 // The converging live queue: order kept, nothing lost while producer and consumer keep pace, a
 // standing backlog removed (quietest frames first), a hard cap. Driven tick by tick, no timers.
 import { describe, expect, it } from 'vitest';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { LiveQueue, SILENT_FRAME_ENERGY, frameEnergy } from '../../../src/media/index.js';
 
 interface F {
@@ -118,6 +120,33 @@ describe('LiveQueue', () => {
 // Real PCM frames, as the pacer and the RTP sender queue them.
 const tone1k = (amp: number): Int16Array => Int16Array.from({ length: 160 }, (_, i) => Math.round(amp * Math.sin((2 * Math.PI * 1000 * i) / 8000)));
 const steady = (v: number): Int16Array => new Int16Array(160).fill(v);
+
+describe('LiveQueue and the garbage collector', () => {
+  // A frame that left the queue must not stay referenced by it: held until the next compaction it
+  // outlived the young generation, so every frame was promoted and major collections stalled calls.
+  v8.setFlagsFromString('--expose-gc');
+  const gc = vm.runInNewContext('gc') as () => void;
+
+  /** Pushes three frames, takes out two (one played, one over the cap); weak references to all three. */
+  function fill(q: LiveQueue<F>): { played: WeakRef<F>; overflowed: WeakRef<F>; queued: WeakRef<F> } {
+    const frames = [0, 1, 2].map((n) => ({ n, loud: true }));
+    frames.forEach((f) => q.push(f));
+    const played = q.shift();
+    expect(played?.n).toBe(1); // frame 0 went over the cap of 2
+    return { overflowed: new WeakRef(frames[0]!), played: new WeakRef(frames[1]!), queued: new WeakRef(frames[2]!) };
+  }
+
+  it('keeps no reference to frames that were played or dropped over the cap', async () => {
+    const q = new LiveQueue<F>(energy, { targetFrames: 0, maxFrames: 2 });
+    const refs = fill(q);
+    await new Promise((r) => setTimeout(r, 0)); // WeakRef targets are kept to the end of the job
+    gc();
+    expect(refs.played.deref()).toBeUndefined();
+    expect(refs.overflowed.deref()).toBeUndefined();
+    expect(refs.queued.deref()?.n).toBe(2); // still queued: kept
+    expect(q.shift()?.n).toBe(2);
+  });
+});
 
 describe('frameEnergy', () => {
   it('hears every sample: a 1 kHz tone (zero at every 4th sample at 8 kHz) is loud, not silence', () => {

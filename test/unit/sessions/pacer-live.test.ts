@@ -2,6 +2,8 @@
 // socket client: order kept, nothing lost while in step, backlog bounded and converging.
 // Hand-driven clock: deterministic, no timers.
 import { describe, expect, it } from 'vitest';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { OutputPacer, MAX_LIVE_BACKLOG_FRAMES, type Frame } from '../../../src/sessions/index.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
 
@@ -125,5 +127,25 @@ describe('OutputPacer live audio', () => {
       expect(played.filter((f) => f === tone).length, `phase ${phase}`).toBe(loudSent);
       pacer.close();
     }
+  });
+
+  // Played audio must die young: the queues held played frames until their next compaction (up to
+  // 1.3 s of live audio, 5 s of speech), long enough to be promoted to old space.
+  it('keeps no reference to played audio, live or synthesized', async () => {
+    v8.setFlagsFromString('--expose-gc');
+    const gc = vm.runInNewContext('gc') as () => void;
+    const clock = new ManualClock();
+    const pacer = new OutputPacer(clock).link(() => {});
+    const buffers = ((): WeakRef<ArrayBuffer>[] => {
+      const speech = new Int16Array(160 * 3).fill(100);
+      const live = new Int16Array(160).fill(50);
+      pacer.process({ kind: 'tts_audio', to: 'agent', speaker: 'translated_customer', pcm: speech });
+      pacer.process({ kind: 'output_audio', to: 'agent', speaker: 'customer_original', pcm: live });
+      return [new WeakRef(speech.buffer), new WeakRef(live.buffer)];
+    })();
+    for (let t = 0; t < 4; t++) clock.tick();
+    await new Promise((r) => setTimeout(r, 0)); // WeakRef targets are kept to the end of the job
+    gc();
+    expect(buffers.map((b) => b.deref())).toEqual([undefined, undefined]);
   });
 });
