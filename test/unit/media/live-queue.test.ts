@@ -133,7 +133,7 @@ describe('LiveQueue and the garbage collector', () => {
     frames.forEach((f) => q.push(f));
     const played = q.shift();
     expect(played?.n).toBe(1); // frame 0 went over the cap of 2
-    return { overflowed: new WeakRef(frames[0]!), played: new WeakRef(frames[1]!), queued: new WeakRef(frames[2]!) };
+    return { overflowed: new WeakRef(frames[0]), played: new WeakRef(frames[1]), queued: new WeakRef(frames[2]) };
   }
 
   it('keeps no reference to frames that were played or dropped over the cap', async () => {
