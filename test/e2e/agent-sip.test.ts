@@ -140,7 +140,9 @@ describe('ai_agent on a SIP phone leg', () => {
     await human.speak(await say('hi this is the human speaking'));
     await eventually(() => c.caller.loudSince(beforeHuman).length >= 25, 20_000);
     const humanTurn = await c.final((f) => f.speaker === 'agent' && f.at > beforeHuman);
-    expect(humanTurn.text).toMatch(/human/);
+    // The human's words, attributed to the agent party; any of them will do: on a loaded machine the
+    // recognizer has heard "hi this is the here and when speaking" (late RTP garbles a word).
+    expect(humanTurn.text).toMatch(/human|speaking/);
     expect(
       c.finals
         .filter((f) => f.speaker === 'customer')
