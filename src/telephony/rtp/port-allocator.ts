@@ -7,15 +7,15 @@ import type { RtpSocketPool } from './socket-pool.js';
 const inUse = new Set<number>();
 
 /**
- * A port closed less than this long ago is taken only when no other is free: a peer that missed the
- * BYE keeps sending to it for a while, and its packets must neither reach the next call that gets the
- * port nor latch that call's media (same address, NAT latching) before the new peer's first packet.
- * Media servers do the same by walking the range instead of reusing the lowest free port.
+ * Each range is walked: a leg gets the next free port after the one handed out last (from a random
+ * slot at first), so a port a call closed comes back only after the rest of the range was handed out.
+ * A peer that missed the BYE keeps sending to its old port for a while, and its packets must neither
+ * reach the next call there nor latch that call's media (same address, NAT latching) before the new
+ * peer's first packet; reusing the lowest (or a random) free port invited exactly that. Media servers
+ * walk their ranges for the same reason. The walk costs a lookup per port it passes, mostly none.
  */
-export const PORT_QUARANTINE_MS = 30_000;
-const releasedAt = new Map<number, number>();
+const nextSlot = new Map<string, number>();
 const MAX_BIND_ATTEMPTS = 64;
-const quarantined = (port: number, now: number): boolean => now - (releasedAt.get(port) ?? -Infinity) < PORT_QUARANTINE_MS;
 
 export interface PortRange {
   portMin: number;
@@ -37,37 +37,30 @@ export async function bindPooledRtpSocket(range: PortRange, address: string, poo
   return bindEvenPort(range, (port) => pool.bind(address, port));
 }
 
-/**
- * Tries random free even ports of the range with `tryBind` (null: taken), ports out of quarantine
- * first; the port is released on the socket's close.
- */
+/** Binds the range's next free even port with `tryBind` (null: taken); the port is released on the socket's close. */
 async function bindEvenPort<S extends MediaSocket>(range: PortRange, tryBind: (port: number) => Promise<S | null>): Promise<S> {
   const first = range.portMin + (range.portMin % 2);
   const slots = Math.floor((range.portMax - first) / 2) + 1;
   if (slots <= 0) throw new Error('empty RTP port range');
-  const now = performance.now();
-  for (const allowQuarantined of [false, true]) {
-    // From a random slot onwards; only bind attempts (a port another process holds) are limited.
-    const start = Math.floor(Math.random() * slots);
-    let binds = 0;
-    for (let i = 0; i < slots && binds < MAX_BIND_ATTEMPTS; i++) {
-      const port = first + ((start + i) % slots) * 2;
-      if (inUse.has(port) || (!allowQuarantined && quarantined(port, now))) continue;
-      binds++;
-      inUse.add(port);
-      const socket = await tryBind(port).catch((err: unknown) => {
-        inUse.delete(port);
-        throw err;
-      });
-      if (socket) {
-        (socket as unknown as NodeJS.EventEmitter).once('close', () => {
-          inUse.delete(port);
-          releasedAt.set(port, performance.now());
-        });
-        return socket;
-      }
+  const key = `${first}/${slots}`;
+  let slot = nextSlot.get(key) ?? Math.floor(Math.random() * slots);
+  // Only bind attempts (a port another process holds) are limited; passing a port in use costs a lookup.
+  let binds = 0;
+  for (let i = 0; i < slots && binds < MAX_BIND_ATTEMPTS; i++, slot = (slot + 1) % slots) {
+    const port = first + slot * 2;
+    if (inUse.has(port)) continue;
+    binds++;
+    inUse.add(port);
+    const socket = await tryBind(port).catch((err: unknown) => {
       inUse.delete(port);
+      throw err;
+    });
+    if (socket) {
+      nextSlot.set(key, (slot + 1) % slots);
+      (socket as unknown as NodeJS.EventEmitter).once('close', () => inUse.delete(port));
+      return socket;
     }
+    inUse.delete(port);
   }
   throw new Error(`no free RTP port in ${range.portMin}-${range.portMax}`);
 }

@@ -1,6 +1,6 @@
-// RTP ports: a port a call just closed is not handed to the next call while others are free (a peer
-// that missed the BYE keeps sending there, and its packets would reach or latch the next call), and is
-// still handed out when nothing else is free.
+// RTP ports: the range is walked, so a port a call just closed is not handed to the next call while
+// others are free (a peer that missed the BYE keeps sending there, and its packets would reach or latch
+// the next call), and is still handed out when nothing else is free.
 import { describe, it, expect, afterEach } from 'vitest';
 import dgram from 'node:dgram';
 import { bindRtpSocket, type PortRange } from '../../../src/telephony/rtp/port-allocator.js';
