@@ -87,11 +87,25 @@ async function dialGroup(group: string): Promise<{ leg: SipLeg | null; error: { 
   }
 }
 
+/** A dial to `group` that must be answered: its leg and session. */
+async function answered(group: string): Promise<{ leg: SipLeg; sessionId: string }> {
+  const { leg, error, sessionId } = await dialGroup(group);
+  expect(error).toBeNull();
+  expect(leg).not.toBeNull();
+  return { leg: leg!, sessionId };
+}
+
+/** A dial to `group` that must fail with `dial_failed` naming the SIP status `status`. */
+async function failsWith(group: string, status: RegExp): Promise<void> {
+  const { error } = await dialGroup(group);
+  expect(error?.code).toBe('dial_failed');
+  expect(error?.message).toMatch(status);
+}
+
 describe('carrier groups at the edge (EDGE_CARRIERS)', () => {
   it('a gateway answering 503 is followed by the next one, which takes the call; the hang-up reaches it through the edge', async () => {
-    const { leg, error, sessionId } = await dialGroup('failover.test');
-    expect(error).toBeNull();
-    expect(leg!.dialog.routeSet.length).toBeGreaterThan(0); // the dialog runs through the edge
+    const { leg, sessionId } = await answered('failover.test');
+    expect(leg.dialog.routeSet.length).toBeGreaterThan(0); // the dialog runs through the edge
     ok(await gw.unavailable.done); // it got the INVITE, answered 503 and got the edge's ACK
     await fx.svc.hangup(sessionId, fx.orgId, {});
     ok(await gw.answersAfter503.done);
@@ -99,26 +113,20 @@ describe('carrier groups at the edge (EDGE_CARRIERS)', () => {
   }, 90_000);
 
   it('a gateway that does not reply is given up after fr_timer and the next one takes the call', async () => {
-    const { leg, error, sessionId } = await dialGroup('silent.test');
-    expect(error).toBeNull();
-    expect(leg).not.toBeNull();
+    const { sessionId } = await answered('silent.test');
     expect(silent.invites).toBeGreaterThan(0);
     await fx.svc.hangup(sessionId, fx.orgId, {});
     ok(await gw.answersAfterSilence.done);
   }, 90_000);
 
   it("a callee's own refusal (486) goes back to the node: the next gateway is not tried", async () => {
-    const { error } = await dialGroup('busy.test');
-    expect(error?.code).toBe('dial_failed');
-    expect(error?.message).toMatch(/486/);
+    await failsWith('busy.test', /486/);
     ok(await gw.busy.done);
     expect(afterBusy.invites).toBe(0);
   }, 90_000);
 
   it("the last gateway's failure is the dial's (its 503 as 500: a proxy does not pass 503 on, RFC 3261 §16.7)", async () => {
-    const { error } = await dialGroup('down.test');
-    expect(error?.code).toBe('dial_failed');
-    expect(error?.message).toMatch(/ 500 /);
+    await failsWith('down.test', / 500 /);
     ok(await gw.onlyOne.done);
   }, 90_000);
 
