@@ -24,7 +24,7 @@ import { loopbackPhoneSdp } from '../sip/phone-sdp.js';
 import { serializeRtp, parseRtp } from '../../src/telephony/rtp/packet.js';
 import { alawDecode, alawEncode, mulawDecode, mulawEncode } from '../../src/media/g711.js';
 import { literalLookup } from '../../src/telephony/rtp/literal-lookup.js';
-import { LoopProbe } from '../sip/loop-probe.js';
+import { LoopProbe, benchStallMs } from '../sip/loop-probe.js';
 
 export type Scenario = 'rtp_to_socket' | 'socket_to_rtp' | 'socket_chunks_to_rtp' | 'rtp_to_rtp';
 export const SCENARIOS: Scenario[] = ['rtp_to_socket', 'socket_to_rtp', 'rtp_to_rtp', 'socket_chunks_to_rtp'];
@@ -356,7 +356,7 @@ export async function runStep(gw: BenchGateway, scenario: Scenario, calls: numbe
   let t0 = performance.now();
   let genCpu0 = process.cpuUsage();
   // The load generator's own stalls: a late timer sends a burst, and a late 'message' stamps frames late.
-  const stallMs = Number(process.env.BENCH_STALL_MS ?? 50);
+  const stallMs = benchStallMs();
   const genProbe = process.env.BENCH_STAGES ? new LoopProbe(stallMs, 5) : null;
   const start = performance.now();
   let tick = 0;

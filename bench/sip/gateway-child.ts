@@ -12,13 +12,13 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { mediaStageSummary } from '../../src/media/index.js';
 import { startBenchSipGateway } from './bench-gateway.js';
 import { runningRtpSocketPool } from '../../src/telephony/rtp/socket-pool.js';
-import { LoopProbe } from './loop-probe.js';
+import { LoopProbe, benchStallMs } from './loop-probe.js';
 
 const loopDelay = monitorEventLoopDelay({ resolution: 5 });
 loopDelay.enable();
 // Stalls over BENCH_STALL_MS (default 50 ms) with the CPU used meanwhile, and GC pauses of 5 ms or
 // more (printed with BENCH_STAGES).
-const probe = new LoopProbe(Number(process.env.BENCH_STALL_MS ?? 50), 5);
+const probe = new LoopProbe(benchStallMs(), 5);
 
 const rtpBase = Number(process.env.BENCH_GATEWAY_RTP_BASE ?? 20000);
 const { t, telephony, prepareSessions } = await startBenchSipGateway({

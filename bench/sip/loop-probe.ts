@@ -31,6 +31,9 @@ const GC_KINDS: Record<number, string> = {
   [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weak callbacks',
 };
 
+/** The benches' stall threshold: BENCH_STALL_MS, default 50 ms. */
+export const benchStallMs = (): number => Number(process.env.BENCH_STALL_MS ?? 50);
+
 export class LoopProbe {
   readonly stalls: Stall[] = [];
   readonly gcs: GcPause[] = [];
