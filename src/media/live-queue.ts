@@ -3,13 +3,16 @@
 // start-up or a burst left it with, since both ends then move one frame per tick: latency settles
 // at a random value and never drains. This one converges instead:
 //
-// - every tick it records the depth left after the release; over a window of `windowTicks` the
-//   smallest depth seen is the backlog that was never needed (a burst or a chunked sender makes the
-//   depth swing, but its minimum still touches zero when the producer keeps pace);
-// - at the end of the window a backlog above `targetFrames` becomes a debt paid in silent frames
-//   (at or below `silenceEnergy`), quietest first, as soon as they are queued: shortening a pause is
-//   inaudible. Only when a whole further window brings too little silence (continuous speech or a
-//   noisy line) is the rest cut from the quietest frames queued, so a surplus cannot stand longer;
+// - every tick it records the depth left after the release; once the depth has stayed above
+//   `targetFrames` for `windowTicks` ticks in a row, the smallest depth of that run is backlog that
+//   was never needed (a burst or a chunked sender makes the depth swing, but it still touches the
+//   target when the producer keeps pace, which starts a new run). A run starts at the first tick
+//   above the target, so a surplus is found one window after it appears, not at the end of the
+//   next fixed window (up to two windows: a start-up surplus stood 1-2 s);
+// - the surplus becomes a debt paid in silent frames (at or below `silenceEnergy`), quietest first,
+//   as soon as they are queued: shortening a pause is inaudible. Only when a whole further run
+//   brings too little silence (continuous speech or a noisy line) is the rest cut from the quietest
+//   frames queued, so a surplus cannot stand longer;
 // - a hard cap drops the oldest frames at once, so a stall can never add more than `maxFrames`.
 //
 // Order is kept; nothing is dropped while the producer and consumer keep pace at or below the target.
@@ -17,7 +20,10 @@
 export interface LiveQueueOptions {
   /** Backlog kept after convergence, in frames. Default 1. */
   targetFrames?: number;
-  /** Ticks over which the minimum depth is measured. Default 50 (1 s): longer than a 200 ms chunk period. */
+  /**
+   * Ticks the depth must stay above the target before its minimum is taken as surplus. Default 50
+   * (1 s): longer than a 200 ms chunk period.
+   */
   windowTicks?: number;
   /** Hard cap in frames; the oldest go beyond it. Default 15 (300 ms). */
   maxFrames?: number;
@@ -49,9 +55,10 @@ export class LiveQueue<T> {
   /** Energy of each item, computed when convergence first needs it (NaN until then). */
   private energies: number[] = [];
   private head = 0;
-  private windowMin = Infinity;
-  private windowTicks = 0;
-  /** Surplus frames still to remove (found at a window end, paid in silence as it comes). */
+  /** Smallest depth and length of the current run of ticks above the target. */
+  private runMin = Infinity;
+  private runTicks = 0;
+  /** Surplus frames still to remove (found at a run's end, paid in silence as it comes). */
   private owed = 0;
   readonly stats: LiveQueueStats = { trimmed: 0, trimmedVoiced: 0, overflowed: 0 };
   private readonly target: number;
@@ -105,25 +112,32 @@ export class LiveQueue<T> {
 
   /**
    * Called once per consumer tick, after the release: pays the surplus found so far in silent
-   * frames, measures the depth and, at each window's end, sets the surplus above the target (cutting
-   * the quietest frames when the previous window's surplus found too little silence). Returns how
-   * many frames were removed.
+   * frames, measures the depth and, when it has stayed above the target for a whole window, sets the
+   * surplus (cutting the quietest frames when the previous window's surplus found too little
+   * silence). Returns how many frames were removed.
    */
   endTick(): number {
     let removed = this.owed > 0 ? this.drop(this.owed, true) : 0;
     const depth = this.length;
-    if (depth < this.windowMin) this.windowMin = depth;
-    if (++this.windowTicks < this.window) return removed;
-    let excess = this.windowMin - this.target;
-    this.windowMin = Infinity;
-    this.windowTicks = 0;
-    if (excess > 0 && this.owed > 0) {
+    if (depth <= this.target) {
+      // Touched the target: nothing stands, whatever was owed has drained on its own.
+      this.runMin = Infinity;
+      this.runTicks = 0;
+      this.owed = 0;
+      return removed;
+    }
+    if (depth < this.runMin) this.runMin = depth;
+    if (++this.runTicks < this.window) return removed;
+    let excess = this.runMin - this.target;
+    this.runMin = Infinity;
+    this.runTicks = 0;
+    if (this.owed > 0) {
       // A whole window without enough silence to pay the last surplus: the quietest frames go now.
       const cut = this.drop(Math.min(this.owed, excess), false);
       removed += cut;
       excess -= cut;
     }
-    this.owed = Math.max(0, excess);
+    this.owed = excess;
     if (this.owed > 0) removed += this.drop(this.owed, true);
     return removed;
   }
@@ -133,8 +147,8 @@ export class LiveQueue<T> {
     this.enqueuedAt = [];
     this.energies = [];
     this.head = 0;
-    this.windowMin = Infinity;
-    this.windowTicks = 0;
+    this.runMin = Infinity;
+    this.runTicks = 0;
     this.owed = 0;
   }
 

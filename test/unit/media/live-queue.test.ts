@@ -57,6 +57,21 @@ describe('LiveQueue', () => {
     expect(q.stats.overflowed).toBe(0);
   });
 
+  it('finds a surplus that appears mid-stream one window after it appears', () => {
+    // Silence throughout (paid at once); a 4-frame burst at tick 5 on a stream that kept pace.
+    const q = new LiveQueue<F>(energy, { targetFrames: 1, windowTicks: 10, silenceEnergy: 1 });
+    const { depths } = run(
+      q,
+      40,
+      (t) => (t === 5 ? 5 : 1),
+      () => false,
+    );
+    expect(depths.slice(0, 5)).toEqual([0, 0, 0, 0, 0]);
+    expect(Math.min(...depths.slice(5, 14))).toBe(4); // standing for the window (ticks 5-14)
+    expect(depths[14]).toBe(1); // found and paid at the window's end, not at the next fixed window's (tick 19)
+    expect(q.stats.trimmed).toBe(3);
+  });
+
   it('removes the quietest frames of the backlog and keeps the loud ones', () => {
     const q2 = new LiveQueue<F>(energy, { targetFrames: 3, windowTicks: 1, maxFrames: 15 });
     for (let n = 0; n < 6; n++) q2.push({ n, loud: n % 2 === 0 });
