@@ -68,7 +68,11 @@ const QUIET_PCM = new Int16Array(FRAME).fill(8);
 const LOUD = { alaw: Buffer.from(alawEncode(LOUD_PCM)), mulaw: Buffer.from(mulawEncode(LOUD_PCM)) };
 const QUIET = { alaw: Buffer.from(alawEncode(QUIET_PCM)), mulaw: Buffer.from(mulawEncode(QUIET_PCM)) };
 const BURST_EVERY = 25;
-const WARMUP_TICKS = 50;
+/**
+ * Ticks sent before the measured window (default 50, 1 s; BENCH_WARMUP_SECONDS changes it): the
+ * window then includes how fast each call's queues converge after its start.
+ */
+const WARMUP_TICKS = Math.round(Number(process.env.BENCH_WARMUP_SECONDS ?? 1) * 50);
 const LOUD_PEAK = 6000;
 
 const pct = (a: number, b: number): number => (b > 0 ? Math.round((a / b) * 10000) / 100 : 0);
@@ -365,7 +369,8 @@ export async function runStep(gw: BenchGateway, scenario: Scenario, calls: numbe
       const due = Math.min(totalTicks, Math.floor((performance.now() - start) / 20));
       for (; tick < due; tick++) {
         if (tick === WARMUP_TICKS) {
-          usage0Pending = gw.link.ask<Usage>({ cmd: 'usage' });
+          // The stage histograms restart here, so the ones printed cover the measured window only.
+          usage0Pending = gw.link.ask<Usage>({ cmd: 'usage', resetStages: true });
           t0 = performance.now();
           genCpu0 = process.cpuUsage();
           genProbe?.take();
@@ -436,7 +441,7 @@ export async function runStep(gw: BenchGateway, scenario: Scenario, calls: numbe
     for (const c of ends) for (const [k, v] of Object.entries(c.wsTypes)) types[k] = (types[k] ?? 0) + v;
     console.log(`${scenario} ${calls}: socket messages received by type:`, JSON.stringify(types));
   }
-  if (process.env.BENCH_STAGES) console.log(`${scenario} ${calls}: gateway per-stage time (ms, cumulative):`, JSON.stringify(usage1.stages));
+  if (process.env.BENCH_STAGES) console.log(`${scenario} ${calls}: gateway per-stage time in the window (ms):`, JSON.stringify(usage1.stages));
   if (process.env.BENCH_STAGES) console.log(`${scenario} ${calls}: gateway media counters:`, JSON.stringify(usage1.media));
   if (process.env.BENCH_STAGES && usage1.probe) {
     // Times from the end of the warm-up (the measured window): a stall there delays every call's frames at once.

@@ -9,7 +9,7 @@
 // refusal counters, loop stalls and GC pauses since the last usage (loop-probe.ts);
 // {cmd:'dial', sessionId, to} → {ok} | {error} (an agent leg dialled out, bench/media); {cmd:'stop'}.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { mediaStageSummary } from '../../src/media/index.js';
+import { mediaStageSummary, resetMediaStages } from '../../src/media/index.js';
 import { startBenchSipGateway } from './bench-gateway.js';
 import { runningRtpSocketPool } from '../../src/telephony/rtp/socket-pool.js';
 import { LoopProbe, benchStallMs } from './loop-probe.js';
@@ -35,6 +35,8 @@ interface ParentMessage {
   calls?: number;
   sessionId?: string;
   to?: string;
+  /** With `usage`: the media stage histograms restart after this reading. */
+  resetStages?: boolean;
 }
 
 async function onParentMessage(msg: ParentMessage): Promise<void> {
@@ -57,6 +59,7 @@ async function onParentMessage(msg: ParentMessage): Promise<void> {
       },
     });
     loopDelay.reset();
+    if (msg.resetStages) resetMediaStages();
   } else if (msg.cmd === 'dial') {
     try {
       await telephony.dial(msg.sessionId ?? '', t.org.orgId, { to: msg.to, party: 'agent', ringTimeoutSeconds: 30 });

@@ -102,6 +102,11 @@ export function registerMediaStageMetrics(registry: Registry): void {
   if (!registry.getSingleMetric(NAME)) registry.registerMetric(stageMetric as unknown as Metric);
 }
 
+/** Empties the stage histograms (the benchmark, to measure a window; /metrics keeps counting otherwise). */
+export function resetMediaStages(): void {
+  stageMetric.reset();
+}
+
 /** Per-stage count, mean and bucket-bound p50/p99, for the benchmark (reads, resets nothing). */
 export function mediaStageSummary(): Promise<Record<string, { count: number; meanMs: number; p50Ms: number; p99Ms: number }>> {
   const result: Record<string, { count: number; meanMs: number; p50Ms: number; p99Ms: number }> = {};
