@@ -410,6 +410,7 @@ export async function runStep(gw: BenchGateway, scenario: Scenario, calls: numbe
   // In-flight loud frames land; the last burst of each call is not counted when it is still on its way.
   await new Promise((r) => setTimeout(r, 300));
   const latencies = ends.flatMap((c) => c.latencies).sort((a, b) => a - b);
+  startup.sort((a, b) => a - b);
   const stillAwaiting = ends.filter((c) => c.awaitingLoud).length;
   const cpuSec = (usage1.cpu.user - usage0.cpu.user + usage1.cpu.system - usage0.cpu.system) / 1e6;
   const framesExpected = Math.round(elapsed * 50) * ends.length;
@@ -434,10 +435,7 @@ export async function runStep(gw: BenchGateway, scenario: Scenario, calls: numbe
     latencyP50Ms: percentile(latencies, 50),
     latencyP99Ms: percentile(latencies, 99),
     latencyMaxMs: percentile(latencies, 100),
-    startupP99Ms: percentile(
-      startup.sort((a, b) => a - b),
-      99,
-    ),
+    startupP99Ms: percentile(startup, 99),
     gatewayCpuPercentOfOneCore: Math.round((cpuSec / elapsed) * 100),
     cpuMsPerCallSecond: Math.round(((cpuSec * 1000) / (elapsed * live)) * 100) / 100,
     // Against the gateway before this step's calls existed (garbage of earlier steps blurs it).
