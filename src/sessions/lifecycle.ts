@@ -3,9 +3,9 @@
 // sweepers all go through these functions.
 import type { Redis } from 'ioredis';
 import {
+  activateSessionRow,
   insertEvent,
   lockSessionRow,
-  markSessionActive,
   markSessionEnded,
   primaryRecording,
   transcriptStats,
@@ -14,6 +14,7 @@ import {
   type SessionRow,
 } from '../store/index.js';
 import { publishSessionCommand } from '../coord/index.js';
+import { newId } from '../ids.js';
 
 export interface LifecycleDeps {
   db: Db;
@@ -22,24 +23,11 @@ export interface LifecycleDeps {
 }
 
 /**
- * created → active on first audio: sets started_at and writes `session.started`.
+ * created → active on first audio: sets started_at and writes `session.started` (one statement).
  * Returns the row when this call activated it, null when it was already active or ended.
  */
-export async function activateSession(db: Db, id: string): Promise<SessionRow | null> {
-  return withTransaction(db, async (client) => {
-    const s = await markSessionActive(client, id);
-    if (!s) return null;
-    await insertEvent(client, s.org_id, 'session.started', {
-      id: s.id,
-      object: 'session',
-      status: s.status,
-      mode: s.mode,
-      source_language: s.source_language,
-      target_language: s.target_language,
-      started_at: s.started_at!.toISOString(),
-    });
-    return s;
-  });
+export function activateSession(db: Db, id: string): Promise<SessionRow | null> {
+  return activateSessionRow(db, id, newId('evt'));
 }
 
 export interface EndedSession {

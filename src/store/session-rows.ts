@@ -43,11 +43,25 @@ export async function lockSessionRow(client: DbClient, id: string, orgId?: strin
 }
 
 /** created → active; null when the row was not in `created`. */
-export async function markSessionActive(client: DbClient, id: string): Promise<SessionRow | null> {
-  const { rows } = await client.query<SessionRow>(
-    `UPDATE sessions SET status = 'active', started_at = now(), last_activity_at = now()
-      WHERE id = $1 AND status = 'created' RETURNING *`,
-    [id],
+/**
+ * created → active, with its `session.started` outbox event, in one statement (one round trip, one
+ * transaction: the outbox rule holds). Every call's first audio runs this; as BEGIN, UPDATE,
+ * INSERT and COMMIT it took four round trips from a pool shared with call set-up. The event's
+ * `started_at` is the row's, in toISOString's form (milliseconds, truncated as the pg driver's
+ * Date is). Null when the session was not in `created`.
+ */
+export async function activateSessionRow(db: Queryable, id: string, eventId: string): Promise<SessionRow | null> {
+  const { rows } = await db.query<SessionRow>(
+    `WITH s AS (UPDATE sessions SET status = 'active', started_at = now(), last_activity_at = now()
+                 WHERE id = $1 AND status = 'created' RETURNING *),
+          e AS (INSERT INTO webhook_events (id, org_id, type, data)
+                SELECT $2, s.org_id, 'session.started',
+                       jsonb_build_object('id', s.id, 'object', 'session', 'status', s.status, 'mode', s.mode,
+                         'source_language', s.source_language, 'target_language', s.target_language,
+                         'started_at', to_char(s.started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+                  FROM s)
+     SELECT * FROM s`,
+    [id, eventId],
   );
   return rows[0] ?? null;
 }

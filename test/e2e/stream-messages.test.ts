@@ -127,6 +127,7 @@ describe('socket messages', () => {
       mode: 'bidirectional_translation',
       source_language: 'en',
       target_language: 'es',
+      started_at: row!.started_at!.toISOString(), // the event's time is the row's, to the millisecond
     });
     await s.close();
   });
