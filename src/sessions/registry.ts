@@ -10,15 +10,7 @@ import type { Db } from '../store/index.js';
 import type { Engines } from '../speech/index.js';
 import type { VadChoice } from './processors/vad.js';
 import { subscribeSessionCommands, type SessionCommand, type SessionOwnership } from '../coord/index.js';
-import {
-  getSessionRow,
-  insertEvent,
-  insertTranscriptTurn,
-  lastTranscriptSequence,
-  withTransaction,
-  type SessionRow,
-  type WebhookEventType,
-} from '../store/index.js';
+import { getSessionRow, insertEvent, insertTranscriptTurn, lastTranscriptSequence, type SessionRow, type WebhookEventType } from '../store/index.js';
 import type { AgentServices } from '../agents/index.js';
 import type { PartyDialer } from './contracts.js';
 import { AGENT_MODES, isSessionMode } from './modes.js';
@@ -214,7 +206,8 @@ export class SessionRegistry {
             }
           : undefined,
       hooks: {
-        recordEvent: (type, data) => withTransaction(db, (c) => insertEvent(c, row.org_id, type as WebhookEventType, data)).then(() => undefined),
+        // One INSERT is its own transaction: no BEGIN/COMMIT round trips around it.
+        recordEvent: (type, data) => insertEvent(db, row.org_id, type as WebhookEventType, data).then(() => undefined),
         dialParty: async (req) => {
           if (!this.partyDialer) throw new Error('no telephony on this node');
           await this.partyDialer(id, row.org_id, req);
