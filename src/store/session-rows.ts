@@ -42,7 +42,6 @@ export async function lockSessionRow(client: DbClient, id: string, orgId?: strin
   return rows[0] ?? null;
 }
 
-/** created → active; null when the row was not in `created`. */
 /**
  * created → active, with its `session.started` outbox event, in one statement (one round trip, one
  * transaction: the outbox rule holds). Every call's first audio runs this; as BEGIN, UPDATE,
