@@ -1,9 +1,8 @@
 // The converging live queue: order kept, nothing lost while producer and consumer keep pace, a
 // standing backlog removed (quietest frames first), a hard cap. Driven tick by tick, no timers.
 import { describe, expect, it } from 'vitest';
-import v8 from 'node:v8';
-import vm from 'node:vm';
 import { LiveQueue, SILENT_FRAME_ENERGY, frameEnergy } from '../../../src/media/index.js';
+import { collectGarbage } from '../../helpers/force-gc.js';
 
 interface F {
   n: number;
@@ -139,8 +138,6 @@ const steady = (v: number): Int16Array => new Int16Array(160).fill(v);
 describe('LiveQueue and the garbage collector', () => {
   // A frame that left the queue must not stay referenced by it: held until the next compaction it
   // outlived the young generation, so every frame was promoted and major collections stalled calls.
-  v8.setFlagsFromString('--expose-gc');
-  const gc = vm.runInNewContext('gc') as () => void;
 
   /** Pushes three frames, takes out two (one played, one over the cap); weak references to all three. */
   function fill(q: LiveQueue<F>): { played: WeakRef<F>; overflowed: WeakRef<F>; queued: WeakRef<F> } {
@@ -154,8 +151,7 @@ describe('LiveQueue and the garbage collector', () => {
   it('keeps no reference to frames that were played or dropped over the cap', async () => {
     const q = new LiveQueue<F>(energy, { targetFrames: 0, maxFrames: 2 });
     const refs = fill(q);
-    await new Promise((r) => setTimeout(r, 0)); // WeakRef targets are kept to the end of the job
-    gc();
+    await collectGarbage();
     expect(refs.played.deref()).toBeUndefined();
     expect(refs.overflowed.deref()).toBeUndefined();
     expect(refs.queued.deref()?.n).toBe(2); // still queued: kept

@@ -2,10 +2,9 @@
 // socket client: order kept, nothing lost while in step, backlog bounded and converging.
 // Hand-driven clock: deterministic, no timers.
 import { describe, expect, it } from 'vitest';
-import v8 from 'node:v8';
-import vm from 'node:vm';
 import { OutputPacer, MAX_LIVE_BACKLOG_FRAMES, type Frame } from '../../../src/sessions/index.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
+import { collectGarbage } from '../../helpers/force-gc.js';
 
 function setup() {
   const clock = new ManualClock();
@@ -132,8 +131,6 @@ describe('OutputPacer live audio', () => {
   // Played audio must die young: the queues held played frames until their next compaction (up to
   // 1.3 s of live audio, 5 s of speech), long enough to be promoted to old space.
   it('keeps no reference to played audio, live or synthesized', async () => {
-    v8.setFlagsFromString('--expose-gc');
-    const gc = vm.runInNewContext('gc') as () => void;
     const clock = new ManualClock();
     const pacer = new OutputPacer(clock).link(() => {});
     const buffers = ((): WeakRef<ArrayBuffer>[] => {
@@ -144,8 +141,7 @@ describe('OutputPacer live audio', () => {
       return [new WeakRef(speech.buffer), new WeakRef(live.buffer)];
     })();
     for (let t = 0; t < 4; t++) clock.tick();
-    await new Promise((r) => setTimeout(r, 0)); // WeakRef targets are kept to the end of the job
-    gc();
+    await collectGarbage();
     expect(buffers.map((b) => b.deref())).toEqual([undefined, undefined]);
   });
 });
