@@ -77,6 +77,8 @@ const BURST_EVERY = 25;
  */
 const WARMUP_TICKS = Math.round(Number(process.env.BENCH_WARMUP_SECONDS ?? 3) * 50);
 const LOUD_PEAK = 6000;
+/** BENCH_STAGES=1: the per-stage, per-call and stall details besides the figures. */
+const STAGES = !!process.env.BENCH_STAGES;
 
 const pct = (a: number, b: number): number => (b > 0 ? Math.round((a / b) * 10000) / 100 : 0);
 function percentile(sorted: number[], p: number): number {
@@ -254,7 +256,7 @@ async function connectCall(gw: BenchGateway, scenario: Scenario, i: number, s: {
   ws.on('message', (raw) => {
     const type = /^\{"type":"([^"]+)"/.exec(raw.toString().slice(0, 40))?.[1] ?? 'other';
     c.wsTypes[type] = (c.wsTypes[type] ?? 0) + 1;
-    if (type === 'session.error' && process.env.BENCH_STAGES) console.log(raw.toString().slice(0, 300));
+    if (type === 'session.error' && STAGES) console.log(raw.toString().slice(0, 300));
   });
   if (scenario === 'rtp_to_socket') {
     ws.on('message', (raw) => {
@@ -364,7 +366,7 @@ export async function runStep(gw: BenchGateway, scenario: Scenario, calls: numbe
   let genCpu0 = process.cpuUsage();
   // The load generator's own stalls: a late timer sends a burst, and a late 'message' stamps frames late.
   const stallMs = benchStallMs();
-  const genProbe = process.env.BENCH_STAGES ? new LoopProbe(stallMs, 5) : null;
+  const genProbe = STAGES ? new LoopProbe(stallMs, 5) : null;
   const start = performance.now();
   let tick = 0;
   /** Latencies of the warm-up (the calls' first seconds). */
@@ -444,14 +446,14 @@ export async function runStep(gw: BenchGateway, scenario: Scenario, calls: numbe
     loadGeneratorCpuPercent: Math.round(((genCpu.user + genCpu.system) / 1e6 / elapsed) * 100),
     gatewayLoopDelayP99Ms: usage1.media?.loopDelayP99Ms,
   };
-  if (process.env.BENCH_STAGES) {
+  if (STAGES) {
     const types: Record<string, number> = {};
     for (const c of ends) for (const [k, v] of Object.entries(c.wsTypes)) types[k] = (types[k] ?? 0) + v;
     console.log(`${scenario} ${calls}: socket messages received by type:`, JSON.stringify(types));
+    console.log(`${scenario} ${calls}: gateway per-stage time in the window (ms):`, JSON.stringify(usage1.stages));
+    console.log(`${scenario} ${calls}: gateway media counters:`, JSON.stringify(usage1.media));
   }
-  if (process.env.BENCH_STAGES) console.log(`${scenario} ${calls}: gateway per-stage time in the window (ms):`, JSON.stringify(usage1.stages));
-  if (process.env.BENCH_STAGES) console.log(`${scenario} ${calls}: gateway media counters:`, JSON.stringify(usage1.media));
-  if (process.env.BENCH_STAGES && usage1.probe) {
+  if (STAGES && usage1.probe) {
     // Times from the end of the warm-up (the measured window): a stall there delays every call's frames at once.
     const from = usage0.probe?.nowMs ?? 0;
     const at = (ms: number): number => ms - from;
@@ -486,7 +488,7 @@ export async function runStep(gw: BenchGateway, scenario: Scenario, calls: numbe
       JSON.stringify(genStalls.gcs.map((g) => ({ atMs: Math.round(g.atMs - t0), ms: g.ms, kind: g.kind }))),
     );
   }
-  if (process.env.BENCH_STAGES) {
+  if (STAGES) {
     // Which calls miss markers or carry the tail: a per-call fault looks different from a loaded loop.
     const perCall = ends.map((c, i) => {
       const l = [...c.latencies].sort((a, b) => a - b);
