@@ -1,6 +1,6 @@
 // What SIP capture costs per captured message, as CPU time (holds on a loaded machine): the seven
 // messages of a call setup and teardown (INVITE with SDP, 100, 180, 200 with SDP, ACK, BYE, 200),
-// parsed once as the stack hands them over, go through SipCapture.record() (the call path's share)
+// parsed once and with their wire text as the stack hands them over, go through SipCapture.record() (the call path's share)
 // and are then written to PostgreSQL in the capture's own batches (the writer's share, in this
 // process and in the PostgreSQL backend that runs the INSERTs). Alternated rounds, medians.
 //   npx tsx bench/sip/capture-cost.ts [messages per round, default 20000] [rounds, default 5]
@@ -31,7 +31,7 @@ const sdp = (address: string, port: number) =>
     direction: 'sendrecv',
   });
 
-function callMessages(n: number): SipMessage[] {
+function callMessages(n: number): Array<{ m: SipMessage; wire: string }> {
   const callId = `${n}-bench@203.0.113.10`;
   const dialog = [
     'Via: SIP/2.0/UDP 203.0.113.10:5060;branch=z9hG4bK776asdhds;rport=5060;received=203.0.113.10',
@@ -63,7 +63,7 @@ function callMessages(n: number): SipMessage[] {
   return texts.map((t) => {
     const m = sip.parse(t);
     if (!m) throw new Error(`bench message does not parse:\n${t}`);
-    return m;
+    return { m, wire: t };
   });
 }
 
@@ -92,7 +92,7 @@ try {
       const c0 = process.cpuUsage();
       for (const end = Math.min(i + 70, perRound); i < end; i++) {
         const call = calls[Math.floor(i / 7) % calls.length];
-        cap.record(DIRECTIONS[i % 7], call[i % 7], 'udp', local, remote);
+        cap.record(DIRECTIONS[i % 7], call[i % 7].m, call[i % 7].wire, 'udp', local, remote);
       }
       const c = process.cpuUsage(c0);
       recordUs += c.user + c.system;

@@ -160,7 +160,7 @@ export class TelephonyService {
         outboundProxy: sip.trustedEdge.outboundProxy ?? null,
         onRefused: (fault, remote, detail) => svc.refusals.record(fault, remote, detail),
         onCapture: svc.capture
-          ? (dir, m, remote) => svc.capture?.record(dir, m, remote.protocol, { address: sip.advertisedAddress, port: svc.ua.port }, remote)
+          ? (dir, m, wire, remote) => svc.capture?.record(dir, m, wire, remote.protocol, { address: sip.advertisedAddress, port: svc.ua.port }, remote)
           : undefined,
       },
       { onInvite: (inv) => void svc.onInvite(inv) },

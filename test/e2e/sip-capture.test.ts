@@ -72,6 +72,45 @@ describe('SIP capture', () => {
     expect(missing.stderr).toMatch(/no SIP messages captured/);
   }, 120_000);
 
+  it('keeps each message as it was on the wire: the text received (compact headers, spacing) and the bytes sent', async () => {
+    const phone = dgram.createSocket('udp4');
+    const received: string[] = [];
+    phone.on('message', (d) => received.push(d.toString('latin1')));
+    await new Promise<void>((r) => phone.bind(0, '127.0.0.1', r));
+    try {
+      const port = phone.address().port;
+      const callId = `wire-text-${Date.now()}`;
+      // Compact header forms and spacing a re-serialized message would not reproduce.
+      const invite = [
+        `INVITE sip:+19990000001@127.0.0.1:${fx.sipPort} SIP/2.0`,
+        `v: SIP/2.0/UDP 127.0.0.1:${port};branch=z9hG4bK-wire-1;rport`,
+        'f:   <sip:wire@127.0.0.1>;tag=w1',
+        't: <sip:+19990000001@127.0.0.1>',
+        `i: ${callId}`,
+        'CSeq: 1 INVITE',
+        `m: <sip:wire@127.0.0.1:${port}>`,
+        'Max-Forwards: 70',
+        'l: 0',
+        '',
+        '',
+      ].join('\r\n');
+      phone.send(Buffer.from(invite, 'latin1'), fx.sipPort, '127.0.0.1');
+      await eventually(() => received.some((d) => /^SIP\/2\.0 [2-6]\d\d /.test(d)));
+      const trace = await eventually(async () => {
+        await fx.svc.capture?.flush();
+        const rows = await getSipTrace(fx.db, callId);
+        return rows.some((m) => m.direction === 'out' && (m.status ?? 0) >= 200) ? rows : null;
+      });
+      expect(trace[0]).toMatchObject({ direction: 'in', method: 'INVITE', src_port: port });
+      expect(trace[0]?.raw).toBe(invite);
+      const sent = trace.filter((m) => m.direction === 'out');
+      expect(sent.length).toBeGreaterThan(0);
+      for (const m of sent) expect(received).toContain(m.raw);
+    } finally {
+      phone.close();
+    }
+  });
+
   it('writes any text the wire can carry back unchanged (array literals built by hand)', async () => {
     const raws = [
       'INVITE sip:a@b SIP/2.0\r\nFrom: "Quote \\"inside\\"" <sip:a@b>\r\n\r\n',
@@ -113,11 +152,11 @@ describe('SIP capture', () => {
     const held = await pool.connect(); // the pool's only connection, busy as under a call-path burst
     const cap = new SipCapture({ db: pool, log: { warn() {} }, queueSize: 10, batchSize: 10 });
     try {
-      const m = sip.parse(
-        'BYE sip:x@127.0.0.1 SIP/2.0\r\nVia: SIP/2.0/UDP 127.0.0.1:5062;branch=z9hG4bKown\r\nFrom: <sip:a@127.0.0.1>;tag=1\r\nTo: <sip:x@127.0.0.1>;tag=2\r\nCall-ID: own-connection-call\r\nCSeq: 2 BYE\r\nContent-Length: 0\r\n\r\n',
-      );
+      const bye =
+        'BYE sip:x@127.0.0.1 SIP/2.0\r\nVia: SIP/2.0/UDP 127.0.0.1:5062;branch=z9hG4bKown\r\nFrom: <sip:a@127.0.0.1>;tag=1\r\nTo: <sip:x@127.0.0.1>;tag=2\r\nCall-ID: own-connection-call\r\nCSeq: 2 BYE\r\nContent-Length: 0\r\n\r\n';
+      const m = sip.parse(bye);
       if (!m) throw new Error('test message does not parse');
-      cap.record('in', m, 'udp', { address: '127.0.0.1', port: 5060 }, { address: '127.0.0.1', port: 5062 });
+      cap.record('in', m, bye, 'udp', { address: '127.0.0.1', port: 5060 }, { address: '127.0.0.1', port: 5062 });
       await cap.flush();
       expect(cap.counts).toMatchObject({ captured: 1, written: 1, dropped: 0 });
       expect((await getSipTrace(fx.db, 'own-connection-call')).map((r) => r.method)).toEqual(['BYE']);

@@ -1,13 +1,14 @@
 // SIP capture: every SIP message of a call (both directions) is written to PostgreSQL off the call
-// path. The call path only serializes the message (the stack hands over a parsed one) and appends it
-// and a few header fields to column arrays; a batch is written when it holds `batchSize` messages or
+// path, as it was on the wire. The call path only appends the message's text (which the stack
+// already has: as framed when received, as serialized for the socket when sent) and a few header
+// fields of the parsed message to column arrays; a batch is written when it holds `batchSize` messages or
 // `flushMs` after its first one, as one prepared multi-row INSERT, one at a time, on a connection of
 // its own (see writerPool). When the database
 // is slow the bounded queue fills and further messages are dropped and counted: capture never makes
 // a call wait and never grows without bound. With a HEP collector configured each message is also
 // sent there at once (UDP).
 import pg from 'pg';
-import sip, { type SipMessage } from 'sip';
+import type { SipMessage } from 'sip';
 import type { Logger } from 'pino';
 import { emptySipMessageBatch, insertSipMessageBatch, type Db, type SipMessageBatch } from '../../store/index.js';
 import type { HepSender } from './hep.js';
@@ -73,15 +74,13 @@ export class SipCapture {
     return this.o.hep ?? null;
   }
 
-  /** Records one message: serializes it and appends to column arrays; never waits for I/O. */
-  record(direction: 'in' | 'out', m: SipMessage, transport: string, local: CaptureEndpoint, remote: CaptureEndpoint): void {
+  /** Records one message (`m` parsed, `raw` its wire text): appends to column arrays; never waits for I/O. */
+  record(direction: 'in' | 'out', m: SipMessage, raw: string, transport: string, local: CaptureEndpoint, remote: CaptureEndpoint): void {
     if (this.closed) return;
     const h = m.headers;
     const callId = h['call-id'];
     const cseq = h.cseq;
     if (typeof callId !== 'string' || !callId || !cseq || NOT_CALL.has(cseq.method)) return;
-    // Serialized now: the stack may change the message object after this (a retried request).
-    const raw = sip.stringify(m);
     const src = direction === 'in' ? remote : local;
     const dst = direction === 'in' ? local : remote;
     const at = Date.now();

@@ -2,7 +2,7 @@
 // transports (transports.ts), which frame and check all input before the package's parser. This
 // replaces `sip.create()`, whose transports buffer without bound and run backtracking regexes over
 // whole messages. Flow tokens and strict-route rewriting of the package are not needed here.
-import sip, { type Remote, type SipMessage, type SipRequest, type SipResponse, type SipStack } from 'sip';
+import sip, { type Remote, type SipMessage, type SipRequest, type SipResponse, type SipStack, type TransactionConnection } from 'sip';
 import { DEFAULT_SIP_LIMITS, type SipLimits } from './framing.js';
 import {
   DEFAULT_STREAM_LIMITS,
@@ -30,8 +30,10 @@ export interface StackOptions {
   tls?: { port: number; material: TlsMaterial } | null;
   onError?: (e: unknown) => void;
   onWarning?: (message: string, fields: Record<string, unknown>) => void;
-  onSend?(m: SipMessage, target: Remote): void;
-  onReceive?(m: SipMessage, remote: Remote): void;
+  /** `wire`: the text sent (serialized once, for the socket and for capture); only messages that went out. */
+  onSend?(m: SipMessage, wire: string, target: Remote): void;
+  /** `wire`: the message as it arrived, before the stack stamped its Via. */
+  onReceive?(m: SipMessage, wire: string, remote: Remote): void;
   /** A message or connection the front refused (counted and logged by the caller). */
   onRefused?(fault: string, remote: { address: string; port: number; protocol: string }, detail?: string): void;
 }
@@ -56,7 +58,7 @@ export function createSipStack(o: StackOptions, onRequest: (rq: SipRequest, remo
   const streamLimits = { ...DEFAULT_STREAM_LIMITS, ...o.stream };
   const errorLog = o.onError ?? (() => {});
   const sink: FrontSink = {
-    message: (m, remote) => dispatch(m, remote),
+    message: (m, remote, wire) => dispatch(m, remote, wire),
     refused: (fault, remote, detail) => o.onRefused?.(fault, remote, detail),
     warn: (message, fields) => o.onWarning?.(message, fields),
   };
@@ -65,8 +67,8 @@ export function createSipStack(o: StackOptions, onRequest: (rq: SipRequest, remo
   if (o.transports.includes('tcp')) transports.TCP = makeTcpTransport(o.host, o.port, limits, streamLimits, sink);
   if (o.tls) transports.TLS = makeTlsTransport(o.host, o.tls.port, o.tls.material, limits, streamLimits, sink);
 
-  /** Stamps our Via on requests at send time (the package leaves that to its transport). */
-  const wrap = (cn: Connection, target: Remote): Connection => ({
+  /** Stamps our Via on requests at send time (the package leaves that to its transport), then serializes once. */
+  const wrap = (cn: Connection, target: Remote): TransactionConnection => ({
     protocol: cn.protocol,
     release: () => cn.release(),
     send(m) {
@@ -79,8 +81,8 @@ export function createSipStack(o: StackOptions, onRequest: (rq: SipRequest, remo
         via.protocol = cn.protocol;
         if (cn.protocol === 'UDP') via.params.rport = null;
       }
-      o.onSend?.(m, target);
-      cn.send(m);
+      const wire = sip.stringify(m);
+      if (cn.send(m, wire)) o.onSend?.(m, wire, target);
     },
   });
   const transportFor = (target: Remote): Transport => {
@@ -88,16 +90,16 @@ export function createSipStack(o: StackOptions, onRequest: (rq: SipRequest, remo
     if (!t) throw new Error(`transport ${target.protocol} not enabled`);
     return t;
   };
-  const open = (target: Remote, onError?: (e: Error) => void): Connection => wrap(transportFor(target).open(target, onError), target);
-  const get = (target: Remote): Connection | undefined => {
+  const open = (target: Remote, onError?: (e: Error) => void): TransactionConnection => wrap(transportFor(target).open(target, onError), target);
+  const get = (target: Remote): TransactionConnection | undefined => {
     const cn = transportFor(target).get(target);
     return cn && wrap(cn, target);
   };
 
   const transaction = sip.makeTransactionLayer({}, open);
 
-  function dispatch(m: SipMessage, remote: Remote): void {
-    o.onReceive?.(m, remote);
+  function dispatch(m: SipMessage, remote: Remote, wire: string): void {
+    o.onReceive?.(m, wire, remote);
     try {
       const isRequest = 'method' in m && !!m.method;
       const t = isRequest ? transaction.getServer(m) : transaction.getClient(m);

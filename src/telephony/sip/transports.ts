@@ -26,7 +26,8 @@ export const DEFAULT_STREAM_LIMITS: StreamLimits = {
 
 /** What a transport tells the stack about: parsed messages and refused input. */
 export interface FrontSink {
-  message(m: SipMessage, remote: Remote): void;
+  /** `wire`: the message as it arrived (framed, before the Via was stamped), for capture. */
+  message(m: SipMessage, remote: Remote, wire: string): void;
   /** Counted under `fault`; logged (throttled) by the sink. */
   refused(fault: string, remote: { address: string; port: number; protocol: string }, detail?: string): void;
   /** Something the operator should fix (logged once). */
@@ -35,7 +36,8 @@ export interface FrontSink {
 
 /** One way to send on a transport; the transaction layer releases it when done. */
 export interface Connection {
-  send(m: SipMessage): void;
+  /** Sends `m`, serialized once by the stack as `wire`; false when nothing went out (see the stream transport). */
+  send(m: SipMessage, wire: string): boolean;
   release(): void;
   protocol: string;
 }
@@ -85,9 +87,9 @@ export function makeUdpTransport(host: string, port: number, limits: SipLimits, 
   const open = (target: Remote): Connection => ({
     protocol: 'UDP',
     release() {},
-    send(m) {
-      const s = sip.stringify(m);
-      socket.send(Buffer.from(s, 'latin1'), target.port, target.address);
+    send(_m, wire) {
+      socket.send(Buffer.from(wire, 'latin1'), target.port, target.address);
+      return true;
     },
   });
   return { open, get: open, destroy: () => socket.close() };
@@ -106,7 +108,7 @@ function handleFramed(framed: FrameResult, remote: Remote, sink: FrontSink, repl
     return;
   }
   stampVia(m, remote.address, remote.port, udp);
-  sink.message(m, remote);
+  sink.message(m, remote, framed.text);
 }
 
 interface StreamConn {
@@ -283,12 +285,14 @@ function makeStreamTransport(kind: StreamKind, host: string, port: number, limit
       release() {
         if (onError) conn.socket.removeListener('error', onError);
       },
-      send(m) {
+      send(m, wire) {
         if ('status' in m && typeof m.status === 'number' && m.status >= 300) {
-          if (lastFinal === m) return;
+          if (lastFinal === m) return false;
           lastFinal = m;
         }
-        if (!conn.socket.destroyed) conn.socket.write(sip.stringify(m), 'latin1');
+        if (conn.socket.destroyed) return false;
+        conn.socket.write(wire, 'latin1');
+        return true;
       },
     };
   };

@@ -22,8 +22,6 @@ export interface SipLogger {
   debug(obj: object, msg?: string): void;
   info(obj: object, msg?: string): void;
   warn(obj: object, msg?: string): void;
-  /** pino's: lets the per-message debug lines skip stringifying when debug is off. */
-  isLevelEnabled?(level: 'debug'): boolean;
 }
 
 export interface UserAgentOptions {
@@ -48,8 +46,8 @@ export interface UserAgentOptions {
   outboundProxy?: string | null;
   /** Input the front refused before parsing (hostile or malformed), for counters and logs. */
   onRefused?(fault: string, remote: { address: string; port: number; protocol: string }, detail?: string): void;
-  /** SIP capture: every message sent and received, with its peer (never blocks; see capture/sip-capture.ts). */
-  onCapture?(direction: 'in' | 'out', m: SipMessage, remote: Remote): void;
+  /** SIP capture: every message sent and received as on the wire, with its peer (never blocks; see capture/sip-capture.ts). */
+  onCapture?(direction: 'in' | 'out', m: SipMessage, wire: string, remote: Remote): void;
 }
 
 export interface UserAgentHandlers {
@@ -60,7 +58,7 @@ export interface UserAgentHandlers {
 const T1 = 500;
 const T2 = 4000;
 const ACK_WAIT_MS = 64 * T1;
-const noopLogger: SipLogger = { debug() {}, info() {}, warn() {}, isLevelEnabled: () => false };
+const noopLogger: SipLogger = { debug() {}, info() {}, warn() {} };
 
 export const newTag = (): string => pooledRandomBytes(6).toString('hex');
 export const newCallId = (host: string): string => `${pooledRandomBytes(12).toString('hex')}@${host}`;
@@ -98,14 +96,13 @@ export class UserAgent implements ClientInviteHost {
         tls: o.tls,
         onError: (e) => this.log.warn({ err: String(e) }, 'sip stack error'),
         onWarning: (message, fields) => this.log.warn(fields, message),
-        onSend: (m, target) => {
-          // Stringifying every message costs ~2 µs: only when debug logging is on.
-          if (this.log.isLevelEnabled?.('debug') ?? true) this.log.debug({ target, msg: sip.stringify(m) }, 'sip send');
-          o.onCapture?.('out', m, target);
+        onSend: (m, wire, target) => {
+          this.log.debug({ target, msg: wire }, 'sip send');
+          o.onCapture?.('out', m, wire, target);
         },
-        onReceive: (m, remote) => {
-          if (this.log.isLevelEnabled?.('debug') ?? true) this.log.debug({ remote, msg: sip.stringify(m) }, 'sip recv');
-          o.onCapture?.('in', m, remote);
+        onReceive: (m, wire, remote) => {
+          this.log.debug({ remote, msg: wire }, 'sip recv');
+          o.onCapture?.('in', m, wire, remote);
         },
         onRefused: (fault, remote, detail) => {
           o.onRefused?.(fault, remote, detail);
