@@ -40,6 +40,15 @@ export interface PhoneNumberRecord {
   created_at: Date;
 }
 
+// The call path's statements are named (prepared once per connection, then only bound: no parse
+// and plan per call) and list their columns: a prepared `SELECT *` fails with "cached plan must not
+// change result type" on every call once a migration adds a column under a running node.
+const CONNECTION_COLUMNS =
+  'id, org_id, provider, host, port, transport, username, password_enc, inbound_cidrs, status, credentials_valid, rtp_latching, require_secure, require_client_cert, tls_client_ca, tls_client_subject, created_at, updated_at';
+const PHONE_NUMBER_COLUMNS = 'id, org_id, number, connection_id, default_session_id, created_at';
+const CALL_COLUMNS =
+  'id, session_id, org_id, party, direction, provider, call_sid, from_uri, to_uri, status, disconnect_reason, created_at, connected_at, ended_at';
+
 export interface CreateConnectionInput {
   orgId: string;
   provider: ProviderName;
@@ -121,7 +130,11 @@ export async function updateConnection(
 }
 
 export async function getConnection(db: DbClient, id: string): Promise<ConnectionRecord | null> {
-  const { rows } = await db.query<ConnectionRecord>('SELECT * FROM provider_connections WHERE id = $1', [id]);
+  const { rows } = await db.query<ConnectionRecord>({
+    name: 'voxbridge_get_connection',
+    text: `SELECT ${CONNECTION_COLUMNS} FROM provider_connections WHERE id = $1`,
+    values: [id],
+  });
   return rows[0] ?? null;
 }
 
@@ -154,7 +167,11 @@ export async function setNumberDefaultSession(db: DbClient, number: string, sess
 }
 
 export async function findPhoneNumber(db: DbClient, number: string): Promise<PhoneNumberRecord | null> {
-  const { rows } = await db.query<PhoneNumberRecord>('SELECT * FROM phone_numbers WHERE number = $1', [number]);
+  const { rows } = await db.query<PhoneNumberRecord>({
+    name: 'voxbridge_find_phone_number',
+    text: `SELECT ${PHONE_NUMBER_COLUMNS} FROM phone_numbers WHERE number = $1`,
+    values: [number],
+  });
   return rows[0] ?? null;
 }
 
@@ -187,14 +204,15 @@ export async function getTelephonySession(db: DbClient, sessionId: string): Prom
  * (waiting `created` ones before `active` ones, oldest first), not ones routed outbound.
  */
 export async function findSessionsWaitingForNumber(db: DbClient, orgId: string, number: string, limit = 20): Promise<string[]> {
-  const { rows } = await db.query<{ id: string }>(
-    `SELECT id FROM sessions
+  const { rows } = await db.query<{ id: string }>({
+    name: 'voxbridge_sessions_waiting_for_number',
+    text: `SELECT id FROM sessions
       WHERE org_id = $1 AND phone_number = $2 AND status <> 'ended'
         AND coalesce(routing->>'direction', 'inbound') <> 'outbound'
       ORDER BY (status = 'created') DESC, created_at
       LIMIT $3`,
-    [orgId, number, limit],
-  );
+    values: [orgId, number, limit],
+  });
   return rows.map((r) => r.id);
 }
 
@@ -234,11 +252,12 @@ export async function insertCall(
     status: string;
   },
 ): Promise<CallRecord> {
-  const { rows } = await db.query<CallRecord>(
-    `INSERT INTO calls (id, session_id, org_id, party, direction, provider, call_sid, from_uri, to_uri, status)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
-    [newId('call'), i.sessionId, i.orgId, i.party, i.direction, i.provider, i.callSid, i.from, i.to, i.status],
-  );
+  const { rows } = await db.query<CallRecord>({
+    name: 'voxbridge_insert_call',
+    text: `INSERT INTO calls (id, session_id, org_id, party, direction, provider, call_sid, from_uri, to_uri, status)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${CALL_COLUMNS}`,
+    values: [newId('call'), i.sessionId, i.orgId, i.party, i.direction, i.provider, i.callSid, i.from, i.to, i.status],
+  });
   const row = rows[0];
   if (!row) throw new Error('INSERT calls … RETURNING gave no row');
   return row;
@@ -275,13 +294,14 @@ export async function recordCallConnected(
   db: DbClient,
   i: { callId: string; sessionId: string; orgId: string; provider: string; data: Record<string, unknown> },
 ): Promise<void> {
-  await db.query(
-    `WITH c AS (UPDATE calls SET status = 'in-progress', connected_at = now() WHERE id = $1 RETURNING id),
+  await db.query({
+    name: 'voxbridge_record_call_connected',
+    text: `WITH c AS (UPDATE calls SET status = 'in-progress', connected_at = now() WHERE id = $1 RETURNING id),
           s AS (UPDATE sessions SET provider = $3 WHERE id = $2 RETURNING id)
      INSERT INTO webhook_events (id, org_id, type, data)
      SELECT $4, $5, 'session.provider.connected', $6 FROM c`,
-    [i.callId, i.sessionId, i.provider, newId('evt'), i.orgId, i.data],
-  );
+    values: [i.callId, i.sessionId, i.provider, newId('evt'), i.orgId, i.data],
+  });
 }
 
 /**
@@ -292,12 +312,13 @@ export async function recordCallEnded(
   db: DbClient,
   i: { callId: string; orgId: string; status: string; reason: string; data: Record<string, unknown> },
 ): Promise<boolean> {
-  const { rowCount } = await db.query(
-    `WITH c AS (UPDATE calls SET status = $2, disconnect_reason = $3, ended_at = now(), quality = $6::jsonb #> '{provider,quality}'
+  const { rowCount } = await db.query({
+    name: 'voxbridge_record_call_ended',
+    text: `WITH c AS (UPDATE calls SET status = $2, disconnect_reason = $3, ended_at = now(), quality = $6::jsonb #> '{provider,quality}'
                  WHERE id = $1 AND ended_at IS NULL RETURNING connected_at)
      INSERT INTO webhook_events (id, org_id, type, data)
      SELECT $4, $5, 'session.provider.disconnected', $6 FROM c WHERE c.connected_at IS NOT NULL`,
-    [i.callId, i.status, i.reason, newId('evt'), i.orgId, i.data],
-  );
+    values: [i.callId, i.status, i.reason, newId('evt'), i.orgId, i.data],
+  });
   return (rowCount ?? 0) > 0;
 }
