@@ -1,6 +1,7 @@
 // CPU per UDP send with dgram's default address lookup (dns.lookup: an IP literal is answered on the
-// next tick) and with the media sockets' immediate one (rtp/literal-lookup.ts), alternated in one
-// process. 172-byte datagrams (an RTP G.711 packet) to a socket on loopback that reads them.
+// next tick), with the media sockets' immediate one (rtp/literal-lookup.ts), and on a connected
+// socket (no address per send), alternated in one process. 172-byte datagrams (an RTP G.711 packet)
+// to a socket on loopback that reads them (its reads are counted in the figure too).
 //   npx tsx bench/media/send-cost.ts [--packets 100000] [--rounds 4]
 // Prints figures; asserts nothing.
 import dgram from 'node:dgram';
@@ -24,10 +25,12 @@ let received = 0;
 rx.on('message', () => received++);
 const port = rx.address().port;
 
-async function run(tx: dgram.Socket): Promise<{ usPerSend: number; sysShare: number }> {
+async function run(tx: dgram.Socket, connected: boolean): Promise<{ usPerSend: number; sysShare: number }> {
+  if (connected) await new Promise<void>((r) => tx.connect(port, '127.0.0.1', () => r()));
   const cpu0 = process.cpuUsage();
   for (let sent = 0; sent < PACKETS; sent += BATCH) {
-    for (let i = 0; i < BATCH; i++) tx.send(Buffer.allocUnsafe(172).fill(i), port, '127.0.0.1');
+    if (connected) for (let i = 0; i < BATCH; i++) tx.send(Buffer.allocUnsafe(172).fill(i));
+    else for (let i = 0; i < BATCH; i++) tx.send(Buffer.allocUnsafe(172).fill(i), port, '127.0.0.1');
     // Let deferred sends go out and the receiver read, as the event loop does between ticks.
     await new Promise((r) => setImmediate(r));
   }
@@ -35,18 +38,19 @@ async function run(tx: dgram.Socket): Promise<{ usPerSend: number; sysShare: num
   return { usPerSend: (cpu.user + cpu.system) / PACKETS, sysShare: cpu.system / (cpu.user + cpu.system) };
 }
 
-const byKind: Record<string, number[]> = { default: [], literal: [] };
+const KINDS = ['default', 'literal', 'connected'];
+const byKind: Record<string, number[]> = { default: [], literal: [], connected: [] };
 for (let r = 0; r < ROUNDS; r++) {
-  for (const kind of r % 2 === 0 ? ['default', 'literal'] : ['literal', 'default']) {
-    const tx = await bind(kind === 'literal' ? dgram.createSocket({ type: 'udp4', lookup: literalLookup() }) : dgram.createSocket('udp4'));
-    const x = await run(tx);
+  for (const kind of r % 2 === 0 ? KINDS : [...KINDS].reverse()) {
+    const tx = await bind(kind === 'default' ? dgram.createSocket('udp4') : dgram.createSocket({ type: 'udp4', lookup: literalLookup() }));
+    const x = await run(tx, kind === 'connected');
     tx.close();
     byKind[kind]?.push(x.usPerSend);
-    console.log(`round ${r + 1} ${kind.padEnd(7)}: ${x.usPerSend.toFixed(2)} µs CPU per send (${Math.round(x.sysShare * 100)} % kernel)`);
+    console.log(`round ${r + 1} ${kind.padEnd(9)}: ${x.usPerSend.toFixed(2)} µs CPU per send (${Math.round(x.sysShare * 100)} % kernel)`);
   }
 }
 const median = (v: number[]): number => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)] ?? NaN;
 console.log(
-  `median: default lookup ${median(byKind.default ?? []).toFixed(2)} µs, immediate literal lookup ${median(byKind.literal ?? []).toFixed(2)} µs per send (received ${received})`,
+  `median: default lookup ${median(byKind.default ?? []).toFixed(2)} µs, immediate literal lookup ${median(byKind.literal ?? []).toFixed(2)} µs, connected ${median(byKind.connected ?? []).toFixed(2)} µs per send (received ${received})`,
 );
 rx.close();
