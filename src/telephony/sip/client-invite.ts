@@ -1,11 +1,12 @@
 // The client side of an initial INVITE until it is answered, refused, timed out or aborted
 // (RFC 3261 §13.2, §9.1): one digest retry on 401/407, CANCEL only after a provisional response,
-// a 2xx that crosses our CANCEL acknowledged and hung up. The counterpart of incoming-invite.ts.
+// a 2xx that crosses our CANCEL, or that the edge refuses (X-VB-Refused), acknowledged and hung up. The counterpart of incoming-invite.ts.
 import sip, { type NameAddr, type Remote, type SipMessage, type SipRequest, type SipResponse, type SipUri } from 'sip';
 import digest from 'sip/digest.js';
 import { Dialog, type DialogTransport } from './dialog.js';
 import { ALLOW_HEADER, SipError } from './errors.js';
 import { applyTransport, targetIsSips, type SipTransportName } from './secure-transport.js';
+import { EDGE_REFUSED_HEADER } from './trusted-edge.js';
 
 export interface CallOptions {
   /** Call-ID and From tag chosen by the caller (rtpengine needs them before the INVITE leaves). */
@@ -218,6 +219,13 @@ export class ClientInvite {
     if (this.cancelWanted) {
       void dialog.bye('cancelled');
       this.finish(new SipError(this.cancelWanted.status, this.cancelWanted.reason));
+      return;
+    }
+    const refused = this.host.outboundProxy ? rs.headers[EDGE_REFUSED_HEADER] : undefined;
+    if (refused !== undefined) {
+      void dialog.bye('refused by the edge');
+      const why = typeof refused === 'string' ? refused.slice(0, 200) : 'no reason given';
+      this.finish(new SipError(502, `Bad Gateway (the edge refused the answer: ${why})`));
       return;
     }
     this.finish(null, dialog);

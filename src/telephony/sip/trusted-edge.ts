@@ -30,6 +30,12 @@ export const EDGE_TRANSPORT_HEADER = 'x-vb-transport';
 export const EDGE_CLIENT_CERT_HEADER = 'x-vb-client-cert';
 /** `X-VB-Media: srtp`: the caller offered SRTP (SDES) to the edge, which terminates it (the node sees RTP/AVP). */
 export const EDGE_MEDIA_HEADER = 'x-vb-media';
+/**
+ * `X-VB-Refused: <why>` on a 2xx to a node's dial through the edge: the edge will not let the call
+ * stand (the carrier's TLS certificate does not name the host dialled; Kamailio cannot drop a 2xx),
+ * so the node acknowledges it, hangs up and fails the dial.
+ */
+export const EDGE_REFUSED_HEADER = 'x-vb-refused';
 /** Longer than any single certificate in PEM, base64 encoded (the framing caps a header line anyway). */
 const MAX_CERT_HEADER = 8192;
 
