@@ -23,9 +23,9 @@
 #   EDGE_TLS_VERIFY_DEPTH=3       longest certificate chain accepted (callers' and carriers')
 #   EDGE_TLS_CARRIER_CA=/etc/ssl/certs/ca-certificates.crt
 #                                 CA file the edge verifies a carrier's server certificate against when
-#                                 it dials one over TLS for a node (SIP_EDGE_OUTBOUND_PROXY); the chain
-#                                 only: Kamailio does not match the host name
-#   EDGE_TLS_VERIFY_CARRIER=yes   no: carriers' certificates are not checked (test rigs only)
+#                                 it dials one over TLS for a node (SIP_EDGE_OUTBOUND_PROXY); the host
+#                                 name is checked by kamailio.cfg on the carrier's replies
+#   EDGE_TLS_VERIFY_CARRIER=yes   no: carriers' certificates (chain and name) are not checked (test rigs only)
 #   EDGE_OUTBOUND_SRTP=yes        nodes dialling out through the edge (SIP_EDGE_OUTBOUND_PROXY): carriers
 #                                 reached over TLS (sips: or ;transport=tls) are offered SDES SRTP by the
 #                                 edge's rtpengine; no: plain RTP to them too
@@ -86,6 +86,8 @@ cp "$HERE/kamailio.cfg" "$OUT/kamailio.cfg"
     [ -z "${EDGE_ADVERTISE:-}" ] || tadv=" advertise ${EDGE_ADVERTISE}:${TLS_PORT}"
     echo "listen=tls:${LISTEN}:${TLS_PORT}${tadv}"
     echo "#!define WITH_TLS"
+    # The chain is checked by the TLS module (tls.cfg [client:default]); the name by kamailio.cfg.
+    [ "${EDGE_TLS_VERIFY_CARRIER:-yes}" != yes ] || echo "#!define WITH_CARRIER_NAME_CHECK"
     echo "#!substdef \"!EDGE_TLS_CONFIG!${OUT}/tls.cfg!g\""
     file() { [ -r "$2" ] || { echo "render.sh: $1 names '$2', which is not a readable file" >&2; exit 2; }; }
     file EDGE_TLS_CERT "$EDGE_TLS_CERT"

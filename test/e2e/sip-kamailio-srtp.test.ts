@@ -232,4 +232,23 @@ describe('SRTP media through the Kamailio edge (baresip over TLS)', () => {
     expect(bs.events.some((e) => e.type === 'CALL_INCOMING')).toBe(false);
     expect(edge.log()).toMatch(/certificate verify failed|verify error|certificate/i);
   }, 90_000);
+
+  it('node → edge → a carrier whose certificate chains to the trusted CA but names another host: the dial fails, no call is set up', async () => {
+    // clientPem is from the test CA (the chain check passes) and names carrier.test, not 127.0.0.1.
+    const bs = await startBaresip({ source: micWav, transport: 'tls', srtp: true, caFile: pki.caFile, certificate: clientPem });
+    phones.push(bs);
+    const sessionId = await fx.createSession({ routing: { type: 'sip', sip: { to_uri: `sip:bs@127.0.0.1:${bs.tlsPort};transport=tls` } } });
+    const err = await fx.svc.dial(sessionId, fx.orgId, {}).then(
+      () => null,
+      (e: unknown) => e as { code?: string; message?: string },
+    );
+    expect(err?.code).toBe('dial_failed');
+    expect(edge.log()).toMatch(/carrier certificate does not name 127\.0\.0\.1 \(DNS carrier\.test/);
+    // Every dial of this file ran the check's script without a script error (an unset $du, say).
+    expect(edge.log()).not.toMatch(/lval_assign|non existing right pvar/);
+    // The INVITE reached the impostor (the name is known only once its connection answers). Its call
+    // ends either way: CANCELled after its 180, or, when its 200 crossed the CANCEL, hung up by the node.
+    await bs.nextEvent('CALL_CLOSED', 30_000);
+    expect(fx.svc.activeLegs).toBe(0);
+  }, 90_000);
 });

@@ -12,7 +12,13 @@ import { makeTestPki } from '../helpers/tls-certs.js';
 
 const pki = makeTestPki();
 
-function render(env: Record<string, string>): { status: number | null; stderr: string; tls: string | null; file(name: string): string } {
+function render(env: Record<string, string>): {
+  status: number | null;
+  stderr: string;
+  tls: string | null;
+  file(name: string): string;
+  path(name: string): string;
+} {
   const dir = mkdtempSync(path.join(tmpdir(), 'vb-render-'));
   const r = spawnSync('bash', [path.join(packageRoot, 'sip/kamailio/render.sh'), dir], {
     env: { PATH: process.env.PATH ?? '', EDGE_RTPENGINE: '127.0.0.1:22222', EDGE_TLS_CERT: pki.serverCert, EDGE_TLS_KEY: pki.serverKey, ...env },
@@ -24,7 +30,7 @@ function render(env: Record<string, string>): { status: number | null; stderr: s
   } catch {
     tls = null;
   }
-  return { status: r.status, stderr: r.stderr, tls, file: (name) => readFileSync(path.join(dir, name), 'utf8') };
+  return { status: r.status, stderr: r.stderr, tls, file: (name) => readFileSync(path.join(dir, name), 'utf8'), path: (name) => path.join(dir, name) };
 }
 
 /** The `[client:default]` section of a tls.cfg. */
@@ -38,6 +44,8 @@ describe('edge TLS client profile (render.sh)', () => {
     expect(client).toMatch(/^verify_certificate = yes$/m);
     expect(client).toMatch(/^require_certificate = yes$/m);
     expect(client).toContain(`ca_list = ${pki.caFile}`);
+    // The chain is the TLS module's check; the host name is kamailio.cfg's (route[CARRIER_NAME]).
+    expect(r.file('edge-settings.cfg')).toMatch(/^#!define WITH_CARRIER_NAME_CHECK$/m);
   });
 
   it('checks nothing with EDGE_TLS_VERIFY_CARRIER=no', () => {
@@ -45,6 +53,23 @@ describe('edge TLS client profile (render.sh)', () => {
     expect(r.status, r.stderr).toBe(0);
     expect(clientProfile(r.tls)).toMatch(/^verify_certificate = no$/m);
     expect(clientProfile(r.tls)).not.toContain('ca_list');
+    expect(r.file('edge-settings.cfg')).not.toContain('WITH_CARRIER_NAME_CHECK');
+  });
+
+  it('renders a configuration Kamailio accepts with and without TLS, rtpengine and the carrier checks', () => {
+    const variants: Record<string, string>[] = [
+      { EDGE_TLS_CARRIER_CA: pki.caFile },
+      { EDGE_TLS_VERIFY_CARRIER: 'no' },
+      { EDGE_TLS_CARRIER_CA: pki.caFile, EDGE_RTPENGINE: '' },
+      { EDGE_TLS_CERT: '', EDGE_TLS_KEY: '' },
+      { EDGE_TLS_CERT: '', EDGE_TLS_KEY: '', EDGE_RTPENGINE: '' },
+    ];
+    for (const env of variants) {
+      const r = render({ EDGE_NODES: '127.0.0.1:5070', EDGE_LISTEN: '127.0.0.1', ...env });
+      expect(r.status, r.stderr).toBe(0);
+      const check = spawnSync('kamailio', ['-c', '-f', r.path('kamailio.cfg')], { encoding: 'utf8' });
+      expect(check.status, `${JSON.stringify(env)}: ${check.stderr}`).toBe(0);
+    }
   });
 
   it('refuses a carrier CA that is not a readable file, and a verify setting that is not yes or no', () => {
