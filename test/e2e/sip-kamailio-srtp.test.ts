@@ -220,14 +220,20 @@ describe('SRTP media through the Kamailio edge (baresip over TLS)', () => {
     expect(closed.id).toBe(incoming.id);
   });
 
-  it('node → edge → a carrier whose TLS certificate the edge does not trust: the dial fails, the carrier never gets the INVITE', async () => {
-    const bs = await startBaresip({ source: micWav, transport: 'tls', srtp: true, caFile: pki.caFile, certificate: roguePem });
+  /** The node dials baresip at 127.0.0.1 over TLS through the edge, baresip presenting `certificate`; the dial's error. */
+  async function dialCarrierPresenting(certificate: string): Promise<{ bs: Baresip; err: { code?: string; message?: string } | null }> {
+    const bs = await startBaresip({ source: micWav, transport: 'tls', srtp: true, caFile: pki.caFile, certificate });
     phones.push(bs);
     const sessionId = await fx.createSession({ routing: { type: 'sip', sip: { to_uri: `sip:bs@127.0.0.1:${bs.tlsPort};transport=tls` } } });
     const err = await fx.svc.dial(sessionId, fx.orgId, {}).then(
       () => null,
       (e: unknown) => e as { code?: string; message?: string },
     );
+    return { bs, err };
+  }
+
+  it('node → edge → a carrier whose TLS certificate the edge does not trust: the dial fails, the carrier never gets the INVITE', async () => {
+    const { bs, err } = await dialCarrierPresenting(roguePem);
     expect(err?.code).toBe('dial_failed');
     expect(bs.events.some((e) => e.type === 'CALL_INCOMING')).toBe(false);
     expect(edge.log()).toMatch(/certificate verify failed|verify error|certificate/i);
@@ -235,13 +241,7 @@ describe('SRTP media through the Kamailio edge (baresip over TLS)', () => {
 
   it('node → edge → a carrier whose certificate chains to the trusted CA but names another host: the dial fails, no call is set up', async () => {
     // clientPem is from the test CA (the chain check passes) and names carrier.test, not 127.0.0.1.
-    const bs = await startBaresip({ source: micWav, transport: 'tls', srtp: true, caFile: pki.caFile, certificate: clientPem });
-    phones.push(bs);
-    const sessionId = await fx.createSession({ routing: { type: 'sip', sip: { to_uri: `sip:bs@127.0.0.1:${bs.tlsPort};transport=tls` } } });
-    const err = await fx.svc.dial(sessionId, fx.orgId, {}).then(
-      () => null,
-      (e: unknown) => e as { code?: string; message?: string },
-    );
+    const { bs, err } = await dialCarrierPresenting(clientPem);
     expect(err?.code).toBe('dial_failed');
     expect(edge.log()).toMatch(/carrier certificate does not name 127\.0\.0\.1 \(DNS carrier\.test/);
     // Every dial of this file ran the check's script without a script error (an unset $du, say).
