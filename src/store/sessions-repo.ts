@@ -34,8 +34,10 @@ export interface NewSession {
  * Returns false when the limit is reached.
  */
 export async function insertSessionWithinLimit(db: Db, s: NewSession, eventData: Record<string, unknown>): Promise<boolean> {
-  const { rowCount } = await db.query(
-    `WITH org AS (
+  // Named: prepared once per connection (telephony-repo.ts says why the call path's statements are).
+  const { rowCount } = await db.query({
+    name: 'voxbridge_insert_session_within_limit',
+    text: `WITH org AS (
        SELECT id FROM organizations WHERE id = $2 AND open_sessions < max_concurrent_sessions FOR UPDATE
      ), ins AS (
        INSERT INTO sessions (id, org_id, api_key_id, mode, configuration_mode, source_language, target_language, provider,
@@ -47,7 +49,7 @@ export async function insertSessionWithinLimit(db: Db, s: NewSession, eventData:
        INSERT INTO webhook_events (id, org_id, type, data, created_at) SELECT $19, ins.org_id, 'session.created', $20, $18 FROM ins
      )
      SELECT id FROM ins`,
-    [
+    values: [
       s.id,
       s.orgId,
       s.apiKeyId,
@@ -69,7 +71,7 @@ export async function insertSessionWithinLimit(db: Db, s: NewSession, eventData:
       newId('evt'),
       eventData,
     ],
-  );
+  });
   return rowCount === 1;
 }
 
@@ -110,15 +112,16 @@ export type SessionWithCall = SessionView & { call: CallSummary | null };
 /** The session of `orgId` (another organization's session is simply not found) with its latest call leg. */
 export async function getSessionWithCall(db: Db, id: string, orgId: string): Promise<SessionWithCall | null> {
   // Only the presented columns: fewer fields to parse per row on the hottest read.
-  const { rows } = await db.query<SessionWithCall>(
-    `SELECT s.id, s.org_id, s.status, s.mode, s.configuration_mode, s.source_language, s.target_language, s.provider,
+  const { rows } = await db.query<SessionWithCall>({
+    name: 'voxbridge_get_session_with_call',
+    text: `SELECT s.id, s.org_id, s.status, s.mode, s.configuration_mode, s.source_language, s.target_language, s.provider,
             s.phone_number, s.recording, s.metadata, s.duration_seconds, s.created_at, s.started_at, s.ended_at,
             (SELECT row_to_json(c) FROM (
               SELECT id, provider, call_sid, direction, status, from_uri, to_uri, quality FROM calls
                WHERE session_id = s.id ORDER BY created_at DESC, id DESC LIMIT 1) c) AS call
        FROM sessions s WHERE s.id = $1 AND s.org_id = $2`,
-    [id, orgId],
-  );
+    values: [id, orgId],
+  });
   return rows[0] ?? null;
 }
 
