@@ -26,8 +26,10 @@ export async function fanOutEvents(db: Db, limit: number): Promise<number> {
   return withTransaction(db, async (c) => {
     const lock = await c.query<{ ok: boolean }>(`SELECT pg_try_advisory_xact_lock(hashtext('voxbridge-webhook-fanout:' || current_schema())) AS ok`);
     if (!lock.rows[0]?.ok) return -1;
-    const { rows } = await c.query<{ n: number }>(
-      `WITH picked AS (
+    // The worker's statements are named: prepared once per connection (telephony-repo.ts says why).
+    const { rows } = await c.query<{ n: number }>({
+      name: 'voxbridge_webhook_fan_out',
+      text: `WITH picked AS (
          SELECT id, org_id, type, data, created_at,
                 COALESCE(data->>'session_id', CASE WHEN type LIKE 'session.%' THEN data->>'id' END) AS ordering_key
            FROM webhook_events WHERE dispatched_at IS NULL ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED
@@ -53,8 +55,8 @@ export async function fanOutEvents(db: Db, limit: number): Promise<number> {
          UPDATE webhook_events SET dispatched_at = now() WHERE id IN (SELECT id FROM picked) RETURNING 1
        )
        SELECT (SELECT count(*) FROM marked)::int AS n, (SELECT count(*) FROM fanned)::int AS d`,
-      [limit],
-    );
+      values: [limit],
+    });
     return rows[0]?.n ?? 0; // the aggregate SELECT always yields one row
   });
 }
@@ -69,8 +71,9 @@ export interface ClaimOptions {
 
 /** Claims due, ready deliveries of enabled endpoints, at most `perEndpoint` in flight per endpoint. */
 export async function claimDueDeliveries(db: Db, o: ClaimOptions): Promise<ClaimedDelivery[]> {
-  const { rows } = await db.query<ClaimedDelivery>(
-    `WITH busy AS (
+  const { rows } = await db.query<ClaimedDelivery>({
+    name: 'voxbridge_webhook_claim',
+    text: `WITH busy AS (
        SELECT endpoint_id, count(*) AS n FROM webhook_deliveries
         WHERE status = 'pending' AND locked_until IS NOT NULL AND locked_until > now() GROUP BY endpoint_id
      ), candidates AS (
@@ -93,8 +96,8 @@ export async function claimDueDeliveries(db: Db, o: ClaimOptions): Promise<Claim
      SELECT c.id::text, c.event_id, c.endpoint_id, c.event_type, c.attempts, c.event_created_at, e.data, e.api_version
        FROM claimed c JOIN webhook_events e ON e.id = c.event_id
       ORDER BY c.id`,
-    [o.limit, o.perEndpoint, o.leaseMs],
-  );
+    values: [o.limit, o.perEndpoint, o.leaseMs],
+  });
   return rows;
 }
 
@@ -134,8 +137,9 @@ async function recordAttemptsIn(db: DbClient, results: AttemptResult[]): Promise
     response_headers: r.responseHeaders ?? null,
     response_body: r.responseBody ?? null,
   }));
-  await db.query(
-    `WITH r AS (
+  await db.query({
+    name: 'voxbridge_webhook_record_attempts',
+    text: `WITH r AS (
        SELECT * FROM jsonb_to_recordset($1::jsonb)
          AS x(id bigint, outcome text, status_code integer, error text, duration_ms integer, attempted_at timestamptz, next_at timestamptz,
               response_headers jsonb, response_body text)
@@ -164,8 +168,8 @@ async function recordAttemptsIn(db: DbClient, results: AttemptResult[]): Promise
      SELECT u.id, u.endpoint_id, u.event_id, u.event_type, u.attempts, r.outcome, r.status_code, r.error, r.duration_ms, r.attempted_at, r.next_at,
             r.response_headers, r.response_body
        FROM updated u JOIN r ON r.id = u.id`,
-    [JSON.stringify(payload)],
-  );
+    values: [JSON.stringify(payload)],
+  });
 }
 
 /**
