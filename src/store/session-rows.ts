@@ -31,14 +31,28 @@ export interface SessionRow {
 
 type Queryable = Db | DbClient;
 
+// Every SessionRow column. The statements below run for every session (socket connect, activation,
+// end) and are named, prepared once per connection; a prepared `*` would fail with "cached plan must
+// not change result type" once a migration adds a column under a running node.
+const SESSION_COLUMNS =
+  'id, org_id, api_key_id, status, mode, configuration_mode, source_language, target_language, provider, phone_number, connection_id, routing, audio, voice, recording, ai_agent, metadata, owner_node, end_reason, duration_seconds, created_at, started_at, ended_at, last_activity_at';
+
 export async function getSessionRow(db: Queryable, id: string): Promise<SessionRow | null> {
-  const { rows } = await db.query<SessionRow>('SELECT * FROM sessions WHERE id = $1', [id]);
+  const { rows } = await db.query<SessionRow>({
+    name: 'voxbridge_get_session_row',
+    text: `SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = $1`,
+    values: [id],
+  });
   return rows[0] ?? null;
 }
 
 /** Locks the session row for a state change; null when absent or (with orgId) another organization's. */
 export async function lockSessionRow(client: DbClient, id: string, orgId?: string): Promise<SessionRow | null> {
-  const { rows } = await client.query<SessionRow>('SELECT * FROM sessions WHERE id = $1 AND ($2::text IS NULL OR org_id = $2) FOR UPDATE', [id, orgId ?? null]);
+  const { rows } = await client.query<SessionRow>({
+    name: 'voxbridge_lock_session_row',
+    text: `SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = $1 AND ($2::text IS NULL OR org_id = $2) FOR UPDATE`,
+    values: [id, orgId ?? null],
+  });
   return rows[0] ?? null;
 }
 
@@ -50,9 +64,10 @@ export async function lockSessionRow(client: DbClient, id: string, orgId?: strin
  * Date is). Null when the session was not in `created`.
  */
 export async function activateSessionRow(db: Queryable, id: string, eventId: string): Promise<SessionRow | null> {
-  const { rows } = await db.query<SessionRow>(
-    `WITH s AS (UPDATE sessions SET status = 'active', started_at = now(), last_activity_at = now()
-                 WHERE id = $1 AND status = 'created' RETURNING *),
+  const { rows } = await db.query<SessionRow>({
+    name: 'voxbridge_activate_session',
+    text: `WITH s AS (UPDATE sessions SET status = 'active', started_at = now(), last_activity_at = now()
+                 WHERE id = $1 AND status = 'created' RETURNING ${SESSION_COLUMNS}),
           e AS (INSERT INTO webhook_events (id, org_id, type, data)
                 SELECT $2, s.org_id, 'session.started',
                        jsonb_build_object('id', s.id, 'object', 'session', 'status', s.status, 'mode', s.mode,
@@ -60,8 +75,8 @@ export async function activateSessionRow(db: Queryable, id: string, eventId: str
                          'started_at', to_char(s.started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
                   FROM s)
      SELECT * FROM s`,
-    [id, eventId],
-  );
+    values: [id, eventId],
+  });
   return rows[0] ?? null;
 }
 
@@ -75,12 +90,13 @@ export async function touchSession(db: Queryable, id: string): Promise<void> {
  * seconds go to session_usage once.
  */
 export async function markSessionEnded(client: DbClient, id: string, reason: string): Promise<SessionRow> {
-  const { rows } = await client.query<SessionRow>(
-    `UPDATE sessions SET status = 'ended', ended_at = now(), end_reason = $2,
+  const { rows } = await client.query<SessionRow>({
+    name: 'voxbridge_end_session',
+    text: `UPDATE sessions SET status = 'ended', ended_at = now(), end_reason = $2,
             duration_seconds = GREATEST(0, EXTRACT(EPOCH FROM (now() - COALESCE(started_at, created_at))))
-      WHERE id = $1 RETURNING *`,
-    [id, reason],
-  );
+      WHERE id = $1 RETURNING ${SESSION_COLUMNS}`,
+    values: [id, reason],
+  });
   const s = rows[0];
   if (!s) throw new Error(`session ${id} vanished while locked`);
   await client.query('INSERT INTO session_usage (session_id, org_id, seconds) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [
