@@ -4,6 +4,13 @@ import type { Logger } from 'pino';
 export type Db = pg.Pool;
 export type DbClient = pg.PoolClient | pg.Pool;
 
+// Named statements: the hot ones (a call's lookups and rows, session create/retrieve/activation/end,
+// the webhook worker's) are sent as `{ name, text, values }`, so each connection parses and plans
+// them once and then only binds (PostgreSQL CPU per call setup −28 %, BENCHMARKS.md eighth pass).
+// They list their columns, never `*`: a prepared `SELECT *` fails with "cached plan must not change
+// result type" on every use once a migration adds a column under a running node
+// (test/integration/named-statement-columns.test.ts keeps the lists whole).
+
 // int8 (bigint) columns are credit counts well inside Number's safe range.
 pg.types.setTypeParser(20, (v) => Number(v));
 

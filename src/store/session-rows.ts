@@ -31,9 +31,8 @@ export interface SessionRow {
 
 type Queryable = Db | DbClient;
 
-// Every SessionRow column. The statements below run for every session (socket connect, activation,
-// end) and are named, prepared once per connection; a prepared `*` would fail with "cached plan must
-// not change result type" once a migration adds a column under a running node.
+// Every SessionRow column, for the named statements below (db.ts: why named, why not `*`); they run
+// for every session (socket connect, activation, end).
 const SESSION_COLUMNS =
   'id, org_id, api_key_id, status, mode, configuration_mode, source_language, target_language, provider, phone_number, connection_id, routing, audio, voice, recording, ai_agent, metadata, owner_node, end_reason, duration_seconds, created_at, started_at, ended_at, last_activity_at';
 

@@ -34,7 +34,7 @@ export interface NewSession {
  * Returns false when the limit is reached.
  */
 export async function insertSessionWithinLimit(db: Db, s: NewSession, eventData: Record<string, unknown>): Promise<boolean> {
-  // Named: prepared once per connection (telephony-repo.ts says why the call path's statements are).
+  // Named (db.ts).
   const { rowCount } = await db.query({
     name: 'voxbridge_insert_session_within_limit',
     text: `WITH org AS (

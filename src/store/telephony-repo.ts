@@ -40,9 +40,7 @@ export interface PhoneNumberRecord {
   created_at: Date;
 }
 
-// The call path's statements are named (prepared once per connection, then only bound: no parse
-// and plan per call) and list their columns: a prepared `SELECT *` fails with "cached plan must not
-// change result type" on every call once a migration adds a column under a running node.
+// Column lists of the call path's named statements (db.ts: why named, why not `*`).
 const CONNECTION_COLUMNS =
   'id, org_id, provider, host, port, transport, username, password_enc, inbound_cidrs, status, credentials_valid, rtp_latching, require_secure, require_client_cert, tls_client_ca, tls_client_subject, created_at, updated_at';
 const PHONE_NUMBER_COLUMNS = 'id, org_id, number, connection_id, default_session_id, created_at';

@@ -26,7 +26,7 @@ export async function fanOutEvents(db: Db, limit: number): Promise<number> {
   return withTransaction(db, async (c) => {
     const lock = await c.query<{ ok: boolean }>(`SELECT pg_try_advisory_xact_lock(hashtext('voxbridge-webhook-fanout:' || current_schema())) AS ok`);
     if (!lock.rows[0]?.ok) return -1;
-    // The worker's statements are named: prepared once per connection (telephony-repo.ts says why).
+    // The worker's statements are named (db.ts).
     const { rows } = await c.query<{ n: number }>({
       name: 'voxbridge_webhook_fan_out',
       text: `WITH picked AS (

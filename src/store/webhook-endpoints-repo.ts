@@ -24,6 +24,10 @@ export interface WebhookEndpointRow {
   updated_at: Date;
 }
 
+/** Every WebhookEndpointRow column, for the named statement below. */
+const WEBHOOK_ENDPOINT_COLUMNS =
+  'id, org_id, url, description, metadata, events, event_types, realtime, enabled, disabled_reason, disabled_at, secret_enc, previous_secret_enc, previous_secret_expires_at, failing_since, created_at, updated_at';
+
 export interface NewWebhookEndpoint {
   orgId: string;
   url: string;
@@ -132,13 +136,11 @@ export async function listAllWebhookEndpoints(db: DbClient, orgId: string): Prom
   return rows;
 }
 
-/** The delivery worker's lookup, once per batch: named, so its columns are listed (a prepared `*` breaks when a column is added). */
+/** The delivery worker's lookup, once per batch: a named statement (db.ts). */
 export async function webhookEndpointsByIds(db: Db, ids: string[]): Promise<WebhookEndpointRow[]> {
   const { rows } = await db.query<WebhookEndpointRow>({
     name: 'voxbridge_webhook_endpoints_by_ids',
-    text: `SELECT id, org_id, url, description, metadata, events, event_types, realtime, enabled, disabled_reason, disabled_at,
-                  secret_enc, previous_secret_enc, previous_secret_expires_at, failing_since, created_at, updated_at
-             FROM webhook_endpoints WHERE id = ANY($1)`,
+    text: `SELECT ${WEBHOOK_ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = ANY($1)`,
     values: [ids],
   });
   return rows;
