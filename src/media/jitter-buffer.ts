@@ -43,16 +43,21 @@ export interface JitterBufferStats {
 
 const SAMPLES = 160;
 const FRAME_MS = 20;
-/** Ticks over which the smallest playout level is measured (surplus above the target goes one frame per window). */
+/**
+ * Ticks the playout level must stay above the target before its smallest value there is taken as
+ * surplus; also how long a surplus waits for quiet frames before a voiced one goes.
+ */
 const SURPLUS_WINDOW_TICKS = 10;
 /**
- * The target shrinks one frame every SHRINK_EVERY_PACKETS packets (0.5 s at 20 ms) once SHRINK_AFTER_PACKETS
- * (1 s) have passed without an underrun. A call's first second is often jittery on our side (set-up work,
- * many legs starting together): at one frame a second after 3 s, that start-up spike held a 4–6 frame target
- * through the first 5–7 s of every bridged call in the media bench.
+ * The target shrinks one frame every SHRINK_EVERY_PACKETS packets (100 ms at 20 ms) once SHRINK_AFTER_PACKETS
+ * (1 s) have passed without an underrun, as far as the measured jitter allows (it decays by itself, so a
+ * jittery line keeps its depth). A call's first second is often jittery on our side (set-up work, many legs
+ * starting together), and a stall anywhere makes a spike: at one frame a second after 3 s, that spike held a
+ * 4–6 frame target through the first 5–7 s of every bridged call in the media bench; at one frame per
+ * 0.5 s, a spike 1.5 s in still held 60–80 ms extra on every call 2.5 s later.
  */
 const SHRINK_AFTER_PACKETS = 50;
-const SHRINK_EVERY_PACKETS = 25;
+const SHRINK_EVERY_PACKETS = 5;
 const FADE = [1, 0.7, 0.5, 0.35, 0.25, 0.15, 0.1, 0.05];
 
 type State = 'idle' | 'priming' | 'playing';
@@ -78,10 +83,11 @@ export class JitterBuffer {
   private concealRun = 0;
   private primingTicks = 0;
   private lastUnderrunAt = -Infinity;
-  private windowMin = Infinity;
-  private windowTicks = 0;
-  /** A window found one frame of surplus depth, not yet removed (waiting for a quiet frame). */
-  private surplusOwed = false;
+  /** Smallest playout level and length of the current run of ticks above the target. */
+  private runMin = Infinity;
+  private runTicks = 0;
+  /** Surplus frames found and not yet removed (paid in quiet frames as they come due). */
+  private surplusOwed = 0;
   private surplusWaitTicks = 0;
   private jitter = 0;
   private prevTransit = NaN;
@@ -147,8 +153,6 @@ export class JitterBuffer {
     this.maxIdx = -Infinity;
     this.next = 0;
     this.prevTransit = NaN;
-    this.windowMin = Infinity;
-    this.windowTicks = 0;
     this.settleSurplus();
   }
 
@@ -236,30 +240,26 @@ export class JitterBuffer {
       // A burst after a stall: cut straight back to the target.
       const drop = level - this.target;
       this.discard(drop);
-      this.windowMin = Infinity;
-      this.windowTicks = 0;
+      this.settleSurplus();
+    } else if (level <= this.target) {
+      // Touched the target: nothing stands, whatever was owed has drained on its own.
       this.settleSurplus();
     } else {
-      // Surplus depth: the smallest level seen at playout over a window is depth that was never
-      // needed (a fast sender's drift, or the frames a stall or a start-up burst left behind). One
-      // frame of it goes per window until the level touches the target. A level that only swings
-      // (arrivals straddling the tick) still touches the target and loses nothing. The old rule
-      // (level above target + 1 for 10 ticks) left one frame, 20 ms, standing for good.
-      // The frame goes when a silent (or missing) one is next to play, so a pause is shortened rather
-      // than a word cut; only after a further window without one does the next frame go anyway.
-      if (level < this.windowMin) this.windowMin = level;
-      if (++this.windowTicks >= SURPLUS_WINDOW_TICKS) {
-        if (this.windowMin > this.target) this.surplusOwed = true;
-        this.windowMin = Infinity;
-        this.windowTicks = 0;
+      // Surplus depth: once the level has stayed above the target for a whole window, the smallest
+      // level of that run is depth that was never needed (a fast sender's drift, or the frames a stall
+      // or a start-up burst left behind). A level that only swings (arrivals straddling the tick)
+      // touches the target and loses nothing. All of the surplus is owed at once and paid in quiet
+      // (or missing) frames as they come due, several in one tick if they are there: a pause is
+      // shortened, inaudibly, rather than a word cut. Only after a further window without one does
+      // a voiced frame go, one per window. Before, one frame went per 200 ms window, so the 60–100 ms
+      // a stall left behind stood for a second and set the p99 of every call.
+      if (level < this.runMin) this.runMin = level;
+      if (++this.runTicks >= SURPLUS_WINDOW_TICKS) {
+        this.surplusOwed = Math.max(this.surplusOwed, this.runMin - this.target);
+        this.runMin = Infinity;
+        this.runTicks = 0;
       }
-      if (this.surplusOwed) {
-        if (level <= this.target) this.settleSurplus();
-        else if (this.nextIsQuiet() || ++this.surplusWaitTicks >= SURPLUS_WINDOW_TICKS) {
-          this.discard(1);
-          this.settleSurplus();
-        }
-      }
+      if (this.surplusOwed > 0) this.paySurplus();
     }
     const slot = this.slotOf(this.next);
     this.next++;
@@ -276,8 +276,27 @@ export class JitterBuffer {
     return this.conceal(out);
   }
 
+  private paySurplus(): void {
+    let paid = false;
+    while (this.surplusOwed > 0 && this.level > this.target && this.nextIsQuiet()) {
+      this.discard(1);
+      this.surplusOwed--;
+      paid = true;
+    }
+    if (this.level <= this.target) this.surplusOwed = 0;
+    if (paid || this.surplusOwed === 0) {
+      this.surplusWaitTicks = 0;
+    } else if (++this.surplusWaitTicks >= SURPLUS_WINDOW_TICKS) {
+      this.discard(1);
+      this.surplusOwed--;
+      this.surplusWaitTicks = 0;
+    }
+  }
+
   private settleSurplus(): void {
-    this.surplusOwed = false;
+    this.runMin = Infinity;
+    this.runTicks = 0;
+    this.surplusOwed = 0;
     this.surplusWaitTicks = 0;
   }
 

@@ -167,6 +167,34 @@ describe('JitterBuffer', () => {
     expect(jb.stats.targetFrames).toBe(2);
   });
 
+  it('is back at its floor about 1.5 s after a stall spiked the jitter (one frame per 100 ms once the jitter allows)', () => {
+    const jb = new JitterBuffer({ targetFrames: 2, adaptive: true, minFrames: 2, maxFrames: 12 });
+    let n = 0;
+    for (; n < 100; n++) {
+      jb.push(n * 160, frame(1), n * 20);
+      jb.pop();
+    }
+    // A 100 ms stall: nothing arrives for five ticks, then the five frames at once.
+    for (let k = 0; k < 5; k++) jb.pop();
+    for (let k = 0; k < 5; k++, n++) jb.push(n * 160, frame(1), n * 20 + 100 - k * 20);
+    jb.pop();
+    // A further spike of the same kind 200 ms later leaves the estimate high for a while.
+    for (let k = 0; k < 10; k++, n++) {
+      jb.push(n * 160, frame(1), n * 20 + (k % 2 === 0 ? 60 : 0));
+      jb.pop();
+    }
+    const grown = jb.stats.targetFrames;
+    expect(grown).toBeGreaterThan(3);
+    const targets: number[] = [];
+    for (let k = 0; k < 100; k++, n++) {
+      jb.push(n * 160, frame(1), n * 20);
+      jb.pop();
+      targets.push(jb.stats.targetFrames);
+    }
+    // Within 1.5 s (75 packets) of the spike the target is at the floor; at one frame per 0.5 s it was not.
+    expect(targets[74]).toBe(2);
+  });
+
   it('does not grow without bound on underruns the measured jitter does not explain (own stalls)', () => {
     const jb = new JitterBuffer({ targetFrames: 3, adaptive: true, minFrames: 3, maxFrames: 12 });
     let n = 0;
@@ -215,6 +243,42 @@ describe('JitterBuffer', () => {
       for (let k = jb.level; k > 0; k--) if (Math.max(...jb.pop()!) > 6000) loudPlayed++; // the two still buffered
       expect(loudPlayed, `phase ${phase}`).toBe(loudSent);
     }
+  });
+
+  // A stall of our own loop (or a sender's burst) leaves packets queued in the socket that then
+  // arrive together: the depth they add is no jitter, and standing for a second it set the p99.
+  it('drains the backlog a burst left within one window and its quiet frames, not one frame per window', () => {
+    const tone = Int16Array.from({ length: 160 }, (_, i) => Math.round(12000 * Math.sin((2 * Math.PI * 1000 * i) / 8000)));
+    const quiet = new Int16Array(160).fill(8);
+    const jb = new JitterBuffer({ targetFrames: 2, adaptive: false });
+    let n = 0;
+    const push = () => {
+      jb.push(n * 160, n % 25 === 0 ? tone : quiet, 0);
+      n++;
+    };
+    for (let k = 0; k < 2; k++) push();
+    for (let tick = 0; tick < 50; tick++) {
+      jb.pop();
+      push();
+    }
+    expect(jb.stats.dropped).toBe(0);
+    for (let k = 0; k < 5; k++) push(); // five frames of backlog at once
+    const levels: number[] = [];
+    let loudPlayed = 0;
+    for (let tick = 0; tick < 40; tick++) {
+      levels.push(jb.level);
+      const f = jb.pop();
+      if (f && Math.max(...f) > 6000) loudPlayed++;
+      push();
+    }
+    expect(levels[0]).toBe(7);
+    expect(jb.stats.dropped).toBe(5);
+    // Found after one window above the target, paid in the quiet frames due then.
+    const back = levels.findIndex((l) => l === 2);
+    expect(back).toBeGreaterThan(0);
+    expect(back).toBeLessThanOrEqual(12);
+    expect(levels.slice(back).every((l) => l === 2)).toBe(true);
+    expect(loudPlayed).toBe(2); // the loud frames of ticks 75 and 100 were kept
   });
 
   it('removes a surplus from continuous speech too, one window later', () => {
