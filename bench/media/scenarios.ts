@@ -369,8 +369,9 @@ export async function runStep(gw: BenchGateway, scenario: Scenario, calls: numbe
   const genProbe = STAGES ? new LoopProbe(stallMs, 5) : null;
   const start = performance.now();
   let tick = 0;
-  /** Latencies of the warm-up (the calls' first seconds). */
+  /** Latencies of the warm-up (the calls' first seconds), and when their loud frames left. */
   const startup: number[] = [];
+  const startupSentAt: number[] = [];
   await new Promise<void>((resolve) => {
     const timer = setInterval(() => {
       const due = Math.min(totalTicks, Math.floor((performance.now() - start) / 20));
@@ -383,6 +384,7 @@ export async function runStep(gw: BenchGateway, scenario: Scenario, calls: numbe
           genProbe?.take();
           for (const c of ends) {
             startup.push(...c.latencies);
+            startupSentAt.push(...c.latencySentAt);
             c.latencies = [];
             c.latencySentAt = [];
             c.framesAtSink = 0;
@@ -411,6 +413,7 @@ export async function runStep(gw: BenchGateway, scenario: Scenario, calls: numbe
   const burstsSent = ends.reduce((a, c) => a + c.burstsSent, 0);
   // In-flight loud frames land; the last burst of each call is not counted when it is still on its way.
   await new Promise((r) => setTimeout(r, 300));
+  const timeline = STAGES ? latencyTimeline(start, [startupSentAt, ...ends.map((c) => c.latencySentAt)], [startup, ...ends.map((c) => c.latencies)]) : '';
   const latencies = ends.flatMap((c) => c.latencies).sort((a, b) => a - b);
   startup.sort((a, b) => a - b);
   const stillAwaiting = ends.filter((c) => c.awaitingLoud).length;
@@ -452,6 +455,7 @@ export async function runStep(gw: BenchGateway, scenario: Scenario, calls: numbe
     console.log(`${scenario} ${calls}: socket messages received by type:`, JSON.stringify(types));
     console.log(`${scenario} ${calls}: gateway per-stage time in the window (ms):`, JSON.stringify(usage1.stages));
     console.log(`${scenario} ${calls}: gateway media counters:`, JSON.stringify(usage1.media));
+    console.log(`${scenario} ${calls}: latency p50/max ms by loud frames' send time (s from the calls' start, warm-up included): ${timeline}`);
   }
   if (STAGES && usage1.probe) {
     // Times from the end of the warm-up (the measured window): a stall there delays every call's frames at once.
@@ -510,6 +514,29 @@ export async function runStep(gw: BenchGateway, scenario: Scenario, calls: numbe
     await new Promise((res) => setTimeout(res, 50));
   }
   return r;
+}
+
+/**
+ * Latency by when the loud frames left, in 500 ms bins from the calls' start ("1.5:47/52"): shows how
+ * long an event (the start-up burst, a stall) held added latency, which one p99 figure cannot.
+ */
+function latencyTimeline(start: number, sentAt: number[][], latencies: number[][]): string {
+  const bins = new Map<number, number[]>();
+  sentAt.forEach((times, i) =>
+    times.forEach((t, k) => {
+      const bin = Math.floor((t - start) / 500);
+      const b = bins.get(bin) ?? [];
+      b.push(latencies[i]?.[k] ?? NaN);
+      bins.set(bin, b);
+    }),
+  );
+  return [...bins.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([bin, l]) => {
+      l.sort((a, b) => a - b);
+      return `${bin / 2}:${Math.round(percentile(l, 50))}/${Math.round(percentile(l, 100))}`;
+    })
+    .join(' ');
 }
 
 export function describe(r: StepResult): string {
