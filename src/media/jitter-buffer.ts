@@ -57,6 +57,8 @@ const SURPLUS_WINDOW_TICKS = 10;
  * 0.5 s, a spike 1.5 s in still held 60–80 ms extra on every call 2.5 s later.
  */
 const SHRINK_AFTER_PACKETS = 50;
+/** An underrun this many packets (10 s) after the last one is a repeat: the line's delay spikes recur. */
+const REPEATED_UNDERRUN_PACKETS = 500;
 const SHRINK_EVERY_PACKETS = 5;
 const FADE = [1, 0.7, 0.5, 0.35, 0.25, 0.15, 0.1, 0.05];
 
@@ -229,10 +231,12 @@ export class JitterBuffer {
       // Underrun: stretch (do not advance playout) and re-prime.
       this.s.underruns++;
       this.state = 'priming';
-      // Grow on an underrun, but only up to two frames above what the measured jitter asks for: an
-      // underrun caused by our own event loop stalling (not by the network) is not cured by depth,
-      // and growing without bound there is what kept the added latency high on a busy host.
-      if (this.adaptive && this.target < Math.min(this.maxFrames, this.jitterTarget() + 2)) this.target++;
+      // Grow on an underrun that repeats one within REPEATED_UNDERRUN_PACKETS, and only up to two frames
+      // above what the measured jitter asks for. A lone spike (a stall of our loop, of the sender or of
+      // the host) is not cured by depth: growing on it held 20-40 ms more on every call for the 1 s
+      // before the target may shrink; growing without bound kept the latency high on a busy host.
+      const repeated = this.s.received - this.lastUnderrunAt <= REPEATED_UNDERRUN_PACKETS;
+      if (this.adaptive && repeated && this.target < Math.min(this.maxFrames, this.jitterTarget() + 2)) this.target++;
       this.lastUnderrunAt = this.s.received;
       return this.conceal(out);
     }

@@ -195,6 +195,29 @@ describe('JitterBuffer', () => {
     expect(targets[74]).toBe(2);
   });
 
+  it('keeps its target through a lone underrun and grows when underruns repeat', () => {
+    const jb = new JitterBuffer({ targetFrames: 2, adaptive: true, minFrames: 2, maxFrames: 12 });
+    let n = 0;
+    const steady = (packets: number) => {
+      for (let k = 0; k < packets; k++, n++) {
+        jb.push(n * 160, frame(1), n * 20);
+        jb.pop();
+      }
+    };
+    const stall = () => {
+      for (let k = 0; k < 4; k++) jb.pop(); // nothing arrives for 80 ms; the frames are lost
+      n += 4;
+    };
+    steady(100);
+    stall();
+    expect(jb.stats.underruns).toBe(1);
+    expect(jb.stats.targetFrames).toBe(2);
+    steady(100); // 2 s later: a repeat
+    stall();
+    expect(jb.stats.underruns).toBe(2);
+    expect(jb.stats.targetFrames).toBe(3);
+  });
+
   it('does not grow without bound on underruns the measured jitter does not explain (own stalls)', () => {
     const jb = new JitterBuffer({ targetFrames: 3, adaptive: true, minFrames: 3, maxFrames: 12 });
     let n = 0;
