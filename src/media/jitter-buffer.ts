@@ -57,9 +57,9 @@ const SURPLUS_WINDOW_TICKS = 10;
  * 0.5 s, a spike 1.5 s in still held 60–80 ms extra on every call 2.5 s later.
  */
 const SHRINK_AFTER_PACKETS = 50;
-/** An underrun this many packets (10 s) after the last one is a repeat: the line's delay spikes recur. */
-const REPEATED_UNDERRUN_PACKETS = 500;
 const SHRINK_EVERY_PACKETS = 5;
+/** An underrun within this many packets (10 s) of the last one is a repeat: the line's delay spikes recur. */
+const REPEATED_UNDERRUN_PACKETS = 500;
 const FADE = [1, 0.7, 0.5, 0.35, 0.25, 0.15, 0.1, 0.05];
 
 type State = 'idle' | 'priming' | 'playing';
