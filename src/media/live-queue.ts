@@ -4,11 +4,15 @@
 // at a random value and never drains. This one converges instead:
 //
 // - every tick it records the depth left after the release; once the depth has stayed above
-//   `targetFrames` for `windowTicks` ticks in a row, the smallest depth of that run is backlog that
+//   `targetFrames` for a window of ticks in a row, the smallest depth of that run is backlog that
 //   was never needed (a burst or a chunked sender makes the depth swing, but it still touches the
 //   target when the producer keeps pace, which starts a new run). A run starts at the first tick
 //   above the target, so a surplus is found one window after it appears, not at the end of the
-//   next fixed window (up to two windows: a start-up surplus stood 1-2 s);
+//   next fixed window (up to two windows: a start-up surplus stood 1-2 s). The window is twice the
+//   largest number of frames that arrived between two ticks in the last 5-10 s, within
+//   [`minWindowTicks`, `windowTicks`]: a 200 ms chunk sender's depth touches the target once per
+//   chunk, so 20 ticks see it; a frame-paced one (a jitter buffer, a client sending 20 ms frames)
+//   gets 10 ticks, and what a stall left behind goes after 200 ms instead of a second;
 // - the surplus becomes a debt paid in silent frames (at or below `silenceEnergy`), quietest first,
 //   as soon as they are queued: shortening a pause is inaudible. Only when a whole further run
 //   brings too little silence (continuous speech or a noisy line) is the rest cut from the quietest
@@ -21,10 +25,12 @@ export interface LiveQueueOptions {
   /** Backlog kept after convergence, in frames. Default 1. */
   targetFrames?: number;
   /**
-   * Ticks the depth must stay above the target before its minimum is taken as surplus. Default 50
-   * (1 s): longer than a 200 ms chunk period.
+   * Most ticks the depth must stay above the target before its minimum is taken as surplus. Default
+   * 50 (1 s). Within this, the window follows the arrivals (see above).
    */
   windowTicks?: number;
+  /** Fewest ticks of that window (a frame-paced producer). Default 10 (200 ms), at most `windowTicks`. */
+  minWindowTicks?: number;
   /** Hard cap in frames; the oldest go beyond it. Default 15 (300 ms). */
   maxFrames?: number;
   /**
@@ -43,6 +49,9 @@ export interface LiveQueueStats {
   overflowed: number;
 }
 
+/** Ticks (5 s) over which the largest arrival in one tick is remembered, kept for two such spans. */
+const BURST_MEMORY_TICKS = 250;
+
 export class LiveQueue<T> {
   /**
    * Slots before `head` are emptied as frames leave: a frame referenced from a passed slot until the
@@ -60,9 +69,15 @@ export class LiveQueue<T> {
   private runTicks = 0;
   /** Surplus frames still to remove (found at a run's end, paid in silence as it comes). */
   private owed = 0;
+  /** Frames pushed since the last tick, and the most in one tick in this and the previous 5 s. */
+  private arrivedSinceTick = 0;
+  private burstNow = 0;
+  private burstBefore = 0;
+  private burstTicks = 0;
   readonly stats: LiveQueueStats = { trimmed: 0, trimmedVoiced: 0, overflowed: 0 };
   private readonly target: number;
   private readonly window: number;
+  private readonly minWindow: number;
   private readonly max: number;
   private readonly silence: number;
 
@@ -73,6 +88,7 @@ export class LiveQueue<T> {
   ) {
     this.target = Math.max(0, o.targetFrames ?? 1);
     this.window = Math.max(1, o.windowTicks ?? 50);
+    this.minWindow = Math.min(this.window, Math.max(1, o.minWindowTicks ?? 10));
     this.max = Math.max(this.target + 1, o.maxFrames ?? 15);
     this.silence = o.silenceEnergy ?? SILENT_FRAME_ENERGY;
   }
@@ -87,6 +103,7 @@ export class LiveQueue<T> {
   }
 
   push(item: T, now = 0): void {
+    this.arrivedSinceTick++;
     this.items.push(item);
     this.enqueuedAt.push(now);
     this.energies.push(NaN);
@@ -117,6 +134,7 @@ export class LiveQueue<T> {
    * silence). Returns how many frames were removed.
    */
   endTick(): number {
+    this.noteArrivals();
     let removed = this.owed > 0 ? this.drop(this.owed, true) : 0;
     const depth = this.length;
     if (depth <= this.target) {
@@ -127,7 +145,7 @@ export class LiveQueue<T> {
       return removed;
     }
     if (depth < this.runMin) this.runMin = depth;
-    if (++this.runTicks < this.window) return removed;
+    if (++this.runTicks < this.windowTicks) return removed;
     let excess = this.runMin - this.target;
     this.runMin = Infinity;
     this.runTicks = 0;
@@ -140,6 +158,21 @@ export class LiveQueue<T> {
     this.owed = excess;
     if (this.owed > 0) removed += this.drop(this.owed, true);
     return removed;
+  }
+
+  /** The current window: twice the largest arrival in one tick lately, within the bounds. */
+  get windowTicks(): number {
+    return Math.min(this.window, Math.max(this.minWindow, 2 * Math.max(this.burstNow, this.burstBefore)));
+  }
+
+  private noteArrivals(): void {
+    if (this.arrivedSinceTick > this.burstNow) this.burstNow = this.arrivedSinceTick;
+    this.arrivedSinceTick = 0;
+    if (++this.burstTicks >= BURST_MEMORY_TICKS) {
+      this.burstBefore = this.burstNow;
+      this.burstNow = 0;
+      this.burstTicks = 0;
+    }
   }
 
   clear(): void {

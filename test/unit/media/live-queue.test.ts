@@ -71,6 +71,31 @@ describe('LiveQueue', () => {
     expect(q.stats.trimmed).toBe(3);
   });
 
+  it('fits its window to the arrivals: 200 ms for a frame-paced stream, twice the chunk for a chunked one', () => {
+    // Defaults (up to 50 ticks). A stream that kept pace, then a stall's 4 frames at once at tick 100.
+    const paced = new LiveQueue<F>(energy, { targetFrames: 1, silenceEnergy: 1 });
+    const { depths } = run(
+      paced,
+      140,
+      (t) => (t === 100 ? 5 : 1),
+      () => false,
+    );
+    expect(paced.windowTicks).toBe(10);
+    expect(Math.min(...depths.slice(100, 109))).toBe(4);
+    expect(depths[109]).toBe(1); // found and paid after 10 ticks, not 50
+    expect(paced.stats.trimmed).toBe(3);
+    // 200 ms chunks: the window grows to 20 ticks, and nothing is trimmed from the swing.
+    const chunked = new LiveQueue<F>(energy, { targetFrames: 1, silenceEnergy: 1 });
+    run(
+      chunked,
+      500,
+      (t) => (t % 10 === 0 ? 10 : 0),
+      () => false,
+    );
+    expect(chunked.windowTicks).toBe(20);
+    expect(chunked.stats.trimmed).toBe(0);
+  });
+
   it('removes the quietest frames of the backlog and keeps the loud ones', () => {
     const q2 = new LiveQueue<F>(energy, { targetFrames: 3, windowTicks: 1, maxFrames: 15 });
     for (let n = 0; n < 6; n++) q2.push({ n, loud: n % 2 === 0 });
@@ -176,8 +201,9 @@ describe('frameEnergy', () => {
 
 describe('LiveQueue with PCM frames', () => {
   // The media bench's socket→RTP pattern: a 1 kHz marker every 25 frames among quiet ones, a
-  // start-up backlog, then one frame per tick; convergence runs at every 50th tick. Every phase of
-  // the marker against the window end is tried, so a marker is queued at a window's end in some.
+  // start-up backlog, then one frame per tick; convergence runs at each window's end (10 ticks here:
+  // twice the 4-frame burst). Every phase of the marker against the window end is tried, so a marker
+  // is queued at a window's end in some.
   it('keeps every loud frame through convergence, whatever the phase of the window end', () => {
     for (let phase = 0; phase < 25; phase++) {
       const q = new LiveQueue<{ n: number; loud: boolean; pcm: Int16Array }>((f) => frameEnergy(f.pcm), { targetFrames: 1, windowTicks: 50, maxFrames: 15 });
