@@ -8,11 +8,11 @@
 //   was never needed (a burst or a chunked sender makes the depth swing, but it still touches the
 //   target when the producer keeps pace, which starts a new run). A run starts at the first tick
 //   above the target, so a surplus is found one window after it appears, not at the end of the
-//   next fixed window (up to two windows: a start-up surplus stood 1-2 s). The window is twice the
-//   largest number of frames that arrived between two ticks in the last 5-10 s, within
-//   [`minWindowTicks`, `windowTicks`]: a 200 ms chunk sender's depth touches the target once per
-//   chunk, so 20 ticks see it; a frame-paced one (a jitter buffer, a client sending 20 ms frames)
-//   gets 10 ticks, and what a stall left behind goes after 200 ms instead of a second;
+//   next fixed window (up to two windows: a start-up surplus stood 1-2 s). The window is
+//   `minWindowTicks` for a frame-paced producer (frames arrived in at least half the ticks of the
+//   last 5-10 s: a jitter buffer, a client sending 20 or 40 ms frames), so what a stall left behind
+//   goes after 200 ms instead of a second; a chunked one keeps `windowTicks`, long enough for a
+//   late chunk followed by an early one not to look like surplus;
 // - the surplus becomes a debt paid in silent frames (at or below `silenceEnergy`), quietest first,
 //   as soon as they are queued: shortening a pause is inaudible. Only when a whole further run
 //   brings too little silence (continuous speech or a noisy line) is the rest cut from the quietest
@@ -29,7 +29,7 @@ export interface LiveQueueOptions {
    * 50 (1 s). Within this, the window follows the arrivals (see above).
    */
   windowTicks?: number;
-  /** Fewest ticks of that window (a frame-paced producer). Default 10 (200 ms), at most `windowTicks`. */
+  /** The window for a frame-paced producer. Default 10 (200 ms), at most `windowTicks`. */
   minWindowTicks?: number;
   /** Hard cap in frames; the oldest go beyond it. Default 15 (300 ms). */
   maxFrames?: number;
@@ -49,8 +49,8 @@ export interface LiveQueueStats {
   overflowed: number;
 }
 
-/** Ticks (5 s) over which the largest arrival in one tick is remembered, kept for two such spans. */
-const BURST_MEMORY_TICKS = 250;
+/** Ticks (5 s) of one span over which the producer's pacing is counted; the last two spans count. */
+const PACING_SPAN_TICKS = 250;
 
 export class LiveQueue<T> {
   /**
@@ -69,11 +69,12 @@ export class LiveQueue<T> {
   private runTicks = 0;
   /** Surplus frames still to remove (found at a run's end, paid in silence as it comes). */
   private owed = 0;
-  /** Frames pushed since the last tick, and the most in one tick in this and the previous 5 s. */
-  private arrivedSinceTick = 0;
-  private burstNow = 0;
-  private burstBefore = 0;
-  private burstTicks = 0;
+  /** Something was pushed since the last tick; ticks, and ticks with an arrival, in this and the previous span. */
+  private arrivedSinceTick = false;
+  private spanTicks = 0;
+  private spanArrivalTicks = 0;
+  private lastSpanTicks = 0;
+  private lastSpanArrivalTicks = 0;
   readonly stats: LiveQueueStats = { trimmed: 0, trimmedVoiced: 0, overflowed: 0 };
   private readonly target: number;
   private readonly window: number;
@@ -103,7 +104,7 @@ export class LiveQueue<T> {
   }
 
   push(item: T, now = 0): void {
-    this.arrivedSinceTick++;
+    this.arrivedSinceTick = true;
     this.items.push(item);
     this.enqueuedAt.push(now);
     this.energies.push(NaN);
@@ -160,18 +161,23 @@ export class LiveQueue<T> {
     return removed;
   }
 
-  /** The current window: twice the largest arrival in one tick lately, within the bounds. */
+  /** The current window: short for a frame-paced producer, the full one otherwise (and until one is seen). */
   get windowTicks(): number {
-    return Math.min(this.window, Math.max(this.minWindow, 2 * Math.max(this.burstNow, this.burstBefore)));
+    const ticks = this.spanTicks + this.lastSpanTicks;
+    if (ticks < this.minWindow) return this.window;
+    const paced = 2 * (this.spanArrivalTicks + this.lastSpanArrivalTicks) >= ticks;
+    return paced ? this.minWindow : this.window;
   }
 
   private noteArrivals(): void {
-    if (this.arrivedSinceTick > this.burstNow) this.burstNow = this.arrivedSinceTick;
-    this.arrivedSinceTick = 0;
-    if (++this.burstTicks >= BURST_MEMORY_TICKS) {
-      this.burstBefore = this.burstNow;
-      this.burstNow = 0;
-      this.burstTicks = 0;
+    this.spanTicks++;
+    if (this.arrivedSinceTick) this.spanArrivalTicks++;
+    this.arrivedSinceTick = false;
+    if (this.spanTicks >= PACING_SPAN_TICKS) {
+      this.lastSpanTicks = this.spanTicks;
+      this.lastSpanArrivalTicks = this.spanArrivalTicks;
+      this.spanTicks = 0;
+      this.spanArrivalTicks = 0;
     }
   }
 

@@ -71,7 +71,7 @@ describe('LiveQueue', () => {
     expect(q.stats.trimmed).toBe(3);
   });
 
-  it('fits its window to the arrivals: 200 ms for a frame-paced stream, twice the chunk for a chunked one', () => {
+  it('fits its window to the arrivals: 200 ms for a frame-paced stream, the whole window for chunks', () => {
     // Defaults (up to 50 ticks). A stream that kept pace, then a stall's 4 frames at once at tick 100.
     const paced = new LiveQueue<F>(energy, { targetFrames: 1, silenceEnergy: 1 });
     const { depths } = run(
@@ -84,15 +84,15 @@ describe('LiveQueue', () => {
     expect(Math.min(...depths.slice(100, 109))).toBe(4);
     expect(depths[109]).toBe(1); // found and paid after 10 ticks, not 50
     expect(paced.stats.trimmed).toBe(3);
-    // 200 ms chunks: the window grows to 20 ticks, and nothing is trimmed from the swing.
+    // 100 ms chunks (frames in one tick of five): the whole window, and nothing trimmed from the swing.
     const chunked = new LiveQueue<F>(energy, { targetFrames: 1, silenceEnergy: 1 });
     run(
       chunked,
       500,
-      (t) => (t % 10 === 0 ? 10 : 0),
+      (t) => (t % 5 === 0 ? 5 : 0),
       () => false,
     );
-    expect(chunked.windowTicks).toBe(20);
+    expect(chunked.windowTicks).toBe(50);
     expect(chunked.stats.trimmed).toBe(0);
   });
 
