@@ -5,7 +5,7 @@
 //   signalled  the stray is ignored and counted; the gateway only ever sends to the SDP source
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import dgram from 'node:dgram';
-import { startTelephonyFixture, startSipp, eventually, type TelephonyFixture } from '../helpers/sip-harness.js';
+import { startTelephonyFixture, startSipp, eventually, attachedBeforeSippEnds, type TelephonyFixture } from '../helpers/sip-harness.js';
 import * as repo from '../../src/store/telephony-repo.js';
 import { parseRtp, serializeRtp } from '../../src/telephony/rtp/packet.js';
 import { alawEncode } from '../../src/media/g711.js';
@@ -57,7 +57,7 @@ async function strayThenReal(latching: 'nat' | 'signalled') {
     service: number,
     keys: { rtp_port: String(caller.address().port) },
   });
-  const rec = await attached;
+  const rec = await attachedBeforeSippEnds(attached, sipp);
   const leg = rec.leg as SipLeg;
   const toStray: number[] = [];
   const toCaller: number[] = [];

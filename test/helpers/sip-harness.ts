@@ -348,6 +348,18 @@ export async function startTelephonyFixture(
 }
 
 /** Polls until `fn` returns a value (events we cannot subscribe to, e.g. DB rows); generous timeout. */
+/**
+ * The leg that attaches, or an error with SIPp's own account when SIPp ends first (a refused call, a
+ * port taken between the free-port probe and SIPp's bind): an awaited leg that never comes would
+ * otherwise surface only as the test's timeout, with nothing to say why.
+ */
+export function attachedBeforeSippEnds(attached: Promise<AttachedLegRecord>, sipp: { done: Promise<SippResult> }): Promise<AttachedLegRecord> {
+  const ended = sipp.done.then((r): never => {
+    throw new Error(`SIPp ended (exit ${r.code}) before the call attached: ${(r.errors || r.stderr || r.stdout).slice(-2000)}`);
+  });
+  return Promise.race([attached, ended]);
+}
+
 export async function eventually<T>(fn: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 15000): Promise<T> {
   const start = Date.now();
   for (;;) {
