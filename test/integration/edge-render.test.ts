@@ -30,7 +30,8 @@ function render(env: Record<string, string>): {
   } catch {
     tls = null;
   }
-  return { status: r.status, stderr: r.stderr, tls, file: (name) => readFileSync(path.join(dir, name), 'utf8'), path: (name) => path.join(dir, name) };
+  const pathOf = (name: string): string => path.join(dir, name);
+  return { status: r.status, stderr: r.stderr, tls, file: (name) => readFileSync(pathOf(name), 'utf8'), path: pathOf };
 }
 
 /** The `[client:default]` section of a tls.cfg. */

@@ -1,6 +1,7 @@
 // The client side of an initial INVITE until it is answered, refused, timed out or aborted
 // (RFC 3261 §13.2, §9.1): one digest retry on 401/407, CANCEL only after a provisional response,
-// a 2xx that crosses our CANCEL, or that the edge refuses (X-VB-Refused), acknowledged and hung up. The counterpart of incoming-invite.ts.
+// a 2xx that crosses our CANCEL, or that the edge refuses (X-VB-Refused), acknowledged and hung up.
+// The counterpart of incoming-invite.ts.
 import sip, { type NameAddr, type Remote, type SipMessage, type SipRequest, type SipResponse, type SipUri } from 'sip';
 import digest from 'sip/digest.js';
 import { Dialog, type DialogTransport } from './dialog.js';
