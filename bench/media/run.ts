@@ -7,9 +7,10 @@
 // loss reaches 0.1 % (the calls carried), with CPU per call-second and memory per call. Every call
 // of a step starts in the same tick; the figures are taken after a warm-up (BENCH_WARMUP_SECONDS,
 // default 3), whose own p99 is printed as startup_p99.
-// BENCH_STAGES=1 also prints the gateway's per-stage histograms, the latency by send time in 500 ms bins
-// (warm-up included: how long an event held added latency), and when the tail happened next to
-// both processes' loop stalls over BENCH_STALL_MS (default 50) and GC pauses; SIP_BENCH_PROFILE=<dir> writes a
+// BENCH_STAGES=1 also prints the gateway's per-stage histograms (warm-up and window apart), the latency by
+// send time in 500 ms bins (warm-up included: how long an event held added latency), both processes' loop
+// stalls over BENCH_STALL_MS (default 50) and GC pauses in the warm-up, and when the window's tail happened
+// next to those of the window; SIP_BENCH_PROFILE=<dir> writes a
 // V8 CPU profile of the gateway. Prints figures; asserts nothing.
 import { SCENARIOS, describe, runStep, startBenchGateway, type Scenario, type StepResult } from './scenarios.js';
 

@@ -349,7 +349,8 @@ function sendAudioInput(c: CallEnds, mulaw: Buffer): void {
 }
 
 export async function runStep(gw: BenchGateway, scenario: Scenario, calls: number, seconds: number): Promise<StepResult> {
-  const baseline = await gw.link.ask<Usage>({ cmd: 'usage' });
+  // Stage histograms restart here too, so the warm-up's own (printed with BENCH_STAGES) hold this step's calls only.
+  const baseline = await gw.link.ask<Usage>({ cmd: 'usage', resetStages: true });
   const { sessions } = await gw.link.ask<{ sessions: { number: string; id: string; wsUrl: string }[] }>({ cmd: 'prepare', calls });
   const ends: CallEnds[] = [];
   for (const [i, s] of sessions.entries()) {
@@ -367,6 +368,7 @@ export async function runStep(gw: BenchGateway, scenario: Scenario, calls: numbe
   // The load generator's own stalls: a late timer sends a burst, and a late 'message' stamps frames late.
   const stallMs = benchStallMs();
   const genProbe = STAGES ? new LoopProbe(stallMs, 5) : null;
+  let genWarmup: ReturnType<LoopProbe['take']> | null = null;
   const start = performance.now();
   let tick = 0;
   /** Latencies of the warm-up (the calls' first seconds), and when their loud frames left. */
@@ -381,7 +383,7 @@ export async function runStep(gw: BenchGateway, scenario: Scenario, calls: numbe
           usage0Pending = gw.link.ask<Usage>({ cmd: 'usage', resetStages: true });
           t0 = performance.now();
           genCpu0 = process.cpuUsage();
-          genProbe?.take();
+          genWarmup = genProbe?.take() ?? null;
           for (const c of ends) {
             startup.push(...c.latencies);
             startupSentAt.push(...c.latencySentAt);
@@ -453,9 +455,23 @@ export async function runStep(gw: BenchGateway, scenario: Scenario, calls: numbe
     const types: Record<string, number> = {};
     for (const c of ends) for (const [k, v] of Object.entries(c.wsTypes)) types[k] = (types[k] ?? 0) + v;
     console.log(`${scenario} ${calls}: socket messages received by type:`, JSON.stringify(types));
+    console.log(`${scenario} ${calls}: gateway per-stage time in the warm-up (ms):`, JSON.stringify(usage0.stages));
     console.log(`${scenario} ${calls}: gateway per-stage time in the window (ms):`, JSON.stringify(usage1.stages));
     console.log(`${scenario} ${calls}: gateway media counters:`, JSON.stringify(usage1.media));
     console.log(`${scenario} ${calls}: latency p50/max ms by loud frames' send time (s from the calls' start, warm-up included): ${timeline}`);
+  }
+  if (STAGES && usage0.probe) {
+    // The warm-up's stalls, in ms from the calls' start (the gateway's clock placed by the warm-up's end).
+    const gwStart = usage0.probe.nowMs - WARMUP_TICKS * 20;
+    const list = (p: { stalls: { atMs: number; lateMs: number }[]; gcs: { atMs: number; ms: number }[] }, t: number) =>
+      JSON.stringify({
+        stalls: p.stalls.map((st) => [Math.round(st.atMs - t), st.lateMs]),
+        gcs: p.gcs.map((g) => [Math.round(g.atMs - t), g.ms]),
+      });
+    console.log(
+      `${scenario} ${calls}: warm-up [at ms, lasting ms]: gateway ${list(usage0.probe, gwStart)}`,
+      genWarmup ? `load generator ${list(genWarmup, start)}` : '',
+    );
   }
   if (STAGES && usage1.probe) {
     // Times from the end of the warm-up (the measured window): a stall there delays every call's frames at once.
