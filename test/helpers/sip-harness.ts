@@ -347,7 +347,6 @@ export async function startTelephonyFixture(
   };
 }
 
-/** Polls until `fn` returns a value (events we cannot subscribe to, e.g. DB rows); generous timeout. */
 /**
  * The leg that attaches, or an error with SIPp's own account when SIPp ends first (a refused call, a
  * port taken between the free-port probe and SIPp's bind): an awaited leg that never comes would
@@ -360,6 +359,7 @@ export function attachedBeforeSippEnds(attached: Promise<AttachedLegRecord>, sip
   return Promise.race([attached, ended]);
 }
 
+/** Polls until `fn` returns a value (events we cannot subscribe to, e.g. DB rows); generous timeout. */
 export async function eventually<T>(fn: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 15000): Promise<T> {
   const start = Date.now();
   for (;;) {
