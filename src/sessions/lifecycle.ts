@@ -3,7 +3,7 @@
 // sweepers all go through these functions.
 import type { Redis } from 'ioredis';
 import {
-  activateSessionRow,
+  activateSessionRows,
   insertEvent,
   lockSessionRow,
   markSessionEnded,
@@ -23,11 +23,20 @@ export interface LifecycleDeps {
 }
 
 /**
- * created → active on first audio: sets started_at and writes `session.started` (one statement).
- * Returns the row when this call activated it, null when it was already active or ended.
+ * created → active on first audio: sets started_at and writes `session.started`, for every id in one
+ * statement (see activateSessionRows). Returns the rows activated now; an id already active or ended
+ * is left out.
  */
-export function activateSession(db: Db, id: string): Promise<SessionRow | null> {
-  return activateSessionRow(db, id, newId('evt'));
+export function activateSessions(db: Db, ids: readonly string[]): Promise<SessionRow[]> {
+  return activateSessionRows(
+    db,
+    ids.map((id) => ({ id, eventId: newId('evt') })),
+  );
+}
+
+/** activateSessions for one session: its row when this call activated it, else null. */
+export async function activateSession(db: Db, id: string): Promise<SessionRow | null> {
+  return (await activateSessions(db, [id]))[0] ?? null;
 }
 
 export interface EndedSession {

@@ -14,7 +14,8 @@ import { getSessionRow, insertEvent, insertTranscriptTurn, lastTranscriptSequenc
 import type { AgentServices } from '../agents/index.js';
 import type { PartyDialer } from './contracts.js';
 import { AGENT_MODES, isSessionMode } from './modes.js';
-import { activateSession, endSession } from './lifecycle.js';
+import { endSession } from './lifecycle.js';
+import { ActivationBatch } from './activation-batch.js';
 import { LiveSession } from './live-session.js';
 import { sharedMediaClock, type TickSource } from './media-clock.js';
 import { SessionEndedError, SessionNotFoundError } from './errors.js';
@@ -78,6 +79,8 @@ export class SessionRegistry {
   private readonly releases = new Set<Promise<void>>();
   /** Sessions with activity since the last last_activity_at write. */
   private readonly touched = new Set<string>();
+  /** First audio of this loop turn's sessions, written in one statement. */
+  private readonly activations: ActivationBatch;
   private closing: Promise<void> | null = null;
   private partyDialer: PartyDialer | null = null;
 
@@ -85,6 +88,7 @@ export class SessionRegistry {
     this.clock = deps.clock ?? sharedMediaClock;
     this.log = deps.logger.child({ component: 'sessions' });
     this.touchIntervalMs = deps.touchIntervalMs ?? 5000;
+    this.activations = new ActivationBatch(deps.db, this.log);
   }
 
   /** Subscribes to the session bus and starts the inactivity check. */
@@ -213,9 +217,7 @@ export class SessionRegistry {
           await this.partyDialer(id, row.org_id, req);
         },
         end: (reason) => void this.end(id, reason),
-        firstAudio: () => {
-          activateSession(db, id).catch((err) => log.error({ err }, 'activating session failed'));
-        },
+        firstAudio: () => this.activations.add(id),
         activity: () => this.onActivity(id),
         legsChanged: () => this.checkCarriers(id),
         languageDetected: (party, language) => {
@@ -381,6 +383,8 @@ export class SessionRegistry {
       if (this.touchTimer) clearInterval(this.touchTimer);
       if (this.claimTimer) clearInterval(this.claimTimer);
       await Promise.allSettled([...this.opening.values()]);
+      // A session that started talking just now is active before it ends.
+      await this.activations.flush();
       await Promise.allSettled([...this.live.keys()].map((id) => this.end(id, 'node_shutdown')));
       for (const e of this.live.values()) e.session.close('node_shutdown');
       await Promise.allSettled([...this.releases]);

@@ -56,27 +56,32 @@ export async function lockSessionRow(client: DbClient, id: string, orgId?: strin
 }
 
 /**
- * created → active, with its `session.started` outbox event, in one statement (one round trip, one
- * transaction: the outbox rule holds). Every call's first audio runs this; as BEGIN, UPDATE,
- * INSERT and COMMIT it took four round trips from a pool shared with call set-up. The event's
- * `started_at` is the row's, in toISOString's form (milliseconds, truncated as the pg driver's
- * Date is). Null when the session was not in `created`.
+ * created → active for a batch of sessions, each with its `session.started` outbox event, in one
+ * statement (one round trip, one transaction, one commit: the outbox rule holds). Every call's first
+ * audio runs this; a statement per call cost a commit and a NOTIFY each, and when 200 calls' first
+ * audio came in one tick those 200 commits made a 1–2 s episode in which the gateway's loop and the
+ * load generator stalled together (the media bench's start-up). The event's `started_at` is the
+ * row's, in toISOString's form (milliseconds, truncated as the pg driver's Date is). Returns the rows
+ * activated now: a session no longer in `created` is left out.
  */
-export async function activateSessionRow(db: Queryable, id: string, eventId: string): Promise<SessionRow | null> {
+export async function activateSessionRows(db: Queryable, activations: ReadonlyArray<{ id: string; eventId: string }>): Promise<SessionRow[]> {
+  if (activations.length === 0) return [];
   const { rows } = await db.query<SessionRow>({
-    name: 'voxbridge_activate_session',
-    text: `WITH s AS (UPDATE sessions SET status = 'active', started_at = now(), last_activity_at = now()
-                 WHERE id = $1 AND status = 'created' RETURNING ${SESSION_COLUMNS}),
+    name: 'voxbridge_activate_sessions',
+    text: `WITH a AS (SELECT * FROM unnest($1::text[], $2::text[]) AS a(session_id, event_id)),
+          s AS (UPDATE sessions SET status = 'active', started_at = now(), last_activity_at = now()
+                  FROM a WHERE sessions.id = a.session_id AND sessions.status = 'created'
+                RETURNING ${SESSION_COLUMNS}, a.event_id),
           e AS (INSERT INTO webhook_events (id, org_id, type, data)
-                SELECT $2, s.org_id, 'session.started',
+                SELECT s.event_id, s.org_id, 'session.started',
                        jsonb_build_object('id', s.id, 'object', 'session', 'status', s.status, 'mode', s.mode,
                          'source_language', s.source_language, 'target_language', s.target_language,
                          'started_at', to_char(s.started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
                   FROM s)
-     SELECT * FROM s`,
-    values: [id, eventId],
+     SELECT ${SESSION_COLUMNS} FROM s`,
+    values: [activations.map((a) => a.id), activations.map((a) => a.eventId)],
   });
-  return rows[0] ?? null;
+  return rows;
 }
 
 /** Records activity (audio, messages) for the 30-minute inactivity rule. */

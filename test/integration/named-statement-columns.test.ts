@@ -3,7 +3,7 @@
 // (so a migration that adds a column and forgets the list fails here, not as a missing field later).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  activateSessionRow,
+  activateSessionRows,
   findPhoneNumber,
   getConnection,
   getSessionRow,
@@ -38,7 +38,7 @@ describe('named statements return every column of their table', () => {
     const all = await columnsOf('sessions');
     expect(keys(await getSessionRow(fx.db, id))).toEqual(all);
     expect(keys(await withTransaction(fx.db, (c) => lockSessionRow(c, id)))).toEqual(all);
-    expect(keys(await activateSessionRow(fx.db, id, `evt_cols_${Date.now()}`))).toEqual(all);
+    expect(keys((await activateSessionRows(fx.db, [{ id, eventId: `evt_cols_${Date.now()}` }]))[0] ?? null)).toEqual(all);
   });
 
   it('phone numbers, provider connections and webhook endpoints', async () => {
