@@ -135,6 +135,8 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
   private readonly rtcp: RtcpSession;
   private octetsOut = 0;
   private readonly rtcpEveryTicks: number;
+  /** Tick of the next RTCP report (see nextRtcpDue). */
+  private nextRtcpTick: number;
 
   private constructor(
     private readonly socket: MediaSocket,
@@ -145,6 +147,7 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
     this.port = socket.address().port;
     this.rtcp = new RtcpSession(this.quality, `voxbridge-${this.ssrc.toString(16)}@${o.bindAddress}`, rtcpSocket, socket);
     this.rtcpEveryTicks = Math.max(1, Math.round((o.rtcpIntervalMs ?? 5000) / FRAME_MS));
+    this.nextRtcpTick = this.nextRtcpDue();
     rtcpSocket?.on('message', (msg, rinfo) => this.receiveRtcp(msg, rinfo.address, rinfo.port, false));
     rtcpSocket?.on('error', () => {});
 
@@ -324,7 +327,19 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
     }
     if (!this.lateSend) this.sendTick();
     if (++this.ticks % 25 === 0) this.checkTimeout();
-    if (this.ticks % this.rtcpEveryTicks === 0) this.sendRtcp();
+    if (this.ticks >= this.nextRtcpTick) {
+      this.nextRtcpTick = this.nextRtcpDue();
+      this.sendRtcp();
+    }
+  }
+
+  /**
+   * RFC 3550 §6.3.1: each report interval is the nominal one times a random factor in [0.5, 1.5], so
+   * legs that started together do not report together. With a fixed interval, 200 calls whose media
+   * started in one tick sent their 400 reports in one tick every 5 s.
+   */
+  private nextRtcpDue(): number {
+    return this.ticks + Math.max(1, Math.round(this.rtcpEveryTicks * (0.5 + Math.random())));
   }
 
   private sendRtcp(): void {

@@ -8,6 +8,7 @@ import { serializeRtp, parseRtp } from '../../../src/telephony/rtp/packet.js';
 import { buildReport, parseRtcp, looksLikeRtcp, ntpNow, ntpMiddle, type RtcpReport } from '../../../src/telephony/rtp/rtcp.js';
 import { estimateMos, LegQuality } from '../../../src/telephony/rtp/call-quality.js';
 import { mulawEncode } from '../../../src/media/g711.js';
+import { ManualClock } from '../../helpers/manual-clock.js';
 
 const cleanup: Array<() => void> = [];
 afterEach(() => cleanup.splice(0).forEach((f) => f()));
@@ -189,6 +190,31 @@ describe('RTCP on a leg, against a UDP peer that drops and delays packets', () =
       expect(reports.some((r) => r.type === 'sr' && r.sender!.packetCount > 0)).toBe(true);
     });
   }
+
+  it('spreads its reports: each interval is the nominal one times a random factor in [0.5, 1.5] (RFC 3550 §6.3.1)', async () => {
+    // Ticked by hand, one tick per loop turn: a report sent in tick k is read before tick k + 1.
+    const clock = new ManualClock();
+    const ep = await RtpEndpoint.open({ bindAddress: '127.0.0.1', portMin: 46000, portMax: 47999, timeoutMs: 60000, clock, rtcpIntervalMs: 200 });
+    cleanup.push(() => ep.close());
+    const peer = await udp();
+    const reportTicks: number[] = [];
+    peer.on('message', (m) => {
+      if (looksLikeRtcp(m)) reportTicks.push(clock.n);
+    });
+    ep.configure({ address: '127.0.0.1', port: peer.address().port, payloadType: 0, dtmfPayloadType: 101, send: true, expectReceive: false, rtcpMux: true });
+    while (reportTicks.length < 25 && clock.n < 3000) {
+      clock.tick();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const gaps = reportTicks.slice(1).map((t, i) => t - (reportTicks[i] ?? t));
+    expect(gaps.length).toBeGreaterThanOrEqual(20);
+    // 10 ticks nominal: 5 to 15, give or take the tick a report is read in.
+    for (const gap of gaps) {
+      expect(gap).toBeGreaterThanOrEqual(4);
+      expect(gap).toBeLessThanOrEqual(16);
+    }
+    expect(new Set(gaps).size).toBeGreaterThan(1);
+  });
 
   it('ends with an RTCP BYE', async () => {
     const { ep, rtcp } = await rtcpScenario(true);
