@@ -57,12 +57,11 @@ export async function lockSessionRow(client: DbClient, id: string, orgId?: strin
 
 /**
  * created → active for a batch of sessions, each with its `session.started` outbox event, in one
- * statement (one round trip, one transaction, one commit: the outbox rule holds). Every call's first
- * audio runs this; a statement per call cost a commit and a NOTIFY each, and when 200 calls' first
- * audio came in one tick those 200 commits made a 1–2 s episode in which the gateway's loop and the
- * load generator stalled together (the media bench's start-up). The event's `started_at` is the
- * row's, in toISOString's form (milliseconds, truncated as the pg driver's Date is). Returns the rows
- * activated now: a session no longer in `created` is left out.
+ * statement (one round trip, one transaction, one commit: the outbox rule holds). Calls' first audio
+ * runs this (batched by sessions/activation-batch.ts): a statement per call, a commit and a NOTIFY
+ * each, made 200 calls starting together a 1–2 s stall of the whole host. The event's `started_at` is
+ * the row's, in toISOString's form (milliseconds, truncated as the pg driver's Date is). Returns the
+ * rows activated now: a session no longer in `created` is left out.
  */
 export async function activateSessionRows(db: Queryable, activations: ReadonlyArray<{ id: string; eventId: string }>): Promise<SessionRow[]> {
   if (activations.length === 0) return [];
