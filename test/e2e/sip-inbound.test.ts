@@ -3,7 +3,7 @@
 // own RTP endpoint (no rtpengine here; see sip-rtpengine.test.ts).
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import dgram from 'node:dgram';
-import { startTelephonyFixture, runSipp, startSipp, eventually, type TelephonyFixture } from '../helpers/sip-harness.js';
+import { startTelephonyFixture, runSipp, startSipp, eventually, attachedBeforeSippEnds, type TelephonyFixture } from '../helpers/sip-harness.js';
 import { parseRtp, serializeRtp } from '../../src/telephony/rtp/packet.js';
 import { alawEncode, alawDecode } from '../../src/media/g711.js';
 import type { SipLeg } from '../../src/telephony/call-leg.js';
@@ -40,7 +40,7 @@ describe('inbound SIP', () => {
     const peerPort = peer.address().port;
     const attached = fx.sessions.nextLeg();
     const sipp = await startSipp({ scenario: 'uac-call-remote-bye.xml', target, service: fx.openNumber, keys: { rtp_port: String(peerPort) } });
-    const rec = await attached;
+    const rec = await attachedBeforeSippEnds(attached, sipp);
     expect(rec.sessionId).toBe(sessionId);
     expect(rec.leg.party).toBe('customer');
     const leg = rec.leg as SipLeg;

@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startTelephonyFixture, startSipp, eventually, type TelephonyFixture, type SippResult } from '../helpers/sip-harness.js';
+import { startTelephonyFixture, startSipp, eventually, attachedBeforeSippEnds, type TelephonyFixture, type SippResult } from '../helpers/sip-harness.js';
 import { startRtpengine, type RtpengineHandle } from '../helpers/rtpengine.js';
 import { startKamailio, type KamailioHandle } from '../helpers/kamailio.js';
 import { parseRawResponse, type RawResponse } from '../helpers/sip-raw.js';
@@ -110,7 +110,7 @@ describe('the Kamailio edge in front of a node', () => {
       service: onlyFrom2,
       keys: { rtp_port: String(peer.address().port), codecs: '8 101' },
     });
-    const rec = await attached;
+    const rec = await attachedBeforeSippEnds(attached, sipp);
     const leg = rec.leg as SipLeg;
     // The node was offered rtpengine's address, not the caller's: the edge anchors the media.
     const offered = parseSdp(leg.dialog.remoteSdp!).audio!;

@@ -2,7 +2,7 @@
 // callee BYE, busy, and the dial error rules (session_not_dialable, sip_not_enabled,
 // no_default_provider, media_server_unavailable with an unreachable rtpengine); capacity 503 inbound.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { startTelephonyFixture, startSipp, runSipp, eventually, freePort, type TelephonyFixture } from '../helpers/sip-harness.js';
+import { startTelephonyFixture, startSipp, runSipp, eventually, attachedBeforeSippEnds, freePort, type TelephonyFixture } from '../helpers/sip-harness.js';
 import * as repo from '../../src/store/telephony-repo.js';
 import { encryptSecret } from '../../src/secrets/index.js';
 import { TelephonyError } from '../../src/telephony/errors.js';
@@ -174,7 +174,7 @@ describe('limits and the media server', () => {
       const attached = f4.sessions.nextLeg();
       // The caller never sends RTP: the gateway gives up after RTP_TIMEOUT_SECONDS and sends BYE.
       const run = await startSipp({ scenario: 'uac-call-remote-bye.xml', target: `127.0.0.1:${f4.sipPort}`, service: f4.openNumber });
-      const rec = await attached;
+      const rec = await attachedBeforeSippEnds(attached, run);
       ok(await run.done);
       await eventually(() => rec.detached === 'rtp_timeout');
       const ev = await eventually(
@@ -199,7 +199,7 @@ describe('limits and the media server', () => {
       await f3.createSession({ phoneNumber: f3.openNumber });
       const attached = f3.sessions.nextLeg();
       const first = await startSipp({ scenario: 'uac-call-remote-bye.xml', target, service: f3.openNumber });
-      const rec = await attached;
+      const rec = await attachedBeforeSippEnds(attached, first);
       ok(await runSipp({ scenario: 'uac-expect-503.xml', target, service: f3.openNumber }));
       rec.leg.close('done');
       ok(await first.done);

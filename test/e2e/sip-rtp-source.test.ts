@@ -3,7 +3,7 @@
 // packets are counted as strays, and the gateway sends its audio to the caller.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import dgram from 'node:dgram';
-import { startTelephonyFixture, startSipp, eventually, type TelephonyFixture } from '../helpers/sip-harness.js';
+import { startTelephonyFixture, startSipp, eventually, attachedBeforeSippEnds, type TelephonyFixture } from '../helpers/sip-harness.js';
 import { parseRtp, serializeRtp } from '../../src/telephony/rtp/packet.js';
 import { alawEncode } from '../../src/media/g711.js';
 import type { SipLeg } from '../../src/telephony/call-leg.js';
@@ -37,7 +37,7 @@ describe('RTP source validation', () => {
       service: fx.openNumber,
       keys: { rtp_port: String(caller.address().port) },
     });
-    const rec = await attached;
+    const rec = await attachedBeforeSippEnds(attached, sipp);
     const leg = rec.leg as SipLeg;
 
     // The intruder's audio is a negative level, the caller's a positive one: the session tells them apart.

@@ -6,7 +6,7 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import dgram from 'node:dgram';
 import { randomBytes } from 'node:crypto';
-import { startTelephonyFixture, startSipp, eventually, type TelephonyFixture } from '../helpers/sip-harness.js';
+import { startTelephonyFixture, startSipp, eventually, attachedBeforeSippEnds, type TelephonyFixture } from '../helpers/sip-harness.js';
 import { startRtpengine, type RtpengineHandle } from '../helpers/rtpengine.js';
 import { parseRtp, serializeRtp } from '../../src/telephony/rtp/packet.js';
 import { parseSdp } from '../../src/telephony/sdp/sdp.js';
@@ -43,7 +43,7 @@ describe('G.722 through rtpengine', () => {
       service: fx.openNumber,
       keys: { rtp_port: String(peer.address().port) },
     });
-    const rec = await attached;
+    const rec = await attachedBeforeSippEnds(attached, sipp);
     const leg = rec.leg as SipLeg;
     expect(leg.codec).toBe('PCMU');
     // The caller's answer (from rtpengine) keeps G.722.

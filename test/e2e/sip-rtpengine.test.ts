@@ -2,7 +2,7 @@
 // rtpengine, which transcodes so the gateway's endpoint only sees PCMU; audio flows both ways.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import dgram from 'node:dgram';
-import { startTelephonyFixture, startSipp, eventually, type TelephonyFixture } from '../helpers/sip-harness.js';
+import { startTelephonyFixture, startSipp, eventually, attachedBeforeSippEnds, type TelephonyFixture } from '../helpers/sip-harness.js';
 import { startRtpengine, type RtpengineHandle } from '../helpers/rtpengine.js';
 import { parseRtp, serializeRtp } from '../../src/telephony/rtp/packet.js';
 import { parseSdp } from '../../src/telephony/sdp/sdp.js';
@@ -46,7 +46,7 @@ describe('SIP with rtpengine', () => {
       service: fx.openNumber,
       keys: { rtp_port: String(peer.address().port), codecs: '8 101' },
     });
-    const rec = await attached;
+    const rec = await attachedBeforeSippEnds(attached, sipp);
     const leg = rec.leg as SipLeg;
     expect(leg.codec).toBe('PCMU');
     // The caller talks to rtpengine, not to the gateway.

@@ -5,7 +5,7 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { startTelephonyFixture, startSipp, freePort, eventually, type TelephonyFixture } from '../helpers/sip-harness.js';
+import { startTelephonyFixture, startSipp, freePort, eventually, attachedBeforeSippEnds, type TelephonyFixture } from '../helpers/sip-harness.js';
 import { startRtpengine, type RtpengineHandle } from '../helpers/rtpengine.js';
 import { makeTestPki, type TestPki } from '../helpers/tls-certs.js';
 import { tlsClientTunnel, tlsServerTunnel, type Tunnel } from '../helpers/tls-tunnel.js';
@@ -148,7 +148,7 @@ describe('SRTP (SDES) through rtpengine', () => {
       service: fx.openNumber,
       keys: { rtp_port: String(peer.address().port), codecs: '0 101', profile: 'RTP/SAVP', crypto: `a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:${key}` },
     });
-    const rec = await attached;
+    const rec = await attachedBeforeSippEnds(attached, sipp);
     const leg = rec.leg as SipLeg;
     const answer = leg.dialog.localSdp;
     const port = Number(/^m=audio (\d+) RTP\/SAVP /m.exec(answer)?.[1]);
