@@ -25,7 +25,7 @@ async function startedEvents(ids: string[]): Promise<Array<{ id: string; started
 }
 
 describe('session activation', () => {
-  it('activates several sessions in one statement, one session.started each, skipping those not in created', async () => {
+  it('activates several sessions together, one session.started each with its own row, skipping those not in created', async () => {
     const fresh = [await fx.createSession({}), await fx.createSession({}), await fx.createSession({})];
     const alreadyActive = await fx.createSession({});
     const ended = await fx.createSession({ status: 'ended' });
