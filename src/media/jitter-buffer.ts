@@ -373,11 +373,11 @@ export class JitterBuffer {
     this.prevTransit = transit;
     if (this.adaptive) {
       const clamped = this.jitterTarget();
-      // Grow at once, shrink slowly (the drift logic drains the surplus one frame at a time).
+      // Grow at once, shrink by steps (pop's surplus rule then drains the depth the target left).
       if (clamped > this.target) this.target = clamped;
-      // Shrink after 1 s without an underrun, one frame per 0.5 s: a target that just grew stays a
-      // while, but a spike (often our own event loop stalling, which stamps arrivals late) does not hold
-      // the added latency for long.
+      // Shrink after SHRINK_AFTER_PACKETS without an underrun, a frame every SHRINK_EVERY_PACKETS: a
+      // target that just grew stays a while, but a spike (often our own event loop stalling, which
+      // stamps arrivals late) does not hold the added latency for long.
       else if (clamped < this.target && this.s.received - this.lastUnderrunAt > SHRINK_AFTER_PACKETS && this.s.received % SHRINK_EVERY_PACKETS === 0)
         this.target--;
     }
