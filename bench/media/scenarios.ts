@@ -79,6 +79,13 @@ const WARMUP_TICKS = Math.round(Number(process.env.BENCH_WARMUP_SECONDS ?? 3) * 
 const LOUD_PEAK = 6000;
 /** BENCH_STAGES=1: the per-stage, per-call and stall details besides the figures. */
 const STAGES = !!process.env.BENCH_STAGES;
+/**
+ * BENCH_HANGUP_HALF=1: half of the calls (every odd one) hang up together halfway through the window:
+ * BYE on each leg and the socket closed, as when a trunk or a campaign drops them at once. The step's
+ * figures are the other half's (their latency around that moment is in the BENCH_STAGES timeline).
+ * With BENCH_GATEWAY_GRACE_SECONDS short, the sessions' ends land in the window too.
+ */
+const HANGUP_HALF = !!process.env.BENCH_HANGUP_HALF;
 
 const pct = (a: number, b: number): number => (b > 0 ? Math.round((a / b) * 10000) / 100 : 0);
 function percentile(sorted: number[], p: number): number {
@@ -360,6 +367,7 @@ export async function runStep(gw: BenchGateway, scenario: Scenario, calls: numbe
       console.error(`${scenario} call ${i} failed: ${String(err)}`);
     }
   }
+  const connected = ends.length;
   const totalTicks = seconds * 50 + WARMUP_TICKS;
   let usage0 = await gw.link.ask<Usage>({ cmd: 'usage' });
   let usage0Pending: Promise<Usage> | null = null;
@@ -374,6 +382,8 @@ export async function runStep(gw: BenchGateway, scenario: Scenario, calls: numbe
   /** Latencies of the warm-up (the calls' first seconds), and when their loud frames left. */
   const startup: number[] = [];
   const startupSentAt: number[] = [];
+  const hangupTick = HANGUP_HALF ? WARMUP_TICKS + Math.floor((seconds * 50) / 2) : -1;
+  let hangupAtMs = NaN;
   await new Promise<void>((resolve) => {
     const timer = setInterval(() => {
       const due = Math.min(totalTicks, Math.floor((performance.now() - start) / 20));
@@ -394,6 +404,12 @@ export async function runStep(gw: BenchGateway, scenario: Scenario, calls: numbe
             c.awaitingLoud = false;
           }
         }
+        if (tick === hangupTick) {
+          hangupAtMs = performance.now() - t0;
+          const leaving = ends.filter((_, i) => i % 2 === 1);
+          ends.splice(0, ends.length, ...ends.filter((_, i) => i % 2 === 0));
+          for (const c of leaving) void hangUp(c);
+        }
         const now = performance.now();
         for (const c of ends) sendTick(scenario, c, tick, now);
       }
@@ -404,6 +420,7 @@ export async function runStep(gw: BenchGateway, scenario: Scenario, calls: numbe
     }, 5);
   });
   const elapsed = (performance.now() - t0) / 1000;
+  if (HANGUP_HALF) console.log(`${scenario} ${calls}: half of the calls hung up ${Math.round(hangupAtMs)} ms into the window`);
   const genCpu = process.cpuUsage(genCpu0);
   // Assigned in the timer callback, which control-flow narrowing cannot see.
   const pending = usage0Pending as Promise<Usage> | null;
@@ -429,7 +446,7 @@ export async function runStep(gw: BenchGateway, scenario: Scenario, calls: numbe
   const r: StepResult = {
     scenario,
     calls,
-    connected: ends.length,
+    connected,
     seconds: Math.round(elapsed * 10) / 10,
     framesExpected,
     framesAtSink,
@@ -517,13 +534,7 @@ export async function runStep(gw: BenchGateway, scenario: Scenario, calls: numbe
     const odd = perCall.filter((p) => p.seen < p.sent - 1 || p.max > 80);
     if (odd.length) console.log(`${scenario} ${calls}: calls missing markers or over 80 ms:`, JSON.stringify(odd.slice(0, 20)));
   }
-  for (const c of ends) {
-    await c.customerDialog?.bye('bench_done').catch(() => undefined);
-    await c.agentDialog?.bye('bench_done').catch(() => undefined);
-    c.ws.close();
-    c.customer?.close();
-    c.agent?.close();
-  }
+  for (const c of ends) await hangUp(c);
   for (let i = 0; i < 200; i++) {
     const u = await gw.link.ask<Usage>({ cmd: 'usage' });
     if (u.activeCalls === 0) break;
@@ -536,6 +547,14 @@ export async function runStep(gw: BenchGateway, scenario: Scenario, calls: numbe
  * Latency by when the loud frames left, in 500 ms bins from the calls' start ("1.5:47/52"): shows how
  * long an event (the start-up burst, a stall) held added latency, which one p99 figure cannot.
  */
+async function hangUp(c: CallEnds): Promise<void> {
+  await c.customerDialog?.bye('bench_done').catch(() => undefined);
+  await c.agentDialog?.bye('bench_done').catch(() => undefined);
+  c.ws.close();
+  c.customer?.close();
+  c.agent?.close();
+}
+
 function latencyTimeline(start: number, sentAt: number[][], latencies: number[][]): string {
   const bins = new Map<number, number[]>();
   sentAt.forEach((times, i) =>

@@ -5,6 +5,7 @@
 //   BENCH_GATEWAY_TRANSPORTS=udp[,tcp]   SIP transports (hostile input arrives on both)
 //   BENCH_GATEWAY_RTP_BASE=20000         first RTP port of a 10,000-port range
 //   BENCH_GATEWAY_LOG_LEVEL=warn         (hostile input would log a refusal per source otherwise)
+//   BENCH_GATEWAY_GRACE_SECONDS=300      how long a session outlives its last leg and socket
 // IPC: {cmd:'prepare', calls} → {sessions:[{number,id,token}]}; {cmd:'usage'} → cpu/memory, media and
 // refusal counters, loop stalls and GC pauses since the last usage (loop-probe.ts);
 // {cmd:'dial', sessionId, to} → {ok} | {error} (an agent leg dialled out, bench/media); {cmd:'stop'}.
@@ -29,6 +30,7 @@ const { t, telephony, prepareSessions } = await startBenchSipGateway({
 });
 // The telephony service reads its SIP settings from this object at each call's set-up.
 t.gw.config.sip.mediaWorkers = Number(process.env.MEDIA_WORKERS ?? 0);
+if (process.env.BENCH_GATEWAY_GRACE_SECONDS) t.gw.config.limits.reconnectGraceSeconds = Number(process.env.BENCH_GATEWAY_GRACE_SECONDS);
 
 interface ParentMessage {
   cmd: string;
