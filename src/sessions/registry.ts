@@ -10,12 +10,11 @@ import type { Db } from '../store/index.js';
 import type { Engines } from '../speech/index.js';
 import type { VadChoice } from './processors/vad.js';
 import { subscribeSessionCommands, type SessionCommand, type SessionOwnership } from '../coord/index.js';
-import { getSessionRow, insertEvent, insertTranscriptTurn, lastTranscriptSequence, type SessionRow, type WebhookEventType } from '../store/index.js';
+import { TurnBatch, getSessionRow, insertEvent, insertTranscriptTurn, lastTranscriptSequence, type SessionRow, type WebhookEventType } from '../store/index.js';
 import type { AgentServices } from '../agents/index.js';
 import type { PartyDialer } from './contracts.js';
 import { AGENT_MODES, isSessionMode } from './modes.js';
-import { endSession } from './lifecycle.js';
-import { ActivationBatch } from './activation-batch.js';
+import { activateSessions, endSession } from './lifecycle.js';
 import { LiveSession } from './live-session.js';
 import { sharedMediaClock, type TickSource } from './media-clock.js';
 import { SessionEndedError, SessionNotFoundError } from './errors.js';
@@ -79,8 +78,8 @@ export class SessionRegistry {
   private readonly releases = new Set<Promise<void>>();
   /** Sessions with activity since the last last_activity_at write. */
   private readonly touched = new Set<string>();
-  /** First audio of this loop turn's sessions, written in one statement. */
-  private readonly activations: ActivationBatch;
+  /** First audio of this loop turn's sessions, activated in one statement (store/turn-batch.ts). */
+  private readonly activations: TurnBatch<string>;
   private closing: Promise<void> | null = null;
   private partyDialer: PartyDialer | null = null;
 
@@ -88,7 +87,7 @@ export class SessionRegistry {
     this.clock = deps.clock ?? sharedMediaClock;
     this.log = deps.logger.child({ component: 'sessions' });
     this.touchIntervalMs = deps.touchIntervalMs ?? 5000;
-    this.activations = new ActivationBatch(deps.db, this.log);
+    this.activations = new TurnBatch((ids) => activateSessions(deps.db, ids), this.log, 'activating sessions');
   }
 
   /** Subscribes to the session bus and starts the inactivity check. */

@@ -16,3 +16,4 @@ export * from './analyses-repo.js';
 export * from './sip-capture-repo.js';
 export * from './org-engines-repo.js';
 export * from './session-list.js';
+export { TurnBatch } from './turn-batch.js';

@@ -58,7 +58,7 @@ export async function lockSessionRow(client: DbClient, id: string, orgId?: strin
 /**
  * created → active for a batch of sessions, each with its `session.started` outbox event, in one
  * statement (one round trip, one transaction, one commit: the outbox rule holds). Calls' first audio
- * runs this (batched by sessions/activation-batch.ts): a statement per call, a commit and a NOTIFY
+ * runs this (batched by store/turn-batch.ts): a statement per call, a commit and a NOTIFY
  * each, made 200 calls starting together a 1–2 s stall of the whole host. The event's `started_at` is
  * the row's, in toISOString's form (milliseconds, truncated as the pg driver's Date is). Returns the
  * rows activated now: a session no longer in `created` is left out.

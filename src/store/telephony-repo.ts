@@ -302,21 +302,39 @@ export async function recordCallConnected(
   });
 }
 
+/** One leg's end, as recordCallsEnded writes it; `data` is the `session.provider.disconnected` payload. */
+export interface CallEnd {
+  callId: string;
+  orgId: string;
+  status: string;
+  reason: string;
+  data: Record<string, unknown>;
+}
+
 /**
- * A leg ended: closes the call row (once) and, when it had connected, writes
- * `session.provider.disconnected` in the same statement. `data` is completed by the caller.
+ * Legs ended: closes each call row (once) and, for those that had connected, writes
+ * `session.provider.disconnected` — for a batch of calls in one statement (store/turn-batch.ts
+ * collects the ends of one loop turn: a trunk dropping its calls is one commit, not one per call).
+ * Returns the ids of the calls closed now; a call already ended is left alone.
  */
-export async function recordCallEnded(
-  db: DbClient,
-  i: { callId: string; orgId: string; status: string; reason: string; data: Record<string, unknown> },
-): Promise<boolean> {
-  const { rowCount } = await db.query({
-    name: 'voxbridge_record_call_ended',
-    text: `WITH c AS (UPDATE calls SET status = $2, disconnect_reason = $3, ended_at = now(), quality = $6::jsonb #> '{provider,quality}'
-                 WHERE id = $1 AND ended_at IS NULL RETURNING connected_at)
-     INSERT INTO webhook_events (id, org_id, type, data)
-     SELECT $4, $5, 'session.provider.disconnected', $6 FROM c WHERE c.connected_at IS NOT NULL`,
-    values: [i.callId, i.status, i.reason, newId('evt'), i.orgId, i.data],
+export async function recordCallsEnded(db: DbClient, ends: readonly CallEnd[]): Promise<string[]> {
+  if (ends.length === 0) return [];
+  const { rows } = await db.query<{ id: string }>({
+    name: 'voxbridge_record_calls_ended',
+    text: `WITH e AS (SELECT * FROM jsonb_to_recordset($1::jsonb)
+                    AS e(call_id text, status text, reason text, event_id text, org_id text, data jsonb)),
+          c AS (UPDATE calls SET status = e.status, disconnect_reason = e.reason, ended_at = now(),
+                       quality = e.data #> '{provider,quality}'
+                  FROM e WHERE calls.id = e.call_id AND calls.ended_at IS NULL
+                RETURNING calls.id, calls.connected_at, e.event_id, e.org_id, e.data),
+          d AS (INSERT INTO webhook_events (id, org_id, type, data)
+                SELECT event_id, org_id, 'session.provider.disconnected', data FROM c WHERE connected_at IS NOT NULL)
+     SELECT id FROM c`,
+    values: [
+      JSON.stringify(
+        ends.map((e) => ({ call_id: e.callId, status: e.status, reason: e.reason, event_id: newId('evt'), org_id: e.orgId, data: e.data })),
+      ),
+    ],
   });
-  return (rowCount ?? 0) > 0;
+  return rows.map((r) => r.id);
 }

@@ -1,7 +1,8 @@
 // The SIP legs live on this node: each connected leg is attached to its session and recorded as
-// connected; when it ends it is detached, counted and recorded as ended.
+// connected; when it ends it is detached, counted and recorded as ended, with the other ends of the
+// same loop turn in one statement (a BYE burst is one commit), and always after its connected row.
 import type { Logger } from 'pino';
-import type { Db } from '../store/index.js';
+import { TurnBatch, type CallEnd, type Db } from '../store/index.js';
 import * as repo from '../store/index.js';
 import type { SipLeg } from './call-leg.js';
 import type { CallStats } from './call-stats.js';
@@ -10,12 +11,19 @@ import type { SessionAttachment, TelephonySessionPort } from './session-port.js'
 interface Entry {
   leg: SipLeg;
   attachment: SessionAttachment | null;
+  /** Settles once the connected row is written (or failed): the end is written after it. */
+  connected: Promise<void>;
 }
 
 export class LiveLegs {
   private readonly entries = new Map<string, Entry>();
+  private readonly ends: TurnBatch<CallEnd>;
+  /** Ends waiting for their call's connected row before they join the batch. */
+  private readonly queuing = new Set<Promise<void>>();
 
-  constructor(private readonly o: { db: Db; log: Logger; sessions: TelephonySessionPort; stats: CallStats }) {}
+  constructor(private readonly o: { db: Db; log: Logger; sessions: TelephonySessionPort; stats: CallStats }) {
+    this.ends = new TurnBatch((ends) => repo.recordCallsEnded(o.db, ends), o.log, 'recording ended calls');
+  }
 
   get size(): number {
     return this.entries.size;
@@ -31,10 +39,9 @@ export class LiveLegs {
 
   /** Attaches a connected leg to its session and records it; hangs up when the session is gone. */
   async bridge(leg: SipLeg): Promise<void> {
-    const entry: Entry = { leg, attachment: null };
+    const entry: Entry = { leg, attachment: null, connected: Promise.resolve() };
     this.entries.set(leg.id, entry);
-    const ended = new Promise<{ reason: string; durationSeconds: number }>((r) => leg.once('ended', r));
-    void ended.then((e) => this.onEnded(entry, e.reason, e.durationSeconds));
+    leg.once('ended', (e) => this.onEnded(entry, e.reason, e.durationSeconds));
     let attachment: SessionAttachment | null = null;
     try {
       attachment = await this.o.sessions.attachLeg(leg.sessionId, leg);
@@ -51,7 +58,7 @@ export class LiveLegs {
     }
     entry.attachment = attachment;
     leg.on('audio', (f) => attachment.pushAudio(f));
-    await repo
+    entry.connected = repo
       .recordCallConnected(this.o.db, {
         callId: leg.id,
         sessionId: leg.sessionId,
@@ -60,10 +67,17 @@ export class LiveLegs {
         data: { session_id: leg.sessionId, provider: { type: leg.provider, call_sid: leg.callSid, status: 'connected', from: leg.from, to: leg.to } },
       })
       .catch((err) => this.o.log.error({ err, callSid: leg.callSid }, 'recording connected call failed'));
+    await entry.connected;
     this.o.log.info({ callSid: leg.callSid, sessionId: leg.sessionId, party: leg.party, direction: leg.direction }, 'call connected');
   }
 
-  private async onEnded(entry: Entry, reason: string, durationSeconds: number): Promise<void> {
+  /** Writes the ends still pending (shutdown: before the database closes). */
+  async flush(): Promise<void> {
+    await Promise.all(this.queuing);
+    await this.ends.flush();
+  }
+
+  private onEnded(entry: Entry, reason: string, durationSeconds: number): void {
     const leg = entry.leg;
     this.entries.delete(leg.id);
     this.o.stats.countCall(leg.direction, 'completed');
@@ -73,25 +87,26 @@ export class LiveLegs {
     } catch (err) {
       this.o.log.warn({ err }, 'detaching leg failed');
     }
-    await repo
-      .recordCallEnded(this.o.db, {
-        callId: leg.id,
-        orgId: leg.orgId,
-        status: 'completed',
-        reason,
-        data: {
-          session_id: leg.sessionId,
-          provider: {
-            type: leg.provider,
-            call_sid: leg.callSid,
-            status: 'disconnected',
-            disconnect_reason: reason,
-            duration: durationSeconds,
-            quality: leg.callQuality,
-          },
+    const end: CallEnd = {
+      callId: leg.id,
+      orgId: leg.orgId,
+      status: 'completed',
+      reason,
+      data: {
+        session_id: leg.sessionId,
+        provider: {
+          type: leg.provider,
+          call_sid: leg.callSid,
+          status: 'disconnected',
+          disconnect_reason: reason,
+          duration: durationSeconds,
+          quality: leg.callQuality,
         },
-      })
-      .catch((err) => this.o.log.error({ err, callSid: leg.callSid }, 'recording ended call failed'));
+      },
+    };
+    const queued = entry.connected.then(() => this.ends.add(end));
+    this.queuing.add(queued);
+    void queued.finally(() => this.queuing.delete(queued));
     const q = leg.callQuality;
     this.o.log.info(
       { callSid: leg.callSid, reason, durationSeconds, mos: q.mos, lossPercent: q.loss_percent, jitterMs: q.jitter_ms, rttMs: q.rtt_ms, media: leg.finalStats },

@@ -225,6 +225,7 @@ export class TelephonyService {
     for (const leg of this.legs.all()) leg.close('shutdown');
     this.ua.close();
     this.anchor?.close();
+    await this.legs.flush();
     if (this.capture) {
       // The BYEs just sent are captured too: the UA sends them before its sockets close (50 ms).
       await new Promise((r) => setTimeout(r, 60));

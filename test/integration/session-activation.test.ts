@@ -4,8 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import pino from 'pino';
 import { activateSession, activateSessions } from '../../src/sessions/index.js';
-import { ActivationBatch } from '../../src/sessions/activation-batch.js';
-import { getSessionRow } from '../../src/store/index.js';
+import { TurnBatch, getSessionRow } from '../../src/store/index.js';
 import { startTelephonyFixture, type TelephonyFixture } from '../helpers/sip-harness.js';
 
 let fx: TelephonyFixture;
@@ -50,7 +49,7 @@ describe('session activation', () => {
 
   it('writes the first audio of one loop turn in one statement', async () => {
     const ids = [await fx.createSession({}), await fx.createSession({}), await fx.createSession({}), await fx.createSession({})];
-    const batch = new ActivationBatch(fx.db, pino({ level: 'silent' }));
+    const batch = new TurnBatch((batchIds: string[]) => activateSessions(fx.db, batchIds), pino({ level: 'silent' }), 'activating sessions');
     const query = vi.spyOn(fx.db, 'query');
     try {
       for (const id of ids) batch.add(id);
