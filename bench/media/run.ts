@@ -11,7 +11,9 @@
 // send time in 500 ms bins (warm-up included: how long an event held added latency), both processes' loop
 // stalls over BENCH_STALL_MS (default 50) and GC pauses in the warm-up, and when the window's tail happened
 // next to those of the window; SIP_BENCH_PROFILE=<dir> writes a
-// V8 CPU profile of the gateway. Prints figures; asserts nothing.
+// V8 CPU profile of the gateway. BENCH_HANGUP_HALF=1 hangs up every odd call halfway through the window
+// (a mass hang-up; the figures are the survivors'), BENCH_GATEWAY_GRACE_SECONDS=1 ends their sessions a
+// second later. Prints figures; asserts nothing.
 import { SCENARIOS, describe, runStep, startBenchGateway, type Scenario, type StepResult } from './scenarios.js';
 
 function arg(name: string): string | undefined {

@@ -543,10 +543,7 @@ export async function runStep(gw: BenchGateway, scenario: Scenario, calls: numbe
   return r;
 }
 
-/**
- * Latency by when the loud frames left, in 500 ms bins from the calls' start ("1.5:47/52"): shows how
- * long an event (the start-up burst, a stall) held added latency, which one p99 figure cannot.
- */
+/** Both ends of a call hang up: BYE on each leg, then the socket and the RTP sockets close. */
 async function hangUp(c: CallEnds): Promise<void> {
   await c.customerDialog?.bye('bench_done').catch(() => undefined);
   await c.agentDialog?.bye('bench_done').catch(() => undefined);
@@ -555,6 +552,10 @@ async function hangUp(c: CallEnds): Promise<void> {
   c.agent?.close();
 }
 
+/**
+ * Latency by when the loud frames left, in 500 ms bins from the calls' start ("1.5:47/52"): shows how
+ * long an event (the start-up burst, a stall) held added latency, which one p99 figure cannot.
+ */
 function latencyTimeline(start: number, sentAt: number[][], latencies: number[][]): string {
   const bins = new Map<number, number[]>();
   sentAt.forEach((times, i) =>
