@@ -331,9 +331,7 @@ export async function recordCallsEnded(db: DbClient, ends: readonly CallEnd[]): 
                 SELECT event_id, org_id, 'session.provider.disconnected', data FROM c WHERE connected_at IS NOT NULL)
      SELECT id FROM c`,
     values: [
-      JSON.stringify(
-        ends.map((e) => ({ call_id: e.callId, status: e.status, reason: e.reason, event_id: newId('evt'), org_id: e.orgId, data: e.data })),
-      ),
+      JSON.stringify(ends.map((e) => ({ call_id: e.callId, status: e.status, reason: e.reason, event_id: newId('evt'), org_id: e.orgId, data: e.data }))),
     ],
   });
   return rows.map((r) => r.id);
