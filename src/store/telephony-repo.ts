@@ -298,6 +298,9 @@ export interface CallConnection {
  * event, for a batch of calls in one statement (one round trip, one transaction — the outbox rule
  * holds; live-legs.ts collects the connections of one loop turn, as it does the ends). Two legs of one
  * session in the same batch leave either one's provider on the session, as two statements would.
+ * The `= ANY(ARRAY(SELECT … FROM e))` conditions are for the planner: it takes a recordset for 100
+ * rows and would hash-join it against a sequential scan of calls and sessions; an id array makes it
+ * use the primary keys (4.5 → 0.35 ms for one call against 20,000 rows).
  */
 export async function recordCallsConnected(db: DbClient, connections: readonly CallConnection[]): Promise<void> {
   if (connections.length === 0) return;
@@ -306,8 +309,11 @@ export async function recordCallsConnected(db: DbClient, connections: readonly C
     text: `WITH e AS (SELECT * FROM jsonb_to_recordset($1::jsonb)
                     AS e(call_id text, session_id text, provider text, event_id text, org_id text, data jsonb)),
           c AS (UPDATE calls SET status = 'in-progress', connected_at = now()
-                  FROM e WHERE calls.id = e.call_id RETURNING e.event_id, e.org_id, e.data),
-          s AS (UPDATE sessions SET provider = e.provider FROM e WHERE sessions.id = e.session_id RETURNING sessions.id)
+                  FROM e WHERE calls.id = e.call_id AND calls.id = ANY(ARRAY(SELECT call_id FROM e))
+                RETURNING e.event_id, e.org_id, e.data),
+          s AS (UPDATE sessions SET provider = e.provider
+                  FROM e WHERE sessions.id = e.session_id AND sessions.id = ANY(ARRAY(SELECT session_id FROM e))
+                RETURNING sessions.id)
      INSERT INTO webhook_events (id, org_id, type, data)
      SELECT event_id, org_id, 'session.provider.connected', data FROM c`,
     values: [
@@ -341,7 +347,7 @@ export async function recordCallsEnded(db: DbClient, ends: readonly CallEnd[]): 
                     AS e(call_id text, status text, reason text, event_id text, org_id text, data jsonb)),
           c AS (UPDATE calls SET status = e.status, disconnect_reason = e.reason, ended_at = now(),
                        quality = e.data #> '{provider,quality}'
-                  FROM e WHERE calls.id = e.call_id AND calls.ended_at IS NULL
+                  FROM e WHERE calls.id = e.call_id AND calls.id = ANY(ARRAY(SELECT call_id FROM e)) AND calls.ended_at IS NULL
                 RETURNING calls.id, calls.connected_at, e.event_id, e.org_id, e.data),
           d AS (INSERT INTO webhook_events (id, org_id, type, data)
                 SELECT event_id, org_id, 'session.provider.disconnected', data FROM c WHERE connected_at IS NOT NULL)
