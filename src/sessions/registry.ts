@@ -216,7 +216,7 @@ export class SessionRegistry {
           await this.partyDialer(id, row.org_id, req);
         },
         end: (reason) => void this.end(id, reason),
-        firstAudio: () => void this.activations.add(id),
+        firstAudio: () => this.activations.add(id),
         activity: () => this.onActivity(id),
         legsChanged: () => this.checkCarriers(id),
         languageDetected: (party, language) => {

@@ -284,43 +284,21 @@ export async function getCallBySid(db: DbClient, callSid: string): Promise<CallR
   return rows[0] ?? null;
 }
 
-/** One leg's connection, as recordCallsConnected writes it; `data` is the `session.provider.connected` payload. */
-export interface CallConnection {
-  callId: string;
-  sessionId: string;
-  orgId: string;
-  provider: string;
-  data: Record<string, unknown>;
-}
-
 /**
- * Legs connected: each call row, its session's provider and the `session.provider.connected` outbox
- * event, for a batch of calls in one statement (one round trip, one transaction — the outbox rule
- * holds; live-legs.ts collects the connections of one loop turn, as it does the ends). Two legs of one
- * session in the same batch leave either one's provider on the session, as two statements would.
- * The `= ANY(ARRAY(SELECT … FROM e))` conditions are for the planner: it takes a recordset for 100
- * rows and would hash-join it against a sequential scan of calls and sessions; an id array makes it
- * use the primary keys (4.5 → 0.35 ms for one call against 20,000 rows).
+ * A leg connected: the call row, the session's provider and the `session.provider.connected`
+ * outbox event in one statement (one round trip, one transaction — the outbox rule holds).
  */
-export async function recordCallsConnected(db: DbClient, connections: readonly CallConnection[]): Promise<void> {
-  if (connections.length === 0) return;
+export async function recordCallConnected(
+  db: DbClient,
+  i: { callId: string; sessionId: string; orgId: string; provider: string; data: Record<string, unknown> },
+): Promise<void> {
   await db.query({
-    name: 'voxbridge_record_calls_connected',
-    text: `WITH e AS (SELECT * FROM jsonb_to_recordset($1::jsonb)
-                    AS e(call_id text, session_id text, provider text, event_id text, org_id text, data jsonb)),
-          c AS (UPDATE calls SET status = 'in-progress', connected_at = now()
-                  FROM e WHERE calls.id = e.call_id AND calls.id = ANY(ARRAY(SELECT call_id FROM e))
-                RETURNING e.event_id, e.org_id, e.data),
-          s AS (UPDATE sessions SET provider = e.provider
-                  FROM e WHERE sessions.id = e.session_id AND sessions.id = ANY(ARRAY(SELECT session_id FROM e))
-                RETURNING sessions.id)
+    name: 'voxbridge_record_call_connected',
+    text: `WITH c AS (UPDATE calls SET status = 'in-progress', connected_at = now() WHERE id = $1 RETURNING id),
+          s AS (UPDATE sessions SET provider = $3 WHERE id = $2 RETURNING id)
      INSERT INTO webhook_events (id, org_id, type, data)
-     SELECT event_id, org_id, 'session.provider.connected', data FROM c`,
-    values: [
-      JSON.stringify(
-        connections.map((c) => ({ call_id: c.callId, session_id: c.sessionId, provider: c.provider, event_id: newId('evt'), org_id: c.orgId, data: c.data })),
-      ),
-    ],
+     SELECT $4, $5, 'session.provider.connected', $6 FROM c`,
+    values: [i.callId, i.sessionId, i.provider, newId('evt'), i.orgId, i.data],
   });
 }
 
@@ -337,7 +315,10 @@ export interface CallEnd {
  * Legs ended: closes each call row (once) and, for those that had connected, writes
  * `session.provider.disconnected` — for a batch of calls in one statement (store/turn-batch.ts
  * collects the ends of one loop turn: a trunk dropping its calls is one commit, not one per call).
- * Returns the ids of the calls closed now; a call already ended is left alone.
+ * Returns the ids of the calls closed now; a call already ended is left alone. The
+ * `calls.id = ANY(ARRAY(SELECT … FROM e))` condition is for the planner: it takes a recordset for 100
+ * rows and would hash-join it against a sequential scan of calls; the id array makes it use the
+ * primary key (EXPLAIN ANALYZE with 20,000 calls: 2.4–2.7 → 0.06–0.07 ms for one end).
  */
 export async function recordCallsEnded(db: DbClient, ends: readonly CallEnd[]): Promise<string[]> {
   if (ends.length === 0) return [];

@@ -8,15 +8,8 @@ import type { Logger } from 'pino';
 /** Items per statement at most (a bound on one statement's size, not a limit on the burst). */
 const MAX_BATCH = 500;
 
-interface Turn<T> {
-  items: T[];
-  /** Settles when every statement of this turn has (a failure is logged, not thrown). */
-  written: Promise<void>;
-  settle: () => void;
-}
-
 export class TurnBatch<T> {
-  private turn: Turn<T> | null = null;
+  private pending: T[] = [];
   private scheduled: NodeJS.Immediate | null = null;
   private readonly inFlight = new Set<Promise<void>>();
 
@@ -27,38 +20,26 @@ export class TurnBatch<T> {
     private readonly what: string,
   ) {}
 
-  /** Writes `item` with the others of this loop turn; settles once that write has (failures are logged). */
-  add(item: T): Promise<void> {
-    if (!this.turn) {
-      let settle!: () => void;
-      const written = new Promise<void>((resolve) => (settle = resolve));
-      this.turn = { items: [], written, settle };
-      this.scheduled = setImmediate(() => void this.flush());
-    }
-    this.turn.items.push(item);
-    return this.turn.written;
+  /** Writes `item` with the others of this loop turn. */
+  add(item: T): void {
+    this.pending.push(item);
+    this.scheduled ??= setImmediate(() => void this.flush());
   }
 
   /** Writes every pending item now, and waits for the writes already on their way (shutdown). */
   async flush(): Promise<void> {
     if (this.scheduled) clearImmediate(this.scheduled);
     this.scheduled = null;
-    const turn = this.turn;
-    this.turn = null;
-    if (turn) {
-      const writes: Promise<void>[] = [];
-      for (let i = 0; i < turn.items.length; i += MAX_BATCH) {
-        const batch = turn.items.slice(i, i + MAX_BATCH);
-        writes.push(
-          this.write(batch).then(
-            () => undefined,
-            (err: unknown) => this.log.error({ err, items: batch.length }, `${this.what} failed`),
-          ),
-        );
-      }
-      const done = Promise.all(writes).then(turn.settle);
-      this.inFlight.add(done);
-      void done.finally(() => this.inFlight.delete(done));
+    const items = this.pending;
+    this.pending = [];
+    for (let i = 0; i < items.length; i += MAX_BATCH) {
+      const batch = items.slice(i, i + MAX_BATCH);
+      const write = this.write(batch).then(
+        () => undefined,
+        (err: unknown) => this.log.error({ err, items: batch.length }, `${this.what} failed`),
+      );
+      this.inFlight.add(write);
+      void write.finally(() => this.inFlight.delete(write));
     }
     await Promise.all(this.inFlight);
   }

@@ -1,9 +1,8 @@
 // The SIP legs live on this node: each connected leg is attached to its session and recorded as
-// connected; when it ends it is detached, counted and recorded as ended, always after its connected
-// row. The connections of one loop turn are one statement, and so are the ends (a burst of set-ups or
-// of BYEs is one commit, not one per call).
+// connected; when it ends it is detached, counted and recorded as ended, with the other ends of the
+// same loop turn in one statement (a BYE burst is one commit), and always after its connected row.
 import type { Logger } from 'pino';
-import { TurnBatch, type CallConnection, type CallEnd, type Db } from '../store/index.js';
+import { TurnBatch, type CallEnd, type Db } from '../store/index.js';
 import * as repo from '../store/index.js';
 import type { SipLeg } from './call-leg.js';
 import type { CallStats } from './call-stats.js';
@@ -18,13 +17,11 @@ interface Entry {
 
 export class LiveLegs {
   private readonly entries = new Map<string, Entry>();
-  private readonly connections: TurnBatch<CallConnection>;
   private readonly ends: TurnBatch<CallEnd>;
   /** Ends waiting for their call's connected row before they join the batch. */
   private readonly queuing = new Set<Promise<void>>();
 
   constructor(private readonly o: { db: Db; log: Logger; sessions: TelephonySessionPort; stats: CallStats }) {
-    this.connections = new TurnBatch((c) => repo.recordCallsConnected(o.db, c), o.log, 'recording connected calls');
     this.ends = new TurnBatch((ends) => repo.recordCallsEnded(o.db, ends), o.log, 'recording ended calls');
   }
 
@@ -61,20 +58,21 @@ export class LiveLegs {
     }
     entry.attachment = attachment;
     leg.on('audio', (f) => attachment.pushAudio(f));
-    entry.connected = this.connections.add({
-      callId: leg.id,
-      sessionId: leg.sessionId,
-      orgId: leg.orgId,
-      provider: leg.provider,
-      data: { session_id: leg.sessionId, provider: { type: leg.provider, call_sid: leg.callSid, status: 'connected', from: leg.from, to: leg.to } },
-    });
+    entry.connected = repo
+      .recordCallConnected(this.o.db, {
+        callId: leg.id,
+        sessionId: leg.sessionId,
+        orgId: leg.orgId,
+        provider: leg.provider,
+        data: { session_id: leg.sessionId, provider: { type: leg.provider, call_sid: leg.callSid, status: 'connected', from: leg.from, to: leg.to } },
+      })
+      .catch((err) => this.o.log.error({ err, callSid: leg.callSid }, 'recording connected call failed'));
     await entry.connected;
     this.o.log.info({ callSid: leg.callSid, sessionId: leg.sessionId, party: leg.party, direction: leg.direction }, 'call connected');
   }
 
-  /** Writes the connections and ends still pending (shutdown: before the database closes). */
+  /** Writes the ends still pending (shutdown: before the database closes). */
   async flush(): Promise<void> {
-    await this.connections.flush();
     await Promise.all(this.queuing);
     await this.ends.flush();
   }

@@ -1,9 +1,8 @@
-// Leg connections and ends written together (recordCallsConnected, recordCallsEnded; batched per loop
-// turn by live-legs.ts): each call row connects with its own event and its session's provider; each
+// Leg ends written together (recordCallsEnded, batched per loop turn by live-legs.ts): each call row
 // closes once with its own reason and quality, `session.provider.disconnected` goes out only for
 // calls that had connected, and a call already ended keeps its first end.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getCallBySid, insertCall, recordCallsConnected, recordCallsEnded, type CallEnd } from '../../src/store/index.js';
+import { getCallBySid, insertCall, recordCallConnected, recordCallsEnded, type CallEnd } from '../../src/store/index.js';
 import { startTelephonyFixture, type TelephonyFixture } from '../helpers/sip-harness.js';
 import { uniqueName } from '../helpers/gateway.js';
 
@@ -28,7 +27,7 @@ async function call(sessionId: string, connected: boolean): Promise<{ id: string
     to: 'sip:b@example.com',
     status: 'ringing',
   });
-  if (connected) await recordCallsConnected(fx.db, [{ callId: row.id, sessionId, orgId: fx.orgId, provider: 'sip', data: { session_id: sessionId } }]);
+  if (connected) await recordCallConnected(fx.db, { callId: row.id, sessionId, orgId: fx.orgId, provider: 'sip', data: { session_id: sessionId } });
   return { id: row.id, sid };
 }
 
@@ -38,38 +37,6 @@ const end = (callId: string, reason: string, mos: number): CallEnd => ({
   status: 'completed',
   reason,
   data: { provider: { status: 'disconnected', disconnect_reason: reason, quality: { mos } } },
-});
-
-describe('recordCallsConnected', () => {
-  it('connects every call of the batch, with its own connected event and its session provider', async () => {
-    const sessions = [await fx.createSession({}), await fx.createSession({})];
-    const calls = [await call(sessions[0], false), await call(sessions[1], false)];
-
-    await recordCallsConnected(
-      fx.db,
-      calls.map((c, i) => ({
-        callId: c.id,
-        sessionId: sessions[i],
-        orgId: fx.orgId,
-        provider: `carrier_${i}`,
-        data: { session_id: sessions[i], provider: { call_sid: c.sid, status: 'connected' } },
-      })),
-    );
-
-    for (const [i, c] of calls.entries()) {
-      const row = await getCallBySid(fx.db, c.sid);
-      expect(row?.status).toBe('in-progress');
-      expect(row?.connected_at).toBeInstanceOf(Date);
-      const { rows } = await fx.db.query<{ provider: string }>('SELECT provider FROM sessions WHERE id = $1', [sessions[i]]);
-      expect(rows[0]?.provider).toBe(`carrier_${i}`);
-    }
-    const { rows: events } = await fx.db.query<{ sid: string }>(
-      `SELECT data->'provider'->>'call_sid' AS sid FROM webhook_events
-        WHERE type = 'session.provider.connected' AND data->>'session_id' = ANY($1::text[]) ORDER BY sid`,
-      [sessions],
-    );
-    expect(events.map((e) => e.sid)).toEqual(calls.map((c) => c.sid).sort());
-  });
 });
 
 describe('recordCallsEnded', () => {

@@ -52,8 +52,9 @@ describe('session activation', () => {
     const batch = new TurnBatch((batchIds: string[]) => activateSessions(fx.db, batchIds), pino({ level: 'silent' }), 'activating sessions');
     const query = vi.spyOn(fx.db, 'query');
     try {
-      // Each add settles once its turn's statement has run.
-      await Promise.all(ids.map((id) => batch.add(id)));
+      for (const id of ids) batch.add(id);
+      await new Promise((resolve) => setImmediate(resolve));
+      await batch.flush();
       expect(query).toHaveBeenCalledTimes(1);
     } finally {
       query.mockRestore();
