@@ -322,6 +322,8 @@ export interface CallEnd {
  */
 export async function recordCallsEnded(db: DbClient, ends: readonly CallEnd[]): Promise<string[]> {
   if (ends.length === 0) return [];
+  const [only] = ends;
+  if (ends.length === 1 && only) return recordOneCallEnded(db, only);
   const { rows } = await db.query<{ id: string }>({
     name: 'voxbridge_record_calls_ended',
     text: `WITH e AS (SELECT * FROM jsonb_to_recordset($1::jsonb)
@@ -336,6 +338,24 @@ export async function recordCallsEnded(db: DbClient, ends: readonly CallEnd[]): 
     values: [
       JSON.stringify(ends.map((e) => ({ call_id: e.callId, status: e.status, reason: e.reason, event_id: newId('evt'), org_id: e.orgId, data: e.data }))),
     ],
+  });
+  return rows.map((r) => r.id);
+}
+
+/**
+ * recordCallsEnded for one call, as a plain UPDATE by id: ends spread over time come one per loop
+ * turn, and the recordset statement cost PostgreSQL 5–25 % more CPU per call setup for them
+ * (`bench/sip/setup-cost.ts` at 300 and 500 setups/s).
+ */
+async function recordOneCallEnded(db: DbClient, e: CallEnd): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>({
+    name: 'voxbridge_record_call_ended',
+    text: `WITH c AS (UPDATE calls SET status = $2, disconnect_reason = $3, ended_at = now(), quality = $6::jsonb #> '{provider,quality}'
+                 WHERE id = $1 AND ended_at IS NULL RETURNING id, connected_at),
+          d AS (INSERT INTO webhook_events (id, org_id, type, data)
+                SELECT $4, $5, 'session.provider.disconnected', $6 FROM c WHERE c.connected_at IS NOT NULL)
+     SELECT id FROM c`,
+    values: [e.callId, e.status, e.reason, newId('evt'), e.orgId, e.data],
   });
   return rows.map((r) => r.id);
 }

@@ -45,6 +45,7 @@ describe('recordCallsEnded', () => {
     const talked = await call(sessionId, true);
     const neverAnswered = await call(sessionId, false);
     const alreadyEnded = await call(sessionId, true);
+    // One end takes the single-row statement, several the batch one: both are checked here.
     expect(await recordCallsEnded(fx.db, [end(alreadyEnded.id, 'remote_hangup', 4.1)])).toEqual([alreadyEnded.id]);
 
     const closed = await recordCallsEnded(fx.db, [
