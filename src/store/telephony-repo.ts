@@ -315,6 +315,8 @@ export interface CallEnd {
  * Legs ended: closes each call row (once) and, for those that had connected, writes
  * `session.provider.disconnected` — for a batch of calls in one statement (store/turn-batch.ts
  * collects the ends of one loop turn: a trunk dropping its calls is one commit, not one per call).
+ * It is the only statement that locks several call rows, and each call ends once, so it cannot
+ * deadlock with the others (a connected batch could, with the activations: see BENCHMARKS.md).
  * Returns the ids of the calls closed now; a call already ended is left alone. The
  * `calls.id = ANY(ARRAY(SELECT … FROM e))` condition is for the planner: it takes a recordset for 100
  * rows and would hash-join it against a sequential scan of calls; the id array makes it use the
