@@ -2,7 +2,7 @@
 // escalation and knowledge base. sessions/ builds one AgentRuntime per agent session through it.
 import type { Logger } from 'pino';
 import type { Db } from '../store/index.js';
-import { getAgent } from '../store/index.js';
+import { getAgent, orgAllowedOverrides } from '../store/index.js';
 import { resolveAgent } from './definition.js';
 import { ScriptedBrain } from './brains/scripted.js';
 import { HelpDeskBrain } from './brains/help-desk.js';
@@ -49,12 +49,9 @@ export class AgentServices {
   /** The session's agent with its overrides, or null when the session names none (or it was deleted). */
   async loadSessionAgent(db: Db, orgId: string, aiAgent: { id: string; overrides?: Record<string, unknown> } | null): Promise<AgentDefinition | null> {
     if (!aiAgent) return null;
-    const [row, org] = await Promise.all([
-      getAgent(db, orgId, aiAgent.id),
-      db.query<{ allowed_overrides: string[] }>('SELECT allowed_overrides FROM organizations WHERE id = $1', [orgId]),
-    ]);
+    const [row, allowedOverrides] = await Promise.all([getAgent(db, orgId, aiAgent.id), orgAllowedOverrides(db, orgId)]);
     if (!row) return null;
-    return resolveAgent(row, aiAgent.overrides, org.rows[0]?.allowed_overrides ?? []);
+    return resolveAgent(row, aiAgent.overrides, allowedOverrides);
   }
 
   brainFor(agent: AgentDefinition, mode: string): Brain {

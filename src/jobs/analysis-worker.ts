@@ -3,7 +3,16 @@
 // with `analysis.completed` or `failed` with `analysis.failed` (SPEC "Analysis (status)").
 import type { Logger } from 'pino';
 import { analyseTranscript, ANALYSIS_PARTS, type AnalysisPart, type AnalysisTurn } from '../analysis/index.js';
-import { analysisTurns, claimAnalyses, completeAnalysis, complianceRules, failAnalysis, type AnalysisRow, type Db } from '../store/index.js';
+import {
+  analysisTurns,
+  claimAnalyses,
+  completeAnalysis,
+  complianceRules,
+  failAnalysis,
+  releaseAnalysisLease,
+  type AnalysisRow,
+  type Db,
+} from '../store/index.js';
 import { startPeriodicSweep, type Sweeper } from './periodic-sweep.js';
 
 export const MAX_ANALYSIS_ATTEMPTS = 3;
@@ -56,7 +65,7 @@ export function startAnalysisWorker(deps: { db: Db; logger: Logger; intervalMs: 
               await failAnalysis(deps.db, a.id, `The analysis could not complete: ${message}`);
             } else {
               log.warn({ err, analysis_id: a.id }, 'analysis failed; will retry');
-              await deps.db.query('UPDATE analyses SET lease_until = NULL WHERE id = $1', [a.id]);
+              await releaseAnalysisLease(deps.db, a.id);
             }
           }
           done.push(a.id);

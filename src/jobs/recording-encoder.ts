@@ -5,7 +5,7 @@
 import { rm, stat } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import type { Db } from '../store/index.js';
-import { claimRecordingsToEncode, markRecordingFailed, markRecordingReady, type RecordingRow } from '../store/index.js';
+import { claimRecordingsToEncode, markRecordingFailed, markRecordingReady, releaseRecordingLease, type RecordingRow } from '../store/index.js';
 import { encodeMp3, repairWavHeader, wavInfo, type RecordingStorage } from '../recordings/index.js';
 import { startPeriodicSweep, type Sweeper } from './periodic-sweep.js';
 
@@ -58,7 +58,7 @@ export function startRecordingEncoder(deps: RecordingEncoderDeps): RecordingEnco
         if (wav) await rm(wav, { force: true });
       } else {
         log.warn({ recording_id: r.id, err, attempt: r.attempts }, 'encoding failed; will retry');
-        await deps.db.query('UPDATE recordings SET lease_until = NULL WHERE id = $1', [r.id]);
+        await releaseRecordingLease(deps.db, r.id);
       }
     }
   }

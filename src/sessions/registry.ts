@@ -10,7 +10,18 @@ import type { Db } from '../store/index.js';
 import type { Engines } from '../speech/index.js';
 import type { VadChoice } from './processors/vad.js';
 import { subscribeSessionCommands, type SessionCommand, type SessionOwnership } from '../coord/index.js';
-import { TurnBatch, getSessionRow, insertEvent, insertTranscriptTurn, lastTranscriptSequence, type SessionRow, type WebhookEventType } from '../store/index.js';
+import {
+  TurnBatch,
+  fillDetectedLanguage,
+  getSessionRow,
+  setSessionOwner,
+  touchSessions,
+  insertEvent,
+  insertTranscriptTurn,
+  lastTranscriptSequence,
+  type SessionRow,
+  type WebhookEventType,
+} from '../store/index.js';
 import type { AgentServices } from '../agents/index.js';
 import type { PartyDialer } from './contracts.js';
 import { AGENT_MODES, isSessionMode } from './modes.js';
@@ -167,7 +178,7 @@ export class SessionRegistry {
     try {
       lastSequence = await lastTranscriptSequence(db, id);
       engines = this.deps.enginesFor ? await this.deps.enginesFor(row.org_id) : this.deps.engines;
-      await db.query('UPDATE sessions SET owner_node = $2 WHERE id = $1', [id, config.nodeId]);
+      await setSessionOwner(db, id, config.nodeId);
     } catch (err) {
       this.releaseClaim(id);
       throw err;
@@ -220,9 +231,7 @@ export class SessionRegistry {
         activity: () => this.onActivity(id),
         legsChanged: () => this.checkCarriers(id),
         languageDetected: (party, language) => {
-          // Only a still-null language is filled in: a language the client set is never overwritten.
-          const column = party === 'agent' ? 'source_language' : 'target_language';
-          db.query(`UPDATE sessions SET ${column} = $2 WHERE id = $1 AND ${column} IS NULL`, [id, language])
+          fillDetectedLanguage(db, id, party, language)
             .then(() => log.info({ party, language }, 'language detected'))
             .catch((err) => log.error({ err }, 'storing the detected language failed'));
         },
@@ -344,7 +353,7 @@ export class SessionRegistry {
     const ids = [...this.touched];
     this.touched.clear();
     try {
-      await this.deps.db.query(`UPDATE sessions SET last_activity_at = now() WHERE id = ANY($1::text[]) AND status <> 'ended'`, [ids]);
+      await touchSessions(this.deps.db, ids);
     } catch (err) {
       this.log.warn({ err, sessions: ids.length }, 'writing last activity failed');
     }

@@ -147,3 +147,14 @@ export async function complianceRules(db: Db, orgId: string): Promise<Record<str
   const { rows } = await db.query<{ compliance_rules: Record<string, unknown> }>('SELECT compliance_rules FROM organizations WHERE id = $1', [orgId]);
   return rows[0]?.compliance_rules ?? {};
 }
+
+/** Turns with any text: an analysis needs at least one. */
+export async function countSpokenTurns(db: Db, sessionId: string): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM transcript_turns WHERE session_id = $1 AND trim(text) <> ''`, [sessionId]);
+  return rows[0]?.n ?? 0;
+}
+
+/** Gives a failed attempt's row back to the queue at once (its next claim retries it). */
+export async function releaseAnalysisLease(db: Db, id: string): Promise<void> {
+  await db.query('UPDATE analyses SET lease_until = NULL WHERE id = $1', [id]);
+}

@@ -169,3 +169,9 @@ export async function setPostCallPolicy(
   );
   return rows[0] ?? null;
 }
+
+/** The agent fields a session of this organization may override (empty when it has none or is gone). */
+export async function orgAllowedOverrides(db: Db, orgId: string): Promise<string[]> {
+  const { rows } = await db.query<{ allowed_overrides: string[] }>('SELECT allowed_overrides FROM organizations WHERE id = $1', [orgId]);
+  return rows[0]?.allowed_overrides ?? [];
+}

@@ -160,3 +160,8 @@ export async function sessionRecordingIds(db: Db, sessionId: string): Promise<{ 
   const { rows } = await db.query('SELECT id, channel, status FROM recordings WHERE session_id = $1 ORDER BY id', [sessionId]);
   return rows;
 }
+
+/** Gives a failed encode's row back to the queue at once (its next claim retries it). */
+export async function releaseRecordingLease(db: Db, id: string): Promise<void> {
+  await db.query('UPDATE recordings SET lease_until = NULL WHERE id = $1', [id]);
+}

@@ -140,15 +140,36 @@ export async function sessionExistsInOrg(db: Db, id: string, orgId: string): Pro
   return !!rowCount;
 }
 
-/** Records recording consent given after creation (it makes consent required); null when no such session. */
+/**
+ * Records recording consent given after creation (it makes consent required); null when no such
+ * session (in `orgId`, when given: the API scopes by organization, the operator's CLI does not).
+ */
 export async function recordRecordingConsent(
   db: Db,
   id: string,
   status: 'granted' | 'denied' | 'pending',
-): Promise<{ id: string; recording: Record<string, unknown> } | null> {
-  const { rows } = await db.query<{ id: string; recording: Record<string, unknown> }>(
-    `UPDATE sessions SET recording = recording || jsonb_build_object('consent_required', true, 'consent_status', $2::text) WHERE id = $1 RETURNING id, recording`,
-    [id, status],
+  orgId: string | null = null,
+): Promise<Pick<SessionRow, 'id' | 'recording'> | null> {
+  const { rows } = await db.query<Pick<SessionRow, 'id' | 'recording'>>(
+    `UPDATE sessions SET recording = recording || jsonb_build_object('consent_required', true, 'consent_status', $2::text)
+      WHERE id = $1 AND ($3::text IS NULL OR org_id = $3) RETURNING id, recording`,
+    [id, status, orgId],
   );
   return rows[0] ?? null;
+}
+
+/** This node now runs the session (scale-out: commands and SIP legs for it are routed here). */
+export async function setSessionOwner(db: Db, id: string, nodeId: string): Promise<void> {
+  await db.query('UPDATE sessions SET owner_node = $2 WHERE id = $1', [id, nodeId]);
+}
+
+/** A party's language detected from speech; fills only a still-null language (a client's choice stays). */
+export async function fillDetectedLanguage(db: Db, id: string, party: 'agent' | 'customer', language: string): Promise<void> {
+  const column = party === 'agent' ? 'source_language' : 'target_language';
+  await db.query(`UPDATE sessions SET ${column} = $2 WHERE id = $1 AND ${column} IS NULL`, [id, language]);
+}
+
+/** Last activity of many live sessions in one statement (the inactivity sweeper reads it). */
+export async function touchSessions(db: Db, ids: readonly string[]): Promise<void> {
+  await db.query(`UPDATE sessions SET last_activity_at = now() WHERE id = ANY($1::text[]) AND status <> 'ended'`, [ids]);
 }

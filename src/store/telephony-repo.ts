@@ -361,3 +361,28 @@ async function recordOneCallEnded(db: DbClient, e: CallEnd): Promise<string[]> {
   });
   return rows.map((r) => r.id);
 }
+
+/** What session routing needs of a connection, looked up within the caller's organization. */
+export interface RoutingConnection {
+  id: string;
+  provider: 'carrier_a' | 'carrier_b';
+  status: 'active' | 'disabled';
+  credentials_valid: boolean;
+}
+
+export async function getOrgConnection(db: DbClient, orgId: string, id: string): Promise<RoutingConnection | null> {
+  const { rows } = await db.query<RoutingConnection>('SELECT id, provider, status, credentials_valid FROM provider_connections WHERE id = $1 AND org_id = $2', [
+    id,
+    orgId,
+  ]);
+  return rows[0] ?? null;
+}
+
+/** A managed number of the organization, with the connection that carries it (null: our SIP side). */
+export async function getOrgPhoneNumber(db: DbClient, orgId: string, number: string): Promise<{ number: string; connection_id: string | null } | null> {
+  const { rows } = await db.query<{ number: string; connection_id: string | null }>(
+    'SELECT number, connection_id FROM phone_numbers WHERE number = $1 AND org_id = $2',
+    [number, orgId],
+  );
+  return rows[0] ?? null;
+}

@@ -9,7 +9,7 @@
 //     no_default_provider; any other organization gets a socket-only session (provider `webrtc`).
 import { TelephonyError } from './errors.js';
 import { disallowedHeaderMessage, firstDisallowedHeader } from './custom-headers.js';
-import type { DbClient } from '../store/index.js';
+import { getOrgConnection, getOrgPhoneNumber, type DbClient, type RoutingConnection } from '../store/index.js';
 
 export interface RoutingInput {
   phone_number?: string;
@@ -40,28 +40,13 @@ export interface ResolveOptions {
   docsUrl?: string;
 }
 
-interface ConnectionRow {
-  id: string;
-  provider: 'carrier_a' | 'carrier_b';
-  status: 'active' | 'disabled';
-  credentials_valid: boolean;
-}
-
 function routingFailed(message: string, opts: ResolveOptions): TelephonyError {
   return new TelephonyError('routing_failed', message, undefined, { param: 'routing', extra: opts.docsUrl ? { docs_url: opts.docsUrl } : undefined });
 }
 
-async function loadConnection(db: DbClient, orgId: string, id: string): Promise<ConnectionRow | null> {
-  const { rows } = await db.query<ConnectionRow>('SELECT id, provider, status, credentials_valid FROM provider_connections WHERE id = $1 AND org_id = $2', [
-    id,
-    orgId,
-  ]);
-  return rows[0] ?? null;
-}
-
 /** A connection named by the client: missing or disabled → connection_not_found; bad credentials → connection_invalid. */
-async function usableConnection(db: DbClient, orgId: string, id: string, param: string): Promise<ConnectionRow> {
-  const c = await loadConnection(db, orgId, id);
+async function usableConnection(db: DbClient, orgId: string, id: string, param: string): Promise<RoutingConnection> {
+  const c = await getOrgConnection(db, orgId, id);
   if (!c || c.status !== 'active') {
     throw new TelephonyError('connection_not_found', `No active provider connection '${id}' in this organization.`, undefined, { param });
   }
@@ -111,11 +96,7 @@ export async function resolveRouting(
   }
 
   if (r.phone_number !== undefined) {
-    const { rows } = await db.query<{ number: string; connection_id: string | null }>(
-      'SELECT number, connection_id FROM phone_numbers WHERE number = $1 AND org_id = $2',
-      [r.phone_number, org.id],
-    );
-    const pn = rows[0];
+    const pn = await getOrgPhoneNumber(db, org.id, r.phone_number);
     if (!pn) {
       throw new TelephonyError('phone_number_not_found', `${r.phone_number} is not a managed number of this organization.`, undefined, {
         param: 'routing.phone_number',
@@ -131,7 +112,7 @@ export async function resolveRouting(
 
   // The inherited default.
   if (org.default_connection_id) {
-    const c = await loadConnection(db, org.id, org.default_connection_id);
+    const c = await getOrgConnection(db, org.id, org.default_connection_id);
     if (!c || c.status !== 'active' || !c.credentials_valid) {
       const why = !c ? 'no longer exists' : c.status !== 'active' ? 'is disabled' : 'has invalid credentials';
       throw new TelephonyError(

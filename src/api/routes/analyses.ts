@@ -4,7 +4,7 @@
 // analysis (402 when none is left, race-safe); Idempotency-Key replays the 202 without a charge.
 import { Type } from '@sinclair/typebox';
 import { ANALYSIS_PARTS, PROFILE_NAMES } from '../../analysis/index.js';
-import { createChargedAnalysis, getAnalysis, getSessionWithCall, type AnalysisRow } from '../../store/index.js';
+import { countSpokenTurns, createChargedAnalysis, getAnalysis, getSessionWithCall, type AnalysisRow } from '../../store/index.js';
 import { ApiError } from '../errors.js';
 import { authOf, type ApiApp, type ApiDeps } from '../context.js';
 import { setCreditHeaders } from '../plugins/auth.js';
@@ -102,8 +102,8 @@ export default async function analysisRoutes(app: ApiApp, deps: ApiDeps): Promis
       if (s.status !== 'ended') {
         throw new ApiError('transcript_not_available', { message: 'The transcript is available once the session has ended.' });
       }
-      const { rows } = await deps.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM transcript_turns WHERE session_id = $1 AND trim(text) <> ''`, [id]);
-      if ((rows[0]?.n ?? 0) === 0) throw new ApiError('transcript_not_available', { message: 'The session ended without any transcribed speech.' });
+      if ((await countSpokenTurns(deps.db, id)) === 0)
+        throw new ApiError('transcript_not_available', { message: 'The session ended without any transcribed speech.' });
       const created = await createChargedAnalysis(deps.db, {
         orgId: auth.orgId,
         sessionId: id,

@@ -3,7 +3,7 @@
 // Range support (RFC 9110 §14: 206 + Content-Range, 416 for an unsatisfiable range) for players.
 import { Type } from '@sinclair/typebox';
 import parseRange from 'range-parser';
-import { getRecording, type RecordingWithConsent } from '../../store/index.js';
+import { getRecording, recordRecordingConsent, type RecordingWithConsent } from '../../store/index.js';
 import { createRecordingStorage, recordingPermitted } from '../../recordings/index.js';
 import { ApiError } from '../errors.js';
 import { authOf, type ApiApp, type ApiDeps, type OrgRow } from '../context.js';
@@ -150,13 +150,9 @@ export default async function recordingRoutes(app: ApiApp, deps: ApiDeps): Promi
     async (req) => {
       const { id } = req.params;
       const { consent_status } = req.body;
-      const { rows } = await deps.db.query<{ recording: { enabled: boolean; mode?: string; consent_required?: boolean; consent_status?: string } }>(
-        `UPDATE sessions SET recording = recording || jsonb_build_object('consent_required', true, 'consent_status', $3::text)
-        WHERE id = $1 AND org_id = $2 RETURNING recording`,
-        [id, authOf(req).orgId, consent_status],
-      );
-      if (!rows[0]) throw new ApiError('session_not_found', { param: 'session_id', message: `No session '${id}' in this organization.` });
-      const rec = rows[0].recording;
+      const updated = await recordRecordingConsent(deps.db, id, consent_status, authOf(req).orgId);
+      if (!updated) throw new ApiError('session_not_found', { param: 'session_id', message: `No session '${id}' in this organization.` });
+      const rec = updated.recording;
       return {
         enabled: rec.enabled,
         mode: rec.mode ?? 'dual_channel',
