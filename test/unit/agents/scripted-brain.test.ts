@@ -14,6 +14,7 @@ import {
   type BrainAction,
   type BrainInput,
 } from '../../../src/agents/index.js';
+import { defined } from '../../helpers/defined.js';
 
 const base: AgentDefinition = {
   id: 'agt_1',
@@ -63,9 +64,9 @@ describe('slots and numbers', () => {
 
 describe('ScriptedBrain', () => {
   it('matches intents despite recognizer slips and word order', () => {
-    expect(rankIntents('where is my order number 12', base.intents)[0].intent.name).toBe('order_status');
-    expect(rankIntents('in all time are your opening ours', base.intents)[0].intent.name).toBe('opening_hours');
-    expect(rankIntents('can i reserve a table for friday', base.intents)[0].intent.name).toBe('book_table');
+    expect(defined(rankIntents('where is my order number 12', base.intents)[0], 'best intent').intent.name).toBe('order_status');
+    expect(defined(rankIntents('in all time are your opening ours', base.intents)[0], 'best intent').intent.name).toBe('opening_hours');
+    expect(defined(rankIntents('can i reserve a table for friday', base.intents)[0], 'best intent').intent.name).toBe('book_table');
   });
 
   it('fills slots into the reply and into tool arguments, then the tool result into the reply', async () => {
@@ -118,7 +119,7 @@ describe('help desk (knowledge base)', () => {
 
   it('ranks passages and answers from the best one', () => {
     const hits = new KnowledgeBase(kb).search('how much does express delivery cost');
-    expect(hits[0].passage.title).toBe('Shipping costs');
+    expect(defined(hits[0], 'best hit').passage.title).toBe('Shipping costs');
   });
 
   it('answers, asks which article when two tie, and offers a human when nothing matches', async () => {

@@ -12,6 +12,7 @@ import {
   spokenCardNumber,
   type AnalysisTurn,
 } from '../../../src/analysis/index.js';
+import { defined } from '../../helpers/defined.js';
 
 let seq = 0;
 const turn = (
@@ -46,7 +47,7 @@ describe('compliance', () => {
     const r = checkCompliance(turns, { required_disclosures: ['this call is recorded'], forbidden_phrases: ['guaranteed refund'] });
     expect(r.status).toBe('failed');
     expect(r.flags.map((f) => f.type)).toEqual(['missing_disclosure', 'forbidden_phrase', 'card_number_spoken']);
-    expect(r.flags[2]).toMatchObject({ speaker: 'customer', sequence: turns[1].sequence });
+    expect(r.flags[2]).toMatchObject({ speaker: 'customer', sequence: defined(turns[1]).sequence });
     const ok = checkCompliance([turn('agent', 'This call is recorded, how can I help?')], { required_disclosures: ['this call is RECORDED'] });
     expect(ok).toEqual({ status: 'passed', flags: [] });
   });

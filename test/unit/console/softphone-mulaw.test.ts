@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import alawmulaw from 'alawmulaw';
 import { decodeSample, encodeSample, encodeFloats, decodeToFloats, toBase64, fromBase64 } from '../../../web/src/softphone/mulaw.js';
+import { defined } from '../../helpers/defined.js';
 
 describe('softphone mu-law', () => {
   it('decodes all 256 codes like alawmulaw', () => {
@@ -17,6 +18,6 @@ describe('softphone mu-law', () => {
   it('round-trips a frame of floats through base64 within G.711 quantization', () => {
     const frame = Float32Array.from({ length: 160 }, (_, i) => 0.5 * Math.sin((2 * Math.PI * 440 * i) / 8000));
     const back = decodeToFloats(fromBase64(toBase64(encodeFloats(frame))));
-    for (let i = 0; i < frame.length; i++) expect(Math.abs(back[i] - frame[i])).toBeLessThan(0.02);
+    for (let i = 0; i < frame.length; i++) expect(Math.abs(defined(back[i], `decoded sample ${i}`) - defined(frame[i]))).toBeLessThan(0.02);
   });
 });

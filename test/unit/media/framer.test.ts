@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Framer, toFrames, FRAME_SAMPLES } from '../../../src/media/index.js';
+import { defined } from '../../helpers/defined.js';
 
 const ramp = (from: number, n: number) => Int16Array.from({ length: n }, (_, i) => from + i);
 
@@ -35,8 +36,8 @@ describe('Framer', () => {
     framer.push(ramp(0, 100));
     framer.push(ramp(100, 100)); // completes frame 1 from the pending buffer
     framer.push(ramp(200, 120)); // completes frame 2 from the pending buffer
-    expect(frames[0][0]).toBe(0);
-    expect(frames[1][0]).toBe(160);
+    expect(defined(frames[0], 'frame 0')[0]).toBe(0);
+    expect(defined(frames[1], 'frame 1')[0]).toBe(160);
   });
 
   it('flush pads the tail with silence and is a no-op when empty', () => {
@@ -45,8 +46,9 @@ describe('Framer', () => {
     framer.push(Int16Array.from({ length: 170 }, () => 1000));
     framer.flush();
     expect(frames).toHaveLength(2);
-    expect(Array.from(frames[1].subarray(0, 10))).toEqual(new Array(10).fill(1000));
-    expect(frames[1].subarray(10).every((s) => s === 0)).toBe(true);
+    const last = defined(frames[1], 'frame 1');
+    expect(Array.from(last.subarray(0, 10))).toEqual(new Array(10).fill(1000));
+    expect(last.subarray(10).every((s) => s === 0)).toBe(true);
     framer.flush();
     expect(frames).toHaveLength(2);
   });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { alawDecode, alawEncode, mulawDecode, mulawEncode, mulawDecodeInto, MULAW_SILENCE, ALAW_SILENCE } from '../../../src/media/index.js';
+import { defined } from '../../helpers/defined.js';
 
 describe('G.711 mu-law', () => {
   it('decodes reference code words (ITU-T G.711 table 2)', () => {
@@ -22,7 +23,8 @@ describe('G.711 mu-law', () => {
     const back = mulawDecode(mulawEncode(pcm));
     for (let i = 0; i < pcm.length; i++) {
       // Segment step is 2^(seg+3); error is at most half a step plus the bias rounding.
-      expect(Math.abs(back[i] - pcm[i])).toBeLessThanOrEqual(Math.max(8, Math.abs(pcm[i]) / 16));
+      const sample = defined(pcm[i]);
+      expect(Math.abs(defined(back[i], `decoded sample ${i}`) - sample)).toBeLessThanOrEqual(Math.max(8, Math.abs(sample) / 16));
     }
   });
 

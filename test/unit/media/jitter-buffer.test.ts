@@ -1,5 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { JitterBuffer } from '../../../src/media/jitter-buffer.js';
+import { defined } from '../../helpers/defined.js';
 
 const frame = (v: number) => new Int16Array(160).fill(v);
 /** Feeds frames with value = frame number so the played order is visible. */
@@ -7,7 +8,7 @@ function drain(jb: JitterBuffer, n: number): number[] {
   const out: number[] = [];
   for (let i = 0; i < n; i++) {
     const f = jb.pop();
-    out.push(f === null ? -1 : f[0]);
+    out.push(f === null ? -1 : defined(f[0], 'first sample'));
     if (f) expect(f.length).toBe(160);
   }
   return out;

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { LiveQueue, SILENT_FRAME_ENERGY, frameEnergy } from '../../../src/media/index.js';
 import { collectGarbage } from '../../helpers/force-gc.js';
+import { defined } from '../../helpers/defined.js';
 
 interface F {
   n: number;
@@ -51,7 +52,7 @@ describe('LiveQueue', () => {
       (n) => n % 3 !== 0,
     );
     expect(depths.slice(-50).every((d) => d <= 1)).toBe(true);
-    for (let i = 1; i < out.length; i++) expect(out[i]).toBeGreaterThan(out[i - 1]); // order kept
+    for (let i = 1; i < out.length; i++) expect(out[i]).toBeGreaterThan(defined(out[i - 1])); // order kept
     expect(q.stats.trimmed).toBe(10);
     expect(q.stats.overflowed).toBe(0);
   });
@@ -121,7 +122,7 @@ describe('LiveQueue', () => {
     const lastWindowMins = [];
     for (let w = 0; w < 10; w++) lastWindowMins.push(Math.min(...depths.slice(4000 + w * 100, 4000 + (w + 1) * 100)));
     expect(Math.max(...lastWindowMins)).toBeLessThanOrEqual(1);
-    for (let i = 1; i < out.length; i++) expect(out[i]).toBeGreaterThan(out[i - 1]);
+    for (let i = 1; i < out.length; i++) expect(out[i]).toBeGreaterThan(defined(out[i - 1]));
   });
 
   it('waits for silence to pay a surplus instead of cutting speech, while silence comes within a window', () => {
@@ -134,7 +135,7 @@ describe('LiveQueue', () => {
       (t) => (t === 0 ? 5 : 1),
       (k) => !silent(k - 1), // run() asks for frame m as loud(m + 1)
     );
-    const last = out[out.length - 1];
+    const last = defined(out[out.length - 1], 'last frame played');
     const voicedOut = out.filter((m) => !silent(m));
     const voicedIn = [...Array(produced).keys()].filter((m) => !silent(m) && m <= last);
     expect(voicedOut).toEqual(voicedIn); // every speech frame played, in order
@@ -170,7 +171,7 @@ describe('LiveQueue and the garbage collector', () => {
     frames.forEach((f) => q.push(f));
     const played = q.shift();
     expect(played?.n).toBe(1); // frame 0 went over the cap of 2
-    return { overflowed: new WeakRef(frames[0]), played: new WeakRef(frames[1]), queued: new WeakRef(frames[2]) };
+    return { overflowed: new WeakRef(defined(frames[0])), played: new WeakRef(defined(frames[1])), queued: new WeakRef(defined(frames[2])) };
   }
 
   it('keeps no reference to frames that were played or dropped over the cap', async () => {

@@ -10,8 +10,8 @@ function amplitudeAt(x: Int16Array, freq: number, rate: number): number {
   let im = 0;
   for (let i = start; i < end; i++) {
     const w = (2 * Math.PI * freq * i) / rate;
-    re += x[i] * Math.cos(w);
-    im += x[i] * Math.sin(w);
+    re += (x[i] ?? 0) * Math.cos(w);
+    im += (x[i] ?? 0) * Math.sin(w);
   }
   return (2 * Math.hypot(re, im)) / (end - start) / 32767;
 }
@@ -69,7 +69,7 @@ describe('Resampler', () => {
     input[4000] = 30000; // an impulse in the middle
     const out = resample(input, 8000, 16000);
     let peak = 0;
-    for (let i = 1; i < out.length; i++) if (out[i] > out[peak]) peak = i;
+    for (let i = 1; i < out.length; i++) if ((out[i] ?? 0) > (out[peak] ?? 0)) peak = i;
     expect(Math.abs(peak - 8000)).toBeLessThanOrEqual(1);
   });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { VoiceActivityDetector, toFrames, frameLevelDb } from '../../../src/media/index.js';
 import { concatPcm, silence, synthesizeSpeech, tone } from '../../helpers/speech-audio.js';
+import { defined } from '../../helpers/defined.js';
 
 /** Adds deterministic white noise at `levelDb` dBFS (RMS). */
 function withNoise(x: Int16Array, levelDb: number, seed = 1): Int16Array {
@@ -10,7 +11,7 @@ function withNoise(x: Int16Array, levelDb: number, seed = 1): Int16Array {
   for (let i = 0; i < x.length; i++) {
     s = (s * 1103515245 + 12345) & 0x7fffffff;
     const n = ((s / 0x7fffffff) * 2 - 1) * amp;
-    out[i] = Math.max(-32768, Math.min(32767, Math.round(x[i] + n)));
+    out[i] = Math.max(-32768, Math.min(32767, Math.round((x[i] ?? 0) + n)));
   }
   return out;
 }
@@ -37,11 +38,11 @@ describe('VoiceActivityDetector', () => {
     const events = run(vad, pcm);
     expect(events.map((e) => e.what)).toEqual(['start', 'end']);
     const speechMs = (speech.length / 8000) * 1000;
-    expect(events[0].at).toBeGreaterThanOrEqual(900);
-    expect(events[0].at).toBeLessThan(1300);
+    expect(defined(events[0], 'start').at).toBeGreaterThanOrEqual(900);
+    expect(defined(events[0], 'start').at).toBeLessThan(1300);
     // Ends after the hangover (560 ms) following the last word, not in the pauses between words.
-    expect(events[1].at).toBeGreaterThan(1000 + speechMs - 300);
-    expect(events[1].at).toBeLessThan(1000 + speechMs + 800);
+    expect(defined(events[1], 'end').at).toBeGreaterThan(1000 + speechMs - 300);
+    expect(defined(events[1], 'end').at).toBeLessThan(1000 + speechMs + 800);
   });
 
   it('works on a noisy line (speech 20+ dB above the noise)', async () => {
@@ -49,7 +50,7 @@ describe('VoiceActivityDetector', () => {
     const pcm = withNoise(concatPcm(silence(2000), speech, silence(1500)), -45);
     const events = run(new VoiceActivityDetector(), pcm);
     expect(events.map((e) => e.what)).toEqual(['start', 'end']);
-    expect(events[0].at).toBeGreaterThan(1800);
+    expect(defined(events[0], 'start').at).toBeGreaterThan(1800);
   });
 
   it('separates two utterances with a long pause and keeps short pauses inside one', async () => {
@@ -84,10 +85,10 @@ describe('VoiceActivityDetector', () => {
     const pcm = concatPcm(silence(500), tone(500, 600, 0.3), silence(2000));
     const short = run(new VoiceActivityDetector({ hangoverMs: 200 }), pcm);
     const long = run(new VoiceActivityDetector({ hangoverMs: 1000 }), pcm);
-    expect(short[1].at - 1100).toBeGreaterThanOrEqual(180);
-    expect(short[1].at - 1100).toBeLessThanOrEqual(240);
-    expect(long[1].at - 1100).toBeGreaterThanOrEqual(980);
-    expect(long[1].at - 1100).toBeLessThanOrEqual(1040);
+    expect(defined(short[1], 'end').at - 1100).toBeGreaterThanOrEqual(180);
+    expect(defined(short[1], 'end').at - 1100).toBeLessThanOrEqual(240);
+    expect(defined(long[1], 'end').at - 1100).toBeGreaterThanOrEqual(980);
+    expect(defined(long[1], 'end').at - 1100).toBeLessThanOrEqual(1040);
   });
 
   it('ignores silence and low steady noise, and absorbs a steady noise that jumps up', () => {

@@ -6,6 +6,7 @@ import { AgentListener, buildPipeline, isSettled, planPipeline, type Frame } fro
 import { splitSentences } from '../../../src/agents/index.js';
 import { fakeEngines, loudFrame, quietFrame } from '../../helpers/fake-engines.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
+import { defined } from '../../helpers/defined.js';
 
 const settle = async () => {
   for (let i = 0; i < 5; i++) await new Promise((r) => setTimeout(r, 0));
@@ -56,7 +57,7 @@ describe('agent pipeline', () => {
     t.clock.tick(1);
     expect(await spoken).toEqual({ spoken: 'Hello there. How can I help?', interrupted: false });
     expect(t.agentFinals()).toMatchObject([{ text: 'Hello there. How can I help?', language: 'en' }]);
-    expect(t.agentFinals()[0].interrupted).toBeUndefined();
+    expect(defined(t.agentFinals()[0], 'agent final').interrupted).toBeUndefined();
     expect(t.frames.filter((f) => f.kind === 'playout').every((f) => f.kind === 'playout' && f.speaker === 'agent')).toBe(true);
   });
 

@@ -6,6 +6,7 @@ import { LiveSession, type PartyLeg, type StoredTurn, type TranscriptFinal } fro
 import { AgentRuntime, ScriptedBrain, ToolRunner, TRANSFER_FAILED_REPLY, type AgentDefinition } from '../../../src/agents/index.js';
 import { fakeEngines, loudFrame, quietFrame } from '../../helpers/fake-engines.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
+import { defined } from '../../helpers/defined.js';
 
 const agent: AgentDefinition = {
   id: 'agt_1',
@@ -129,7 +130,8 @@ describe('agent escalation with transfer', () => {
     await t.untilSaid(/Connecting you now/);
     await vi.waitFor(() => expect(dialed).toEqual(['agent sip:human@127.0.0.1:5099']));
     expect(t.events.map((e) => e.type)).toEqual(['ai_agent.escalation_requested']);
-    expect(t.events[0].data).toMatchObject({ session_id: 'sess_1', reason: 'keyword: talk to a person', context: { sentiment: 'neutral' } });
+    const escalation = defined(t.events[0], 'escalation event');
+    expect(escalation.data).toMatchObject({ session_id: 'sess_1', reason: 'keyword: talk to a person', context: { sentiment: 'neutral' } });
     await vi.waitFor(() => expect(t.session.agentRuntime!.active).toBe(false));
 
     // The customer's voice now reaches the human, the human's the customer; the AI says nothing more.

@@ -12,6 +12,7 @@ import {
 import type { Engines } from '../../../src/speech/index.js';
 import { fakeEngines, loudFrame, quietFrame } from '../../helpers/fake-engines.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
+import { defined } from '../../helpers/defined.js';
 
 function makeSession(engines: Engines, opts: { awaitsLeg?: boolean; mode?: SessionMode } = {}) {
   const clock = new ManualClock();
@@ -68,7 +69,7 @@ describe('LiveSession', () => {
     });
     await session.flushStore();
     expect(stored[0]).toMatchObject({ sequence: 1, text: 'good morning' });
-    expect(stored[0].endTime).toBeGreaterThan(stored[0].startTime);
+    expect(defined(stored[0], 'stored turn').endTime).toBeGreaterThan(defined(stored[0], 'stored turn').startTime);
     await vi.waitFor(() => expect(session.queuedOutput('customer')).toBeGreaterThan(0));
     const queued = session.queuedOutput('customer');
     clock.tick(queued + 1);
@@ -76,7 +77,7 @@ describe('LiveSession', () => {
     expect(outputs.every((o) => o.to === 'customer' && o.speaker === 'translated_agent' && o.frame.length === 160)).toBe(true);
     speak(session, 'agent');
     await vi.waitFor(() => expect(finals).toHaveLength(2));
-    expect(finals[1].sequence).toBe(2);
+    expect(defined(finals[1], 'second final').sequence).toBe(2);
     session.close('test');
   });
 
@@ -91,12 +92,12 @@ describe('LiveSession', () => {
     speak(session, 'agent');
     await vi.waitFor(() => expect(finals).toHaveLength(1));
     expect(errors[0]).toMatchObject({ code: 'engine_error' });
-    expect(errors[0].message).toMatch(/translation en->es/);
+    expect(defined(errors[0], 'error').message).toMatch(/translation en->es/);
     expect(finals[0]).not.toHaveProperty('translation');
     translator.fail = false;
     speak(session, 'agent');
     await vi.waitFor(() => expect(finals).toHaveLength(2));
-    expect(finals[1].translation?.text).toBe('[es] second');
+    expect(defined(finals[1], 'second final').translation?.text).toBe('[es] second');
     session.close('test');
   });
 

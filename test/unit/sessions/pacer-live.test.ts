@@ -5,12 +5,13 @@ import { describe, expect, it } from 'vitest';
 import { OutputPacer, MAX_LIVE_BACKLOG_FRAMES, type Frame } from '../../../src/sessions/index.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
 import { collectGarbage } from '../../helpers/force-gc.js';
+import { defined } from '../../helpers/defined.js';
 
 function setup() {
   const clock = new ManualClock();
   const out: number[] = [];
   const pacer = new OutputPacer(clock).link((f: Frame) => {
-    if (f.kind === 'playout' && f.to === 'agent') out.push(f.pcm[0]);
+    if (f.kind === 'playout' && f.to === 'agent') out.push(defined(f.pcm[0], 'first sample'));
   });
   let n = 1;
   const send = (frames: number, loud = true) => {
@@ -48,7 +49,7 @@ describe('OutputPacer live audio', () => {
     // Chunks of 5 frames every 5 ticks, each arriving 0–3 ticks late (deterministic pattern).
     const lateBy = [0, 2, 1, 3, 0, 1];
     const due: number[] = [];
-    for (let c = 0; c < 200; c++) due.push(c * 5 + lateBy[c % lateBy.length]);
+    for (let c = 0; c < 200; c++) due.push(c * 5 + defined(lateBy[c % lateBy.length]));
     for (let t = 0; t < 1010; t++) {
       for (const d of due) if (d === t) send(5);
       clock.tick();
@@ -69,7 +70,7 @@ describe('OutputPacer live audio', () => {
     expect(Math.max(...depths.slice(-100))).toBeLessThanOrEqual(1);
     // What came out is in order, and exactly the backlog (12 - 1 target + 1 waiting) went missing.
     const loud = out.filter((v) => v >= 13);
-    for (let i = 1; i < loud.length; i++) expect(loud[i]).toBeGreaterThan(loud[i - 1]);
+    for (let i = 1; i < loud.length; i++) expect(loud[i]).toBeGreaterThan(defined(loud[i - 1]));
     expect(out.length + pacer.liveQueued('agent') + pacer.liveDrops().trimmed).toBe(sent());
     expect(pacer.liveDrops().trimmed).toBeGreaterThan(0);
     expect(pacer.liveDrops().overflowed).toBe(0);

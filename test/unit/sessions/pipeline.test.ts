@@ -17,6 +17,7 @@ import {
 import { buildEngines } from '../../../src/speech/index.js';
 import { fakeEngines, FakeStt, FakeTranslator, FakeTts, loudFrame, quietFrame } from '../../helpers/fake-engines.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
+import { defined } from '../../helpers/defined.js';
 
 function collect(): { frames: Frame[]; sink: (f: Frame) => void; kinds: () => string[] } {
   const frames: Frame[] = [];
@@ -62,7 +63,7 @@ describe('SttProcessor', () => {
     p.process({ kind: 'vad_end', party: 'agent', mediaMs: 900 });
     p.process(audio('agent', loudFrame(), 920)); // after vad_end: not sent
     await settle();
-    expect(stt.streams[0].written).toBe(8);
+    expect(defined(stt.streams[0], 'stt stream').written).toBe(8);
     expect(c.frames.filter((f) => f.kind === 'audio')).toHaveLength(0); // raw audio stops here
     expect(c.frames.find((f) => f.kind === 'transcript_partial')).toMatchObject({ party: 'agent', language: 'en', text: 'partial words' });
     expect(c.frames.find((f) => f.kind === 'transcript_final')).toEqual({
@@ -167,8 +168,8 @@ describe('OutputPacer', () => {
     const playouts = c.frames.filter((f) => f.kind === 'playout' && f.to === 'customer') as Array<{ pcm: Int16Array; timestampMs: number }>;
     expect(playouts.map((p) => p.timestampMs)).toEqual([0, 20, 40]);
     expect(playouts.every((p) => p.pcm.length === 160)).toBe(true);
-    expect(playouts[2].pcm[79]).toBe(7);
-    expect(playouts[2].pcm[80]).toBe(0); // 400 samples = 2.5 frames: the tail is padded with silence
+    expect(defined(playouts[2], 'third playout').pcm[79]).toBe(7);
+    expect(defined(playouts[2], 'third playout').pcm[80]).toBe(0); // 400 samples = 2.5 frames: the tail is padded with silence
     expect(clock.listeners.size).toBe(0);
   });
 

@@ -5,6 +5,7 @@ import { toFrames } from '../../../src/media/index.js';
 import { DeepgramStt, type SttError, type SttFinal, type SttStream } from '../../../src/speech/index.js';
 import { startDeepgramServer, type DeepgramServer } from '../../helpers/speech-deepgram-server.js';
 import { synthesizeSpeech } from '../../helpers/speech-audio.js';
+import { defined } from '../../helpers/defined.js';
 
 const KEY = 'dg-test-key';
 let server: DeepgramServer;
@@ -80,7 +81,7 @@ describe('Deepgram live streaming', () => {
     const reqs = server.requests.slice(before);
     expect(reqs).toHaveLength(2);
     // Nothing was acknowledged before the drop, so the second socket got the whole utterance.
-    expect(reqs[1].audioBytes).toBe(frames.length * 160);
+    expect(defined(reqs[1], 'second request').audioBytes).toBe(frames.length * 160);
     stream.close();
   }, 60_000);
 

@@ -14,6 +14,7 @@ import { FakeStt } from '../../helpers/fake-engines.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
 import { concatPcm, silence, synthesizeSpeech } from '../../helpers/speech-audio.js';
 import { startOpenAiAudioServer, type OpenAiAudioServer } from '../../helpers/speech-openai-server.js';
+import { defined } from '../../helpers/defined.js';
 
 /** A stand-in for the node's embedded engines: only stt() is used by FallbackStt. */
 function embeddedWith(stt: () => Promise<SttEngine>): EmbeddedEngines {
@@ -51,7 +52,7 @@ describe('FallbackStt without a usable fallback', () => {
     // The next utterance is spoken while the embedded engine is being started: it is kept, not lost.
     for (let i = 0; i < 7; i++) stream.write(frame());
     stream.endUtterance();
-    expect(primary.streams[0].written).toBe(10);
+    expect(defined(primary.streams[0], 'primary stream').written).toBe(10);
 
     starting.resolve(new FakeStt([], ['en'])); // English only: cannot take Spanish over
     await vi.waitFor(() => expect(errors).toHaveLength(1));
@@ -59,7 +60,7 @@ describe('FallbackStt without a usable fallback', () => {
     expect(fallbacks).toEqual([]);
     // The kept utterance went to the remote engine after all, which answered it.
     await vi.waitFor(() => expect(finals.map((f) => f.text)).toEqual(['segundo']));
-    expect(primary.streams[0].written).toBe(17);
+    expect(defined(primary.streams[0], 'primary stream').written).toBe(17);
 
     for (let i = 0; i < 5; i++) stream.write(frame());
     stream.endUtterance();
@@ -80,8 +81,8 @@ describe('FallbackStt without a usable fallback', () => {
     stream.write(frame());
     stream.endUtterance();
     await vi.waitFor(() => expect(errors).toHaveLength(1));
-    expect(errors[0].code).toBe('stt_timeout');
-    expect(errors[0].message).toBe('connection refused (no fallback: the embedded engine did not start (decoder binary missing))');
+    expect(defined(errors[0], 'error').code).toBe('stt_timeout');
+    expect(defined(errors[0], 'error').message).toBe('connection refused (no fallback: the embedded engine did not start (decoder binary missing))');
     stream.write(frame());
     stream.endUtterance();
     await vi.waitFor(() => expect(finals.map((f) => f.text)).toEqual(['thank you']));
@@ -154,8 +155,8 @@ describe('ENGINE_FALLBACK=none in a live session', () => {
 
     await say('i would like to check my account balance');
     await vi.waitFor(() => expect(finals).toHaveLength(1), { timeout: 120_000, interval: 50 });
-    expect(finals[0].text).toMatch(/balance/);
-    expect(finals[0].translation).toMatchObject({ language: 'es' });
+    expect(defined(finals[0], 'final').text).toMatch(/balance/);
+    expect(defined(finals[0], 'final').translation).toMatchObject({ language: 'es' });
     expect(server.transcriptions).toHaveLength(1);
     expect(errors.filter((e) => e.code === 'engine_error')).toHaveLength(1);
     expect(embedded.stt).not.toHaveBeenCalled();

@@ -15,6 +15,7 @@ import {
 } from '../../../src/speech/index.js';
 import { startOpenAiAudioServer, type OpenAiAudioServer } from '../../helpers/speech-openai-server.js';
 import { synthesizeSpeech } from '../../helpers/speech-audio.js';
+import { defined } from '../../helpers/defined.js';
 
 const KEY = 'sk-test-0123456789';
 let server: OpenAiAudioServer;
@@ -107,7 +108,7 @@ describe('OpenAI-compatible transcription', () => {
     stream.endUtterance();
     const { final } = await result;
     const reqs = server.transcriptions.slice(before);
-    expect(reqs[0].fileBytes).toBe(44 + 50 * 320);
+    expect(defined(reqs[0], 'first request').fileBytes).toBe(44 + 50 * 320);
     expect(reqs.at(-1)!.fileBytes).toBe(44 + frames.length * 320);
     // At most one partial per second of audio, plus the final.
     expect(reqs.length).toBeLessThanOrEqual(1 + Math.ceil(frames.length / 50));
@@ -164,7 +165,7 @@ describe('OpenAI-compatible speech', () => {
     for await (const c of makeTts().synthesizeStream(text, 'en', {})) chunks.push({ at: performance.now() - t0, samples: c.length });
     server.speechChunkDelayMs = 0;
     expect(chunks.length).toBeGreaterThan(2);
-    expect(chunks[0].at).toBeLessThan(chunks.at(-1)!.at - 50);
+    expect(defined(chunks[0], 'first chunk').at).toBeLessThan(defined(chunks.at(-1), 'last chunk').at - 50);
     const total = chunks.reduce((n, c) => n + c.samples, 0);
     // The same text from espeak-ng directly (22050 -> 8000 Hz): same length within 2 %.
     const direct = await (await EspeakTts.create({ timeoutMs: 20_000 })).synthesize(text, 'en', { voice_id: 'en-us' });

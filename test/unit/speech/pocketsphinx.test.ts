@@ -5,6 +5,7 @@ import { loadConfig } from '../../../src/config/index.js';
 import { toFrames } from '../../../src/media/index.js';
 import { PocketsphinxEngine, ensureDecoderBinary, type SttFinal, type SttPartial, type SttStream, type SttError } from '../../../src/speech/index.js';
 import { synthesizeSpeech } from '../../helpers/speech-audio.js';
+import { defined } from '../../helpers/defined.js';
 
 const cfg = loadConfig({}).engines;
 let binary: string;
@@ -107,13 +108,14 @@ describe('PocketsphinxEngine (embedded decoder pool)', () => {
     }
     const complete = partials.filter((p) => p.complete);
     expect(complete).toHaveLength(1);
-    expect(complete[0].decodedMs).toBe(audioMs);
-    expect(complete[0].stableMs).toBeGreaterThan(0);
-    expect(complete[0].stableMs).toBeLessThanOrEqual(audioMs);
-    expect(complete[0].text).toMatch(/order/);
+    const done = defined(complete[0], 'complete partial');
+    expect(done.decodedMs).toBe(audioMs);
+    expect(done.stableMs).toBeGreaterThan(0);
+    expect(done.stableMs).toBeLessThanOrEqual(audioMs);
+    expect(done.text).toMatch(/order/);
     expect(order.slice(-2)).toEqual(['complete', 'final']);
     console.log(
-      `[measure] pocketsphinx progress: hypothesis "${complete[0].text}" stable over ${complete[0].stableMs} of ${audioMs} ms; final "${r.final?.text}" ` +
+      `[measure] pocketsphinx progress: hypothesis "${done.text}" stable over ${done.stableMs} of ${audioMs} ms; final "${r.final?.text}" ` +
         `${engine.stats().lastFinal!.end_ms.toFixed(0)} ms of end search later`,
     );
   }, 60_000);
@@ -127,7 +129,7 @@ describe('PocketsphinxEngine (embedded decoder pool)', () => {
     await new Promise<void>((resolve) => {
       let i = 0;
       const timer = setInterval(() => {
-        for (let k = 0; k < 4 && i < frames.length; k++) stream.write(frames[i++]);
+        for (let k = 0; k < 4 && i < frames.length; k++) stream.write(defined(frames[i++], 'frame'));
         if (i >= frames.length) {
           clearInterval(timer);
           resolve();
@@ -170,7 +172,7 @@ describe('PocketsphinxEngine (embedded decoder pool)', () => {
         }),
     );
     const frames = toFrames(pcm);
-    for (const s of streams) s.write(frames[0]);
+    for (const s of streams) s.write(defined(frames[0], 'first frame'));
     expect(engine.stats()).toMatchObject({ busy: 2, waiting: 1 });
     for (const s of streams) {
       for (const f of frames.slice(1)) s.write(f);

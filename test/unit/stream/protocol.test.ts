@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseClientMessage } from '../../../src/stream/index.js';
 import { MediaClock } from '../../../src/sessions/index.js';
+import { defined } from '../../helpers/defined.js';
 
 const parse = (m: unknown, max = 1000) => parseClientMessage(Buffer.from(typeof m === 'string' ? m : JSON.stringify(m)), max);
 const audio = (a: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
@@ -51,7 +52,7 @@ describe('MediaClock', () => {
       });
     });
     stop();
-    expect(ticks).toEqual(Array.from({ length: 10 }, (_, i) => ticks[0] + i));
+    expect(ticks).toEqual(Array.from({ length: 10 }, (_, i) => defined(ticks[0], 'first tick') + i));
     expect(clock.listenerCount).toBe(0);
     clock.stop();
   });

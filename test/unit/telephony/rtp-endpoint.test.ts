@@ -6,6 +6,7 @@ import { MediaClock } from '../../../src/media/index.js';
 import { parseRtp, serializeRtp } from '../../../src/telephony/rtp/packet.js';
 import { digitPackets } from '../../../src/telephony/rtp/dtmf.js';
 import { mulawEncode } from '../../../src/media/g711.js';
+import { defined } from '../../helpers/defined.js';
 
 const opened: RtpEndpoint[] = [];
 /** RTP socket worker threads of the endpoints under test (MEDIA_WORKERS): every case runs with and without. */
@@ -92,8 +93,9 @@ describe.each([0, 1])('RtpEndpoint (socket workers: %i)', (workers) => {
       b.send(serializeRtp({ marker: false, payloadType: 0, sequence: 100 + i, timestamp: 99999 + i * 160, ssrc: 2, payload }), ep.port, '127.0.0.1');
     }
     await until(() => (frames.length >= 4 ? true : undefined));
-    expect(frames[0].length).toBe(160);
-    expect(Math.abs(frames[0][0] - 2000)).toBeLessThan(100);
+    const first = defined(frames[0], 'first frame');
+    expect(first.length).toBe(160);
+    expect(Math.abs(defined(first[0], 'first sample') - 2000)).toBeLessThan(100);
     expect(ep.stats.ignoredSource).toBe(6);
     expect(ep.remoteAddress).toEqual({ address: '127.0.0.1', port: a.address().port });
   });
@@ -124,7 +126,7 @@ describe.each([0, 1])('RtpEndpoint (socket workers: %i)', (workers) => {
         '127.0.0.1',
       );
     }
-    await until(() => (frames.some((f) => Math.abs(f[0] - 3000) < 150) ? true : undefined));
+    await until(() => (frames.some((f) => Math.abs((f[0] ?? 0) - 3000) < 150) ? true : undefined));
     expect(ep.remoteAddress).toEqual({ address: '127.0.0.1', port: caller.address().port });
     expect(latched.at(-1)).toBe(caller.address().port);
     await until(() => (ep.stats.ignoredSource >= 8 ? true : undefined));
@@ -187,7 +189,7 @@ describe.each([0, 1])('RtpEndpoint (socket workers: %i)', (workers) => {
       // 120 ms of audio in one burst (more would be cut back to the target delay as a stall burst).
       for (let i = 0; i < 960 / samplesPerPacket; i++)
         far.send(serializeRtp({ marker: i === 0, payloadType: 0, sequence: i, timestamp: i * samplesPerPacket, ssrc: 3, payload }), ep.port, '127.0.0.1');
-      await until(() => (frames.filter((f) => Math.abs(f[0] - 3000) < 150 && Math.abs(f[159] - 3000) < 150).length >= 4 ? true : undefined));
+      await until(() => (frames.filter((f) => Math.abs((f[0] ?? 0) - 3000) < 150 && Math.abs((f[159] ?? 0) - 3000) < 150).length >= 4 ? true : undefined));
     }
   });
 
@@ -205,7 +207,7 @@ describe.each([0, 1])('RtpEndpoint (socket workers: %i)', (workers) => {
     const events: number[] = [];
     far.on('message', (m) => {
       const p = parseRtp(m)!;
-      if (p.payloadType === 101) events.push(p.payload[0]);
+      if (p.payloadType === 101) events.push(defined(p.payload[0], 'event code'));
     });
     ep.sendDigit('#', 60);
     await until(() => (events.length >= 5 ? true : undefined));

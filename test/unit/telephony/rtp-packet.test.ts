@@ -1,6 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import { parseRtp, serializeRtp, SequenceUnwrapper } from '../../../src/telephony/rtp/packet.js';
 import { DtmfDecoder, digitPackets, parseTelephoneEvent } from '../../../src/telephony/rtp/dtmf.js';
+import { defined } from '../../helpers/defined.js';
 
 describe('RTP packet', () => {
   it('round-trips the fixed header and payload', () => {
@@ -48,11 +49,11 @@ describe('RTP packet', () => {
 describe('RFC 4733 telephone-event', () => {
   it('encodes a digit as marker start, updates and three end packets', () => {
     const pk = digitPackets('5', 100);
-    expect(pk[0].marker).toBe(true);
+    expect(defined(pk[0], 'start packet').marker).toBe(true);
     expect(pk.slice(1).every((p) => !p.marker)).toBe(true);
     const ends = pk.filter((p) => parseTelephoneEvent(p.payload)!.end);
     expect(ends).toHaveLength(3);
-    expect(parseTelephoneEvent(ends[0].payload)).toMatchObject({ event: 5, duration: 800 });
+    expect(parseTelephoneEvent(defined(ends[0], 'end packet').payload)).toMatchObject({ event: 5, duration: 800 });
   });
 
   it('reports each digit once, without relying on the marker bit', () => {

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import dgram from 'node:dgram';
 import { RtpSocketPool } from '../../../src/telephony/rtp/socket-pool.js';
 import type { MediaSocket } from '../../../src/telephony/rtp/socket-protocol.js';
+import { defined } from '../../helpers/defined.js';
 
 const pools: RtpSocketPool[] = [];
 const plain: dgram.Socket[] = [];
@@ -48,7 +49,7 @@ describe('RtpSocketPool', () => {
     const got = await arrived;
     expect(pool.counts.txBatches - before).toBe(1);
     expect(got.map((g) => g.msg[0]).sort()).toEqual([0, 1, 2]);
-    for (const g of got) expect(g.port).toBe(socks[g.msg[0]].address().port);
+    for (const g of got) expect(g.port).toBe(defined(socks[defined(g.msg[0], 'socket index')], 'socket').address().port);
   });
 
   it('delivers received packets with their source, in order, to the right socket', async () => {

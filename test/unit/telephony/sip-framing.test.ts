@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_SIP_LIMITS, frameDatagram, StreamFramer, type FrameResult } from '../../../src/telephony/sip/framing.js';
+import { defined } from '../../helpers/defined.js';
 
 const L = DEFAULT_SIP_LIMITS;
 const head = (extra: string[] = [], method = 'OPTIONS', uri = 'sip:x@127.0.0.1', version = 'SIP/2.0') =>
@@ -17,7 +18,7 @@ const head = (extra: string[] = [], method = 'OPTIONS', uri = 'sip:x@127.0.0.1',
 const msg = (extra: string[] = [], body = '', o: { method?: string; uri?: string; version?: string } = {}) =>
   Buffer.from(`${head(extra, o.method, o.uri, o.version)}\r\n\r\n${body}`, 'latin1');
 
-function rejection(r: FrameResult | null): { status: number; reason: string; fault: string; reply: string | null } {
+function rejection(r: FrameResult | null | undefined): { status: number; reason: string; fault: string; reply: string | null } {
   if (!r || r.kind !== 'reject') throw new Error(`expected a rejection, got ${JSON.stringify(r)}`);
   return r.rejection;
 }
@@ -129,7 +130,7 @@ describe('StreamFramer', () => {
     const good = msg(['Content-Length: 0']);
     const out = f.push(Buffer.concat([bad, good]));
     expect(rejection(out[0]).status).toBe(505);
-    expect(out[1].kind).toBe('message');
+    expect(defined(out[1], 'second result').kind).toBe('message');
     expect(f.broken).toBe(false);
   });
 });

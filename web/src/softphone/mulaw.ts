@@ -24,20 +24,20 @@ export function decodeSample(byte: number): number {
 /** Float samples (-1..1) to mu-law bytes. */
 export function encodeFloats(samples: Float32Array): Uint8Array {
   const out = new Uint8Array(samples.length);
-  for (let i = 0; i < samples.length; i++) out[i] = encodeSample(samples[i] * 32767);
+  for (let i = 0; i < samples.length; i++) out[i] = encodeSample((samples[i] ?? 0) * 32767);
   return out;
 }
 
 /** Mu-law bytes to float samples (-1..1). */
 export function decodeToFloats(bytes: Uint8Array): Float32Array {
   const out = new Float32Array(bytes.length);
-  for (let i = 0; i < bytes.length; i++) out[i] = decodeSample(bytes[i]) / 32768;
+  for (let i = 0; i < bytes.length; i++) out[i] = decodeSample(bytes[i] ?? 0) / 32768;
   return out;
 }
 
 export function toBase64(bytes: Uint8Array): string {
   let s = '';
-  for (let i = 0; i < bytes.length; i++) s += String.fromCharCode(bytes[i]);
+  for (let i = 0; i < bytes.length; i++) s += String.fromCharCode(bytes[i] ?? 0);
   return btoa(s);
 }
 
