@@ -8,6 +8,7 @@ import { startStreamGateway, type StreamTestGateway, type TestSocket } from '../
 import { concatPcm, silence, synthesizeSpeech } from '../helpers/speech-audio.js';
 import { createAgentSession, ToolWebhookServer } from '../helpers/agents.js';
 import { OpenAiChatServer } from '../helpers/openai-chat-server.js';
+import { defined } from '../helpers/defined.js';
 
 const SIGNING_SECRET = 'whsec_agent_tools_test';
 let t: StreamTestGateway;
@@ -122,7 +123,7 @@ describe('ai_agent over the socket (scripted brain)', () => {
     const bargeInAt = t.registry.get(id)!.lastBargeInAt;
     expect(bargeInAt).toBeGreaterThan(0);
     const greetingFrames = s.of('audio.output').filter((m) => m.speaker === 'agent' && m.receivedAt <= bargeInAt + 1000);
-    const lastGreetingFrame = greetingFrames[greetingFrames.length - 1];
+    const lastGreetingFrame = defined(greetingFrames[greetingFrames.length - 1], 'last greeting frame');
     expect(lastGreetingFrame.receivedAt - bargeInAt).toBeLessThan(200);
 
     // The customer's question is then answered.
@@ -185,10 +186,11 @@ describe('ai_agent with an openai_compatible brain (local chat-completions serve
     const said = agentFinals(s).map((m) => m.text);
     expect(said).toEqual(['Your order 1234 has shipped.', 'Is there anything else?']);
 
-    const [first, second] = llm.requests.slice(-2);
+    const first = defined(llm.requests.at(-2), 'first LLM request');
+    const second = defined(llm.requests.at(-1), 'second LLM request');
     expect(first.headers.authorization).toBe('Bearer sk-local-test');
     expect(first.body.messages[0]).toEqual({ role: 'system', content: 'You are the order desk. Use lookup_order for order questions.' });
-    expect(first.body.messages[1].content).toMatch(/order/);
+    expect(defined(first.body.messages[1], 'user message').content).toMatch(/order/);
     const toolMessage = second.body.messages.find((m) => m.role === 'tool');
     expect(toolMessage).toEqual({ role: 'tool', tool_call_id: 'call_e2e_1', content: JSON.stringify({ status: 'shipped', order_id: '1234' }) });
     expect(await events(id, 'ai_agent.tool_called')).toEqual([

@@ -8,6 +8,7 @@ import { activateSession } from '../../src/sessions/index.js';
 import { newId } from '../../src/ids.js';
 import { createPool, insertTranscriptTurn, type Db } from '../../src/store/index.js';
 import { launchChromium, signIn, startConsoleGateway, type ConsoleGateway } from '../helpers/console-browser.js';
+import { defined } from '../helpers/defined.js';
 
 let t: ConsoleGateway;
 let browser: Browser;
@@ -37,7 +38,7 @@ beforeAll(async () => {
   }
   // Sessions 0..23 end; 24 goes live; 25 and 26 stay created.
   for (const id of ids.slice(0, 24)) expect((await bearer('POST', `/v1/sessions/${id}/end`)).status).toBe(200);
-  await activateSession(t.gw.db, ids[24]);
+  await activateSession(t.gw.db, defined(ids[24], 'session 24'));
   otherNode = createPool(t.gw.config.databaseUrl, t.gw.config.databaseSchema, undefined, 2);
   browser = await launchChromium();
 });
@@ -137,7 +138,7 @@ describe('live transcript pushed over Server-Sent Events', () => {
 
     const turn = (sequence: number, text: string, translation: string) =>
       insertTranscriptTurn(otherNode, {
-        sessionId: ids[24],
+        sessionId: defined(ids[24], 'session 24'),
         orgId: org.orgId,
         sequence,
         speaker: 'customer',
@@ -187,7 +188,7 @@ describe('live transcript pushed over Server-Sent Events', () => {
     while (!text.includes('event: ready')) text += new TextDecoder().decode((await reader.read()).value);
     // An event of another organization's session is not on this stream, the own session's start is.
     await activateSession(otherNode, foreign.id);
-    await activateSession(otherNode, ids[25]);
+    await activateSession(otherNode, defined(ids[25], 'session 25'));
     while (!text.includes('event: session.started')) text += new TextDecoder().decode((await reader.read()).value);
     expect(text).toContain(`"id":"${ids[25]}"`);
     expect(text).not.toContain(foreign.id);

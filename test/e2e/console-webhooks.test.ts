@@ -5,6 +5,7 @@ import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { launchChromium, signIn, startConsoleGateway, type ConsoleGateway } from '../helpers/console-browser.js';
+import { defined } from '../helpers/defined.js';
 
 let t: ConsoleGateway;
 let browser: Browser;
@@ -58,7 +59,7 @@ describe('webhook endpoints in the portal', () => {
 
     await row.getByRole('button', { name: 'Send test' }).click();
     await expect.poll(() => received.filter((r) => r.body.type === 'webhook.test').length, { timeout: 30_000 }).toBe(1);
-    expect(received[0].signature).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+    expect(defined(received[0], 'test delivery').signature).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
 
     const log = page.getByTestId('deliveries');
     await expect
@@ -70,7 +71,7 @@ describe('webhook endpoints in the portal', () => {
         { timeout: 30_000, interval: 1000 },
       )
       .toMatch(/webhook\.test.*delivered.*200/);
-    expect(await log.textContent()).toContain(received[0].body.id);
+    expect(await log.textContent()).toContain(defined(received[0], 'test delivery').body.id);
 
     const before = secret;
     await row.getByRole('button', { name: 'Rotate secret' }).click();

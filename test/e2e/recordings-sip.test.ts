@@ -10,6 +10,7 @@ import { decodeMp3, enableRecording, pollUntil, rms, transcribePcm } from '../he
 import { createApiKey, updateOrg } from '../../src/store/index.js';
 import { serializeRtp } from '../../src/telephony/rtp/packet.js';
 import { alawEncode } from '../../src/media/g711.js';
+import { defined } from '../helpers/defined.js';
 
 let t: StreamTestGateway;
 let number: string;
@@ -122,12 +123,14 @@ describe('a recorded SIP call', () => {
       pcm[r.channel] = decoded.pcm;
     }
     const m = 400;
+    const customer = defined(pcm.customer, 'customer recording');
+    const agent = defined(pcm.agent, 'agent recording');
     // The caller's words are on the customer channel only; the agent's on the agent channel only.
-    expect(rms(pcm.customer, m, customerEndMs - m)).toBeGreaterThan(300);
-    expect(rms(pcm.agent, m, customerEndMs - m)).toBeLessThan(50);
-    expect(rms(pcm.agent, agentStartMs + m, agentEndMs - m)).toBeGreaterThan(300);
-    expect(rms(pcm.customer, agentStartMs + m, agentEndMs - m)).toBeLessThan(50);
-    const heard = await transcribePcm(t.engines.stt!, pcm.customer.subarray(0, Math.floor((customerEndMs + m) * 8)));
+    expect(rms(customer, m, customerEndMs - m)).toBeGreaterThan(300);
+    expect(rms(agent, m, customerEndMs - m)).toBeLessThan(50);
+    expect(rms(agent, agentStartMs + m, agentEndMs - m)).toBeGreaterThan(300);
+    expect(rms(customer, agentStartMs + m, agentEndMs - m)).toBeLessThan(50);
+    const heard = await transcribePcm(t.engines.stt!, customer.subarray(0, Math.floor((customerEndMs + m) * 8)));
     expect(heard).toMatch(/account|balance/);
   }, 240_000);
 });

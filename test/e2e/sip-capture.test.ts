@@ -9,6 +9,7 @@ import { getSipTrace, searchSipCalls, purgeSipMessages, insertSipMessageBatch, e
 import { SipCapture } from '../../src/telephony/capture/sip-capture.js';
 import { decodeHep, HEP_CHUNK } from '../../src/telephony/index.js';
 import { runCli } from '../helpers/cli.js';
+import { defined } from '../helpers/defined.js';
 
 let fx: TelephonyFixture;
 let collector: dgram.Socket;
@@ -44,7 +45,7 @@ describe('SIP capture', () => {
     expect(flow).toContain('out 200');
     expect(flow).toContain('in ACK');
     expect(flow.slice(-2)).toEqual(['in BYE', 'out 200']);
-    const invite = trace[0];
+    const invite = defined(trace[0], 'captured INVITE');
     expect(invite).toMatchObject({ transport: 'UDP', dst_address: '127.0.0.1', dst_port: fx.sipPort, src_address: '127.0.0.1', to_user: fx.openNumber });
     expect(invite.raw).toMatch(/^INVITE sip:/);
     expect(trace[1]).toMatchObject({ src_port: fx.sipPort, dst_port: invite?.src_port });

@@ -8,6 +8,7 @@ import dgram from 'node:dgram';
 import { startTelephonyFixture, startSipp, freePort, eventually, type SippResult, type TelephonyFixture } from '../helpers/sip-harness.js';
 import { startKamailio, type KamailioHandle } from '../helpers/kamailio.js';
 import type { SipLeg } from '../../src/telephony/call-leg.js';
+import { defined } from '../helpers/defined.js';
 
 type Sipp = Awaited<ReturnType<typeof startSipp>>;
 
@@ -106,9 +107,9 @@ describe('carrier groups at the edge (EDGE_CARRIERS)', () => {
   it('a gateway answering 503 is followed by the next one, which takes the call; the hang-up reaches it through the edge', async () => {
     const { leg, sessionId } = await answered('failover.test');
     expect(leg.dialog.routeSet.length).toBeGreaterThan(0); // the dialog runs through the edge
-    ok(await gw.unavailable.done); // it got the INVITE, answered 503 and got the edge's ACK
+    ok(await defined(gw.unavailable, 'unavailable gateway').done); // it got the INVITE, answered 503 and got the edge's ACK
     await fx.svc.hangup(sessionId, fx.orgId, {});
-    ok(await gw.answersAfter503.done);
+    ok(await defined(gw.answersAfter503, 'answersAfter503 gateway').done);
     expect(edge.log()).toMatch(/carrier gateway failed \(503\)/);
   }, 90_000);
 
@@ -116,18 +117,18 @@ describe('carrier groups at the edge (EDGE_CARRIERS)', () => {
     const { sessionId } = await answered('silent.test');
     expect(silent.invites).toBeGreaterThan(0);
     await fx.svc.hangup(sessionId, fx.orgId, {});
-    ok(await gw.answersAfterSilence.done);
+    ok(await defined(gw.answersAfterSilence, 'answersAfterSilence gateway').done);
   }, 90_000);
 
   it("a callee's own refusal (486) goes back to the node: the next gateway is not tried", async () => {
     await failsWith('busy.test', /486/);
-    ok(await gw.busy.done);
+    ok(await defined(gw.busy, 'busy gateway').done);
     expect(afterBusy.invites).toBe(0);
   }, 90_000);
 
   it("the last gateway's failure is the dial's (its 503 as 500: a proxy does not pass 503 on, RFC 3261 §16.7)", async () => {
     await failsWith('down.test', / 500 /);
-    ok(await gw.onlyOne.done);
+    ok(await defined(gw.onlyOne, 'onlyOne gateway').done);
   }, 90_000);
 
   it('probes the nodes with OPTIONS but not the carrier gateways (EDGE_CARRIER_PROBE defaults to no)', async () => {

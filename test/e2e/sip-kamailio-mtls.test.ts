@@ -13,6 +13,7 @@ import { addMtlsTrunkNumber, startKamailio, type KamailioHandle } from '../helpe
 import { makeTestPki, type TestPki } from '../helpers/tls-certs.js';
 import { parseRawResponse, type RawResponse } from '../helpers/sip-raw.js';
 import type { SipLeg } from '../../src/telephony/call-leg.js';
+import { defined } from '../helpers/defined.js';
 
 let pki: TestPki;
 let fx: TelephonyFixture;
@@ -137,7 +138,7 @@ function ack(c: Client, ok: RawResponse, callId: string): void {
 
 describe('mutual TLS per trunk at the Kamailio edge', () => {
   it.each([
-    ['the trunk port (certificate required)', () => edge.trunkPorts[0]],
+    ['the trunk port (certificate required)', () => defined(edge.trunkPorts[0], 'trunk port')],
     ['the main TLS port (certificate asked for)', () => edge.tlsPort!],
   ])('a carrier with a certificate from the trunk’s CA is taken on %s: the node checks it and answers', async (_where, port) => {
     const callId = `mtls-ok-${port()}`;
@@ -166,8 +167,8 @@ describe('mutual TLS per trunk at the Kamailio edge', () => {
     let err: Error | null;
     let received = '';
     try {
-      const c = await connect(edge.trunkPorts[0], client);
-      invite(c, edge.trunkPorts[0], `mtls-refused-${which ?? 'none'}`);
+      const c = await connect(defined(edge.trunkPorts[0], 'trunk port'), client);
+      invite(c, defined(edge.trunkPorts[0], 'trunk port'), `mtls-refused-${which ?? 'none'}`);
       err = await c.closed;
       received = c.text();
     } catch (e) {

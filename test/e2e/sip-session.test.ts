@@ -11,6 +11,7 @@ import { parseRtp, serializeRtp } from '../../src/telephony/rtp/packet.js';
 import { alawEncode, alawDecode } from '../../src/media/g711.js';
 import type { Telephony } from '../../src/telephony/index.js';
 import { startRtpengine, type RtpengineHandle } from '../helpers/rtpengine.js';
+import { defined } from '../helpers/defined.js';
 
 interface PhoneGateway {
   t: StreamTestGateway;
@@ -118,8 +119,8 @@ describe('POST /v1/sessions/{id}/dial and /hangup', () => {
     const doc = (await res.json()) as { paths: Record<string, Record<string, { requestBody?: unknown; responses: Record<string, unknown> }>> };
     const dial = doc.paths['/v1/sessions/{id}/dial']?.post;
     expect(dial).toBeDefined();
-    expect(Object.keys(dial.responses)).toEqual(expect.arrayContaining(['200', '400', '404', '502', '503']));
-    expect(JSON.stringify(dial.requestBody)).toContain('ring_timeout_seconds');
+    expect(Object.keys(defined(dial, 'dial operation').responses)).toEqual(expect.arrayContaining(['200', '400', '404', '502', '503']));
+    expect(JSON.stringify(defined(dial, 'dial operation').requestBody)).toContain('ring_timeout_seconds');
     expect(doc.paths['/v1/sessions/{id}/hangup']?.post).toBeDefined();
   });
 

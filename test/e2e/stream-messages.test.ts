@@ -7,6 +7,7 @@ import { endSession } from '../../src/sessions/index.js';
 import { getSessionRow } from '../../src/store/index.js';
 import { socketMaxPayload } from '../../src/stream/index.js';
 import { synthesizeSpeech } from '../helpers/speech-audio.js';
+import { defined } from '../helpers/defined.js';
 
 let t: StreamTestGateway;
 const CEILING = 4096;
@@ -32,7 +33,7 @@ async function expectSocketError(s: TestSocket, id: string, msg: unknown, code: 
   s.send(msg);
   const errors = await s.waitForCount('session.error', before + 1);
   expect(errors[before]).toMatchObject({ type: 'session.error', session_id: id, error: { code } });
-  expect(typeof errors[before].error.message).toBe('string');
+  expect(typeof defined(errors[before], 'session.error').error.message).toBe('string');
   s.send({ type: 'ping' });
   await s.waitForCount('pong', pongs + 1);
   expect(s.isClosed).toBe(false);

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startStreamGateway, type ReceivedMessage, type StreamTestGateway } from '../helpers/stream.js';
 import { synthesizeSpeech, concatPcm, silence } from '../helpers/speech-audio.js';
+import { defined } from '../helpers/defined.js';
 
 let t: StreamTestGateway;
 
@@ -24,15 +25,17 @@ function checkOutputFrames(frames: ReceivedMessage[], speaker: string): void {
   }
   // sequence increases by one; timestamps advance in 20 ms steps of the media clock.
   for (let i = 1; i < frames.length; i++) {
-    expect(frames[i].sequence).toBe(frames[i - 1].sequence + 1);
-    expect(frames[i].timestamp_ms - frames[i - 1].timestamp_ms).toBeGreaterThanOrEqual(20);
-    expect(frames[i].timestamp_ms % 20).toBe(0);
+    const prev = defined(frames[i - 1], 'previous frame');
+    const cur = defined(frames[i], 'frame');
+    expect(cur.sequence).toBe(prev.sequence + 1);
+    expect(cur.timestamp_ms - prev.timestamp_ms).toBeGreaterThanOrEqual(20);
+    expect(cur.timestamp_ms % 20).toBe(0);
   }
 }
 
 /** Paced in real time: N frames cannot arrive much faster than N x 20 ms. */
 function checkPacing(frames: ReceivedMessage[]): void {
-  const span = frames[frames.length - 1].receivedAt - frames[0].receivedAt;
+  const span = defined(frames[frames.length - 1], 'last frame').receivedAt - defined(frames[0], 'first frame').receivedAt;
   expect(span).toBeGreaterThanOrEqual((frames.length - 1) * 20 * 0.8);
 }
 

@@ -52,7 +52,7 @@ export function rms(pcm: Int16Array, fromMs: number, toMs: number, rate = 8000):
   const a = Math.max(0, Math.floor((fromMs * rate) / 1000));
   const b = Math.min(pcm.length, Math.floor((toMs * rate) / 1000));
   let sum = 0;
-  for (let i = a; i < b; i++) sum += pcm[i] * pcm[i];
+  for (let i = a; i < b; i++) sum += (pcm[i] ?? 0) * (pcm[i] ?? 0);
   return b > a ? Math.sqrt(sum / (b - a)) : 0;
 }
 

@@ -15,6 +15,7 @@ import { encryptSecret } from '../../src/secrets/index.js';
 import type { SessionAttachment, TelephonySessionPort } from '../../src/telephony/session-port.js';
 import type { PartyLeg, PcmFrame } from '../../src/sessions/contracts.js';
 import { testConfig, dropTestState, uniqueName } from './gateway.js';
+import { defined } from './defined.js';
 
 export const SCENARIOS = path.join(packageRoot, 'sip/scenarios');
 
@@ -188,8 +189,8 @@ function readStats(dir: string): { successful: number; failed: number } {
   if (!file) return { successful: 0, failed: 0 };
   const lines = readFileSync(file, 'utf8').trim().split('\n');
   if (lines.length < 2) return { successful: 0, failed: 0 };
-  const head = lines[0].split(';');
-  const last = lines[lines.length - 1].split(';');
+  const head = defined(lines[0], 'sipp stats header').split(';');
+  const last = defined(lines[lines.length - 1], 'sipp stats row').split(';');
   const col = (name: string) => Number(last[head.indexOf(name)] ?? 0);
   return { successful: col('SuccessfulCall(C)'), failed: col('FailedCall(C)') };
 }

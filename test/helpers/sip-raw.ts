@@ -2,6 +2,7 @@
 // floods, oversized and malformed input. Responses are read as text, first line and headers.
 import dgram from 'node:dgram';
 import net from 'node:net';
+import { defined } from './defined.js';
 
 export interface RawResponse {
   status: number;
@@ -11,13 +12,13 @@ export interface RawResponse {
 }
 
 export function parseRawResponse(text: string): RawResponse {
-  const [head] = text.split('\r\n\r\n');
+  const head = defined(text.split('\r\n\r\n')[0], 'SIP head');
   const lines = head.split('\r\n');
-  const m = /^SIP\/2\.0 (\d{3}) ?(.*)$/.exec(lines[0]);
+  const m = /^SIP\/2\.0 (\d{3}) ?(.*)$/.exec(defined(lines[0], 'status line'));
   if (!m) throw new Error(`not a SIP response: ${lines[0]}`);
   return {
     status: Number(m[1]),
-    reason: m[2],
+    reason: defined(m[2], 'reason phrase'),
     text,
     header(name) {
       const l = lines.find((x) => x.toLowerCase().startsWith(`${name.toLowerCase()}:`));

@@ -8,6 +8,7 @@ import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mulawEncode, parseWav, Resampler } from '../../src/media/index.js';
+import { defined } from './defined.js';
 
 /** Voice ids the server knows (ElevenLabs' premade "Rachel" and "Adam"), each an espeak-ng voice. */
 export const ELEVENLABS_VOICES: Record<string, string> = { '21m00Tcm4TlvDq8ikWAM': 'en-us', pNInz6obpgDQGcFmaJgB: 'en-gb' };
@@ -45,7 +46,7 @@ export async function startElevenLabsServer(opts: { apiKey: string }): Promise<E
       } catch {
         return detail(res, 400, 'invalid_json', 'Invalid JSON body');
       }
-      const voiceId = decodeURIComponent(m[1]);
+      const voiceId = decodeURIComponent(defined(m[1], 'voice id'));
       requests.push({ voiceId, outputFormat: url.searchParams.get('output_format'), body });
       if (typeof body.text !== 'string' || !body.text) return detail(res, 422, 'missing_text', 'Field required: text');
       const espeakVoice = ELEVENLABS_VOICES[voiceId];

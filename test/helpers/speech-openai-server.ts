@@ -15,6 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../../src/config/index.js';
 import { parseWav, resample, Resampler, toFrames } from '../../src/media/index.js';
 import { ensureDecoderBinary, PocketsphinxEngine, type SttFinal } from '../../src/speech/index.js';
+import { defined } from './defined.js';
 
 export type OpenAiFault = 'rate_limit' | 'server_error' | 'drop';
 
@@ -109,7 +110,7 @@ export async function startOpenAiAudioServer(opts: { apiKey?: string } = {}): Pr
     const pcm = wav.sampleRate === 8000 ? wav.samples : resample(wav.samples, wav.sampleRate, 8000);
     const t0 = performance.now();
     const final = await transcribe(pcm);
-    state.transcriptions[state.transcriptions.length - 1].engineMs = performance.now() - t0;
+    defined(state.transcriptions[state.transcriptions.length - 1], 'transcription record').engineMs = performance.now() - t0;
     const duration = pcm.length / 8000;
     if (responseFormat === 'text') {
       res.writeHead(200, { 'content-type': 'text/plain' });

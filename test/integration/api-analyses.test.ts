@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway, type TestOrg } from '../helpers/gateway.js';
 import { pollUntil } from '../helpers/recordings.js';
+import { defined } from '../helpers/defined.js';
 
 let gw: TestGateway;
 let org: TestOrg;
@@ -51,7 +52,7 @@ async function endedSessionWith(o: TestOrg, turns: Turn[]): Promise<string> {
 }
 
 async function credits(orgId: string): Promise<number> {
-  return (await gw.db.query<{ credits: number }>('SELECT credits FROM organizations WHERE id = $1', [orgId])).rows[0].credits;
+  return defined((await gw.db.query<{ credits: number }>('SELECT credits FROM organizations WHERE id = $1', [orgId])).rows[0], 'organization').credits;
 }
 
 describe('POST /v1/sessions/{id}/analysis and GET /v1/analyses/{id}', () => {
@@ -99,7 +100,7 @@ describe('POST /v1/sessions/{id}/analysis and GET /v1/analyses/{id}', () => {
 
     const { rows } = await gw.db.query<{ data: any }>(`SELECT data FROM webhook_events WHERE type = 'analysis.completed' AND data->>'id' = $1`, [a.id]);
     expect(rows).toHaveLength(1);
-    const ev = rows[0].data;
+    const ev = defined(rows[0], 'analysis.completed event').data;
     expect(ev).toMatchObject({ id: a.id, object: 'analysis', session_id: sid, status: 'completed' });
     expect(ev.results.sentiment.label).toBe('negative');
     expect(ev.results.sentiment.overall).toBeLessThan(0);

@@ -199,7 +199,7 @@ describe('GET /v1/recordings/{id}', () => {
       [org.key, 'rec_00000000000000000000000000'],
       [org.key, expired],
       [other.key, mine],
-    ]) {
+    ] as const) {
       for (const suffix of ['', '/audio']) {
         const res = await gw.api(key, 'GET', `/v1/recordings/${id}${suffix}`);
         expect(res.status).toBe(404);

@@ -175,7 +175,7 @@ describe('POST /v1/sessions: request rules', () => {
       ['source_language', 'EN'],
       ['target_language', 'en-US'],
       ['source_language', 'bh'],
-    ]) {
+    ] as const) {
       const res = await gw.api(org.key, 'POST', '/v1/sessions', { ...TRANSLATION, [field]: value });
       expectInvalid(res, 'invalid_request', field);
       expect(res.body.error.message).toMatch(/must be a valid ISO 639-1 code/);

@@ -2,6 +2,7 @@
 import dgram from 'node:dgram';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { defined } from '../helpers/defined.js';
 
 const NO_ENGINES = { engines: { stt: { provider: 'none' }, translate: { provider: 'none' }, tts: { provider: 'none' } } };
 
@@ -34,7 +35,7 @@ function sipOptions(port: number): Promise<string> {
     sock.on('message', (data) => {
       clearTimeout(timer);
       sock.close();
-      resolve(data.toString().split('\r\n')[0]);
+      resolve(defined(data.toString().split('\r\n')[0], 'status line'));
     });
     sock.bind(0, '127.0.0.1', () => sock.send(msg, port, '127.0.0.1'));
   });

@@ -7,6 +7,7 @@ import { NodeHeartbeat, listNodes, liveLegsOf, type LegSnapshot, type NodeView }
 import { createRedis } from '../../src/coord/redis.js';
 import { dropTestState, testConfig } from '../helpers/gateway.js';
 import { eventually } from '../helpers/sip-harness.js';
+import { defined } from '../helpers/defined.js';
 
 const config = testConfig();
 const clients: Redis[] = [];
@@ -59,7 +60,7 @@ describe('node heartbeat', () => {
       ['api-1', 'live'],
       ['media-1', 'live'],
     ]);
-    const m = listed[1];
+    const m = defined(listed[1], 'media-1');
     expect(m).toMatchObject({
       roles: ['api', 'media'],
       url: 'http://media-1.test:8080',

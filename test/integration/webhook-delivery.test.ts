@@ -7,6 +7,7 @@ import { startTestGateway, type TestGateway, type TestOrg } from '../helpers/gat
 import { signatureValid, v1Count, WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { eventually } from '../helpers/sip-harness.js';
 import { insertEvent, withTransaction, type WebhookEventType } from '../../src/store/index.js';
+import { defined } from '../helpers/defined.js';
 
 const TIMEOUT_MS = 1500;
 let gw: TestGateway;
@@ -45,7 +46,7 @@ describe('webhook delivery', () => {
     const ep = await addEndpoint({ events: ['sessions'] });
     const created = await gw.api(org.key, 'POST', '/v1/sessions', { mode: 'help_chat_voice' });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
-    const [req] = await rx.waitFor(() => rx.at(ep.path).length >= 1).then(() => rx.at(ep.path));
+    const req = await rx.waitFor(() => rx.at(ep.path).length >= 1).then(() => defined(rx.at(ep.path)[0], 'delivery'));
     expect(Object.keys(req.body).sort()).toEqual(['api_version', 'created_at', 'data', 'id', 'type']);
     expect(req.body).toMatchObject({ type: 'session.created', api_version: 'v1', data: { id: created.body.id, object: 'session' } });
     expect(req.body.id).toMatch(/^evt_/);
@@ -88,8 +89,8 @@ describe('webhook delivery', () => {
     rx.reply = (r) => (r.path === ep.path && first ? ((first = false), 'hang') : 200);
     const id = await writeEvent('recording.ready', { id: 'rec_1', object: 'recording', session_id: 'sess_hang' });
     const got = await rx.waitFor(() => rx.at(ep.path).length >= 2, 30_000).then(() => rx.at(ep.path));
-    expect(got[1].body.id).toBe(id);
-    expect(got[1].receivedAt - got[0].receivedAt).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
+    expect(defined(got[1], 'retry').body.id).toBe(id);
+    expect(defined(got[1], 'retry').receivedAt - defined(got[0], 'first attempt').receivedAt).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
     const log = await eventually(async () => {
       const res = await gw.api(org.key, 'GET', `/v1/webhook_endpoints/${ep.id}/deliveries`);
       return res.body.data.length === 2 ? res.body.data : null;
@@ -118,14 +119,14 @@ describe('webhook delivery', () => {
     expect(rotated.body.secret).not.toBe(ep.secret);
     expect(Date.parse(rotated.body.previous_secret_expires_at) - Date.now()).toBeGreaterThan(23 * 3600_000);
     await writeEvent('analysis.completed', { id: 'anl_1', object: 'analysis', session_id: 'sess_rot' });
-    const [req] = await rx.waitFor(() => rx.at(ep.path).length >= 1).then(() => rx.at(ep.path));
+    const req = await rx.waitFor(() => rx.at(ep.path).length >= 1).then(() => defined(rx.at(ep.path)[0], 'delivery'));
     expect(v1Count(req.headers['service-signature'])).toBe(2);
     expect(signatureValid(req.headers['service-signature'], req.raw, rotated.body.secret)).toBe(true);
     expect(signatureValid(req.headers['service-signature'], req.raw, ep.secret)).toBe(true);
     // The old secret stops signing once its grace period is over.
     await gw.db.query(`UPDATE webhook_endpoints SET previous_secret_expires_at = now() - interval '1 second' WHERE id = $1`, [ep.id]);
     await writeEvent('analysis.failed', { id: 'anl_2', session_id: 'sess_rot' });
-    const later = await rx.waitFor(() => rx.at(ep.path).length >= 2).then(() => rx.at(ep.path)[1]);
+    const later = await rx.waitFor(() => rx.at(ep.path).length >= 2).then(() => defined(rx.at(ep.path)[1], 'second delivery'));
     expect(v1Count(later.headers['service-signature'])).toBe(1);
     expect(signatureValid(later.headers['service-signature'], later.raw, rotated.body.secret)).toBe(true);
   });
@@ -145,7 +146,7 @@ describe('webhook delivery', () => {
     const started = Date.now();
     await writeEvent('ai_agent.tool_called', { session_id: 'sess_slow', tool: { name: 't', arguments: {}, call_id: 'c1' } });
     await rx.waitFor(() => rx.at(fast.path).length >= 1 && rx.at(slow.path).length >= 1);
-    expect(rx.at(fast.path)[0].receivedAt - started).toBeLessThan(TIMEOUT_MS);
+    expect(defined(rx.at(fast.path)[0], 'fast delivery').receivedAt - started).toBeLessThan(TIMEOUT_MS);
     await gw.api(org.key, 'DELETE', `/v1/webhook_endpoints/${slow.id}`);
     rx.reply = () => 200;
   });
@@ -168,7 +169,7 @@ describe('webhook delivery', () => {
     const res = await gw.api(org.key, 'POST', `/v1/webhook_endpoints/${ep.id}/test`);
     expect(res.status).toBe(202);
     expect(res.body).toMatchObject({ object: 'webhook_event', type: 'webhook.test', api_version: 'v1', data: { endpoint_id: ep.id } });
-    const [req] = await rx.waitFor(() => rx.at(ep.path).length >= 1).then(() => rx.at(ep.path));
+    const req = await rx.waitFor(() => rx.at(ep.path).length >= 1).then(() => defined(rx.at(ep.path)[0], 'delivery'));
     expect(req.body).toEqual({ id: res.body.id, type: 'webhook.test', api_version: 'v1', created_at: res.body.created_at, data: res.body.data });
     expect(signatureValid(req.headers['service-signature'], req.raw, ep.secret)).toBe(true);
     expect(rx.at(other.path).some((r) => r.body.type === 'webhook.test')).toBe(false);

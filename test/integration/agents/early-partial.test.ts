@@ -11,6 +11,7 @@ import { LiveSession, type StoredTurn } from '../../../src/sessions/index.js';
 import { AgentRuntime, ScriptedBrain, ToolRunner, type AgentDefinition, type Brain, type BrainInput } from '../../../src/agents/index.js';
 import { concatPcm, silence, synthesizeSpeech } from '../../helpers/speech-audio.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
+import { defined } from '../../helpers/defined.js';
 
 const REPLY = 'We are open from nine to five.';
 const agent: AgentDefinition = {
@@ -128,7 +129,7 @@ describe('early answering from the recognizer (pocketsphinx, flite speech)', () 
     expect(stats).toEqual({ started: 1, confirmed: 1, cancelled: 0 });
     const customer = stored.filter((t) => t.speaker === 'customer');
     expect(customer).toHaveLength(1);
-    expect(customer[0].text).toMatch(/opening hours/); // the stored turn is the final
+    expect(defined(customer[0], 'customer turn').text).toMatch(/opening hours/); // the stored turn is the final
     expect(stored.filter((t) => t.speaker === 'agent').map((t) => t.text)).toEqual([REPLY]);
   }, 200_000);
 

@@ -13,6 +13,7 @@ import {
   type BrainInput,
 } from '../../../src/agents/index.js';
 import { OpenAiChatServer } from '../../helpers/openai-chat-server.js';
+import { defined } from '../../helpers/defined.js';
 
 let server: OpenAiChatServer;
 beforeAll(async () => {
@@ -53,7 +54,7 @@ describe('OpenAiCompatibleBrain', () => {
     const actions = await collect(brain, { kind: 'utterance', text: 'i need help with my order' });
     expect(actions.map((a) => a.kind === 'say' && a.text)).toEqual(['Sure, I can help.', 'Which order is it?']);
     // The first sentence was handed over before the stream ended (it is spoken while the rest streams).
-    expect(actions[1].at - actions[0].at).toBeGreaterThan(100);
+    expect(defined(actions[1], 'second action').at - defined(actions[0], 'first action').at).toBeGreaterThan(100);
     const req = server.requests.at(-1)!;
     expect(req.headers.authorization).toBe('Bearer sk-test-123');
     expect(req.body).toMatchObject({ model: 'test-model', stream: true });
