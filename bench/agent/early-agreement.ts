@@ -12,6 +12,7 @@ import { toFrames } from '../../src/media/index.js';
 import { PocketsphinxEngine, ensureDecoderBinary, type SttPartial } from '../../src/speech/index.js';
 import { isSettled } from '../../src/sessions/index.js';
 import { synthesizeSpeech } from '../../test/helpers/speech-audio.js';
+import { defined } from '../defined.js';
 
 const PHRASES = [
   'what are your opening hours',
@@ -67,7 +68,7 @@ for (const phrase of PHRASES) {
 leads.sort((a, b) => a - b);
 console.log(
   `${PHRASES.length} phrases: settled ${settled}; hypothesis = final ${agree}; settled and = final ${settledAgree} of ${settled}; ` +
-    `final after the hypothesis p50 ${leads[Math.floor(leads.length / 2)].toFixed(0)} ms, max ${leads[leads.length - 1].toFixed(0)} ms`,
+    `final after the hypothesis p50 ${defined(leads[Math.floor(leads.length / 2)], 'p50 lead').toFixed(0)} ms, max ${defined(leads[leads.length - 1], 'max lead').toFixed(0)} ms`,
 );
 await engine.close();
 process.exit(0);

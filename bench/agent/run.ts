@@ -25,6 +25,7 @@ import { createEngines } from '../../src/speech/index.js';
 import { LiveSession, MediaClock, type SessionOutput } from '../../src/sessions/index.js';
 import { AgentRuntime, ScriptedBrain, ToolRunner, type AgentDefinition } from '../../src/agents/index.js';
 import { concatPcm, silence, synthesizeSpeech } from '../../test/helpers/speech-audio.js';
+import { defined } from '../defined.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -193,7 +194,7 @@ console.log(`  early turns so far: ${JSON.stringify(earlyTotals)}`);
 const stops: number[] = [];
 const order = await synthesizeSpeech('i need help with my order', { voice: 'flite' });
 for (let i = 0; i < trials; i++) {
-  const { s, outputs, close } = session(100 + i, modes[modes.length - 1]);
+  const { s, outputs, close } = session(100 + i, defined(modes[modes.length - 1], 'mode'));
   s.carrierAttached();
   // Ask the long question, wait for the reply to start, then talk over it.
   await feed(s, concatPcm(lead, order, silence(600)), 0, () => undefined);

@@ -19,6 +19,7 @@ import { createApiKey, createOrg, createPool, migrate } from '../../src/store/in
 import { createRedis } from '../../src/coord/redis.js';
 import { buildApp } from '../../src/api/app.js';
 import { DEFAULT_SCOPES } from '../../src/api/context.js';
+import { defined } from '../defined.js';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -79,7 +80,7 @@ let serverPid = 0;
 /** CPU time (user + system) the server process has used, in µs, from /proc (Linux clock ticks of 10 ms). */
 function serverCpuUs(): number {
   try {
-    const fields = readFileSync(`/proc/${serverPid}/stat`, 'utf8').split(') ')[1].split(' ');
+    const fields = defined(readFileSync(`/proc/${serverPid}/stat`, 'utf8').split(') ')[1], 'stat fields').split(' ');
     return (Number(fields[11]) + Number(fields[12])) * 10_000;
   } catch {
     return 0;
@@ -142,7 +143,7 @@ async function main(): Promise<void> {
 
   const targets: Array<{ id: string; key: string }> = [];
   for (let i = 0; i < 200; i++) {
-    const key = keys[i % keys.length];
+    const key = defined(keys[i % keys.length], 'API key');
     const res = await fetch(`${url}/v1/sessions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
@@ -159,7 +160,7 @@ async function main(): Promise<void> {
       {
         method: 'GET',
         setupRequest: (req: any) => {
-          const t = targets[n++ % targets.length];
+          const t = defined(targets[n++ % targets.length], 'target');
           return { ...req, path: `/v1/sessions/${t.id}`, headers: { authorization: `Bearer ${t.key}` } };
         },
       },

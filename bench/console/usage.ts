@@ -7,6 +7,7 @@
 import { createOrg, createPool, migrate } from '../../src/store/index.js';
 import { orgUsage, usageQuery, windowStart, ERROR_END_REASONS } from '../../src/console/usage-routes.js';
 import { dropTestState, testConfig } from '../../test/helpers/gateway.js';
+import { defined } from '../defined.js';
 
 const ORGS = Number(process.argv[2] ?? 50);
 const PER_ORG = Number(process.argv[3] ?? 4000);
@@ -51,7 +52,7 @@ try {
     `populated ${ORGS} orgs: ${counts.s} sessions, ${counts.a} analyses, ${counts.c} ledger rows in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
   );
 
-  const org = orgIds[Math.floor(ORGS / 2)];
+  const org = defined(orgIds[Math.floor(ORGS / 2)], 'org');
   for (const days of [14, 90]) {
     await orgUsage(db, org, days); // warm the cache
     const runs = 20;
@@ -64,7 +65,7 @@ try {
     times.sort((a, b) => a - b);
     const u = await orgUsage(db, org, days);
     console.log(
-      `days=${days}: p50 ${times[Math.floor(runs / 2)].toFixed(1)} ms, max ${times[runs - 1].toFixed(1)} ms over ${runs} runs; ` +
+      `days=${days}: p50 ${defined(times[Math.floor(runs / 2)], 'p50').toFixed(1)} ms, max ${defined(times[runs - 1], 'max').toFixed(1)} ms over ${runs} runs; ` +
         `${u?.series.reduce((n, d) => n + d.sessions, 0)} sessions, ${u?.errors.length} errors in the answer`,
     );
   }

@@ -8,6 +8,7 @@
 import os from 'node:os';
 import { loadConfig } from '../../src/config/index.js';
 import { NodeHeartbeat, createRedis, listNodes, liveLegsOf, type LegSnapshot } from '../../src/coord/index.js';
+import { defined } from '../defined.js';
 
 const i = process.argv.indexOf('--rounds');
 const rounds = i > 0 ? Number(process.argv[i + 1]) : 200;
@@ -44,7 +45,7 @@ async function timed(label: string, n: number, fn: () => Promise<unknown>): Prom
     ms.push(performance.now() - t);
   }
   ms.sort((a, b) => a - b);
-  const at = (p: number) => ms[Math.min(ms.length - 1, Math.floor(p * ms.length))].toFixed(2);
+  const at = (p: number) => defined(ms[Math.min(ms.length - 1, Math.floor(p * ms.length))], 'timing').toFixed(2);
   console.log(`${label.padEnd(44)} p50 ${at(0.5)} ms  p99 ${at(0.99)} ms  (${n} rounds)`);
 }
 

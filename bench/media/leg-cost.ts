@@ -16,6 +16,7 @@ import { RtpEndpoint } from '../../src/telephony/rtp/endpoint.js';
 import { serializeRtp } from '../../src/telephony/rtp/packet.js';
 import { alawEncode } from '../../src/media/g711.js';
 import type { TickListener, TickSource } from '../../src/media/index.js';
+import { defined } from '../defined.js';
 
 function arg(name: string, dflt: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -107,16 +108,16 @@ async function round(): Promise<{
   }
   // Bridge in pairs: what one leg plays out, the other sends.
   for (let i = 0; i < LEGS; i += 2) {
-    const a = eps[i];
-    const b = eps[i + 1];
+    const a = defined(eps[i], 'leg');
+    const b = defined(eps[i + 1], 'leg');
     a.on('frame', (f) => b.playFrame(f));
     b.on('frame', (f) => a.playFrame(f));
   }
   const tick = async (t: number): Promise<void> => {
     for (let i = 0; i < LEGS; i++) {
-      phones[i].send(
+      defined(phones[i], 'phone').send(
         serializeRtp({ marker: t === 0, payloadType: 8, sequence: t & 0xffff, timestamp: (t * FRAME) >>> 0, ssrc: 1000 + i, payload: PAYLOAD }),
-        eps[i].port,
+        defined(eps[i], 'leg').port,
         '127.0.0.1',
       );
     }

@@ -11,6 +11,7 @@ import { writeFile } from 'node:fs/promises';
 import { encodeWav } from '../../src/media/index.js';
 import { encodeMp3, TimelineTrack } from '../../src/recordings/index.js';
 import { analyseTranscript, ANALYSIS_PARTS, type AnalysisTurn } from '../../src/analysis/index.js';
+import { defined } from '../defined.js';
 
 const calls = Number(process.argv[2] ?? 100);
 const seconds = Number(process.argv[3] ?? 20);
@@ -68,9 +69,9 @@ function speechLike(samples: number): Int16Array {
         const at = ticks * 20;
         for (const [agent, customer, mixed] of tracks) {
           // The parties alternate every 3 s, as in a conversation.
-          const who = Math.floor(at / 3000) % 2 === 0 ? agent : customer;
+          const who = defined(Math.floor(at / 3000) % 2 === 0 ? agent : customer, 'party track');
           who.add(at, frame);
-          mixed.add(at, frame);
+          defined(mixed, 'mixed track').add(at, frame);
         }
         ticks++;
       }

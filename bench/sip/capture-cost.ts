@@ -12,6 +12,7 @@ import { SipCapture } from '../../src/telephony/capture/sip-capture.js';
 import { buildSdp } from '../../src/telephony/sdp/sdp.js';
 import { testConfig, dropTestState } from '../../test/helpers/gateway.js';
 import { pgBackendCpu, pgCpuDelta } from './pg-cpu.js';
+import { defined } from '../defined.js';
 
 const perRound = Number(process.argv[2] ?? 20_000);
 const rounds = Number(process.argv[3] ?? 5);
@@ -91,8 +92,9 @@ try {
     for (let i = 0; i < perRound;) {
       const c0 = process.cpuUsage();
       for (const end = Math.min(i + 70, perRound); i < end; i++) {
-        const call = calls[Math.floor(i / 7) % calls.length];
-        cap.record(DIRECTIONS[i % 7], call[i % 7].m, call[i % 7].wire, 'udp', local, remote);
+        const call = defined(calls[Math.floor(i / 7) % calls.length], 'call');
+        const msg = defined(call[i % 7], 'message');
+        cap.record(defined(DIRECTIONS[i % 7], 'direction'), msg.m, msg.wire, 'udp', local, remote);
       }
       const c = process.cpuUsage(c0);
       recordUs += c.user + c.system;

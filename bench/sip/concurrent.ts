@@ -18,6 +18,7 @@ import { parseSdp } from '../../src/telephony/sdp/sdp.js';
 import { loopbackPhoneSdp } from './phone-sdp.js';
 import { serializeRtp, parseRtp } from '../../src/telephony/rtp/packet.js';
 import { alawEncode, mulawDecode } from '../../src/media/g711.js';
+import { defined } from '../defined.js';
 
 export interface ConcurrentResult {
   calls: number;
@@ -71,7 +72,7 @@ const pct = (a: number, b: number): number => (b > 0 ? Math.round((a / b) * 1000
 function percentile(xs: number[], p: number): number {
   if (xs.length === 0) return NaN;
   const s = [...xs].sort((a, b) => a - b);
-  return Math.round(s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] * 10) / 10;
+  return Math.round((s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN) * 10) / 10;
 }
 
 interface Usage {
@@ -93,8 +94,8 @@ async function runOnce(child: ChildProcess, sipPort: number, ua: UserAgent, call
   const { sessions } = await ask<{ sessions: { number: string; id: string; wsUrl: string }[] }>(child, { cmd: 'prepare', calls });
   const states: CallState[] = [];
   for (let i = 0; i < calls; i++) {
-    const { number, id } = sessions[i];
-    const ws = new WebSocket(sessions[i].wsUrl);
+    const { number, id, wsUrl } = defined(sessions[i], 'session');
+    const ws = new WebSocket(wsUrl);
     await new Promise((res, rej) => {
       ws.once('open', res);
       ws.once('error', rej);
@@ -123,7 +124,7 @@ async function runOnce(child: ChildProcess, sipPort: number, ua: UserAgent, call
       if (!payload) return;
       const pcm = mulawDecode(Buffer.from(payload, 'base64'));
       let peak = 0;
-      for (let k = 0; k < pcm.length; k++) peak = Math.max(peak, Math.abs(pcm[k]));
+      for (let k = 0; k < pcm.length; k++) peak = Math.max(peak, Math.abs(pcm[k] ?? 0));
       if (peak > 6000) {
         st.latencies.push(performance.now() - st.lastLoudSentAt);
         st.awaitingLoud = false;

@@ -6,6 +6,7 @@ import dgram from 'node:dgram';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { UserAgent } from '../../src/telephony/sip/user-agent.js';
 import { RefusalCounter } from '../../src/telephony/sip/refusals.js';
+import { defined } from '../defined.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const quiet = { debug() {}, info() {}, warn() {} };
@@ -28,7 +29,7 @@ h.enable();
 let sent = 0;
 const end = Date.now() + seconds * 1000;
 while (Date.now() < end) {
-  for (let i = 0; i < 50; i++) s.send(payloads[sent++ % payloads.length], ua.port, '127.0.0.1');
+  for (let i = 0; i < 50; i++) s.send(defined(payloads[sent++ % payloads.length], 'payload'), ua.port, '127.0.0.1');
   await new Promise((r) => setImmediate(r));
 }
 await new Promise((r) => setTimeout(r, 500));

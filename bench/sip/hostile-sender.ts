@@ -7,6 +7,7 @@
 // binary garbage) on a pool of connections the gateway closes and the sender reopens.
 import dgram from 'node:dgram';
 import net from 'node:net';
+import { defined } from '../defined.js';
 
 const [port, rate, seconds] = process.argv.slice(2).map(Number) as [number, number, number];
 const head = (extra: string, version = 'SIP/2.0') =>
@@ -59,11 +60,11 @@ await new Promise<void>((resolve) => {
       if (n % 5 === 4) {
         const s = conn(n % POOL);
         if (s.writableLength < 1 << 20) {
-          s.write(streamJunk[n % streamJunk.length]);
+          s.write(defined(streamJunk[n % streamJunk.length], 'stream junk'));
           sentTcp++;
         }
       } else {
-        udp.send(datagrams[n % datagrams.length], port, '127.0.0.1');
+        udp.send(defined(datagrams[n % datagrams.length], 'datagram'), port, '127.0.0.1');
         sentUdp++;
       }
     }

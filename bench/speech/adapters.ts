@@ -20,7 +20,7 @@ import { startElevenLabsServer } from '../../test/helpers/speech-elevenlabs-serv
 import { synthesizeSpeech } from '../../test/helpers/speech-audio.js';
 
 const RUNS = 5;
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
 async function main(): Promise<void> {
   const openai = await startOpenAiAudioServer();

@@ -27,6 +27,7 @@ import {
   type VoiceSettings,
 } from '../../src/speech/index.js';
 import { synthesizeSpeech } from '../../test/helpers/speech-audio.js';
+import { defined } from '../defined.js';
 
 const RUNS = 5;
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
@@ -173,14 +174,14 @@ async function main(): Promise<void> {
     ttsBase.push((await ttsOnce(espeak, null)).firstResult);
     for (const [state, make] of Object.entries(states)) {
       const e = make();
-      stt[state].push(await sttOnce(new FallbackStt(e.stt, embedded), speech, e.stt));
-      tts[state].push(await ttsOnce(new FallbackTts(e.tts, embedded), e.tts));
+      defined(stt[state], 'STT runs').push(await sttOnce(new FallbackStt(e.stt, embedded), speech, e.stt));
+      defined(tts[state], 'TTS runs').push(await ttsOnce(new FallbackTts(e.tts, embedded), e.tts));
     }
   }
   console.log(`baseline  pocketsphinx alone: end of utterance -> final ${fmt(sttBase)}; espeak-ng alone: call -> audio ${fmt(ttsBase)}\n`);
   for (const state of Object.keys(states)) {
-    const s = stt[state];
-    const t = tts[state];
+    const s = defined(stt[state], 'STT runs');
+    const t = defined(tts[state], 'TTS runs');
     console.log(
       `STT ${state.padEnd(18)} failure detected ${fmt(s.map((r) => r.detected))} after end of utterance; failure -> fallback notice ${fmt(s.map((r) => r.notice))}, -> first result (final) ${fmt(s.map((r) => r.firstResult))} (pocketsphinx alone ${fmt(sttBase)})`,
     );

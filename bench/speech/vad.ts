@@ -19,6 +19,7 @@ import { SileroModel, SileroVoiceActivityDetector, toFrames, VoiceActivityDetect
 import { AGENT_VAD_HANGOVER_MS } from '../../src/sessions/index.js';
 import { sileroMinSilenceMs } from '../../src/sessions/processors/vad.js';
 import { concatPcm, silence, synthesizeSpeech } from '../../test/helpers/speech-audio.js';
+import { defined } from '../defined.js';
 
 const MODEL = [
   '.voxbridge/models/silero-vad/silero_vad.onnx',
@@ -64,7 +65,7 @@ function noise(seconds: number, kind: 'white' | 'pink' | 'hum', dbfs: number): I
 
 function mix(a: Int16Array, b: Int16Array): Int16Array {
   const out = new Int16Array(a.length);
-  for (let i = 0; i < a.length; i++) out[i] = Math.max(-32768, Math.min(32767, a[i] + (b[i % b.length] ?? 0)));
+  for (let i = 0; i < a.length; i++) out[i] = Math.max(-32768, Math.min(32767, (a[i] ?? 0) + (b[i % b.length] ?? 0)));
   return out;
 }
 
@@ -97,7 +98,7 @@ const silero =
   };
 
 function lastVoicedMs(pcm: Int16Array): number {
-  for (let i = pcm.length - 1; i >= 0; i--) if (Math.abs(pcm[i]) > 300) return (i * 1000) / 8000;
+  for (let i = pcm.length - 1; i >= 0; i--) if (Math.abs(pcm[i] ?? 0) > 300) return (i * 1000) / 8000;
   return 0;
 }
 
@@ -178,7 +179,7 @@ async function cpuPerWindow(model: string, streams: number, seconds: number, pcm
     const t0 = process.cpuUsage();
     const start = performance.now();
     for (let i = 0; i < (seconds * 1000) / 20; i++) {
-      const f = frames[i % frames.length];
+      const f = defined(frames[i % frames.length], 'frame');
       feed(f);
       await new Promise((r) => setTimeout(r, Math.max(0, start + (i + 1) * 20 - performance.now())));
     }
@@ -253,7 +254,7 @@ async function cost(model: string): Promise<void> {
   const lags: number[] = [];
   const frames = toFrames(concatPcm(silence(500), speech));
   for (let i = 0; i < frames.length; i++) {
-    d.process(frames[i]);
+    d.process(defined(frames[i], 'frame'));
     if ((i + 1) % 8 === 0) {
       const sentAt = performance.now(); // every 8 frames end a window exactly (8 × 160 = 5 × 256)
       await d.settled();

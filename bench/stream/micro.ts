@@ -5,6 +5,7 @@ import { LiveSession, MediaClock } from '../../src/sessions/index.js';
 import { buildEngines } from '../../src/speech/index.js';
 import { Framer, mulawDecodeInto } from '../../src/media/index.js';
 import { synthesizeSpeech, concatPcm, silence, toMulaw } from '../../test/helpers/speech-audio.js';
+import { defined } from '../defined.js';
 
 const speech = toMulaw(concatPcm(await synthesizeSpeech('i would like to check my account balance', { voice: 'espeak' }), silence(1500)));
 const msgs: Buffer[] = [];
@@ -41,10 +42,10 @@ const scratch = new Int16Array(800);
 const run = (n: number) => {
   for (let i = 0; i < n; i++) {
     const k = i % sessions.length;
-    const p = parseClientMessage(msgs[i % msgs.length], 262144);
+    const p = parseClientMessage(defined(msgs[i % msgs.length], 'message'), 262144);
     if (!p.ok || p.msg.type !== 'audio.input') throw new Error('bad');
     mulawDecodeInto(p.msg.payload, scratch);
-    framers[k].push(scratch.subarray(0, p.msg.payload.length));
+    defined(framers[k], 'framer').push(scratch.subarray(0, p.msg.payload.length));
   }
 };
 run(20_000); // warm up

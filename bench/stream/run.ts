@@ -20,11 +20,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WebSocket } from 'ws';
 import { synthesizeSpeech, concatPcm, silence, toMulaw } from '../../test/helpers/speech-audio.js';
+import { defined } from '../defined.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const arg = (name: string, def: string): string => {
   const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : def;
+  return i > 0 ? defined(process.argv[i + 1], `--${name} value`) : def;
 };
 const SOCKETS = Number(arg('sockets', '1000'));
 const SECONDS = Number(arg('seconds', '30'));
@@ -93,7 +94,7 @@ class Server {
 function pct(values: number[], p: number): number {
   if (!values.length) return NaN;
   const s = Float64Array.from(values).sort();
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
 }
 const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '-');
 const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '-');
@@ -169,7 +170,7 @@ async function streamingRun(server: Server, n: number, mode: string, seconds: nu
       }
       for (const c of clients) {
         while (c.next <= now) {
-          if (c.ws.readyState === WebSocket.OPEN) c.ws.send(audioChunks[c.chunk]);
+          if (c.ws.readyState === WebSocket.OPEN) c.ws.send(defined(audioChunks[c.chunk], 'audio chunk'));
           c.chunk = (c.chunk + 1) % audioChunks.length;
           c.next += CHUNK_MS;
           sent++;
@@ -178,7 +179,7 @@ async function streamingRun(server: Server, n: number, mode: string, seconds: nu
       if (now >= pingsDue) {
         // One ping per second on 100 sockets, travelling with the audio through the same queues.
         for (let i = 0; i < Math.min(100, clients.length); i++) {
-          const c = clients[(i * 7919 + Math.floor(now)) % clients.length];
+          const c = defined(clients[(i * 7919 + Math.floor(now)) % clients.length], 'client');
           c.pingSentAt = performance.now();
           c.ws.send('{"type":"ping"}');
         }
