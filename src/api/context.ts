@@ -1,13 +1,5 @@
-import type {
-  FastifyBaseLogger,
-  FastifyInstance,
-  FastifyTypeProvider,
-  FastifyRequest,
-  RawReplyDefaultExpression,
-  RawRequestDefaultExpression,
-  RawServerDefault,
-} from 'fastify';
-import type { Static, TSchema } from '@sinclair/typebox';
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config/index.js';
@@ -87,17 +79,11 @@ declare module 'fastify' {
 }
 
 /**
- * The TypeBox type provider (as @fastify/type-provider-typebox's) for the request side only: handlers see params, query, body and
- * headers as their schemas' types. Responses stay `unknown` to the compiler: presenters build plain
- * records and the response schemas are enforced where they matter, by the serializer at run time.
+ * The instance a route plugin receives. With the TypeBox type provider, handlers see params, query,
+ * body and headers as their schemas' types, and what they return (or `reply.send`) is checked against
+ * the route's response schema for its status code; the serializer enforces the same schemas at run time.
  */
-export interface RequestTypeProvider extends FastifyTypeProvider {
-  validator: this['schema'] extends TSchema ? Static<this['schema']> : unknown;
-  serializer: unknown;
-}
-
-/** The instance a route plugin receives. */
-export type ApiApp = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, RequestTypeProvider>;
+export type ApiApp = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
 
 /**
  * The caller of a route that declares a `scope`: the auth plugin sets it before any handler runs, so

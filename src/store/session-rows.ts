@@ -17,7 +17,8 @@ export interface SessionRow {
   routing: Record<string, unknown> | null;
   audio: { sample_rate_hz: number; encoding: string; channels: number };
   voice: { voice_id?: string; stability: number; similarity_boost: number; speed: number };
-  recording: { enabled: boolean; mode?: string; consent_required?: boolean; consent_status?: string };
+  /** Session create writes all four; the consent update only changes the last two. */
+  recording: { enabled: boolean; mode: string; consent_required: boolean; consent_status: string };
   ai_agent: { id: string; overrides?: Record<string, unknown> } | null;
   metadata: Record<string, unknown> | null;
   owner_node: string | null;

@@ -36,8 +36,38 @@ export interface EndpointChanges {
   metadata?: Record<string, unknown> | null;
 }
 
-/** The API object (README "Webhooks"); `secret` only on create and rotation. */
-export function presentEndpoint(row: WebhookEndpointRow, secret?: string): Record<string, unknown> {
+/** The API object (README "Webhooks"; the route's response schema is WebhookEndpointObject). */
+export interface WebhookEndpointObject {
+  id: string;
+  object: 'webhook_endpoint';
+  url: string;
+  description: string | null;
+  events: string[];
+  realtime: boolean;
+  enabled: boolean;
+  status: 'enabled' | 'disabled';
+  disabled_reason: string | null;
+  disabled_at: string | null;
+  failing_since: string | null;
+  previous_secret_expires_at: string | null;
+  metadata: Record<string, string | number | boolean | null> | null;
+  created_at: string;
+  updated_at: string;
+  /** Only on create and rotation. */
+  secret?: string;
+}
+
+/** The event POST /v1/webhook_endpoints/{id}/test queued, as it will be sent. */
+export interface WebhookTestEventObject {
+  id: string;
+  object: 'webhook_event';
+  type: typeof TEST_EVENT_TYPE;
+  api_version: 'v1';
+  created_at: string;
+  data: { endpoint_id: string; message: string };
+}
+
+export function presentEndpoint(row: WebhookEndpointRow, secret?: string): WebhookEndpointObject {
   const rotating = row.previous_secret_expires_at && row.previous_secret_expires_at.getTime() > Date.now();
   return {
     id: row.id,
@@ -52,7 +82,8 @@ export function presentEndpoint(row: WebhookEndpointRow, secret?: string): Recor
     disabled_at: row.disabled_at?.toISOString() ?? null,
     failing_since: row.failing_since?.toISOString() ?? null,
     previous_secret_expires_at: rotating ? row.previous_secret_expires_at!.toISOString() : null,
-    metadata: row.metadata,
+    // Written only from the validated create/update body (its metadata schema).
+    metadata: row.metadata as WebhookEndpointObject['metadata'],
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
     ...(secret !== undefined ? { secret } : {}),
@@ -118,7 +149,7 @@ export class WebhookEndpoints {
   }
 
   /** Queues a `webhook.test` event for this endpoint only; resolves with the event as it will be sent. */
-  async sendTest(row: WebhookEndpointRow): Promise<Record<string, unknown>> {
+  async sendTest(row: WebhookEndpointRow): Promise<WebhookTestEventObject> {
     const data = { endpoint_id: row.id, message: 'This is a test event from voxbridge.' };
     const ev = await insertTestEvent(this.db, row.org_id, row.id, data);
     return { id: ev.id, object: 'webhook_event', type: TEST_EVENT_TYPE, api_version: 'v1', created_at: ev.created_at.toISOString(), data };

@@ -1,7 +1,13 @@
 import type { AttemptRow } from '../store/index.js';
 
-/** One row of GET /v1/webhook_endpoints/{id}/deliveries (the attempt log). */
-export function presentAttempt(a: AttemptRow): Record<string, unknown> {
+/** One row of GET /v1/webhook_endpoints/{id}/deliveries (the attempt log; schema DeliveryAttemptObject). */
+export interface DeliveryAttemptObject extends Omit<AttemptRow, 'attempted_at' | 'next_retry_at'> {
+  object: 'webhook_delivery_attempt';
+  attempted_at: string;
+  next_retry_at: string | null;
+}
+
+export function presentAttempt(a: AttemptRow): DeliveryAttemptObject {
   return {
     id: a.id,
     object: 'webhook_delivery_attempt',

@@ -130,7 +130,7 @@ export default async function agentRoutes(app: ApiApp, deps: ApiDeps): Promise<v
     async (req) => {
       const { id } = req.params;
       if (!(await deleteAgent(deps.db, authOf(req).orgId, id))) throw notFound(id);
-      return { id, object: 'agent', deleted: true };
+      return { id, object: 'agent' as const, deleted: true as const };
     },
   );
 }

@@ -2,12 +2,13 @@
 // Gates in SPEC order: scope and organization (auth plugin), session ownership (404), transcript
 // available (400), then credits: 1 credit is taken in the same transaction that creates the
 // analysis (402 when none is left, race-safe); Idempotency-Key replays the 202 without a charge.
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { ANALYSIS_PARTS, PROFILE_NAMES } from '../../analysis/index.js';
 import { countSpokenTurns, createChargedAnalysis, getAnalysis, getSessionWithCall, type AnalysisRow } from '../../store/index.js';
 import { ApiError } from '../errors.js';
 import { authOf, type ApiApp, type ApiDeps } from '../context.js';
 import { setCreditHeaders } from '../plugins/auth.js';
+import { stored } from './present.js';
 import { IdParams, Iso8601, NullableIso8601, withAuthErrors } from '../schemas/common.js';
 
 const AnalysisBody = Type.Object(
@@ -54,7 +55,9 @@ const AnalysisObject = Type.Object({
   completed_at: NullableIso8601('When it completed.'),
 });
 
-function presentAnalysis(a: AnalysisRow): Record<string, unknown> {
+type Analysis = Static<typeof AnalysisObject>;
+
+function presentAnalysis(a: AnalysisRow): Analysis {
   const done = a.status === 'completed';
   return {
     id: a.id,
@@ -64,11 +67,11 @@ function presentAnalysis(a: AnalysisRow): Record<string, unknown> {
     profile: a.profile,
     status: a.status,
     summary: done ? a.summary : null,
-    sentiment: done ? a.sentiment : null,
-    compliance: done ? a.compliance : null,
-    performance: done ? a.performance : null,
+    sentiment: done ? stored<Analysis['sentiment']>(a.sentiment) : null,
+    compliance: done ? stored<Analysis['compliance']>(a.compliance) : null,
+    performance: done ? stored<Analysis['performance']>(a.performance) : null,
     keywords: done ? a.keywords : null,
-    action_items: done ? (a.details?.action_items ?? []) : null,
+    action_items: done ? stored<Analysis['action_items']>(a.details?.action_items ?? []) : null,
     error: a.status === 'failed' ? a.error : null,
     created_at: a.created_at.toISOString(),
     completed_at: a.completed_at ? a.completed_at.toISOString() : null,
@@ -118,7 +121,7 @@ export default async function analysisRoutes(app: ApiApp, deps: ApiDeps): Promis
       }
       setCreditHeaders(reply, { credits: created.credits, credits_used: created.creditsUsed });
       reply.code(202);
-      return { id: created.analysis.id, object: 'analysis', session_id: id, status: 'processing' };
+      return { id: created.analysis.id, object: 'analysis' as const, session_id: id, status: 'processing' as const };
     },
   );
 

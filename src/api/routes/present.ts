@@ -1,6 +1,22 @@
-// Row → API object. One function per object so every route returns the same shape (SPEC "Resources").
+// Row → API object. One function per object so every route returns the same shape (SPEC "Resources"),
+// typed by the route's response schema (the compiler checks each presenter against it). Columns the
+// database types loosely (jsonb, text enums) hold only what validated input wrote (session create,
+// agent create/update, the call's final quality); they are asserted to their schema types here, by
+// `stored()`, the one place rows become API objects.
 import type { SessionRow } from '../../store/index.js';
 import type { AgentRow, CallSummary, RecordingRow, SessionView, TranscriptTurnRow } from '../../store/index.js';
+import type { Static } from '@sinclair/typebox';
+import type { AgentObject } from '../schemas/agents.js';
+import type { RecordingListItem, RecordingObject, RecordingProcessing } from '../schemas/recordings.js';
+import type { CallObject, SessionCreated, SessionEnded, SessionRetrieved, TranscriptObject } from '../schemas/sessions.js';
+
+type Session = Static<typeof SessionCreated>;
+type Agent = Static<typeof AgentObject>;
+
+/** A column's value as its schema type (see the header: written only from validated input). */
+export function stored<T>(value: unknown): T {
+  return value as T;
+}
 
 export interface StreamDetails {
   url: string;
@@ -29,29 +45,29 @@ type SessionFields = Pick<
   | 'created_at'
 >;
 
-function sessionBase(s: SessionFields): Record<string, unknown> {
+function sessionBase(s: SessionFields): Omit<Session, 'stream'> {
   return {
     id: s.id,
     object: 'session',
     status: s.status,
-    mode: s.mode,
+    mode: stored<Session['mode']>(s.mode),
     configuration_mode: s.configuration_mode,
     source_language: s.source_language,
     target_language: s.target_language,
     provider: s.provider ?? 'webrtc',
     ...(s.phone_number ? { phone_number: s.phone_number } : {}),
     recording: s.recording,
-    metadata: s.metadata,
+    metadata: stored<Session['metadata']>(s.metadata),
     created_at: s.created_at.toISOString(),
   };
 }
 
 /** The 201 body of POST /v1/sessions. */
-export function presentCreatedSession(s: SessionFields, stream: StreamDetails): Record<string, unknown> {
+export function presentCreatedSession(s: SessionFields, stream: StreamDetails): Session {
   return { ...sessionBase(s), stream };
 }
 
-export function presentCall(c: CallSummary): Record<string, unknown> {
+export function presentCall(c: CallSummary): Static<typeof CallObject> {
   return {
     id: c.id,
     object: 'call',
@@ -61,7 +77,7 @@ export function presentCall(c: CallSummary): Record<string, unknown> {
     status: c.status,
     from: c.from_uri,
     to: c.to_uri,
-    ...(c.quality ? { quality: c.quality } : {}),
+    ...(c.quality ? { quality: stored<Static<typeof CallObject>['quality']>(c.quality) } : {}),
   };
 }
 
@@ -70,7 +86,7 @@ export function presentSession(
   s: SessionFields & Pick<SessionRow, 'started_at' | 'ended_at'>,
   call: CallSummary | null,
   stream: StreamDetails | null,
-): Record<string, unknown> {
+): Static<typeof SessionRetrieved> {
   return {
     ...sessionBase(s),
     ...(call ? { call: presentCall(call) } : {}),
@@ -80,7 +96,7 @@ export function presentSession(
   };
 }
 
-export function presentEndedSession(s: SessionRow): Record<string, unknown> {
+export function presentEndedSession(s: SessionRow): Static<typeof SessionEnded> {
   return {
     id: s.id,
     object: 'session',
@@ -97,7 +113,7 @@ export function sessionSeconds(s: Pick<SessionView, 'status' | 'duration_seconds
   return Math.max(0, Math.round(now - s.started_at.getTime()) / 1000);
 }
 
-export function presentTranscript(s: SessionView, turns: TranscriptTurnRow[]): Record<string, unknown> {
+export function presentTranscript(s: SessionView, turns: TranscriptTurnRow[]): Static<typeof TranscriptObject> {
   const languages: string[] = [];
   for (const t of turns) if (t.language && !languages.includes(t.language)) languages.push(t.language);
   return {
@@ -117,7 +133,7 @@ export function presentTranscript(s: SessionView, turns: TranscriptTurnRow[]): R
   };
 }
 
-export function presentRecording(r: RecordingRow): Record<string, unknown> {
+export function presentRecording(r: RecordingRow): Static<typeof RecordingObject> {
   return {
     id: r.id,
     object: 'recording',
@@ -135,7 +151,7 @@ export function presentRecording(r: RecordingRow): Record<string, unknown> {
   };
 }
 
-export function presentProcessingRecording(r: RecordingRow): Record<string, unknown> {
+export function presentProcessingRecording(r: RecordingRow): Static<typeof RecordingProcessing> {
   return {
     id: r.id,
     object: 'recording',
@@ -147,7 +163,7 @@ export function presentProcessingRecording(r: RecordingRow): Record<string, unkn
   };
 }
 
-export function presentRecordingItem(r: RecordingRow): Record<string, unknown> {
+export function presentRecordingItem(r: RecordingRow): Static<typeof RecordingListItem> {
   return {
     id: r.id,
     object: 'recording',
@@ -159,27 +175,27 @@ export function presentRecordingItem(r: RecordingRow): Record<string, unknown> {
   };
 }
 
-export function presentAgent(a: AgentRow): Record<string, unknown> {
+export function presentAgent(a: AgentRow): Agent {
   return {
     id: a.id,
     object: 'agent',
     name: a.name,
     description: a.description,
     language: a.language,
-    voice: a.voice,
+    voice: stored<Agent['voice']>(a.voice),
     greeting: a.greeting,
     instructions: a.instructions,
-    brain: a.brain,
-    intents: a.intents,
-    tools: a.tools,
-    escalation: a.escalation,
-    knowledge_base: a.knowledge_base,
-    metadata: a.metadata,
+    brain: stored<Agent['brain']>(a.brain),
+    intents: stored<Agent['intents']>(a.intents),
+    tools: stored<Agent['tools']>(a.tools),
+    escalation: stored<Agent['escalation']>(a.escalation),
+    knowledge_base: stored<Agent['knowledge_base']>(a.knowledge_base),
+    metadata: stored<Agent['metadata']>(a.metadata),
     created_at: a.created_at.toISOString(),
     updated_at: a.updated_at.toISOString(),
   };
 }
 
-export function presentList<T>(url: string, page: { items: T[]; hasMore: boolean; nextCursor: string | null }, present: (item: T) => Record<string, unknown>) {
+export function presentList<T, O>(url: string, page: { items: T[]; hasMore: boolean; nextCursor: string | null }, present: (item: T) => O) {
   return { object: 'list' as const, data: page.items.map(present), has_more: page.hasMore, next_cursor: page.nextCursor, url };
 }

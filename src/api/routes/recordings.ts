@@ -2,6 +2,7 @@
 // and consent enforced, expired recordings are gone (404), audio streamed from storage with HTTP
 // Range support (RFC 9110 §14: 206 + Content-Range, 416 for an unsatisfiable range) for players.
 import { Type } from '@sinclair/typebox';
+import type { Readable } from 'node:stream';
 import parseRange from 'range-parser';
 import { getRecording, recordRecordingConsent, type RecordingWithConsent } from '../../store/index.js';
 import { createRecordingStorage, recordingPermitted } from '../../recordings/index.js';
@@ -9,7 +10,11 @@ import { ApiError } from '../errors.js';
 import { authOf, type ApiApp, type ApiDeps, type OrgRow } from '../context.js';
 import { IdParams, withAuthErrors } from '../schemas/common.js';
 import { RecordingObject, RecordingProcessing } from '../schemas/recordings.js';
+import { SessionRecording } from '../schemas/sessions.js';
 import { presentProcessingRecording, presentRecording } from './present.js';
+
+/** MP3 bytes streamed from storage: binary in the OpenAPI document, a stream to the compiler. */
+const AudioBytes = (description: string) => Type.Unsafe<Readable>({ type: 'string', format: 'binary', description });
 
 const notFound = (id: string, why = '') => new ApiError('recording_not_found', { param: 'recording_id', message: `No recording '${id}'${why}.` });
 
@@ -73,9 +78,9 @@ export default async function recordingRoutes(app: ApiApp, deps: ApiDeps): Promi
           'A single `Range: bytes=…` answers 206 with Content-Range (416 when unsatisfiable). 202 with the reduced recording object while processing; 404 when generation failed.',
         params: IdParams,
         response: {
-          200: Type.String({ format: 'binary', description: 'The audio bytes.' }),
+          200: AudioBytes('The audio bytes.'),
           202: RecordingProcessing,
-          206: Type.String({ format: 'binary', description: 'The requested byte range.' }),
+          206: AudioBytes('The requested byte range.'),
           416: Type.Null({ description: 'Range not satisfiable; Content-Range gives the size.' }),
           ...errors,
         },
@@ -103,7 +108,7 @@ export default async function recordingRoutes(app: ApiApp, deps: ApiDeps): Promi
         const ranges = parseRange(size, rangeHeader, { combine: true });
         if (ranges === -1) {
           // Not an API error body: a player asked past the end; tell it the size (RFC 9110 §15.5.17).
-          return reply.code(416).header('Content-Range', `bytes */${size}`).header('Content-Length', 0).send();
+          return reply.code(416).header('Content-Range', `bytes */${size}`).header('Content-Length', 0).send(null);
         }
         // A malformed header (-2) or a type other than bytes is ignored: the whole file (RFC 9110 §14.2).
         const only = ranges !== -2 && ranges.type === 'bytes' && ranges.length === 1 ? ranges[0] : undefined;
@@ -142,7 +147,7 @@ export default async function recordingRoutes(app: ApiApp, deps: ApiDeps): Promi
         params: IdParams,
         body: ConsentBody,
         response: {
-          200: Type.Object({ enabled: Type.Boolean(), mode: Type.String(), consent_required: Type.Boolean(), consent_status: Type.String() }),
+          200: SessionRecording,
           ...withAuthErrors({ 404: ['session_not_found'] }),
         },
       },
@@ -152,13 +157,7 @@ export default async function recordingRoutes(app: ApiApp, deps: ApiDeps): Promi
       const { consent_status } = req.body;
       const updated = await recordRecordingConsent(deps.db, id, consent_status, authOf(req).orgId);
       if (!updated) throw new ApiError('session_not_found', { param: 'session_id', message: `No session '${id}' in this organization.` });
-      const rec = updated.recording;
-      return {
-        enabled: rec.enabled,
-        mode: rec.mode ?? 'dual_channel',
-        consent_required: rec.consent_required ?? true,
-        consent_status: rec.consent_status ?? consent_status,
-      };
+      return updated.recording;
     },
   );
 }

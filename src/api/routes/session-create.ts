@@ -1,6 +1,7 @@
 // POST /v1/sessions: every create rule of SPEC "Create-session request fields", in the order a
 // client would want to hear about them: request shape, mode, languages, agent rules, metadata,
 // engine capability, routing, then the organization's concurrent-session limit.
+import type { Static } from '@sinclair/typebox';
 import { newId } from '../../ids.js';
 import { issueStreamToken, revokeStreamToken } from '../../coord/index.js';
 import { resolveRouting } from '../../telephony/index.js';
@@ -11,7 +12,7 @@ import type { EngineCapabilities } from '../../speech/index.js';
 import { checkLanguage, checkMetadata } from '../schemas/checks.js';
 import { checkAgentFields } from '../schemas/agent-checks.js';
 import { voiceWithDefaults } from '../schemas/common.js';
-import type { CreateSessionInput } from '../schemas/sessions.js';
+import type { CreateSessionInput, SessionCreated } from '../schemas/sessions.js';
 import { presentCreatedSession, streamUrl } from './present.js';
 import { isSessionMode, planPipeline, SESSION_MODES, TRANSLATION_MODES, type SessionMode } from '../../sessions/index.js';
 
@@ -73,7 +74,7 @@ async function checkAiAgent(deps: ApiDeps, auth: AuthContext, body: CreateSessio
   );
 }
 
-export async function createSession(deps: ApiDeps, auth: AuthContext, body: CreateSessionInput): Promise<Record<string, unknown>> {
+export async function createSession(deps: ApiDeps, auth: AuthContext, body: CreateSessionInput): Promise<Static<typeof SessionCreated>> {
   const { config } = deps;
   const mode = checkMode(body.mode);
   checkLanguage('source_language', body.source_language);

@@ -138,7 +138,7 @@ export default async function webhookEndpointRoutes(app: ApiApp, deps: ApiDeps):
     async (req) => {
       const { id } = req.params;
       if (!(await deleteWebhookEndpoint(deps.db, authOf(req).orgId, id))) throw notFound(id);
-      return { id, object: 'webhook_endpoint', deleted: true };
+      return { id, object: 'webhook_endpoint' as const, deleted: true as const };
     },
   );
 
