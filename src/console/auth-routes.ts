@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { ApiError } from '../api/index.js';
+import { getOrgSummary } from '../store/index.js';
 import { clearSignInCookie, requireSignIn, setSignInCookie } from './cookie-auth.js';
 import { secureCookies, type ConsoleDeps } from './context.js';
 import { createConsoleUser, EmailTakenError, listOrgUsers, ORG_ROLES, setPasswordLink, setPasswordWithToken, verifyConsoleUser } from './users.js';
@@ -53,9 +54,7 @@ export default async function consoleAuthRoutes(app: FastifyInstance, deps: Cons
 
   app.get('/console/api/auth/me', { schema: { tags } }, async (req) => {
     const { signIn } = await requireSignIn(store, req);
-    const org = signIn.orgId
-      ? ((await db.query('SELECT id, name, status, credits, credits_used, features FROM organizations WHERE id = $1', [signIn.orgId])).rows[0] ?? null)
-      : null;
+    const org = signIn.orgId ? await getOrgSummary(db, signIn.orgId) : null;
     return { user: { id: signIn.userId, email: signIn.email, role: signIn.role, org_id: signIn.orgId }, organization: org, csrf_token: signIn.csrf };
   });
 

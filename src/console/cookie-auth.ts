@@ -4,8 +4,8 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../api/index.js';
-import { DEFAULT_SCOPES, type AuthContext, type CookieAuthenticator, type OrgRow, type Scope } from '../api/index.js';
-import type { Db } from '../store/index.js';
+import { DEFAULT_SCOPES, type AuthContext, type CookieAuthenticator, type Scope } from '../api/index.js';
+import { getOrg, type Db } from '../store/index.js';
 import type { SignIn, SignInStore } from './sign-in-store.js';
 import type { ConsoleRole } from './users.js';
 
@@ -68,9 +68,9 @@ export class ConsoleCookieAuthenticator implements CookieAuthenticator {
     if (!signIn) throw new ApiError('sign_in_required');
     checkCsrf(req, signIn);
     if (!signIn.orgId) throw new ApiError('insufficient_permissions', { message: 'Operators see organizations through the operator view, not /v1.' });
-    const { rows } = await this.db.query<OrgRow>('SELECT * FROM organizations WHERE id = $1', [signIn.orgId]);
-    if (!rows[0]) throw new ApiError('sign_in_required');
-    const { created_at: _c, updated_at: _u, ...org } = rows[0] as OrgRow & { created_at?: unknown; updated_at?: unknown };
+    const row = await getOrg(this.db, signIn.orgId);
+    if (!row) throw new ApiError('sign_in_required');
+    const { created_at: _c, updated_at: _u, ...org } = row;
     // keyId names the user: rate-limit windows are per user, sessions record who created them.
     return { keyId: signIn.userId, orgId: signIn.orgId, scopes: scopesOf(signIn.role), org: org };
   }

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { ApiError } from '../api/index.js';
 import { DEFAULT_SCOPES } from '../api/index.js';
-import { createApiKey, revokeApiKey } from '../store/index.js';
+import { apiKeyExistsInOrg, createApiKey, listOrgApiKeys, revokeApiKey } from '../store/index.js';
 import { requireSignIn } from './cookie-auth.js';
 import type { ConsoleDeps } from './context.js';
 
@@ -32,12 +32,7 @@ export default async function consoleKeyRoutes(app: FastifyInstance, deps: Conso
   app.get('/console/api/keys', { schema: { tags } }, async (req) => {
     const orgId = await orgMember(req, false);
     // "Last used" is the last session the key created: the gateway records no per-request use.
-    const { rows } = await db.query(
-      `SELECT k.id, k.environment, k.key_hint, k.scopes, k.expires_at, k.revoked_at, k.created_at,
-              (SELECT max(s.created_at) FROM sessions s WHERE s.api_key_id = k.id) AS last_used_at
-         FROM api_keys k WHERE k.org_id = $1 ORDER BY k.id DESC`,
-      [orgId],
-    );
+    const rows = await listOrgApiKeys(db, orgId);
     return { object: 'list', data: rows.map((r) => ({ object: 'api_key', ...r })) };
   });
 
@@ -53,8 +48,7 @@ export default async function consoleKeyRoutes(app: FastifyInstance, deps: Conso
   app.post<{ Params: { id: string } }>('/console/api/keys/:id/revoke', { schema: { tags } }, async (req) => {
     const orgId = await orgMember(req, true);
     // Same 404 rule as the API: a key of another organization does not exist for this user.
-    const { rowCount } = await db.query('SELECT 1 FROM api_keys WHERE id = $1 AND org_id = $2', [req.params.id, orgId]);
-    if (!rowCount) throw new ApiError('api_key_not_found');
+    if (!(await apiKeyExistsInOrg(db, req.params.id, orgId))) throw new ApiError('api_key_not_found');
     return revokeApiKey(db, req.params.id);
   });
 }

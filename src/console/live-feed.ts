@@ -5,14 +5,10 @@
 // wants is read back (org-scoped) and handed to it.
 import pg from 'pg';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Db } from '../store/index.js';
+import { getOrgEvent, type Db, type OrgEventRow } from '../store/index.js';
 
-export interface FeedEvent {
-  id: string;
-  type: string;
-  data: Record<string, unknown>;
-  created_at: Date;
-}
+/** An outbox event as pushed to a stream (`resync`: events may have been missed, reload). */
+export type FeedEvent = OrgEventRow;
 
 type Listener = (e: FeedEvent) => void;
 
@@ -85,10 +81,8 @@ export class SessionFeed {
     if (!orgId || !sessionId || !eventId) return;
     const set = this.listeners.get(`${orgId} ${sessionId}`);
     if (!set || set.size === 0) return;
-    this.o.db
-      .query<FeedEvent>('SELECT id, type, data, created_at FROM webhook_events WHERE id = $1 AND org_id = $2', [eventId, orgId])
-      .then(({ rows }) => {
-        const event = rows[0];
+    getOrgEvent(this.o.db, eventId, orgId)
+      .then((event) => {
         if (event) for (const fn of set) fn(event);
       })
       .catch((err: unknown) => this.o.logger.warn({ err, eventId }, 'console live feed could not read an event'));

@@ -7,6 +7,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import { ApiError } from '../api/index.js';
+import { sessionExistsInOrg } from '../store/index.js';
 import { cookieOf, requireSignIn } from './cookie-auth.js';
 import type { ConsoleDeps } from './context.js';
 import { SessionFeed, type FeedEvent } from './live-feed.js';
@@ -31,8 +32,8 @@ export default async function consoleLiveRoutes(app: FastifyInstance, deps: Cons
       if (!signIn.orgId) throw new ApiError('insufficient_permissions', { message: 'Operators see organizations through the operator view.' });
       const orgId = signIn.orgId;
       const id = req.params.id;
-      const found = /^[0-9A-Za-z_-]{1,64}$/.test(id) ? await db.query('SELECT 1 FROM sessions WHERE id = $1 AND org_id = $2', [id, orgId]) : { rowCount: 0 };
-      if (!found.rowCount) throw new ApiError('session_not_found', { param: 'session_id', message: `No session '${id}' in this organization.` });
+      const found = /^[0-9A-Za-z_-]{1,64}$/.test(id) && (await sessionExistsInOrg(db, id, orgId));
+      if (!found) throw new ApiError('session_not_found', { param: 'session_id', message: `No session '${id}' in this organization.` });
 
       const res = reply.raw;
       reply.hijack();

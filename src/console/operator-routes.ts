@@ -4,7 +4,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { ApiError } from '../api/index.js';
-import { updateOrg } from '../store/index.js';
+import { countLiveSessions, listOperatorCalls, listOperatorOrgs, updateOrg } from '../store/index.js';
 import { listNodes, liveLegsOf } from '../coord/index.js';
 import { requireOperator } from './operator-guard.js';
 import operatorSipRoutes from './operator-sip-routes.js';
@@ -29,26 +29,19 @@ export default async function operatorRoutes(app: FastifyInstance, deps: Console
   // (record expired: stopped without a clean shutdown). A node shut down cleanly is not listed.
   app.get('/console/api/operator/nodes', { schema: { tags } }, async (req) => {
     await operator(req);
-    const [nodes, live] = await Promise.all([listNodes(redis), db.query<{ live: string }>(`SELECT count(*) AS live FROM sessions WHERE status <> 'ended'`)]);
+    const [nodes, live] = await Promise.all([listNodes(redis), countLiveSessions(db)]);
     return {
       object: 'list',
       data: nodes.map((n) => ({ ...n, answering: n.id === config.nodeId })),
-      live_sessions_gateway: Number(live.rows[0]?.live ?? 0),
+      live_sessions_gateway: live,
     };
   });
 
   app.get<{ Querystring: Static<typeof CallSearch> }>('/console/api/operator/calls', { schema: { tags, querystring: CallSearch } }, async (req) => {
     await operator(req);
     const q = req.query.q?.trim();
-    // to_jsonb(c.*) carries the stored row: an ended leg's final quality is in it.
-    const { rows } = await db.query<{ call: { id: string; ended_at: string | null; quality: unknown }; mode: string; session_status: string }>(
-      `SELECT to_jsonb(c.*) AS call, s.mode, s.status AS session_status
-         FROM calls c JOIN sessions s ON s.id = c.session_id
-        WHERE ($1::text IS NULL AND c.ended_at IS NULL)
-           OR ($1::text IS NOT NULL AND (c.call_sid = $1 OR c.session_id = $1 OR c.from_uri ILIKE '%' || $1 || '%' OR c.to_uri ILIKE '%' || $1 || '%'))
-        ORDER BY c.created_at DESC LIMIT 100`,
-      [q || null],
-    );
+    // Each row's call is the stored row: an ended leg's final quality is in it.
+    const rows = await listOperatorCalls(db, q || null);
     // A live leg's quality so far is published by the node carrying it with its heartbeat.
     const carriers = async () => (await listNodes(redis)).filter((n) => n.state !== 'lost').map((n) => n.id);
     const legs: Awaited<ReturnType<typeof liveLegsOf>> = rows.some((r) => r.call.ended_at === null) ? await liveLegsOf(redis, await carriers()) : new Map();
@@ -70,12 +63,7 @@ export default async function operatorRoutes(app: FastifyInstance, deps: Console
 
   app.get('/console/api/operator/organizations', { schema: { tags } }, async (req) => {
     await operator(req);
-    const { rows } = await db.query(
-      `SELECT o.id, o.name, o.status, o.credits, o.credits_used, o.max_concurrent_sessions, o.rate_limit, o.features,
-              (SELECT count(*)::int FROM sessions s WHERE s.org_id = o.id AND s.status <> 'ended') AS live_sessions
-         FROM organizations o ORDER BY o.id`,
-    );
-    return { object: 'list', data: rows };
+    return { object: 'list', data: await listOperatorOrgs(db) };
   });
 
   app.post<{ Params: { id: string }; Body: Static<typeof OrgChangeBody> }>(

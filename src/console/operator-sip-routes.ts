@@ -2,7 +2,7 @@
 // call's messages in capture order for the ladder diagram (the same rows as `voxbridge admin calls trace`).
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
-import { getSipTrace, searchSipCalls } from '../store/index.js';
+import { getSipTrace, getSipTraceCall, searchSipCalls } from '../store/index.js';
 import { requireOperator } from './operator-guard.js';
 import type { ConsoleDeps } from './context.js';
 
@@ -31,14 +31,11 @@ export default async function operatorSipRoutes(app: FastifyInstance, deps: Cons
   app.get<{ Params: Static<typeof CallIdParams> }>('/console/api/operator/sip_calls/:callId', { schema: { tags, params: CallIdParams } }, async (req) => {
     await requireOperator(store, req);
     const { callId } = req.params;
-    const [messages, call] = await Promise.all([
-      getSipTrace(db, callId),
-      db.query(`SELECT id, session_id, party, direction, from_uri, to_uri, status, created_at, ended_at FROM calls WHERE call_sid = $1`, [callId]),
-    ]);
+    const [messages, call] = await Promise.all([getSipTrace(db, callId), getSipTraceCall(db, callId)]);
     // An empty list is an answer too: capture off on the node that carried it, or past retention.
     return {
       call_id: callId,
-      call: call.rows[0] ?? null,
+      call,
       messages,
       capture_enabled: deps.config.sipCapture.enabled,
       retention_hours: deps.config.sipCapture.retentionHours,

@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { ApiError } from '../api/index.js';
-import { createPhoneNumber, findPhoneNumber, getConnection } from '../store/index.js';
+import { createPhoneNumber, findPhoneNumber, getConnection, listOrgConnections, listOrgNumbers } from '../store/index.js';
 import { requireSignIn } from './cookie-auth.js';
 import type { ConsoleDeps } from './context.js';
 
@@ -39,26 +39,13 @@ export default async function consoleTelephonyRoutes(app: FastifyInstance, deps:
 
   app.get('/console/api/connections', { schema: { tags } }, async (req) => {
     const orgId = await owner(req);
-    const { rows } = await db.query(
-      `SELECT c.id, c.provider, c.host, c.port, c.transport, c.status, c.credentials_valid, c.inbound_cidrs,
-              (c.username IS NOT NULL AND c.password_enc IS NOT NULL) AS has_credentials,
-              (o.default_connection_id = c.id) AS is_default, c.created_at,
-              (SELECT count(*)::int FROM phone_numbers n WHERE n.connection_id = c.id) AS numbers
-         FROM provider_connections c JOIN organizations o ON o.id = c.org_id
-        WHERE c.org_id = $1 ORDER BY c.id`,
-      [orgId],
-    );
+    const rows = await listOrgConnections(db, orgId);
     return { object: 'list', data: rows.map((r) => ({ object: 'connection', ...r })) };
   });
 
   app.get('/console/api/numbers', { schema: { tags } }, async (req) => {
     const orgId = await owner(req);
-    const { rows } = await db.query(
-      `SELECT n.id, n.number, n.connection_id, c.provider, c.status AS connection_status, n.created_at
-         FROM phone_numbers n LEFT JOIN provider_connections c ON c.id = n.connection_id
-        WHERE n.org_id = $1 ORDER BY n.number`,
-      [orgId],
-    );
+    const rows = await listOrgNumbers(db, orgId);
     return { object: 'list', data: rows.map((r) => ({ object: 'phone_number', ...r })) };
   });
 

@@ -1,16 +1,17 @@
 // GET /console/api/usage: the overview's usage over time for the signed-in user's organization —
 // sessions, billed minutes and analyses per UTC day, credits taken and added per day, live sessions
-// now and the most recent errors — aggregated by PostgreSQL in one statement (migration 017's
-// indexes, and sessions(org_id, id) scanned by an id range since ids are time-ordered).
+// now and the most recent errors — aggregated by PostgreSQL in one statement (store/console-repo.ts:
+// readOrgUsage).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { ApiError } from '../api/index.js';
-import { idFloor } from '../ids.js';
+import { readOrgUsage } from '../store/index.js';
 import { requireSignIn } from './cookie-auth.js';
 import type { ConsoleDeps } from './context.js';
 
-/** Session end reasons that mean something went wrong (the client's own end, a hang-up or the agent's end are normal). */
-export const ERROR_END_REASONS = ['node_lost', 'node_shutdown', 'stream_disconnected', 'inactivity'] as const;
+// The statement and its error end reasons live in store/; the usage benchmark imports them from here.
+export { ERROR_END_REASONS, usageQuery } from '../store/index.js';
+
 const DAY_MS = 86_400_000;
 
 const UsageQuery = Type.Object(
@@ -49,70 +50,14 @@ const Usage = Type.Object({
 });
 export type UsageT = Static<typeof Usage>;
 
-const USAGE_SQL = `
-WITH d AS (
-  SELECT generate_series(($2::timestamptz AT TIME ZONE 'UTC')::date, (now() AT TIME ZONE 'UTC')::date, interval '1 day')::date AS day
-), s AS (
-  SELECT (created_at AT TIME ZONE 'UTC')::date AS day, count(*) AS n, coalesce(sum(duration_seconds), 0) AS seconds,
-         count(*) FILTER (WHERE end_reason = ANY($5::text[])) AS failed
-    FROM sessions WHERE org_id = $1 AND id >= $3 AND created_at >= $2::timestamptz GROUP BY 1
-), a AS (
-  SELECT (created_at AT TIME ZONE 'UTC')::date AS day, count(*) AS n, count(*) FILTER (WHERE status = 'failed') AS failed
-    FROM analyses WHERE org_id = $1 AND id >= $4 AND created_at >= $2::timestamptz GROUP BY 1
-), c AS (
-  SELECT (created_at AT TIME ZONE 'UTC')::date AS day,
-         coalesce(-sum(delta) FILTER (WHERE delta < 0), 0) AS used, coalesce(sum(delta) FILTER (WHERE delta > 0), 0) AS added
-    FROM credit_ledger WHERE org_id = $1 AND created_at >= $2::timestamptz GROUP BY 1
-), e AS (
-  (SELECT 'session' AS kind, id, id AS session_id, 'Session ended: ' || end_reason AS message, coalesce(ended_at, created_at) AS at
-     FROM sessions WHERE org_id = $1 AND id >= $3 AND end_reason = ANY($5::text[]) ORDER BY id DESC LIMIT 10)
-  UNION ALL
-  (SELECT 'analysis', id, session_id, 'Analysis failed: ' || coalesce(error, 'no reason recorded'), coalesce(completed_at, created_at)
-     FROM analyses WHERE org_id = $1 AND id >= $4 AND status = 'failed' ORDER BY id DESC LIMIT 10)
-  UNION ALL
-  (SELECT 'recording', id, session_id, 'Recording (' || channel || ') failed: ' || coalesce(error, message, 'no reason recorded'), created_at
-     FROM recordings WHERE org_id = $1 AND id >= $6 AND status = 'failed' ORDER BY id DESC LIMIT 10)
-  UNION ALL
-  (SELECT 'webhook_delivery', event_id, ordering_key,
-          'Webhook ' || event_type || ' to ' || endpoint_id || ' failed after ' || attempts || ' attempts: '
-            || coalesce(last_error, 'HTTP ' || last_status_code, 'no answer'), finished_at
-     FROM webhook_deliveries WHERE org_id = $1 AND status = 'failed' AND finished_at >= $2::timestamptz ORDER BY finished_at DESC LIMIT 10)
-)
-SELECT o.credits, o.credits_used, o.open_sessions,
-       (SELECT json_agg(json_build_object(
-                 'date', to_char(d.day, 'YYYY-MM-DD'), 'sessions', coalesce(s.n, 0), 'seconds', coalesce(s.seconds, 0),
-                 'failed_sessions', coalesce(s.failed, 0), 'analyses', coalesce(a.n, 0), 'failed_analyses', coalesce(a.failed, 0),
-                 'credits_used', coalesce(c.used, 0), 'credits_added', coalesce(c.added, 0)) ORDER BY d.day)
-          FROM d LEFT JOIN s USING (day) LEFT JOIN a USING (day) LEFT JOIN c USING (day)) AS series,
-       (SELECT coalesce(json_agg(x ORDER BY x.at DESC), '[]') FROM (SELECT * FROM e ORDER BY at DESC LIMIT 10) x) AS errors
-  FROM organizations o WHERE o.id = $1`;
-
-interface Row {
-  credits: string;
-  credits_used: string;
-  open_sessions: number;
-  series: Array<Omit<Static<typeof UsageDay>, 'minutes'> & { seconds: number }>;
-  errors: Array<Static<typeof UsageError>>;
-}
-
 /** Midnight UTC `days - 1` days before today. */
 export function windowStart(days: number, now = Date.now()): number {
   return Math.floor(now / DAY_MS) * DAY_MS - (days - 1) * DAY_MS;
 }
 
-/** The one statement behind the overview (exported for the benchmark's EXPLAIN). */
-export function usageQuery(orgId: string, start: number): { text: string; values: unknown[] } {
-  return {
-    text: USAGE_SQL,
-    values: [orgId, new Date(start).toISOString(), idFloor('sess', start), idFloor('anl', start), [...ERROR_END_REASONS], idFloor('rec', start)],
-  };
-}
-
 export async function orgUsage(db: ConsoleDeps['db'], orgId: string, days: number): Promise<UsageT | null> {
   const start = windowStart(days);
-  const q = usageQuery(orgId, start);
-  const { rows } = await db.query<Row>(q.text, q.values);
-  const row = rows[0];
+  const row = await readOrgUsage(db, orgId, start);
   if (!row) return null;
   return {
     object: 'usage',

@@ -16,4 +16,5 @@ export * from './analyses-repo.js';
 export * from './sip-capture-repo.js';
 export * from './org-engines-repo.js';
 export * from './session-list.js';
+export * from './console-repo.js';
 export { TurnBatch } from './turn-batch.js';

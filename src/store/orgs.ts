@@ -132,6 +132,21 @@ export async function orgExists(db: Db, id: string): Promise<boolean> {
   return !!rowCount;
 }
 
+/** Whether the API key exists in this organization (another organization's key does not exist for it: the API's 404 rule). */
+export async function apiKeyExistsInOrg(db: Db, id: string, orgId: string): Promise<boolean> {
+  const { rowCount } = await db.query('SELECT 1 FROM api_keys WHERE id = $1 AND org_id = $2', [id, orgId]);
+  return !!rowCount;
+}
+
+/** Every column of an organization as stored (`SELECT *`: later migrations' columns too), timestamps as read. */
+export type StoredOrgRow = Omit<OrgRecord, 'created_at' | 'updated_at'> & { created_at: Date; updated_at: Date };
+
+/** The organization's row, for the console's cookie sign-in to build the same AuthContext as an API key; null when it does not exist. */
+export async function getOrg(db: Db, id: string): Promise<StoredOrgRow | null> {
+  const { rows } = await db.query<StoredOrgRow>('SELECT * FROM organizations WHERE id = $1', [id]);
+  return rows[0] ?? null;
+}
+
 /** An API key joined with its organization, as authentication reads it: the key's fields beside every organization column. */
 export type ApiKeyWithOrgRow = Omit<OrgRecord, 'created_at' | 'updated_at'> & {
   key_id: string;
