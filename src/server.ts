@@ -296,7 +296,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       });
       recordingEncoder.kick(); // resumes what a previous run left `processing`
       recordingRetention = startRecordingRetention({ db, logger, storage, intervalMs: pc.retentionIntervalMs });
-      analysisWorker = startAnalysisWorker({ db, logger, intervalMs: pc.jobIntervalMs, leaseSeconds: pc.leaseSeconds });
+      analysisWorker = startAnalysisWorker({ db, logger, intervalMs: pc.jobIntervalMs, leaseSeconds: pc.leaseSeconds, summary: pc.summary });
       // SIP capture retention (sipcore): runs on worker nodes whether or not this node captures.
       const sipCaptureRetention = startSipCaptureRetention({ db, logger, retentionHours: config.sipCapture.retentionHours });
       const ownedSweepers: Sweeper[] = [sweeper, nodeLostSweeper, retention, recordingEncoder, recordingRetention, analysisWorker, sipCaptureRetention];

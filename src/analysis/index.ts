@@ -4,3 +4,4 @@ export { checkCompliance, luhnValid, spokenCardNumber, digitRuns, type Complianc
 export { partySentiment, turnSentiment, labelOf } from './sentiment.js';
 export { keywords, extractiveSummary, actionItems } from './content.js';
 export { englishText, type AnalysisTurn } from './transcript.js';
+export { llmSummary, transcriptForSummary, LlmSummaryError, type LlmSummaryOptions } from './llm-summary.js';

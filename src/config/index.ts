@@ -223,6 +223,18 @@ export const ConfigSchema = Type.Object({
     retentionIntervalMs: PositiveInt,
     /** MP3 bitrate for lame (kbps; 8 kHz mono MPEG-2.5 allows 8–64). */
     mp3BitrateKbps: Type.Integer({ minimum: 8, maximum: 64 }),
+    /** Who writes an analysis's summary (README "Analysis"): the embedded extractive one, or an LLM. */
+    summary: Type.Object({
+      /** `openai_compatible`: any chat-completions API (OpenAI, Ollama, vLLM …); extractive when it fails. */
+      engine: Type.Union([Type.Literal('extractive'), Type.Literal('openai_compatible')]),
+      /** e.g. https://api.openai.com/v1 (the request goes to `<baseUrl>/chat/completions`). */
+      baseUrl: Type.String(),
+      model: Type.String(),
+      /** Sent as `Authorization: Bearer …` when set. */
+      apiKey: Type.String(),
+      /** No complete answer by then: the extractive summary is used. */
+      timeoutMs: PositiveInt,
+    }),
   }),
   /** Where encoded recordings (MP3) are kept (src/recordings/storage.ts; README "Recordings"). */
   recordings: Type.Object({
@@ -366,6 +378,11 @@ const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' 
   RECORDING_CAPTURE_GRACE_SECONDS: { path: ['postCall', 'captureGraceSeconds'], kind: 'int' },
   RECORDING_RETENTION_INTERVAL_MS: { path: ['postCall', 'retentionIntervalMs'], kind: 'int' },
   RECORDING_MP3_BITRATE_KBPS: { path: ['postCall', 'mp3BitrateKbps'], kind: 'int' },
+  ANALYSIS_SUMMARY_ENGINE: { path: ['postCall', 'summary', 'engine'], kind: 'string' },
+  ANALYSIS_LLM_BASE_URL: { path: ['postCall', 'summary', 'baseUrl'], kind: 'string' },
+  ANALYSIS_LLM_MODEL: { path: ['postCall', 'summary', 'model'], kind: 'string' },
+  ANALYSIS_LLM_API_KEY: { path: ['postCall', 'summary', 'apiKey'], kind: 'string' },
+  ANALYSIS_LLM_TIMEOUT_MS: { path: ['postCall', 'summary', 'timeoutMs'], kind: 'int' },
   RECORDINGS_STORAGE: { path: ['recordings', 'storage'], kind: 'string' },
   RECORDINGS_S3_ENDPOINT: { path: ['recordings', 's3', 'endpoint'], kind: 'string' },
   RECORDINGS_S3_BUCKET: { path: ['recordings', 's3', 'bucket'], kind: 'string' },
@@ -483,6 +500,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Json
         `invalid configuration: recordings.storage (RECORDINGS_STORAGE) is s3 but ${names.join(', ')} ${missing.length > 1 ? 'are' : 'is'} not set`,
       );
     }
+  }
+  if (cfg.postCall.summary.engine === 'openai_compatible' && (!cfg.postCall.summary.baseUrl || !cfg.postCall.summary.model)) {
+    throw new ConfigError(
+      'invalid configuration: postCall.summary.engine (ANALYSIS_SUMMARY_ENGINE) is openai_compatible but postCall.summary.baseUrl (ANALYSIS_LLM_BASE_URL) and postCall.summary.model (ANALYSIS_LLM_MODEL) are not both set',
+    );
   }
   cfg.engines.pocketsphinx.hmm = path.resolve(packageRoot, cfg.engines.pocketsphinx.hmm);
   cfg.vad.sileroModel = path.resolve(packageRoot, cfg.vad.sileroModel);

@@ -2,7 +2,8 @@
 // resumed), the embedded analyser runs on the stored transcript, and the row becomes `completed`
 // with `analysis.completed` or `failed` with `analysis.failed` (SPEC "Analysis (status)").
 import type { Logger } from 'pino';
-import { analyseTranscript, ANALYSIS_PARTS, type AnalysisPart, type AnalysisTurn } from '../analysis/index.js';
+import { analyseTranscript, llmSummary, ANALYSIS_PARTS, type AnalysisPart, type AnalysisTurn } from '../analysis/index.js';
+import type { Config } from '../config/index.js';
 import {
   analysisTurns,
   claimAnalyses,
@@ -17,7 +18,33 @@ import { startPeriodicSweep, type Sweeper } from './periodic-sweep.js';
 
 export const MAX_ANALYSIS_ATTEMPTS = 3;
 
-export async function runAnalysis(db: Db, a: AnalysisRow): Promise<void> {
+export interface AnalysisWorkerDeps {
+  db: Db;
+  logger: Logger;
+  intervalMs: number;
+  leaseSeconds: number;
+  /** Who writes the summary (config postCall.summary); extractive when absent. */
+  summary?: Config['postCall']['summary'];
+}
+
+/** The LLM's summary when one is configured and answers; else the extractive one, and which it was. */
+async function chooseSummary(
+  extractive: string | null,
+  turns: AnalysisTurn[],
+  deps: Pick<AnalysisWorkerDeps, 'summary'>,
+  log: Logger | undefined,
+): Promise<{ summary: string | null; engine: 'extractive' | 'openai_compatible' }> {
+  const o = deps.summary;
+  if (extractive === null || o?.engine !== 'openai_compatible') return { summary: extractive, engine: 'extractive' };
+  try {
+    return { summary: await llmSummary(turns, o), engine: 'openai_compatible' };
+  } catch (err) {
+    log?.warn({ err }, 'LLM summary failed; the extractive summary stands');
+    return { summary: extractive, engine: 'extractive' };
+  }
+}
+
+export async function runAnalysis(db: Db, a: AnalysisRow, deps: Pick<AnalysisWorkerDeps, 'summary'> = {}, log?: Logger): Promise<void> {
   const stored = await analysisTurns(db, a.session_id);
   if (stored.length === 0) throw new Error('the transcript has no turns to analyse');
   const turns: AnalysisTurn[] = stored.map((t) => ({
@@ -31,23 +58,24 @@ export async function runAnalysis(db: Db, a: AnalysisRow): Promise<void> {
   }));
   const include = a.include.filter((p): p is AnalysisPart => (ANALYSIS_PARTS as readonly string[]).includes(p));
   const r = analyseTranscript(turns, { include, profile: a.profile, rules: await complianceRules(db, a.org_id) });
+  const { summary, engine } = await chooseSummary(r.summary, turns, deps, log);
   await completeAnalysis(db, a.id, {
-    summary: r.summary,
+    summary,
     sentiment: r.sentiment && { customer: r.sentiment.customer, agent: r.sentiment.agent },
     compliance: r.compliance && { status: r.compliance.status, flags: r.compliance.flags },
     keywords: r.keywords,
     performance: r.performance && { score: r.performance.score },
-    details: { sentiment: r.sentiment, performance: r.performance, action_items: r.action_items },
+    details: { sentiment: r.sentiment, performance: r.performance, action_items: r.action_items, summary_engine: engine },
     eventResults: {
       ...(r.sentiment ? { sentiment: { overall: r.sentiment.overall, label: r.sentiment.label } } : {}),
-      ...(r.summary !== null ? { summary: { brief: r.summary } } : {}),
+      ...(summary !== null ? { summary: { brief: summary } } : {}),
       action_items: r.action_items,
       ...(r.performance ? { quality: { score: r.performance.score } } : {}),
     },
   });
 }
 
-export function startAnalysisWorker(deps: { db: Db; logger: Logger; intervalMs: number; leaseSeconds: number }): Sweeper {
+export function startAnalysisWorker(deps: AnalysisWorkerDeps): Sweeper {
   const log = deps.logger.child({ component: 'analysis-worker' });
   return startPeriodicSweep(
     deps.intervalMs,
@@ -58,7 +86,7 @@ export function startAnalysisWorker(deps: { db: Db; logger: Logger; intervalMs: 
         if (batch.length === 0) break;
         for (const a of batch) {
           try {
-            await runAnalysis(deps.db, a);
+            await runAnalysis(deps.db, a, deps, log.child({ analysis_id: a.id }));
           } catch (err) {
             const message = (err as Error).message;
             if (a.attempts >= MAX_ANALYSIS_ATTEMPTS || /no turns/.test(message)) {

@@ -1,6 +1,7 @@
 // A local server speaking the OpenAI chat-completions wire protocol (POST /v1/chat/completions with
 // stream: true → `text/event-stream` of `data: {chat.completion.chunk}` events, `tool_calls` deltas
-// with the arguments split across chunks, `data: [DONE]`; errors as `{ "error": { … } }` bodies).
+// with the arguments split across chunks, `data: [DONE]`; without stream → one `chat.completion`
+// JSON body; errors as `{ "error": { … } }` bodies).
 // No LLM is reachable from the test machine, so each test scripts the replies in order.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -14,7 +15,7 @@ export type ScriptedReply =
 
 export interface ChatRequest {
   headers: IncomingMessage['headers'];
-  body: { model: string; messages: Array<Record<string, any>>; stream: boolean; tools?: unknown[] };
+  body: { model: string; messages: Array<Record<string, any>>; stream?: boolean; temperature?: number; tools?: unknown[] };
 }
 
 export class OpenAiChatServer {
@@ -51,9 +52,17 @@ export class OpenAiChatServer {
         .end(JSON.stringify({ error: { message: reply.error, type: 'server_error', code: null } }));
       return;
     }
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
     const id = `chatcmpl-${this.requests.length}`;
     const created = Math.floor(Date.now() / 1000);
+    if (body.stream !== true && 'text' in reply) {
+      const usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+      const message = { role: 'assistant', content: reply.text };
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ id, object: 'chat.completion', created, model: body.model, choices: [{ index: 0, message, finish_reason: 'stop' }], usage }));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
     const send = (delta: Record<string, unknown>, finish: string | null = null) =>
       res.write(
         `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`,

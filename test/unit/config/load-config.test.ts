@@ -52,6 +52,14 @@ describe('loadConfig errors', () => {
     expect(msg).not.toContain('RECORDINGS_S3_BUCKET');
   });
 
+  it('summarizes extractively by default; an LLM summary needs its URL and model, named by variable', () => {
+    expect(loadConfig({}).postCall.summary.engine).toBe('extractive');
+    expect(fails({ ANALYSIS_SUMMARY_ENGINE: 'openai_compatible', ANALYSIS_LLM_MODEL: 'm' })).toMatch(/ANALYSIS_LLM_BASE_URL.*ANALYSIS_LLM_MODEL/);
+    expect(fails({ ANALYSIS_SUMMARY_ENGINE: 'gpt' })).toMatch(/postCall\.summary\.engine \(ANALYSIS_SUMMARY_ENGINE\)/);
+    const llm = loadConfig({ ANALYSIS_SUMMARY_ENGINE: 'openai_compatible', ANALYSIS_LLM_BASE_URL: 'http://127.0.0.1:11434/v1', ANALYSIS_LLM_MODEL: 'llama3' });
+    expect(llm.postCall.summary).toMatchObject({ engine: 'openai_compatible', baseUrl: 'http://127.0.0.1:11434/v1', model: 'llama3', apiKey: '' });
+  });
+
   it('says which profile file is missing', () => {
     expect(fails({ VOXBRIDGE_ENV: 'no-such-profile' })).toMatch(/VOXBRIDGE_ENV=no-such-profile .*does not exist/);
   });
