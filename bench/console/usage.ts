@@ -5,7 +5,8 @@
 // failed recording for every 200th.
 // Usage: nice -n 10 npx tsx bench/console/usage.ts [orgs=50] [sessionsPerOrg=4000]
 import { createOrg, createPool, migrate } from '../../src/store/index.js';
-import { orgUsage, usageQuery, windowStart, ERROR_END_REASONS } from '../../src/console/usage-routes.js';
+import { orgUsage, windowStart } from '../../src/console/usage-routes.js';
+import { usageQuery, ERROR_END_REASONS } from '../../src/store/index.js';
 import { dropTestState, testConfig } from '../../test/helpers/gateway.js';
 import { defined } from '../defined.js';
 

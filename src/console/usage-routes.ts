@@ -9,9 +9,6 @@ import { readOrgUsage } from '../store/index.js';
 import { requireSignIn } from './cookie-auth.js';
 import type { ConsoleDeps } from './context.js';
 
-// The statement and its error end reasons live in store/; the usage benchmark imports them from here.
-export { ERROR_END_REASONS, usageQuery } from '../store/index.js';
-
 const DAY_MS = 86_400_000;
 
 const UsageQuery = Type.Object(
