@@ -301,7 +301,9 @@ describe('numbers', () => {
     await page.getByText(`+14155550123 added to ${conn.id}.`).waitFor({ timeout: 15_000 });
     const row = page.getByTestId('numbers').locator('tr', { hasText: '+14155550123' });
     expect(await row.textContent()).toContain(conn.id);
-    expect(await page.getByTestId('connections').locator('tr', { hasText: conn.id }).locator('td').nth(5).textContent()).toBe('1');
+    // Both lists reload after the add, in no set order: wait for the connection's count instead of reading it at once.
+    const numbersOnConnection = page.getByTestId('connections').locator('tr', { hasText: conn.id }).locator('td').nth(5);
+    await numbersOnConnection.filter({ hasText: /^1$/ }).waitFor({ timeout: 15_000 });
     if (shots) await page.screenshot({ path: path.join(shots, 'console-numbers.png'), fullPage: true });
 
     await page.getByLabel('Number (E.164)').fill('+14155550123');
