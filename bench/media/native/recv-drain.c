@@ -22,13 +22,19 @@ static napi_value num(napi_env env, double v) {
   return out;
 }
 
-/* open(port) -> fd, or -errno: a non-blocking UDP socket bound to 127.0.0.1:port (0: any free port). */
-static napi_value open_socket(napi_env env, napi_callback_info info) {
+/* The first argument as an int32 (-1 when missing or not a number). */
+static int32_t int_arg(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  int32_t port = 0;
-  if (argc > 0) napi_get_value_int32(env, argv[0], &port);
+  int32_t v = -1;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) == napi_ok && argc > 0) napi_get_value_int32(env, argv[0], &v);
+  return v;
+}
+
+/* open(port) -> fd, or -errno: a non-blocking UDP socket bound to 127.0.0.1:port (0: any free port). */
+static napi_value open_socket(napi_env env, napi_callback_info info) {
+  int32_t port = int_arg(env, info);
+  if (port < 0) port = 0;
   int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return num(env, -errno);
   struct sockaddr_in a;
@@ -46,11 +52,7 @@ static napi_value open_socket(napi_env env, napi_callback_info info) {
 
 /* port(fd) -> the bound port. */
 static napi_value local_port(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1];
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  int32_t fd = -1;
-  napi_get_value_int32(env, argv[0], &fd);
+  int32_t fd = int_arg(env, info);
   struct sockaddr_in a;
   socklen_t len = sizeof a;
   if (getsockname(fd, (struct sockaddr *)&a, &len) < 0) return num(env, -errno);
@@ -58,11 +60,7 @@ static napi_value local_port(napi_env env, napi_callback_info info) {
 }
 
 static napi_value close_socket(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1];
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  int32_t fd = -1;
-  napi_get_value_int32(env, argv[0], &fd);
+  int32_t fd = int_arg(env, info);
   return num(env, close(fd) < 0 ? -errno : 0);
 }
 
