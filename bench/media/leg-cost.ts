@@ -2,7 +2,8 @@
 // a busy host: what the gateway pays per bridged leg for one packet in (receive, latch, decode,
 // jitter buffer), one frame out of the jitter buffer handed to the other leg, and one packet out
 // (encode, send). Legs are bridged in pairs as a session bridges two phone legs.
-//   npx tsx bench/media/leg-cost.ts [--legs 200] [--ticks 1500] [--rounds 3] [--workers 0]
+//   npx tsx bench/media/leg-cost.ts [--legs 200] [--ticks 1500] [--rounds 3] [--workers 0] [--native 0]
+// --native 1 reads and writes the gateway side's RTP sockets through the batched addon (MEDIA_IO=native).
 // --workers N puts the gateway side's RTP sockets in N worker threads (MEDIA_WORKERS); the figure is then
 // split into the main thread's share and the rest (worker threads, libuv and V8 helpers), read per thread
 // from /proc/self/task (Linux; 10 ms resolution, so rounds of several seconds).
@@ -26,6 +27,7 @@ const LEGS = arg('legs', 200) & ~1;
 const TICKS = arg('ticks', 1500);
 const ROUNDS = arg('rounds', 3);
 const WORKERS = arg('workers', 0);
+const NATIVE = arg('native', 0) === 1;
 
 /** CPU time (µs) of this process's main thread and of all its other threads, from /proc (Linux). */
 function threadCpu(): { main: number; others: number } {
@@ -47,8 +49,9 @@ function threadCpu(): { main: number; others: number } {
   return { main, others };
 }
 
-/** The media clock, fired by hand: early listeners (playout) then late ones (sending), as the process clock does. */
+/** The media clock, fired by hand: reading (MEDIA_IO=native), playout, then sending, as the process clock does. */
 class DrivenClock implements TickSource {
+  private readonly read = new Set<TickListener>();
   private readonly early = new Set<TickListener>();
   private readonly late = new Set<TickListener>();
   private n = 0;
@@ -60,8 +63,13 @@ class DrivenClock implements TickSource {
     this.late.add(fn);
     return () => this.late.delete(fn);
   }
+  subscribeEarly(fn: TickListener): () => void {
+    this.read.add(fn);
+    return () => this.read.delete(fn);
+  }
   fire(): void {
     this.n++;
+    for (const fn of this.read) fn(this.n);
     for (const fn of this.early) fn(this.n);
     for (const fn of this.late) fn(this.n);
   }
@@ -99,6 +107,7 @@ async function round(): Promise<{
       clock,
       jitter: { targetFrames: 2, adaptive: false },
       socketWorkers: WORKERS,
+      nativeIo: NATIVE,
     });
     const phone = await bindPhone();
     phone.on('message', () => phoneGot++);
@@ -159,7 +168,7 @@ for (let r = 0; r < ROUNDS; r++) {
   const x = await round();
   results.push(x);
   console.log(
-    `round ${r + 1}: ${x.usPerLegTick.toFixed(2)} µs CPU per leg-tick (main thread ${x.mainUsPerLegTick.toFixed(2)}, other threads ${x.othersUsPerLegTick.toFixed(2)}), ${Math.round(x.sysShare * 100)} % of it in the kernel (${LEGS} legs × ${TICKS} ticks, socket workers ${WORKERS}; packets in ${x.received}, out ${x.sent}, at the phones ${x.phoneGot})`,
+    `round ${r + 1}: ${x.usPerLegTick.toFixed(2)} µs CPU per leg-tick (main thread ${x.mainUsPerLegTick.toFixed(2)}, other threads ${x.othersUsPerLegTick.toFixed(2)}), ${Math.round(x.sysShare * 100)} % of it in the kernel (${LEGS} legs × ${TICKS} ticks, socket workers ${WORKERS}, native ${NATIVE}; packets in ${x.received}, out ${x.sent}, at the phones ${x.phoneGot})`,
   );
 }
 const sorted = results.map((x) => x.usPerLegTick).sort((a, b) => a - b);
@@ -169,5 +178,5 @@ const mainMedian = mains[Math.floor(mains.length / 2)] ?? NaN;
 console.log(
   `median ${median.toFixed(2)} µs CPU per leg-tick → ${((median * 50) / 1000).toFixed(2)} ms CPU per leg-second, ${((median * 100) / 1000).toFixed(2)} ms per bridged call-second; main thread median ${mainMedian.toFixed(2)} µs per leg-tick`,
 );
-console.log(JSON.stringify({ bench: 'media_leg_cost', legs: LEGS, ticks: TICKS, workers: WORKERS, usPerLegTick: sorted, mainUsPerLegTick: mains }));
+console.log(JSON.stringify({ bench: 'media_leg_cost', legs: LEGS, ticks: TICKS, workers: WORKERS, native: NATIVE, usPerLegTick: sorted, mainUsPerLegTick: mains }));
 process.exit(0);

@@ -1,27 +1,21 @@
-// What the receive half of a packet costs the gateway, and what a native batched read would cost instead:
-// a child process owns N UDP sockets on loopback and this process sends each one a 172-byte packet every
-// 20 ms (as N RTP legs receive). The child reads them either with dgram (one 'message' callback per
-// datagram: epoll, libuv's two recvmsg, a Buffer and rinfo object; what RtpEndpoint does today) or with
-// the bench-only addon native/recv-drain.c (every socket drained once per 20 ms tick with recvmmsg into
-// one buffer: one system call per socket per tick, no object per datagram). Prints the child's CPU per
-// packet for both, alternated. The addon is compiled here with cc against Node's headers; it is a
-// measurement, not part of the gateway.
-//   npx tsx bench/media/recv-cost.ts [--sockets 400] [--seconds 10] [--rounds 2]
+// What the receive half of a packet costs the gateway, with dgram and with the batched reader of
+// MEDIA_IO=native: a child process owns N UDP sockets on loopback and this process sends each one a
+// 172-byte packet every 20 ms (as N RTP legs receive). The child reads them either with dgram (one
+// 'message' callback per datagram: epoll, libuv's two recvmsg, a Buffer and rinfo object) or through
+// rtp/native-io.ts (every socket read once per 20 ms media tick with recvmmsg into one buffer, kernel
+// arrival times kept). With --echo 1 the child sends each packet back from the socket that got it, so
+// the figure is a leg's receive plus send. Prints the child's CPU per packet for both, alternated.
+//   npx tsx bench/media/recv-cost.ts [--sockets 400] [--seconds 10] [--rounds 2] [--echo 0]
 // Prints figures; asserts nothing.
-import { execFileSync, fork } from 'node:child_process';
+import { fork } from 'node:child_process';
 import dgram from 'node:dgram';
-import { existsSync, mkdirSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { MediaClock } from '../../src/media/index.js';
+import { NativeRtpIo, nativeRtpIoAddon } from '../../src/telephony/rtp/native-io.js';
+import { createMediaSocket } from '../../src/telephony/rtp/port-allocator.js';
+import type { MediaSocket } from '../../src/telephony/rtp/socket-protocol.js';
 
-interface Drain {
-  open(port: number): number;
-  port(fd: number): number;
-  close(fd: number): number;
-  drain(fds: Int32Array, out: Uint8Array, lens: Int32Array): number;
-}
-type Mode = 'dgram' | 'mmsg';
+type Mode = 'dgram' | 'native';
 interface Stats {
   packets: number;
   cpuUs: number;
@@ -32,54 +26,45 @@ function arg(name: string, dflt: number): number {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? Number(process.argv[i + 1]) : dflt;
 }
-const here = path.dirname(fileURLToPath(import.meta.url));
-const ADDON = path.resolve(here, '../../.voxbridge/bench/recv-drain.node');
-const SLOT = 2048;
-
-async function child(mode: Mode, sockets: number): Promise<void> {
+async function child(mode: Mode, sockets: number, echo: boolean): Promise<void> {
   const send = (m: unknown) => process.send?.(m);
   let packets = 0;
   let touched = 0;
-  const ports: number[] = [];
+  let socks: MediaSocket[];
   let stop: () => void;
   if (mode === 'dgram') {
-    const socks = await Promise.all(
+    socks = await Promise.all(
       Array.from({ length: sockets }, async () => {
-        const s = dgram.createSocket('udp4');
+        const s = createMediaSocket();
         await new Promise<void>((r) => s.bind(0, '127.0.0.1', () => r()));
-        s.on('message', (msg) => {
-          packets++;
-          touched += msg[0] ?? 0;
-        });
         return s;
       }),
     );
-    for (const s of socks) ports.push(s.address().port);
     const tick = setInterval(() => {}, 20); // the media clock runs either way
-    stop = () => {
-      clearInterval(tick);
-      for (const s of socks) s.close();
-    };
+    stop = () => clearInterval(tick);
   } else {
-    const addon = createRequire(import.meta.url)(ADDON) as Drain;
-    const fds = Int32Array.from({ length: sockets }, () => {
-      const fd = addon.open(0);
-      if (fd < 0) throw new Error(`open: errno ${-fd}`);
-      return fd;
+    const clock = new MediaClock();
+    const io = new NativeRtpIo(nativeRtpIoAddon(), clock);
+    socks = Array.from({ length: sockets }, () => {
+      const s = io.bind('127.0.0.1', 0);
+      if (!s) throw new Error('no port');
+      return s;
     });
-    for (const fd of fds) ports.push(addon.port(fd));
-    const out = new Uint8Array(SLOT * sockets * 4);
-    const lens = new Int32Array(sockets * 4);
-    const tick = setInterval(() => {
-      const n = addon.drain(fds, out, lens);
-      for (let k = 0; k < n; k++) touched += out[k * SLOT] ?? 0;
-      packets += n;
-    }, 20);
-    stop = () => {
-      clearInterval(tick);
-      for (const fd of fds) addon.close(fd);
-    };
+    stop = () => clock.stop();
   }
+  for (const s of socks) {
+    s.on('message', (msg, from) => {
+      packets++;
+      touched += msg[0] ?? 0;
+      if (echo) s.send(msg, from.port, from.address);
+    });
+  }
+  const ports = socks.map((s) => s.address().port);
+  const closeAll = stop;
+  stop = () => {
+    closeAll();
+    for (const s of socks) s.close();
+  };
   let mark = { packets: 0, cpu: process.cpuUsage() };
   process.on('message', (m: string) => {
     if (m === 'mark') {
@@ -96,15 +81,8 @@ async function child(mode: Mode, sockets: number): Promise<void> {
   send({ ports });
 }
 
-function build(): boolean {
-  if (!existsSync('/usr/include/node/node_api.h')) return false;
-  mkdirSync(path.dirname(ADDON), { recursive: true });
-  execFileSync('cc', ['-O2', '-shared', '-fPIC', '-I/usr/include/node', path.join(here, 'native/recv-drain.c'), '-o', ADDON]);
-  return true;
-}
-
-async function measure(mode: Mode, sockets: number, seconds: number): Promise<Stats> {
-  const c = fork(fileURLToPath(import.meta.url), ['--child', mode, String(sockets)], { execArgv: process.execArgv });
+async function measure(mode: Mode, sockets: number, seconds: number, echo: boolean): Promise<Stats> {
+  const c = fork(fileURLToPath(import.meta.url), ['--child', mode, String(sockets), echo ? '1' : '0'], { execArgv: process.execArgv });
   const next = () => new Promise<unknown>((r) => c.once('message', r));
   const { ports } = (await next()) as { ports: number[] };
   const tx = dgram.createSocket('udp4');
@@ -127,26 +105,26 @@ async function measure(mode: Mode, sockets: number, seconds: number): Promise<St
 }
 
 if (process.argv[2] === '--child') {
-  await child(process.argv[3] as Mode, Number(process.argv[4]));
+  await child(process.argv[3] as Mode, Number(process.argv[4]), process.argv[5] === '1');
 } else {
   const sockets = arg('sockets', 400);
   const seconds = arg('seconds', 10);
   const rounds = arg('rounds', 2);
-  if (!build()) {
-    console.log('Node headers (/usr/include/node/node_api.h) not found: the native variant cannot be built here.');
-    process.exit(0);
-  }
-  const results: Record<Mode, number[]> = { dgram: [], mmsg: [] };
+  const echo = arg('echo', 0) === 1;
+  nativeRtpIoAddon(); // built before the first round, not inside a measured child
+  const results: Record<Mode, number[]> = { dgram: [], native: [] };
   for (let r = 0; r < rounds; r++) {
-    for (const mode of (r % 2 === 0 ? ['dgram', 'mmsg'] : ['mmsg', 'dgram']) as Mode[]) {
-      const s = await measure(mode, sockets, seconds);
+    for (const mode of (r % 2 === 0 ? ['dgram', 'native'] : ['native', 'dgram']) as Mode[]) {
+      const s = await measure(mode, sockets, seconds, echo);
       const us = s.cpuUs / Math.max(1, s.packets);
       results[mode].push(us);
       console.log(
-        `round ${r + 1} ${mode.padEnd(5)}: ${s.packets} packets to ${sockets} sockets, ${us.toFixed(2)} µs CPU per packet received (${Math.round((s.systemUs / Math.max(1, s.cpuUs)) * 100)} % kernel), receiver ${((s.cpuUs / (seconds * 1e6)) * 100).toFixed(1)} % of a core`,
+        `round ${r + 1} ${mode.padEnd(5)}: ${s.packets} packets to ${sockets} sockets, ${us.toFixed(2)} µs CPU per packet ${echo ? 'received and sent back' : 'received'} (${Math.round((s.systemUs / Math.max(1, s.cpuUs)) * 100)} % kernel), receiver ${((s.cpuUs / (seconds * 1e6)) * 100).toFixed(1)} % of a core`,
       );
     }
   }
   const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)] ?? NaN;
-  console.log(`median: dgram ${median(results.dgram).toFixed(2)} µs, recvmmsg per tick ${median(results.mmsg).toFixed(2)} µs of CPU per packet received`);
+  console.log(
+    `median: dgram ${median(results.dgram).toFixed(2)} µs, native (recvmmsg per tick) ${median(results.native).toFixed(2)} µs of CPU per packet ${echo ? 'received and sent back' : 'received'}`,
+  );
 }

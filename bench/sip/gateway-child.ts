@@ -1,7 +1,7 @@
 // The gateway under test for the concurrent-calls, media and hostile-input benchmarks, in its own
 // process (own event loop and CPU accounting): server.ts wiring with the media role, SIP on a free
-// port, engines off, MEDIA_WORKERS from the environment (RTP socket worker threads, default 0), and
-// the socket workers' batch counters in `usage`. The parent picks, by environment:
+// port, engines off, MEDIA_WORKERS (RTP socket worker threads, default 0) and MEDIA_IO (dgram | native)
+// from the environment, and the socket workers' or the batched reader's counters in `usage`. The parent picks, by environment:
 //   BENCH_GATEWAY_TRANSPORTS=udp[,tcp]   SIP transports (hostile input arrives on both)
 //   BENCH_GATEWAY_RTP_BASE=20000         first RTP port of a 10,000-port range
 //   BENCH_GATEWAY_LOG_LEVEL=warn         (hostile input would log a refusal per source otherwise)
@@ -13,6 +13,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { mediaStageSummary, resetMediaStages } from '../../src/media/index.js';
 import { startBenchSipGateway } from './bench-gateway.js';
 import { runningRtpSocketPool } from '../../src/telephony/rtp/socket-pool.js';
+import { nativeRtpIoCounts } from '../../src/telephony/rtp/native-io.js';
 import { LoopProbe, benchStallMs } from './loop-probe.js';
 
 const loopDelay = monitorEventLoopDelay({ resolution: 5 });
@@ -30,6 +31,7 @@ const { t, telephony, prepareSessions } = await startBenchSipGateway({
 });
 // The telephony service reads its SIP settings from this object at each call's set-up.
 t.gw.config.sip.mediaWorkers = Number(process.env.MEDIA_WORKERS ?? 0);
+t.gw.config.sip.mediaIo = process.env.MEDIA_IO === 'native' ? 'native' : 'dgram';
 if (process.env.BENCH_GATEWAY_GRACE_SECONDS) t.gw.config.limits.reconnectGraceSeconds = Number(process.env.BENCH_GATEWAY_GRACE_SECONDS);
 
 interface ParentMessage {
@@ -58,6 +60,7 @@ async function onParentMessage(msg: ParentMessage): Promise<void> {
         loopDelayP99Ms: Math.round(loopDelay.percentile(99) / 1e5) / 10,
         loopDelayMaxMs: Math.round(loopDelay.max / 1e5) / 10,
         ...Object.fromEntries(Object.entries(runningRtpSocketPool()?.counts ?? {}).map(([k, v]) => [`worker_${k}`, v])),
+        ...Object.fromEntries(Object.entries(nativeRtpIoCounts() ?? {}).map(([k, v]) => [`native_${k}`, v])),
       },
     });
     loopDelay.reset();

@@ -56,6 +56,8 @@ export const ConfigSchema = Type.Object({
     rtpTimeoutSeconds: PositiveInt,
     /** RTP socket worker threads (0: sockets on the main thread; see README "The media path"). */
     mediaWorkers: Type.Optional(Type.Integer({ minimum: 0, maximum: 16 })),
+    /** RTP socket I/O: dgram (one libuv read per packet) or native (batched once per tick; README "The media path"). */
+    mediaIo: Type.Optional(Type.Union([Type.Literal('dgram'), Type.Literal('native')])),
     maxConcurrentCalls: PositiveInt,
     realm: Type.String({ minLength: 1 }),
     /** On shutdown (SIGTERM), live calls may run this long while new INVITEs get 503 + Retry-After. */
@@ -311,6 +313,7 @@ const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' 
   RTP_PORT_MAX: { path: ['sip', 'rtpPortMax'], kind: 'int' },
   RTP_TIMEOUT_SECONDS: { path: ['sip', 'rtpTimeoutSeconds'], kind: 'int' },
   MEDIA_WORKERS: { path: ['sip', 'mediaWorkers'], kind: 'int' },
+  MEDIA_IO: { path: ['sip', 'mediaIo'], kind: 'string' },
   SIP_MAX_DATAGRAM_BYTES: { path: ['sip', 'limits', 'maxDatagramBytes'], kind: 'int' },
   SIP_MAX_HEADER_BYTES: { path: ['sip', 'limits', 'maxHeaderBytes'], kind: 'int' },
   SIP_MAX_BODY_BYTES: { path: ['sip', 'limits', 'maxBodyBytes'], kind: 'int' },
@@ -485,6 +488,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Json
   const cfg = merged;
   if (cfg.sip.rtpPortMin >= cfg.sip.rtpPortMax) {
     throw new ConfigError(`invalid configuration: sip.rtpPortMin (RTP_PORT_MIN) must be below sip.rtpPortMax (RTP_PORT_MAX)`);
+  }
+  if (cfg.sip.mediaIo === 'native' && (cfg.sip.mediaWorkers ?? 0) > 0) {
+    throw new ConfigError('invalid configuration: sip.mediaIo (MEDIA_IO) native reads the RTP sockets on the main thread: set sip.mediaWorkers (MEDIA_WORKERS) to 0');
   }
   if (!!cfg.sip.tls.certFile !== !!cfg.sip.tls.keyFile) {
     throw new ConfigError('invalid configuration: sip.tls.certFile (SIP_TLS_CERT) and sip.tls.keyFile (SIP_TLS_KEY) go together');

@@ -20,9 +20,15 @@ export interface TickSource {
    * Optional: a source without it gets its late work done in the ordinary phase.
    */
   subscribeLate?(fn: TickListener): () => void;
+  /**
+   * Calls `fn` on every tick before any `subscribe` listener: input read once per tick (batched RTP
+   * sockets, MEDIA_IO=native) is in the jitter buffers before they play out. Optional like the late phase.
+   */
+  subscribeEarly?(fn: TickListener): () => void;
 }
 
 export class MediaClock implements TickSource {
+  private readonly earlyListeners = new Set<TickListener>();
   private readonly listeners = new Set<TickListener>();
   private readonly lateListeners = new Set<TickListener>();
   private timer: NodeJS.Timeout | null = null;
@@ -53,7 +59,7 @@ export class MediaClock implements TickSource {
   }
 
   get listenerCount(): number {
-    return this.listeners.size + this.lateListeners.size;
+    return this.earlyListeners.size + this.listeners.size + this.lateListeners.size;
   }
 
   /** Routes listener errors somewhere visible (the composition root passes a logger's). */
@@ -69,6 +75,10 @@ export class MediaClock implements TickSource {
 
   subscribeLate(fn: TickListener): () => void {
     return this.add(this.lateListeners, fn);
+  }
+
+  subscribeEarly(fn: TickListener): () => void {
+    return this.add(this.earlyListeners, fn);
   }
 
   private add(set: Set<TickListener>, fn: TickListener): () => void {
@@ -118,6 +128,7 @@ export class MediaClock implements TickSource {
       this.tickNo++;
       fired++;
       this.nextAt += this.periodMs;
+      for (const fn of this.earlyListeners) this.call(fn);
       for (const fn of this.listeners) this.call(fn);
       for (const fn of this.lateListeners) this.call(fn);
     }
@@ -153,6 +164,7 @@ export class MediaClock implements TickSource {
     this.timer = null;
     if (this.deferred) clearImmediate(this.deferred);
     this.deferred = null;
+    this.earlyListeners.clear();
     this.listeners.clear();
     this.lateListeners.clear();
   }

@@ -9,6 +9,7 @@ import type { DialRequest } from './dial-target.js';
 import type { CallQuality } from './rtp/call-quality.js';
 import { MediaAnchor } from './media-anchor.js';
 import { sessionPortFromRegistry } from './registry-port.js';
+import { nativeRtpIoAddon } from './rtp/native-io.js';
 import type { SessionRegistry } from '../sessions/index.js';
 
 export { TelephonyError, type TelephonyErrorCode, type TelephonyErrorDetail } from './errors.js';
@@ -75,6 +76,8 @@ export async function startTelephony(deps: TelephonyDeps): Promise<Telephony> {
     await probe.ping().catch((err) => deps.logger.warn({ err: String(err) }, 'rtpengine not reachable at start-up'));
     probe.close();
   }
+  // Built and loaded now, so a missing compiler or header fails the start, not the first call.
+  if (deps.config.sip.mediaIo === 'native') nativeRtpIoAddon();
   const sessions = deps.sessions ?? (deps.registry ? sessionPortFromRegistry(deps.registry) : null);
   if (!sessions) throw new Error('startTelephony needs the session registry');
   const svc = await TelephonyService.start({ config: deps.config, logger: deps.logger, db: deps.db, sessions, ownerElsewhere: deps.ownerElsewhere });

@@ -43,6 +43,7 @@ export class LegSetup {
       timeoutMs: s.rtpTimeoutSeconds * 1000,
       clock: d.clock,
       socketWorkers: s.mediaWorkers ?? 0,
+      nativeIo: s.mediaIo === 'native',
       latching,
     });
     return new LegSetup(d, endpoint);

@@ -1,6 +1,7 @@
 // Prometheus metrics for the SIP/RTP front, read from the service at scrape time (no per-packet
 // metric work). The composition root registers them on its registry.
 import { Gauge, type Registry } from 'prom-client';
+import { nativeRtpIoCounts } from './rtp/native-io.js';
 import type { Telephony } from './index.js';
 
 const METRIC_NAMES = [
@@ -101,6 +102,20 @@ export function registerTelephonyMetrics(registry: Registry, telephony: Telephon
         rtcpOut: 'rtcp_out',
       };
       for (const [k, label] of Object.entries(names)) this.set({ stat: label }, m[k] ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'voxbridge_rtp_native_io',
+    help: 'Batched RTP socket I/O (MEDIA_IO=native) since start: packets read, reads (recvmmsg passes over every socket), truncated packets, failed sends',
+    labelNames: ['counter'] as const,
+    registers: [registry],
+    collect() {
+      const c = nativeRtpIoCounts();
+      if (!c) return;
+      this.set({ counter: 'packets' }, c.packets);
+      this.set({ counter: 'reads' }, c.reads);
+      this.set({ counter: 'truncated' }, c.truncated);
+      this.set({ counter: 'send_errors' }, c.sendErrors);
     },
   });
 }

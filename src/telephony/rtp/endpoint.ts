@@ -2,14 +2,16 @@
 // packets on the way out, RFC 4733 DTMF both ways, source validation (rtp/source-latch.ts) and a
 // media timeout.
 import { randomInt } from 'node:crypto';
+import { isIPv4 } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { SafeEmitter } from '../../events/index.js';
 import { SourceLatch, type LatchingMode } from './source-latch.js';
 import { parseRtp, writeRtpHeader, RTP_HEADER_BYTES } from './packet.js';
 import { DtmfDecoder, digitPackets, type DigitDetected } from './dtmf.js';
-import { bindPooledRtpSocket, bindRtcpSocket, bindRtpSocket, type PortRange } from './port-allocator.js';
+import { bindNativeRtpSocket, bindPooledRtpSocket, bindRtcpSocket, bindRtpSocket, type PortRange } from './port-allocator.js';
 import type { MediaSocket } from './socket-protocol.js';
 import { sharedRtpSocketPool } from './socket-pool.js';
+import { nativeRtpIoFor } from './native-io.js';
 import { looksLikeRtcp } from './rtcp.js';
 import { RtcpSession } from './rtcp-session.js';
 import { LegQuality, type CallQuality } from './call-quality.js';
@@ -76,6 +78,11 @@ export interface RtpEndpointOptions extends PortRange {
    * shared by the process (rtp/socket-pool.ts), which do the UDP system calls; 0 or absent: on this thread.
    */
   socketWorkers?: number;
+  /**
+   * MEDIA_IO=native: the RTP socket is read once per media tick in a batch with every other leg's
+   * (rtp/native-io.ts) and written with a plain sendto. IPv4 bind addresses only (IPv6 legs use dgram).
+   */
+  nativeIo?: boolean;
 }
 
 export interface RemoteMedia {
@@ -153,7 +160,7 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
 
     this.jitter = new JitterBuffer({ targetFrames: JITTER_START_FRAMES, minFrames: JITTER_MIN_FRAMES, ...o.jitter });
     this.latch = new SourceLatch(o.latching ?? 'nat');
-    socket.on('message', (msg, rinfo) => this.receive(msg, rinfo.address, rinfo.port));
+    socket.on('message', (msg, rinfo) => this.receive(msg, rinfo.address, rinfo.port, rinfo.arrivedAt ?? performance.now()));
     socket.on('error', () => {
       // ICMP unreachable and the like: RTP is best effort, the timeout notices a dead peer.
     });
@@ -167,7 +174,12 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
   }
 
   static async open(o: RtpEndpointOptions): Promise<RtpEndpoint> {
-    const socket = o.socketWorkers ? await bindPooledRtpSocket(o, o.bindAddress, sharedRtpSocketPool(o.socketWorkers)) : await bindRtpSocket(o, o.bindAddress);
+    const socket =
+      o.nativeIo && isIPv4(o.bindAddress)
+        ? await bindNativeRtpSocket(o, o.bindAddress, nativeRtpIoFor(o.clock ?? rtpMediaClock))
+        : o.socketWorkers
+          ? await bindPooledRtpSocket(o, o.bindAddress, sharedRtpSocketPool(o.socketWorkers))
+          : await bindRtpSocket(o, o.bindAddress);
     const rtcpSocket = await bindRtcpSocket(socket.address().port, o.bindAddress);
     return new RtpEndpoint(socket, rtcpSocket, o);
   }
@@ -239,7 +251,7 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
     else closeSockets();
   }
 
-  private receive(msg: Buffer, address: string, port: number): void {
+  private receive(msg: Buffer, address: string, port: number, arrivedAt: number): void {
     if (this.closed) return;
     if (looksLikeRtcp(msg)) {
       this.receiveRtcp(msg, address, port, true);
@@ -264,7 +276,7 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
       this.safeEmit('latched', { address, port });
     }
     this.stats.packetsIn++;
-    this.lastPacketAt = performance.now();
+    this.lastPacketAt = arrivedAt;
     this.quality.onRtp(p.ssrc, p.sequence, p.timestamp, this.lastPacketAt);
     if (p.ssrc !== this.lastSsrcIn) {
       if (this.lastSsrcIn !== -1) this.jitter.reset();

@@ -3,6 +3,7 @@ import dgram from 'node:dgram';
 import { literalLookup } from './literal-lookup.js';
 import type { MediaSocket } from './socket-protocol.js';
 import type { RtpSocketPool } from './socket-pool.js';
+import type { NativeRtpIo } from './native-io.js';
 
 const inUse = new Set<number>();
 
@@ -35,6 +36,11 @@ export async function bindRtpSocket(range: PortRange, address: string): Promise<
 /** As bindRtpSocket, the socket living in one of the pool's worker threads (MEDIA_WORKERS). */
 export async function bindPooledRtpSocket(range: PortRange, address: string, pool: RtpSocketPool): Promise<MediaSocket> {
   return bindEvenPort(range, (port) => pool.bind(address, port));
+}
+
+/** As bindRtpSocket, the socket read in batches once per media tick (MEDIA_IO=native). */
+export async function bindNativeRtpSocket(range: PortRange, address: string, io: NativeRtpIo): Promise<MediaSocket> {
+  return bindEvenPort(range, (port) => Promise.resolve(io.bind(address, port)));
 }
 
 /** Binds the range's next free even port with `tryBind` (null: taken); the port is released on the socket's close. */

@@ -2,9 +2,20 @@
 // Packets travel in batches: one transferred buffer holding them back to back, with per-packet
 // socket id, length, remote port and address alongside.
 
-/** The subset of dgram.Socket an RTP endpoint uses, so a worker-owned socket can stand in for one. */
+/** Where a packet came from, and when it arrived when that was before it was read (MEDIA_IO=native). */
+export interface PacketInfo {
+  address: string;
+  port: number;
+  /** performance.now() time of the kernel's arrival; absent: it arrived just now. */
+  arrivedAt?: number;
+}
+
+/**
+ * The subset of dgram.Socket an RTP endpoint uses, so a worker-owned or batched socket can stand in
+ * for one. A message's buffer may be reused once the listener returns: copy what must outlive the call.
+ */
 export interface MediaSocket {
-  on(event: 'message', listener: (msg: Buffer, rinfo: { address: string; port: number }) => void): unknown;
+  on(event: 'message', listener: (msg: Buffer, rinfo: PacketInfo) => void): unknown;
   on(event: 'error', listener: (err: Error) => void): unknown;
   send(msg: Uint8Array, port: number, address: string, callback?: (err: Error | null) => void): void;
   address(): { port: number };

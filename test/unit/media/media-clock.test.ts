@@ -69,6 +69,18 @@ describe('MediaClock', () => {
     clock.stop();
   });
 
+  it('runs early listeners before every ordinary one, even one subscribed first', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const clock = new MediaClock(20, 10);
+    const order: string[] = [];
+    clock.subscribe((t) => order.push(`leg${t}`));
+    clock.subscribeLate((t) => order.push(`send${t}`));
+    clock.subscribeEarly((t) => order.push(`read${t}`));
+    vi.advanceTimersByTime(40);
+    expect(order).toEqual(['read1', 'leg1', 'send1', 'read2', 'leg2', 'send2']);
+    clock.stop();
+  });
+
   it('after a stall, ticks once the packets that arrived meanwhile are read (not before the loop reads its sockets)', async () => {
     // Real timers and a real socket: the order of the event loop's phases is what is tested.
     const rx = dgram.createSocket('udp4');

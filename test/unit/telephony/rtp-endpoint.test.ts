@@ -9,8 +9,12 @@ import { mulawEncode } from '../../../src/media/g711.js';
 import { defined } from '../../helpers/defined.js';
 
 const opened: RtpEndpoint[] = [];
-/** RTP socket worker threads of the endpoints under test (MEDIA_WORKERS): every case runs with and without. */
-let socketWorkers = 0;
+/**
+ * How the endpoints under test do their socket I/O: every case runs on dgram, on one socket worker
+ * thread (MEDIA_WORKERS=1) and batched once per tick through the native addon (MEDIA_IO=native).
+ */
+type SocketIo = 'dgram' | 'worker' | 'native';
+let socketIo: SocketIo = 'dgram';
 const sockets: dgram.Socket[] = [];
 afterEach(() => {
   opened.splice(0).forEach((e) => e.close());
@@ -25,7 +29,8 @@ async function endpoint(timeoutMs = 5000): Promise<RtpEndpoint> {
     timeoutMs,
     clock: new MediaClock(),
     jitter: { targetFrames: 2, adaptive: false },
-    socketWorkers,
+    socketWorkers: socketIo === 'worker' ? 1 : 0,
+    nativeIo: socketIo === 'native',
   });
   opened.push(e);
   return e;
@@ -54,9 +59,9 @@ function until<T>(fn: () => T | undefined, ms = 5000): Promise<T> {
   });
 }
 
-describe.each([0, 1])('RtpEndpoint (socket workers: %i)', (workers) => {
+describe.each<SocketIo>(['dgram', 'worker', 'native'])('RtpEndpoint (socket I/O: %s)', (io) => {
   beforeEach(() => {
-    socketWorkers = workers;
+    socketIo = io;
   });
 
   it('binds an even port in range and sends paced PCMU with increasing seq/timestamp', async () => {

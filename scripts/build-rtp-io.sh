@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Builds the batched RTP I/O addon (src/telephony/rtp/native/rtp-io.c, MEDIA_IO=native) into
+# .voxbridge/native/rtp-io.node. Idempotent: rebuilds only when the source is newer.
+# Needs gcc and Node's headers (node_api.h: /usr/include/node from the nodejs package, or NODE_INCLUDE).
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+src="$root/src/telephony/rtp/native/rtp-io.c"
+out="$root/.voxbridge/native/rtp-io.node"
+
+if [[ -f "$out" && "$out" -nt "$src" && "${1:-}" != "--force" ]]; then
+  exit 0
+fi
+
+if ! command -v gcc >/dev/null 2>&1; then
+  echo "build-rtp-io: gcc not found; install the Debian package gcc" >&2
+  exit 1
+fi
+
+include="${NODE_INCLUDE:-}"
+if [[ -z "$include" ]]; then
+  # The headers of the node that runs the gateway: <prefix>/include/node.
+  include="$(dirname "$(dirname "$(readlink -f "$(command -v node)")")")/include/node"
+fi
+if [[ ! -f "$include/node_api.h" ]]; then
+  echo "build-rtp-io: node_api.h not found in $include; set NODE_INCLUDE to Node's include/node directory" >&2
+  exit 1
+fi
+
+mkdir -p "$(dirname "$out")"
+tmp="$out.tmp.$$"
+gcc -O2 -Wall -Wextra -Werror -shared -fPIC -I"$include" -o "$tmp" "$src"
+mv -f "$tmp" "$out"
+echo "build-rtp-io: built $out"

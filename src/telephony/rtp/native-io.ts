@@ -1,0 +1,251 @@
+// MEDIA_IO=native: RTP sockets read once per media-clock tick and written with a plain sendto, through
+// the addon built from native/rtp-io.c. dgram pays, per datagram, a libuv callback with two recvmsg
+// calls, a Buffer, an rinfo object and a send wrap — over a third of the gateway's CPU in the
+// twelfth-pass profile. Here one recvmmsg per socket per tick fills one shared buffer, and each
+// packet keeps the kernel's arrival time (SO_TIMESTAMPNS), so the jitter estimate and the jitter
+// buffer see when it arrived, not when the tick read it. The read runs in the clock's early phase,
+// before the legs play out: a packet waits no longer than with dgram. IPv4 only.
+import { EventEmitter } from 'node:events';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import net from 'node:net';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import type { TickSource } from '../../media/index.js';
+import type { MediaSocket, PacketInfo } from './socket-protocol.js';
+
+export interface RtpIoAddon {
+  open(address: number, port: number): number;
+  port(fd: number): number;
+  close(fd: number): number;
+  send(fd: number, packet: Uint8Array, port: number, address: number): number;
+  drain(fds: Int32Array, out: Uint8Array, meta: Int32Array, ages: Float64Array, first: number): number;
+}
+
+/** Bytes per packet slot and int32 per packet of metadata: as SLOT and META in rtp-io.c. */
+const SLOT = 2048;
+const META = 4;
+/** Packets read per drain call (4 MB of slots); a fuller tick takes more calls. */
+const BATCH = 2048;
+const EADDRINUSE = 98;
+
+// src/telephony/rtp (or dist/telephony/rtp) -> package root.
+const packageRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+export const RTP_IO_ADDON = path.join(packageRoot, '.voxbridge/native/rtp-io.node');
+const BUILD_SCRIPT = path.join(packageRoot, 'scripts/build-rtp-io.sh');
+
+/** Builds the addon if missing or stale (the script returns at once otherwise) and loads it. */
+export function loadRtpIoAddon(): RtpIoAddon {
+  try {
+    if (existsSync(BUILD_SCRIPT)) execFileSync('bash', [BUILD_SCRIPT], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 120_000 });
+  } catch (err) {
+    const e = err as { stderr?: Buffer; message: string };
+    throw new Error(`MEDIA_IO=native: cannot build the RTP I/O addon: ${(e.stderr?.toString() || e.message).trim()}`);
+  }
+  return createRequire(import.meta.url)(RTP_IO_ADDON) as RtpIoAddon;
+}
+
+/** Host-order uint32 of an IPv4 literal, or null. */
+export function ipv4ToUint(address: string): number | null {
+  if (!net.isIPv4(address)) return null;
+  const [a = 0, b = 0, c = 0, d = 0] = address.split('.').map(Number);
+  return ((a << 24) | (b << 16) | (c << 8) | d) >>> 0;
+}
+
+function uintToIpv4(n: number): string {
+  return `${n >>> 24}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`;
+}
+
+/** A socket the group reads; looks like the part of dgram.Socket the endpoint uses. */
+class NativeSocket extends EventEmitter implements MediaSocket {
+  closed = false;
+  // The last destination's number: an endpoint sends to one address for a whole call.
+  private lastTo = '';
+  private lastToNum = 0;
+
+  constructor(
+    private readonly io: NativeRtpIo,
+    readonly fd: number,
+    private readonly port: number,
+  ) {
+    super();
+  }
+
+  send(msg: Uint8Array, port: number, address: string, callback?: (err: Error | null) => void): void {
+    let err: Error | null = null;
+    if (this.closed) err = new Error('socket closed');
+    else {
+      if (address !== this.lastTo) {
+        const n = ipv4ToUint(address);
+        if (n === null) err = new Error(`MEDIA_IO=native sends to IPv4 literals only, not ${address}`);
+        else {
+          this.lastTo = address;
+          this.lastToNum = n;
+        }
+      }
+      if (!err) {
+        const sent = this.io.addon.send(this.fd, msg, port, this.lastToNum);
+        if (sent < 0) {
+          this.io.counts.sendErrors++;
+          err = new Error(`sendto failed (errno ${-sent})`);
+        }
+      }
+    }
+    // Callbacks run later, as dgram's do: RTCP's BYE closes the sockets from its callback.
+    if (callback) queueMicrotask(() => callback(err));
+  }
+
+  address(): { port: number } {
+    return { port: this.port };
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.io.remove(this);
+    this.emit('close');
+  }
+}
+
+/** The batched RTP sockets of the endpoints on one clock, read in that clock's early phase. */
+export class NativeRtpIo {
+  private sockets: NativeSocket[] = [];
+  private fds = new Int32Array(0);
+  private dirty = false;
+  private draining = false;
+  private readonly closeAfterDrain: number[] = [];
+  private readonly out = Buffer.alloc(SLOT * BATCH);
+  private readonly meta = new Int32Array(META * BATCH);
+  private readonly ages = new Float64Array(BATCH);
+  private readonly addresses = new Map<number, string>();
+  private unsubscribe: (() => void) | null = null;
+  constructor(
+    readonly addon: RtpIoAddon,
+    private readonly clock: TickSource,
+    /** Health figures: packets read, read passes over the sockets (drain calls), truncated packets, failed sends. */
+    readonly counts: NativeIoCounts = { packets: 0, reads: 0, truncated: 0, sendErrors: 0 },
+  ) {}
+
+  get socketCount(): number {
+    return this.sockets.length;
+  }
+
+  /** A socket bound to address:port; null when the port is taken (the allocator tries another). */
+  bind(address: string, port: number): NativeSocket | null {
+    const a = ipv4ToUint(address);
+    if (a === null) throw new Error(`MEDIA_IO=native binds IPv4 addresses only, not ${address}`);
+    const fd = this.addon.open(a, port);
+    if (fd === -EADDRINUSE) return null;
+    if (fd < 0) throw new Error(`cannot bind RTP socket ${address}:${port} (errno ${-fd})`);
+    const socket = new NativeSocket(this, fd, this.addon.port(fd));
+    this.sockets.push(socket);
+    this.dirty = true;
+    this.unsubscribe ??= (this.clock.subscribeEarly ?? this.clock.subscribe).call(this.clock, this.drainAll);
+    return socket;
+  }
+
+  remove(socket: NativeSocket): void {
+    const i = this.sockets.indexOf(socket);
+    if (i < 0) return;
+    // A copy, not a splice: a drain in progress maps its packets through the array it started with.
+    this.sockets = this.sockets.filter((s) => s !== socket);
+    this.dirty = true;
+    // Its fd number must not be reused before the drain in progress is done with the old list.
+    if (this.draining) this.closeAfterDrain.push(socket.fd);
+    else this.addon.close(socket.fd);
+    if (this.sockets.length === 0) {
+      this.unsubscribe?.();
+      this.unsubscribe = null;
+    }
+  }
+
+  private readonly drainAll = (): void => {
+    if (this.dirty) {
+      this.fds = Int32Array.from(this.sockets, (s) => s.fd);
+      this.dirty = false;
+    }
+    const sockets = this.sockets;
+    const fds = this.fds;
+    this.draining = true;
+    try {
+      let first = 0;
+      for (;;) {
+        const n = this.addon.drain(fds, this.out, this.meta, this.ages, first);
+        this.counts.reads++;
+        if (n <= 0) break;
+        this.deliver(sockets, n);
+        if (n < BATCH) break;
+        first = this.meta[(n - 1) * META] ?? fds.length;
+      }
+    } finally {
+      this.draining = false;
+      for (const fd of this.closeAfterDrain.splice(0)) this.addon.close(fd);
+    }
+  };
+
+  private deliver(sockets: NativeSocket[], n: number): void {
+    const now = performance.now();
+    const meta = this.meta;
+    this.counts.packets += n;
+    for (let k = 0; k < n; k++) {
+      const m = k * META;
+      const socket = sockets[meta[m] ?? -1];
+      const len = meta[m + 1] ?? -1;
+      if (!socket || socket.closed) continue;
+      if (len < 0) {
+        this.counts.truncated++;
+        continue;
+      }
+      const age = this.ages[k] ?? -1;
+      const info: PacketInfo = { address: this.addressOf((meta[m + 3] ?? 0) >>> 0), port: meta[m + 2] ?? 0, arrivedAt: age < 0 ? now : now - age };
+      // A view of the shared buffer: the endpoint decodes it before the next packet is delivered.
+      socket.emit('message', this.out.subarray(k * SLOT, k * SLOT + len), info);
+    }
+  }
+
+  /** The dotted string of a sender's address, made once per address. */
+  private addressOf(n: number): string {
+    let s = this.addresses.get(n);
+    if (s === undefined) {
+      if (this.addresses.size >= 4096) this.addresses.clear();
+      s = uintToIpv4(n);
+      this.addresses.set(n, s);
+    }
+    return s;
+  }
+}
+
+export interface NativeIoCounts {
+  packets: number;
+  reads: number;
+  truncated: number;
+  sendErrors: number;
+}
+
+let addon: RtpIoAddon | null = null;
+/** Every clock's reader adds to these (the process has one clock; tests and benches drive their own). */
+const processCounts: NativeIoCounts = { packets: 0, reads: 0, truncated: 0, sendErrors: 0 };
+const readers = new WeakMap<TickSource, NativeRtpIo>();
+
+/** Builds and loads the addon once per process (startup calls it, so a missing compiler fails the start). */
+export function nativeRtpIoAddon(): RtpIoAddon {
+  addon ??= loadRtpIoAddon();
+  return addon;
+}
+
+/** The batched reader of the sockets of endpoints playing out on `clock`, made on first use. */
+export function nativeRtpIoFor(clock: TickSource): NativeRtpIo {
+  let io = readers.get(clock);
+  if (!io) {
+    io = new NativeRtpIo(nativeRtpIoAddon(), clock, processCounts);
+    readers.set(clock, io);
+  }
+  return io;
+}
+
+/** The process's batched I/O counters, or null when no socket was ever opened that way. */
+export function nativeRtpIoCounts(): NativeIoCounts | null {
+  return addon ? processCounts : null;
+}

@@ -1,0 +1,205 @@
+/*
+ * Batched RTP socket I/O for the media clock (MEDIA_IO=native, see ../native-io.ts).
+ *
+ * With dgram every datagram costs a libuv read callback (two recvmsg calls, the second finding the
+ * queue empty), a Buffer, an rinfo object and a send wrap: on the slow VM of BENCHMARKS.md's twelfth
+ * pass over a third of the gateway's CPU. Here every leg's socket is read once per 20 ms tick with one
+ * recvmmsg into a caller-owned buffer, the kernel's arrival time of each packet kept (SO_TIMESTAMPNS) for
+ * the jitter estimate and the jitter buffer, and packets are sent with a plain sendto.
+ *
+ * IPv4 only (the caller falls back to dgram for IPv6 media addresses). Addresses cross the boundary
+ * as host-order uint32, ports as numbers. Every function returns -errno on failure and never throws.
+ * Built by scripts/build-rtp-io.sh: gcc -O2 -shared -fPIC -I<node headers> rtp-io.c -o rtp-io.node
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <node_api.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SLOT 2048 /* bytes per packet slot in the caller's buffer (RTP of any codec here fits) */
+#define VLEN 16   /* packets per recvmmsg call */
+#define META 4    /* int32 per packet in `meta`: socket index, length (-1: truncated), port, address */
+#define MAX_ARGS 6
+
+static napi_value num(napi_env env, double v) {
+  napi_value out;
+  napi_create_double(env, v, &out);
+  return out;
+}
+
+/* Up to MAX_ARGS arguments; missing ones are left NULL (every reader below then sees its default). */
+static void args(napi_env env, napi_callback_info info, napi_value *argv) {
+  size_t argc = MAX_ARGS;
+  for (int i = 0; i < MAX_ARGS; i++) argv[i] = NULL;
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+}
+
+static int32_t int_at(napi_env env, napi_value v, int32_t fallback) {
+  int32_t out = fallback;
+  if (v == NULL || napi_get_value_int32(env, v, &out) != napi_ok) return fallback;
+  return out;
+}
+
+static uint32_t uint_at(napi_env env, napi_value v) {
+  uint32_t out = 0;
+  if (v != NULL) napi_get_value_uint32(env, v, &out);
+  return out;
+}
+
+/* A typed array's data and element count; 0 elements when `v` is not one. */
+static size_t typed_at(napi_env env, napi_value v, void **data) {
+  size_t len = 0;
+  *data = NULL;
+  if (v == NULL || napi_get_typedarray_info(env, v, NULL, &len, data, NULL, NULL) != napi_ok) return 0;
+  return len;
+}
+
+/*
+ * open(address: uint32, port) -> fd, or -errno: a non-blocking UDP socket bound to address:port
+ * with kernel receive timestamps on.
+ */
+static napi_value open_socket(napi_env env, napi_callback_info info) {
+  napi_value argv[MAX_ARGS];
+  args(env, info, argv);
+  uint32_t address = uint_at(env, argv[0]);
+  int32_t port = int_at(env, argv[1], -1);
+  if (port < 0 || port > 65535) return num(env, -EINVAL);
+  int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return num(env, -errno);
+  int on = 1;
+  struct sockaddr_in a;
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  a.sin_port = htons((uint16_t)port);
+  a.sin_addr.s_addr = htonl(address);
+  if (setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on) < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) < 0) {
+    int e = errno;
+    close(fd);
+    return num(env, -e);
+  }
+  return num(env, fd);
+}
+
+/* port(fd) -> the bound port, or -errno. */
+static napi_value local_port(napi_env env, napi_callback_info info) {
+  napi_value argv[MAX_ARGS];
+  args(env, info, argv);
+  struct sockaddr_in a;
+  socklen_t len = sizeof a;
+  if (getsockname(int_at(env, argv[0], -1), (struct sockaddr *)&a, &len) < 0) return num(env, -errno);
+  return num(env, ntohs(a.sin_port));
+}
+
+static napi_value close_socket(napi_env env, napi_callback_info info) {
+  napi_value argv[MAX_ARGS];
+  args(env, info, argv);
+  return num(env, close(int_at(env, argv[0], -1)) < 0 ? -errno : 0);
+}
+
+/* send(fd, packet: Uint8Array, port, address: uint32) -> bytes sent, or -errno (EAGAIN: buffer full). */
+static napi_value send_packet(napi_env env, napi_callback_info info) {
+  napi_value argv[MAX_ARGS];
+  args(env, info, argv);
+  void *data;
+  size_t len = typed_at(env, argv[1], &data);
+  int32_t port = int_at(env, argv[2], -1);
+  if (data == NULL || port <= 0 || port > 65535) return num(env, -EINVAL);
+  struct sockaddr_in to;
+  memset(&to, 0, sizeof to);
+  to.sin_family = AF_INET;
+  to.sin_port = htons((uint16_t)port);
+  to.sin_addr.s_addr = htonl(uint_at(env, argv[3]));
+  ssize_t n = sendto(int_at(env, argv[0], -1), data, len, MSG_DONTWAIT, (struct sockaddr *)&to, sizeof to);
+  return num(env, n < 0 ? -errno : (double)n);
+}
+
+/*
+ * drain(fds: Int32Array, out: Uint8Array, meta: Int32Array, ages: Float64Array, first) -> packets.
+ * Reads what is queued on fds[first], fds[first + 1], ... with recvmmsg until every socket is empty
+ * or the buffers are full (the caller then calls again from the last socket read). Packet k is at
+ * out[k * SLOT]; meta[k * 4 ...] holds its socket's index in fds, its length (-1 when it did not fit
+ * a slot), the sender's port and address; ages[k] how long ago (ms) the kernel received it (-1: no
+ * timestamp), so the caller can date it on its own clock.
+ */
+static napi_value drain(napi_env env, napi_callback_info info) {
+  napi_value argv[MAX_ARGS];
+  args(env, info, argv);
+  void *fdsData, *outData, *metaData, *agesData;
+  size_t nfds = typed_at(env, argv[0], &fdsData);
+  size_t outLen = typed_at(env, argv[1], &outData);
+  size_t metaLen = typed_at(env, argv[2], &metaData);
+  size_t agesLen = typed_at(env, argv[3], &agesData);
+  int32_t first = int_at(env, argv[4], 0);
+  if (!fdsData || !outData || !metaData || !agesData || first < 0) return num(env, -EINVAL);
+  int32_t *fds = fdsData, *meta = metaData;
+  double *ages = agesData;
+  unsigned char *out = outData;
+  size_t capacity = outLen / SLOT;
+  if (metaLen / META < capacity) capacity = metaLen / META;
+  if (agesLen < capacity) capacity = agesLen;
+
+  struct mmsghdr msgs[VLEN];
+  struct iovec iov[VLEN];
+  struct sockaddr_in from[VLEN];
+  char control[VLEN][CMSG_SPACE(sizeof(struct timespec))];
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  size_t k = 0;
+  for (size_t i = (size_t)first; i < nfds && k < capacity; i++) {
+    for (;;) {
+      size_t want = capacity - k < VLEN ? capacity - k : VLEN;
+      if (want == 0) break;
+      memset(msgs, 0, sizeof(msgs[0]) * want);
+      for (size_t j = 0; j < want; j++) {
+        iov[j].iov_base = out + (k + j) * SLOT;
+        iov[j].iov_len = SLOT;
+        msgs[j].msg_hdr.msg_iov = &iov[j];
+        msgs[j].msg_hdr.msg_iovlen = 1;
+        msgs[j].msg_hdr.msg_name = &from[j];
+        msgs[j].msg_hdr.msg_namelen = sizeof from[j];
+        msgs[j].msg_hdr.msg_control = control[j];
+        msgs[j].msg_hdr.msg_controllen = sizeof control[j];
+      }
+      int n = recvmmsg(fds[i], msgs, (unsigned)want, MSG_DONTWAIT, NULL);
+      if (n <= 0) break; /* empty (EAGAIN), or an error such as a queued ICMP one: the next tick reads on */
+      for (int j = 0; j < n; j++) {
+        struct msghdr *h = &msgs[j].msg_hdr;
+        int32_t *m = meta + (k + (size_t)j) * META;
+        m[0] = (int32_t)i;
+        m[1] = (h->msg_flags & MSG_TRUNC) ? -1 : (int32_t)msgs[j].msg_len;
+        m[2] = ntohs(from[j].sin_port);
+        m[3] = (int32_t)ntohl(from[j].sin_addr.s_addr);
+        double age = -1;
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c != NULL; c = CMSG_NXTHDR(h, c)) {
+          if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+            struct timespec ts;
+            memcpy(&ts, CMSG_DATA(c), sizeof ts);
+            age = (double)(now.tv_sec - ts.tv_sec) * 1e3 + (double)(now.tv_nsec - ts.tv_nsec) / 1e6;
+            if (age < 0) age = 0; /* the wall clock stepped back: call it just arrived */
+          }
+        }
+        ages[k + (size_t)j] = age;
+      }
+      k += (size_t)n;
+      if ((size_t)n < want) break; /* the queue is empty: no second call to find that out */
+    }
+  }
+  return num(env, (double)k);
+}
+
+NAPI_MODULE_INIT() {
+  napi_property_descriptor props[] = {
+      {"open", NULL, open_socket, NULL, NULL, NULL, napi_default, NULL},
+      {"port", NULL, local_port, NULL, NULL, NULL, napi_default, NULL},
+      {"close", NULL, close_socket, NULL, NULL, NULL, napi_default, NULL},
+      {"send", NULL, send_packet, NULL, NULL, NULL, napi_default, NULL},
+      {"drain", NULL, drain, NULL, NULL, NULL, napi_default, NULL},
+  };
+  napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
+  return exports;
+}

@@ -1,0 +1,169 @@
+// The batched RTP socket layer (MEDIA_IO=native) on real sockets, its tick driven by the test: what a
+// drain reads, which socket a packet belongs to, the kernel arrival time, and a socket closed while
+// packets are being handed out. (Every RtpEndpoint case also runs on it: rtp-endpoint.test.ts.)
+import { afterEach, describe, expect, it } from 'vitest';
+import dgram from 'node:dgram';
+import { once } from 'node:events';
+import { performance } from 'node:perf_hooks';
+import { ipv4ToUint, loadRtpIoAddon, NativeRtpIo } from '../../../src/telephony/rtp/native-io.js';
+import type { MediaSocket, PacketInfo } from '../../../src/telephony/rtp/socket-protocol.js';
+import type { TickListener, TickSource } from '../../../src/media/index.js';
+
+/** A clock the test ticks by hand; it records which phase the reader subscribed to. */
+class HandClock implements TickSource {
+  early: TickListener | null = null;
+  subscribe(): () => void {
+    throw new Error('the reader must subscribe to the early phase');
+  }
+  subscribeEarly(fn: TickListener): () => void {
+    this.early = fn;
+    return () => {
+      this.early = null;
+    };
+  }
+  tick(): void {
+    this.early?.(0);
+  }
+}
+
+const addon = loadRtpIoAddon();
+const closers: (() => void)[] = [];
+afterEach(() => closers.splice(0).forEach((c) => c()));
+
+function open(io: NativeRtpIo): MediaSocket {
+  const s = io.bind('127.0.0.1', 0);
+  if (!s) throw new Error('no port');
+  closers.push(() => s.close());
+  return s;
+}
+
+async function sender(): Promise<dgram.Socket> {
+  const s = dgram.createSocket('udp4');
+  await new Promise<void>((r) => s.bind(0, '127.0.0.1', () => r()));
+  closers.push(() => s.close());
+  return s;
+}
+
+/** Sends and waits until the kernel took the datagram (loopback queues it at the receiver before that). */
+function send(from: dgram.Socket, bytes: number[], to: MediaSocket): Promise<void> {
+  return new Promise((resolve, reject) => from.send(Buffer.from(bytes), to.address().port, '127.0.0.1', (err) => (err ? reject(err) : resolve())));
+}
+
+function collect(s: MediaSocket): { data: number[][]; info: PacketInfo[] } {
+  const got = { data: [] as number[][], info: [] as PacketInfo[] };
+  s.on('message', (msg, info) => {
+    got.data.push([...msg]);
+    got.info.push(info);
+  });
+  return got;
+}
+
+describe('NativeRtpIo', () => {
+  it('reads every socket once per tick and hands each packet to its own socket, in order, with the sender', async () => {
+    const clock = new HandClock();
+    const io = new NativeRtpIo(addon, clock);
+    const a = open(io);
+    const b = open(io);
+    const gotA = collect(a);
+    const gotB = collect(b);
+    const tx = await sender();
+    await send(tx, [1, 2, 3], a);
+    await send(tx, [4], b);
+    await send(tx, [5, 6], a);
+    expect(gotA.data).toEqual([]); // nothing is read between ticks
+    clock.tick();
+    expect(gotA.data).toEqual([[1, 2, 3], [5, 6]]);
+    expect(gotB.data).toEqual([[4]]);
+    expect(gotA.info[0]).toMatchObject({ address: '127.0.0.1', port: tx.address().port });
+    clock.tick();
+    expect(gotA.data).toHaveLength(2);
+  });
+
+  it("dates a packet by the kernel's arrival, not by the tick that read it", async () => {
+    const clock = new HandClock();
+    const io = new NativeRtpIo(addon, clock);
+    const rx = open(io);
+    const got = collect(rx);
+    const tx = await sender();
+    const before = performance.now();
+    await send(tx, [9], rx);
+    const sent = performance.now();
+    // The loop is held 60 ms before the tick reads the socket.
+    while (performance.now() - sent < 60) {
+      /* busy */
+    }
+    const readAt = performance.now();
+    clock.tick();
+    const arrivedAt = got.info[0]?.arrivedAt ?? Number.NaN;
+    // Clock domains differ by rounding only: allow 2 ms either side of the send.
+    expect(arrivedAt).toBeGreaterThanOrEqual(before - 2);
+    expect(arrivedAt).toBeLessThanOrEqual(sent + 2);
+    expect(readAt - arrivedAt).toBeGreaterThanOrEqual(55);
+  });
+
+  it('reads a tick of more packets than one batch holds in several calls, losing none', async () => {
+    const clock = new HandClock();
+    const io = new NativeRtpIo(addon, clock);
+    const sockets = Array.from({ length: 40 }, () => open(io));
+    const counts = sockets.map(() => 0);
+    sockets.forEach((s, i) => s.on('message', () => counts[i]!++));
+    // 40 sockets × 60 packets = 2,400, more than the 2,048 one drain call holds; the socket buffers hold 60 each.
+    for (let round = 0; round < 60; round++) {
+      for (const s of sockets) addon.send(fdOf(s), Buffer.from([round]), s.address().port, ipv4ToUint('127.0.0.1') ?? 0);
+    }
+    clock.tick();
+    expect(counts).toEqual(sockets.map(() => 60));
+    expect(io.counts.packets).toBe(2400);
+    expect(io.counts.reads).toBeGreaterThanOrEqual(2);
+  });
+
+  it('drops the rest of a tick for a socket closed while its packets are handed out, and keeps the others', async () => {
+    const clock = new HandClock();
+    const io = new NativeRtpIo(addon, clock);
+    const a = open(io);
+    const b = open(io);
+    let aCount = 0;
+    const gotB = collect(b);
+    a.on('message', () => {
+      aCount++;
+      a.close(); // e.g. a DTMF digit that hangs the call up
+    });
+    const tx = await sender();
+    await send(tx, [1], a);
+    await send(tx, [2], a);
+    await send(tx, [3], b);
+    clock.tick();
+    expect(aCount).toBe(1);
+    expect(gotB.data).toEqual([[3]]);
+    expect(io.socketCount).toBe(1);
+    // The closed socket's port is free again.
+    const again = io.bind('127.0.0.1', a.address().port);
+    expect(again).not.toBeNull();
+    again?.close();
+  });
+
+  it('answers null for a port in use (the allocator tries the next) and refuses an IPv6 address', async () => {
+    const io = new NativeRtpIo(addon, new HandClock());
+    const taken = await sender();
+    expect(io.bind('127.0.0.1', taken.address().port)).toBeNull();
+    expect(() => io.bind('::1', 0)).toThrow(/IPv4/);
+  });
+
+  it('sends with sendto to the given address and port, and reports an unusable destination to the callback', async () => {
+    const io = new NativeRtpIo(addon, new HandClock());
+    const s = open(io);
+    const rx = await sender();
+    const received = once(rx, 'message');
+    s.send(Buffer.from([7, 8]), rx.address().port, '127.0.0.1');
+    const [msg, rinfo] = (await received) as [Buffer, dgram.RemoteInfo];
+    expect([...msg]).toEqual([7, 8]);
+    expect(rinfo.port).toBe(s.address().port);
+    const err = await new Promise<Error | null>((resolve) => s.send(Buffer.from([1]), 5000, 'example.invalid', resolve));
+    expect(err?.message).toMatch(/IPv4 literals/);
+  });
+});
+
+/** The fd behind a batched socket (the test sends with the addon directly, synchronously). */
+function fdOf(s: MediaSocket): number {
+  return (s as unknown as { fd: number }).fd;
+}
