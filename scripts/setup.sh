@@ -149,6 +149,8 @@ bash scripts/fetch-model.sh
 # The default VAD (Silero) needs its model on media nodes; VAD_ENGINE=energy runs without it.
 bash scripts/fetch-vad-model.sh || [ "${VAD_ENGINE:-silero}" = energy ] || die "the Silero VAD model is unavailable: fetch it (scripts/fetch-vad-model.sh, VOXBRIDGE_VAD_MODEL_URL for a mirror) or set VAD_ENGINE=energy"
 if [ -f scripts/build-sphinx-decoder.sh ]; then bash scripts/build-sphinx-decoder.sh; fi
+# ---- media: the batched RTP socket addon (MEDIA_IO=auto uses dgram without it) ------------------
+bash scripts/build-rtp-io.sh || log "the RTP I/O addon did not build: RTP sockets will use dgram (MEDIA_IO=auto), MEDIA_IO=native will not start"
 
 # ---- schema ----------------------------------------------------------------------------------
 DATABASE_URL=${DATABASE_URL:-postgres://voxbridge:voxbridge@127.0.0.1:5432/voxbridge} node bin/voxbridge.js migrate >/dev/null

@@ -13,7 +13,9 @@
 // next to those of the window; SIP_BENCH_PROFILE=<dir> writes a
 // V8 CPU profile of the gateway. BENCH_HANGUP_HALF=1 hangs up every odd call halfway through the window
 // (a mass hang-up; the figures are the survivors'), BENCH_GATEWAY_GRACE_SECONDS=1 ends their sessions a
-// second later. Prints figures; asserts nothing.
+// second later. MEDIA_IO=dgram|native picks the gateway's RTP socket I/O (default auto: native when the
+// addon is built, as in production); BENCH_PHONES_IO=native reads the load generator's phones the same batched way
+// (latency then ends at the kernel's arrival time). Prints figures; asserts nothing.
 import { SCENARIOS, describe, runStep, startBenchGateway, type Scenario, type StepResult } from './scenarios.js';
 
 function arg(name: string): string | undefined {

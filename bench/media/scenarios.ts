@@ -24,6 +24,9 @@ import { loopbackPhoneSdp } from '../sip/phone-sdp.js';
 import { serializeRtp, parseRtp } from '../../src/telephony/rtp/packet.js';
 import { alawDecode, alawEncode, mulawDecode, mulawEncode } from '../../src/media/g711.js';
 import { literalLookup } from '../../src/telephony/rtp/literal-lookup.js';
+import { MediaClock } from '../../src/media/index.js';
+import { NativeRtpIo, nativeRtpIoAddon } from '../../src/telephony/rtp/native-io.js';
+import type { MediaSocket } from '../../src/telephony/rtp/socket-protocol.js';
 import { LoopProbe, benchStallMs } from '../sip/loop-probe.js';
 
 export type Scenario = 'rtp_to_socket' | 'socket_to_rtp' | 'socket_chunks_to_rtp' | 'rtp_to_rtp';
@@ -113,11 +116,11 @@ interface CallEnds {
   sessionId: string;
   ws: WebSocket;
   wsSeq: number;
-  customer: dgram.Socket | null;
+  customer: MediaSocket | null;
   customerDialog: Dialog | null;
   customerGwPort: number;
   customerSeq: number;
-  agent: dgram.Socket | null;
+  agent: MediaSocket | null;
   agentDialog: Dialog | null;
   agentGw: { address: string; port: number } | null;
   agentSeq: number;
@@ -212,7 +215,19 @@ export async function startBenchGateway(): Promise<BenchGateway> {
 const customerIsPhone = (s: Scenario): boolean => s === 'rtp_to_socket' || s === 'rtp_to_rtp';
 const agentIsPhone = (s: Scenario): boolean => s !== 'rtp_to_socket';
 
-async function udp(): Promise<dgram.Socket> {
+/**
+ * BENCH_PHONES_IO=native: the phones' sockets are read once per 20 ms tick of their own clock through the
+ * gateway's batched addon (rtp/native-io.ts), so the load generator takes less of the CPU it shares with
+ * the gateway; a frame's arrival is then the kernel's timestamp, not when the generator's loop got to it.
+ */
+const phoneIo = process.env.BENCH_PHONES_IO === 'native' ? new NativeRtpIo(nativeRtpIoAddon(), new MediaClock()) : null;
+
+async function udp(): Promise<MediaSocket> {
+  if (phoneIo) {
+    const sock = phoneIo.bind('127.0.0.1', 0);
+    if (!sock) throw new Error('phone: no free port');
+    return sock;
+  }
   // The phones send to IP literals: the same immediate lookup as the gateway's media sockets, so the
   // load generator does not spend a deferred send per packet of the CPU it shares with the gateway.
   const sock = dgram.createSocket({ type: 'udp4', lookup: literalLookup() });
@@ -220,12 +235,12 @@ async function udp(): Promise<dgram.Socket> {
   return sock;
 }
 
-/** Marks a sink frame: counts it and, when a loud frame is awaited, measures its latency. */
-function atSink(c: CallEnds, pcm: () => Int16Array): void {
+/** Marks a sink frame: counts it and, when a loud frame is awaited, measures its latency (to `arrivedAt`, default now). */
+function atSink(c: CallEnds, pcm: () => Int16Array, arrivedAt?: number): void {
   c.framesAtSink++;
   if (!c.awaitingLoud) return;
   if (peakOf(pcm()) > LOUD_PEAK) {
-    c.latencies.push(performance.now() - c.lastLoudSentAt);
+    c.latencies.push((arrivedAt ?? performance.now()) - c.lastLoudSentAt);
     c.latencySentAt.push(c.lastLoudSentAt);
     c.awaitingLoud = false;
   }
@@ -281,10 +296,10 @@ async function connectCall(gw: BenchGateway, scenario: Scenario, i: number, s: {
   if (agentIsPhone(scenario)) {
     const agent = await udp();
     c.agent = agent;
-    agent.on('message', (m) => {
+    agent.on('message', (m, from) => {
       const p = parseRtp(m);
       if (!p || p.payloadType > 8) return;
-      atSink(c, () => (p.payloadType === 8 ? alawDecode(p.payload) : mulawDecode(p.payload)));
+      atSink(c, () => (p.payloadType === 8 ? alawDecode(p.payload) : mulawDecode(p.payload)), from.arrivedAt);
     });
     const user = `agent${i}x${Date.now() % 100000}`;
     gw.pendingAgents.set(user, c);

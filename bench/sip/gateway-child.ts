@@ -1,6 +1,6 @@
 // The gateway under test for the concurrent-calls, media and hostile-input benchmarks, in its own
 // process (own event loop and CPU accounting): server.ts wiring with the media role, SIP on a free
-// port, engines off, MEDIA_WORKERS (RTP socket worker threads, default 0) and MEDIA_IO (dgram | native)
+// port, engines off, MEDIA_WORKERS (RTP socket worker threads, default 0) and MEDIA_IO (auto | dgram | native, default auto as in production)
 // from the environment, and the socket workers' or the batched reader's counters in `usage`. The parent picks, by environment:
 //   BENCH_GATEWAY_TRANSPORTS=udp[,tcp]   SIP transports (hostile input arrives on both)
 //   BENCH_GATEWAY_RTP_BASE=20000         first RTP port of a 10,000-port range
@@ -31,7 +31,9 @@ const { t, telephony, prepareSessions } = await startBenchSipGateway({
 });
 // The telephony service reads its SIP settings from this object at each call's set-up.
 t.gw.config.sip.mediaWorkers = Number(process.env.MEDIA_WORKERS ?? 0);
-t.gw.config.sip.mediaIo = process.env.MEDIA_IO === 'native' ? 'native' : 'dgram';
+const mediaIo = process.env.MEDIA_IO ?? 'auto';
+if (mediaIo !== 'auto' && mediaIo !== 'dgram' && mediaIo !== 'native') throw new Error(`MEDIA_IO must be auto, dgram or native, got ${mediaIo}`);
+t.gw.config.sip.mediaIo = mediaIo;
 if (process.env.BENCH_GATEWAY_GRACE_SECONDS) t.gw.config.limits.reconnectGraceSeconds = Number(process.env.BENCH_GATEWAY_GRACE_SECONDS);
 
 interface ParentMessage {

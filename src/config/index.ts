@@ -56,8 +56,11 @@ export const ConfigSchema = Type.Object({
     rtpTimeoutSeconds: PositiveInt,
     /** RTP socket worker threads (0: sockets on the main thread; see README "The media path"). */
     mediaWorkers: Type.Optional(Type.Integer({ minimum: 0, maximum: 16 })),
-    /** RTP socket I/O: dgram (one libuv read per packet) or native (batched once per tick; README "The media path"). */
-    mediaIo: Type.Optional(Type.Union([Type.Literal('dgram'), Type.Literal('native')])),
+    /**
+     * RTP socket I/O: native (batched once per media tick through the addon; README "The media path"),
+     * dgram (one libuv read per packet), or auto: native when the addon builds and loads, else dgram.
+     */
+    mediaIo: Type.Optional(Type.Union([Type.Literal('auto'), Type.Literal('dgram'), Type.Literal('native')])),
     maxConcurrentCalls: PositiveInt,
     realm: Type.String({ minLength: 1 }),
     /** On shutdown (SIGTERM), live calls may run this long while new INVITEs get 503 + Retry-After. */

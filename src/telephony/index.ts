@@ -9,7 +9,7 @@ import type { DialRequest } from './dial-target.js';
 import type { CallQuality } from './rtp/call-quality.js';
 import { MediaAnchor } from './media-anchor.js';
 import { sessionPortFromRegistry } from './registry-port.js';
-import { nativeRtpIoAddon } from './rtp/native-io.js';
+import { nativeRtpIoAddon, nativeRtpIoLoadError, tryNativeRtpIoAddon } from './rtp/native-io.js';
 import type { SessionRegistry } from '../sessions/index.js';
 
 export { TelephonyError, type TelephonyErrorCode, type TelephonyErrorDetail } from './errors.js';
@@ -76,8 +76,13 @@ export async function startTelephony(deps: TelephonyDeps): Promise<Telephony> {
     await probe.ping().catch((err) => deps.logger.warn({ err: String(err) }, 'rtpengine not reachable at start-up'));
     probe.close();
   }
-  // Built and loaded now, so a missing compiler or header fails the start, not the first call.
-  if (deps.config.sip.mediaIo === 'native') nativeRtpIoAddon();
+  // Built and loaded now, so a missing compiler or header fails the start (native) or shows in the log
+  // (auto), not at the first call.
+  const mediaIo = deps.config.sip.mediaIo ?? 'auto';
+  if (mediaIo === 'native') nativeRtpIoAddon();
+  else if (mediaIo === 'auto' && !deps.config.sip.mediaWorkers && !tryNativeRtpIoAddon()) {
+    deps.logger.warn({ err: String(nativeRtpIoLoadError()) }, 'MEDIA_IO=auto: the batched RTP I/O addon is unavailable; RTP sockets use dgram');
+  }
   const sessions = deps.sessions ?? (deps.registry ? sessionPortFromRegistry(deps.registry) : null);
   if (!sessions) throw new Error('startTelephony needs the session registry');
   const svc = await TelephonyService.start({ config: deps.config, logger: deps.logger, db: deps.db, sessions, ownerElsewhere: deps.ownerElsewhere });

@@ -43,7 +43,8 @@ export class LegSetup {
       timeoutMs: s.rtpTimeoutSeconds * 1000,
       clock: d.clock,
       socketWorkers: s.mediaWorkers ?? 0,
-      nativeIo: s.mediaIo === 'native',
+      // auto: native unless socket workers were asked for (the endpoint falls back to dgram without the addon).
+      nativeIo: s.mediaIo === 'native' || ((s.mediaIo ?? 'auto') === 'auto' && !s.mediaWorkers),
       latching,
     });
     return new LegSetup(d, endpoint);

@@ -12,6 +12,7 @@ const METRIC_NAMES = [
   'voxbridge_sip_refused',
   'voxbridge_sip_requests',
   'voxbridge_sip_capture',
+  'voxbridge_rtp_native_io',
 ];
 
 /** Registers the gauges, replacing those of a previous telephony service in this process (restart, tests). */

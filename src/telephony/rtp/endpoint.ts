@@ -11,7 +11,7 @@ import { DtmfDecoder, digitPackets, type DigitDetected } from './dtmf.js';
 import { bindNativeRtpSocket, bindPooledRtpSocket, bindRtcpSocket, bindRtpSocket, type PortRange } from './port-allocator.js';
 import type { MediaSocket } from './socket-protocol.js';
 import { sharedRtpSocketPool } from './socket-pool.js';
-import { nativeRtpIoFor } from './native-io.js';
+import { nativeRtpIoFor, tryNativeRtpIoAddon } from './native-io.js';
 import { looksLikeRtcp } from './rtcp.js';
 import { RtcpSession } from './rtcp-session.js';
 import { LegQuality, type CallQuality } from './call-quality.js';
@@ -79,8 +79,9 @@ export interface RtpEndpointOptions extends PortRange {
    */
   socketWorkers?: number;
   /**
-   * MEDIA_IO=native: the RTP socket is read once per media tick in a batch with every other leg's
-   * (rtp/native-io.ts) and written with a plain sendto. IPv4 bind addresses only (IPv6 legs use dgram).
+   * MEDIA_IO=native|auto: the RTP socket is read once per media tick in a batch with every other leg's
+   * (rtp/native-io.ts) and written with a plain sendto. dgram when the bind address is not IPv4 or the
+   * addon is unavailable (startup has loaded it, or failed, for MEDIA_IO=native).
    */
   nativeIo?: boolean;
 }
@@ -175,7 +176,7 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
 
   static async open(o: RtpEndpointOptions): Promise<RtpEndpoint> {
     const socket =
-      o.nativeIo && isIPv4(o.bindAddress)
+      o.nativeIo && isIPv4(o.bindAddress) && tryNativeRtpIoAddon()
         ? await bindNativeRtpSocket(o, o.bindAddress, nativeRtpIoFor(o.clock ?? rtpMediaClock))
         : o.socketWorkers
           ? await bindPooledRtpSocket(o, o.bindAddress, sharedRtpSocketPool(o.socketWorkers))

@@ -225,6 +225,7 @@ export interface NativeIoCounts {
 }
 
 let addon: RtpIoAddon | null = null;
+let loadError: Error | null = null;
 /** Every clock's reader adds to these (the process has one clock; tests and benches drive their own). */
 const processCounts: NativeIoCounts = { packets: 0, reads: 0, truncated: 0, sendErrors: 0 };
 const readers = new WeakMap<TickSource, NativeRtpIo>();
@@ -233,6 +234,21 @@ const readers = new WeakMap<TickSource, NativeRtpIo>();
 export function nativeRtpIoAddon(): RtpIoAddon {
   addon ??= loadRtpIoAddon();
   return addon;
+}
+
+/** The addon, or null when it cannot be built or loaded here (tried once; the reason in nativeRtpIoLoadError). */
+export function tryNativeRtpIoAddon(): RtpIoAddon | null {
+  if (addon || loadError) return addon;
+  try {
+    return nativeRtpIoAddon();
+  } catch (err) {
+    loadError = err instanceof Error ? err : new Error(String(err));
+    return null;
+  }
+}
+
+export function nativeRtpIoLoadError(): Error | null {
+  return loadError;
 }
 
 /** The batched reader of the sockets of endpoints playing out on `clock`, made on first use. */

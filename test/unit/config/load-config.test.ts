@@ -37,6 +37,14 @@ describe('loadConfig errors', () => {
     expect(fails({ RECORDINGS_S3_FORCE_PATH_STYLE: 'maybe' })).toMatch(/recordings\.s3\.forcePathStyle \(RECORDINGS_S3_FORCE_PATH_STYLE\)/);
   });
 
+  it('batches RTP socket I/O when it can by default; MEDIA_IO picks one, and native does not go with socket workers', () => {
+    expect(loadConfig({}).sip.mediaIo).toBe('auto');
+    expect(loadConfig({ MEDIA_IO: 'dgram' }).sip.mediaIo).toBe('dgram');
+    expect(fails({ MEDIA_IO: 'uring' })).toMatch(/sip\.mediaIo \(MEDIA_IO\)/);
+    expect(fails({ MEDIA_IO: 'native', MEDIA_WORKERS: '2' })).toMatch(/MEDIA_IO.*MEDIA_WORKERS/);
+    expect(loadConfig({ MEDIA_IO: 'auto', MEDIA_WORKERS: '2' }).sip.mediaWorkers).toBe(2);
+  });
+
   it('names both variables of an RTP port range that is upside down', () => {
     expect(fails({ RTP_PORT_MIN: '30000', RTP_PORT_MAX: '20000' })).toMatch(/RTP_PORT_MIN.*RTP_PORT_MAX/);
   });
