@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the batched RTP I/O addon (src/telephony/rtp/native/rtp-io.c, MEDIA_IO=native) into
 # .voxbridge/native/rtp-io.node. Idempotent: rebuilds only when the source is newer.
-# Needs gcc and Node's headers (node_api.h: /usr/include/node from the nodejs package, or NODE_INCLUDE).
+# Needs gcc and Node's headers (node_api.h: /usr/include/node from the nodejs package, or NODE_INCLUDE);
+# with liburing's headers (Debian liburing-dev) a tick's sends leave in one io_uring submission,
+# without them one sendto each.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -27,8 +29,15 @@ if [[ ! -f "$include/node_api.h" ]]; then
   exit 1
 fi
 
+uring=()
+if echo '#include <liburing.h>' | gcc -E -x c - >/dev/null 2>&1; then
+  uring=(-DVOXBRIDGE_URING -luring)
+else
+  echo "build-rtp-io: liburing headers not found (apt-get install liburing-dev): sends go one sendto each" >&2
+fi
+
 mkdir -p "$(dirname "$out")"
 tmp="$out.tmp.$$"
-gcc -O2 -Wall -Wextra -Werror -shared -fPIC -I"$include" -o "$tmp" "$src"
+gcc -O2 -Wall -Wextra -Werror -shared -fPIC -I"$include" -o "$tmp" "$src" "${uring[@]}"
 mv -f "$tmp" "$out"
-echo "build-rtp-io: built $out"
+echo "build-rtp-io: built $out${uring:+ (io_uring sends)}"

@@ -38,7 +38,7 @@ PACKAGES=(
   espeak-ng flite sox lame
   apertium apertium-eng-spa
   pocketsphinx pocketsphinx-en-us libpocketsphinx-dev libsphinxbase-dev
-  gcc make pkg-config ca-certificates curl
+  gcc make pkg-config ca-certificates curl liburing-dev
   chromium
 )
 # The SIP edge (sip/kamailio/): for the edge itself and for its end-to-end tests.

@@ -79,8 +79,9 @@ export async function startTelephony(deps: TelephonyDeps): Promise<Telephony> {
   // Built and loaded now, so a missing compiler or header fails the start (native) or shows in the log
   // (auto), not at the first call.
   const mediaIo = deps.config.sip.mediaIo ?? 'auto';
-  if (mediaIo === 'native') nativeRtpIoAddon();
-  else if (mediaIo === 'auto' && !deps.config.sip.mediaWorkers && !tryNativeRtpIoAddon()) {
+  const addon = mediaIo === 'native' ? nativeRtpIoAddon() : mediaIo === 'auto' && !deps.config.sip.mediaWorkers ? tryNativeRtpIoAddon() : null;
+  if (addon) deps.logger.info({ mediaIo, ioUringSends: addon.batchedSend() }, 'RTP sockets: batched I/O');
+  else if (mediaIo === 'auto' && !deps.config.sip.mediaWorkers) {
     deps.logger.warn({ err: String(nativeRtpIoLoadError()) }, 'MEDIA_IO=auto: the batched RTP I/O addon is unavailable; RTP sockets use dgram');
   }
   const sessions = deps.sessions ?? (deps.registry ? sessionPortFromRegistry(deps.registry) : null);

@@ -107,7 +107,7 @@ export function registerTelephonyMetrics(registry: Registry, telephony: Telephon
   });
   new Gauge({
     name: 'voxbridge_rtp_native_io',
-    help: 'Batched RTP socket I/O (MEDIA_IO=native) since start: packets read, reads (recvmmsg passes over every socket), truncated packets, failed sends',
+    help: 'Batched RTP socket I/O (MEDIA_IO=native) since start: packets read, reads (recvmmsg passes over every socket), truncated packets, packets sent, failed sends',
     labelNames: ['counter'] as const,
     registers: [registry],
     collect() {
@@ -116,6 +116,7 @@ export function registerTelephonyMetrics(registry: Registry, telephony: Telephon
       this.set({ counter: 'packets' }, c.packets);
       this.set({ counter: 'reads' }, c.reads);
       this.set({ counter: 'truncated' }, c.truncated);
+      this.set({ counter: 'sent' }, c.sent);
       this.set({ counter: 'send_errors' }, c.sendErrors);
     },
   });

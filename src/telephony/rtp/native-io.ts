@@ -1,10 +1,13 @@
-// MEDIA_IO=native: RTP sockets read once per media-clock tick and written with a plain sendto, through
-// the addon built from native/rtp-io.c. dgram pays, per datagram, a libuv callback with two recvmsg
+// MEDIA_IO=native: RTP sockets read once per media-clock tick and written once per tick, through the
+// addon built from native/rtp-io.c. dgram pays, per datagram, a libuv callback with two recvmsg
 // calls, a Buffer, an rinfo object and a send wrap — over a third of the gateway's CPU in the
 // twelfth-pass profile. Here one recvmmsg per socket per tick fills one shared buffer, and each
 // packet keeps the kernel's arrival time (SO_TIMESTAMPNS), so the jitter estimate and the jitter
 // buffer see when it arrived, not when the tick read it. The read runs in the clock's early phase,
-// before the legs play out: a packet waits no longer than with dgram. IPv4 only.
+// before the legs play out: a packet waits no longer than with dgram. Sends are copied into one
+// buffer and leave together after the tick's callbacks (a microtask), every leg's packet in one
+// io_uring submission where the addon was built with liburing: on a VM where each system call costs
+// a hypervisor round trip, one sendto per packet was the largest item left. IPv4 only.
 import { EventEmitter } from 'node:events';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -20,7 +23,8 @@ export interface RtpIoAddon {
   open(address: number, port: number): number;
   port(fd: number): number;
   close(fd: number): number;
-  send(fd: number, packet: Uint8Array, port: number, address: number): number;
+  sendBatch(data: Uint8Array, meta: Int32Array, n: number): number;
+  batchedSend(): boolean;
   drain(fds: Int32Array, out: Uint8Array, meta: Int32Array, ages: Float64Array, first: number): number;
 }
 
@@ -76,25 +80,21 @@ class NativeSocket extends EventEmitter implements MediaSocket {
   send(msg: Uint8Array, port: number, address: string, callback?: (err: Error | null) => void): void {
     let err: Error | null = null;
     if (this.closed) err = new Error('socket closed');
-    else {
-      if (address !== this.lastTo) {
-        const n = ipv4ToUint(address);
-        if (n === null) err = new Error(`MEDIA_IO=native sends to IPv4 literals only, not ${address}`);
-        else {
-          this.lastTo = address;
-          this.lastToNum = n;
-        }
-      }
-      if (!err) {
-        const sent = this.io.addon.send(this.fd, msg, port, this.lastToNum);
-        if (sent < 0) {
-          this.io.counts.sendErrors++;
-          err = new Error(`sendto failed (errno ${-sent})`);
-        }
+    else if (address !== this.lastTo) {
+      const n = ipv4ToUint(address);
+      if (n === null) err = new Error(`MEDIA_IO=native sends to IPv4 literals only, not ${address}`);
+      else {
+        this.lastTo = address;
+        this.lastToNum = n;
       }
     }
-    // Callbacks run later, as dgram's do: RTCP's BYE closes the sockets from its callback.
-    if (callback) queueMicrotask(() => callback(err));
+    if (err) {
+      this.io.counts.sendErrors++;
+      // Later, as dgram's callbacks run: RTCP's BYE closes the sockets from its callback.
+      if (callback) queueMicrotask(() => callback(err));
+      return;
+    }
+    this.io.queueSend(this.fd, msg, port, this.lastToNum, callback);
   }
 
   address(): { port: number } {
@@ -120,12 +120,18 @@ export class NativeRtpIo {
   private readonly meta = new Int32Array(META * BATCH);
   private readonly ages = new Float64Array(BATCH);
   private readonly addresses = new Map<number, string>();
+  // Packets queued for the next sendBatch: slots as in `out`, meta fd, length, port, address.
+  private readonly sendData = Buffer.alloc(SLOT * BATCH);
+  private readonly sendMeta = new Int32Array(META * BATCH);
+  private sendCount = 0;
+  private sendCallbacks: { k: number; callback: (err: Error | null) => void }[] = [];
+  private flushQueued = false;
   private unsubscribe: (() => void) | null = null;
   constructor(
     readonly addon: RtpIoAddon,
     private readonly clock: TickSource,
-    /** Health figures: packets read, read passes over the sockets (drain calls), truncated packets, failed sends. */
-    readonly counts: NativeIoCounts = { packets: 0, reads: 0, truncated: 0, sendErrors: 0 },
+    /** Health figures: packets read, read passes over the sockets (drain calls), truncated packets, packets sent, failed sends. */
+    readonly counts: NativeIoCounts = { packets: 0, reads: 0, truncated: 0, sent: 0, sendErrors: 0 },
   ) {}
 
   get socketCount(): number {
@@ -146,9 +152,49 @@ export class NativeRtpIo {
     return socket;
   }
 
+  /** Queues a packet for the batch sent after this tick's callbacks (a microtask), or at once when full. */
+  queueSend(fd: number, msg: Uint8Array, port: number, address: number, callback?: (err: Error | null) => void): void {
+    if (msg.length > SLOT) {
+      this.counts.sendErrors++;
+      if (callback) queueMicrotask(() => callback(new Error(`packet of ${msg.length} bytes is over ${SLOT}`)));
+      return;
+    }
+    if (this.sendCount === BATCH) this.flushSends();
+    const k = this.sendCount++;
+    this.sendData.set(msg, k * SLOT);
+    const m = k * META;
+    this.sendMeta[m] = fd;
+    this.sendMeta[m + 1] = msg.length;
+    this.sendMeta[m + 2] = port;
+    this.sendMeta[m + 3] = address | 0;
+    if (callback) this.sendCallbacks.push({ k, callback });
+    if (!this.flushQueued) {
+      this.flushQueued = true;
+      queueMicrotask(this.flushSends);
+    }
+  }
+
+  private readonly flushSends = (): void => {
+    this.flushQueued = false;
+    const n = this.sendCount;
+    if (n === 0) return;
+    this.sendCount = 0;
+    const callbacks = this.sendCallbacks;
+    this.sendCallbacks = [];
+    const failed = this.addon.sendBatch(this.sendData, this.sendMeta, n);
+    this.counts.sent += n;
+    this.counts.sendErrors += failed < 0 ? n : failed;
+    for (const { k, callback } of callbacks) {
+      const result = failed < 0 ? failed : (this.sendMeta[k * META + 1] ?? 0);
+      callback(result < 0 ? new Error(`send failed (errno ${-result})`) : null);
+    }
+  };
+
   remove(socket: NativeSocket): void {
     const i = this.sockets.indexOf(socket);
     if (i < 0) return;
+    // Its queued packets leave first: the fd number may be reused by the next socket opened.
+    this.flushSends();
     // A copy, not a splice: a drain in progress maps its packets through the array it started with.
     this.sockets = this.sockets.filter((s) => s !== socket);
     this.dirty = true;
@@ -221,13 +267,14 @@ export interface NativeIoCounts {
   packets: number;
   reads: number;
   truncated: number;
+  sent: number;
   sendErrors: number;
 }
 
 let addon: RtpIoAddon | null = null;
 let loadError: Error | null = null;
 /** Every clock's reader adds to these (the process has one clock; tests and benches drive their own). */
-const processCounts: NativeIoCounts = { packets: 0, reads: 0, truncated: 0, sendErrors: 0 };
+const processCounts: NativeIoCounts = { packets: 0, reads: 0, truncated: 0, sent: 0, sendErrors: 0 };
 const readers = new WeakMap<TickSource, NativeRtpIo>();
 
 /** Builds and loads the addon once per process (startup calls it, so a missing compiler fails the start). */

@@ -3,9 +3,8 @@
 // packets are being handed out. (Every RtpEndpoint case also runs on it: rtp-endpoint.test.ts.)
 import { afterEach, describe, expect, it } from 'vitest';
 import dgram from 'node:dgram';
-import { once } from 'node:events';
 import { performance } from 'node:perf_hooks';
-import { ipv4ToUint, loadRtpIoAddon, NativeRtpIo } from '../../../src/telephony/rtp/native-io.js';
+import { loadRtpIoAddon, NativeRtpIo } from '../../../src/telephony/rtp/native-io.js';
 import type { MediaSocket, PacketInfo } from '../../../src/telephony/rtp/socket-protocol.js';
 import type { TickListener, TickSource } from '../../../src/media/index.js';
 
@@ -108,9 +107,11 @@ describe('NativeRtpIo', () => {
     const counts = sockets.map(() => 0);
     sockets.forEach((s, i) => s.on('message', () => counts[i]!++));
     // 40 sockets × 60 packets = 2,400, more than the 2,048 one drain call holds; the socket buffers hold 60 each.
+    // Sent from the sockets themselves (each to itself): queued, then out in batches once this task yields.
     for (let round = 0; round < 60; round++) {
-      for (const s of sockets) addon.send(fdOf(s), Buffer.from([round]), s.address().port, ipv4ToUint('127.0.0.1') ?? 0);
+      for (const s of sockets) s.send(Buffer.from([round]), s.address().port, '127.0.0.1');
     }
+    await Promise.resolve();
     clock.tick();
     expect(counts).toEqual(sockets.map(() => 60));
     expect(io.counts.packets).toBe(2400);
@@ -149,21 +150,55 @@ describe('NativeRtpIo', () => {
     expect(() => io.bind('::1', 0)).toThrow(/IPv4/);
   });
 
-  it('sends with sendto to the given address and port, and reports an unusable destination to the callback', async () => {
+  it("sends a tick's packets together after the tick, each from its own socket, in order", async () => {
+    const io = new NativeRtpIo(addon, new HandClock());
+    const a = open(io);
+    const b = open(io);
+    const rx = await sender();
+    const got: [number, number][] = [];
+    rx.on('message', (msg, rinfo) => got.push([msg[0] ?? -1, rinfo.port]));
+    const sent: (Error | null)[] = [];
+    a.send(Buffer.from([1]), rx.address().port, '127.0.0.1', (err) => sent.push(err));
+    b.send(Buffer.from([2]), rx.address().port, '127.0.0.1');
+    a.send(Buffer.from([3]), rx.address().port, '127.0.0.1');
+    expect(io.counts.sent).toBe(0); // queued until the current task yields
+    await Promise.resolve();
+    expect(io.counts.sent).toBe(3);
+    expect(sent).toEqual([null]);
+    await until(() => got.length === 3);
+    expect(got).toEqual([
+      [1, a.address().port],
+      [2, b.address().port],
+      [3, a.address().port],
+    ]);
+  });
+
+  it('lets the packets queued on a socket leave before it closes, and refuses sends after', async () => {
+    const io = new NativeRtpIo(addon, new HandClock());
+    const s = io.bind('127.0.0.1', 0);
+    if (!s) throw new Error('no port');
+    const rx = await sender();
+    const got: number[] = [];
+    rx.on('message', (msg) => got.push(msg[0] ?? -1));
+    s.send(Buffer.from([5]), rx.address().port, '127.0.0.1');
+    s.close(); // an RTCP BYE, then the close: the BYE must not be lost or sent from a reused fd
+    await until(() => got.length === 1);
+    expect(got).toEqual([5]);
+    const err = await new Promise<Error | null>((resolve) => s.send(Buffer.from([6]), rx.address().port, '127.0.0.1', resolve));
+    expect(err?.message).toMatch(/closed/);
+  });
+
+  it('reports an unusable destination to the send callback', async () => {
     const io = new NativeRtpIo(addon, new HandClock());
     const s = open(io);
-    const rx = await sender();
-    const received = once(rx, 'message');
-    s.send(Buffer.from([7, 8]), rx.address().port, '127.0.0.1');
-    const [msg, rinfo] = (await received) as [Buffer, dgram.RemoteInfo];
-    expect([...msg]).toEqual([7, 8]);
-    expect(rinfo.port).toBe(s.address().port);
     const err = await new Promise<Error | null>((resolve) => s.send(Buffer.from([1]), 5000, 'example.invalid', resolve));
     expect(err?.message).toMatch(/IPv4 literals/);
+    expect(io.counts.sendErrors).toBe(1);
   });
 });
 
-/** The fd behind a batched socket (the test sends with the addon directly, synchronously). */
-function fdOf(s: MediaSocket): number {
-  return (s as unknown as { fd: number }).fd;
+/** Resolves once `done` holds (the datagrams cross loopback through the event loop). */
+async function until(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 1000 && !done(); i++) await new Promise((r) => setTimeout(r, 5));
+  expect(done()).toBe(true);
 }

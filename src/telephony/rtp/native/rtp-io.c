@@ -5,26 +5,33 @@
  * queue empty), a Buffer, an rinfo object and a send wrap: on the slow VM of BENCHMARKS.md's twelfth
  * pass over a third of the gateway's CPU. Here every leg's socket is read once per 20 ms tick with one
  * recvmmsg into a caller-owned buffer, the kernel's arrival time of each packet kept (SO_TIMESTAMPNS) for
- * the jitter estimate and the jitter buffer, and packets are sent with a plain sendto.
+ * the jitter estimate and the jitter buffer. A tick's packets out, one per leg and each from its leg's
+ * own socket, leave in one io_uring submission (sendmmsg batches only per socket); without liburing at
+ * build time, or where the kernel refuses io_uring, with one sendto each.
  *
  * IPv4 only (the caller falls back to dgram for IPv6 media addresses). Addresses cross the boundary
  * as host-order uint32, ports as numbers. Every function returns -errno on failure and never throws.
- * Built by scripts/build-rtp-io.sh: gcc -O2 -shared -fPIC -I<node headers> rtp-io.c -o rtp-io.node
+ * Built by scripts/build-rtp-io.sh: gcc -O2 -shared -fPIC -I<node headers> [-DVOXBRIDGE_URING -luring] rtp-io.c
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <node_api.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef VOXBRIDGE_URING
+#include <liburing.h>
+#endif
 
 #define SLOT 2048 /* bytes per packet slot in the caller's buffer (RTP of any codec here fits) */
 #define VLEN 16   /* packets per recvmmsg call */
 #define META 4    /* int32 per packet in `meta`: socket index, length (-1: truncated), port, address */
 #define MAX_ARGS 6
+#define SEND_BATCH 2048 /* packets per sendBatch call at most (the caller's batch size) */
 
 static napi_value num(napi_env env, double v) {
   napi_value out;
@@ -101,21 +108,138 @@ static napi_value close_socket(napi_env env, napi_callback_info info) {
   return num(env, close(int_at(env, argv[0], -1)) < 0 ? -errno : 0);
 }
 
-/* send(fd, packet: Uint8Array, port, address: uint32) -> bytes sent, or -errno (EAGAIN: buffer full). */
-static napi_value send_packet(napi_env env, napi_callback_info info) {
+static void fill_sockaddr(struct sockaddr_in *to, uint32_t address, int32_t port) {
+  memset(to, 0, sizeof *to);
+  to->sin_family = AF_INET;
+  to->sin_port = htons((uint16_t)port);
+  to->sin_addr.s_addr = htonl(address);
+}
+
+#ifdef VOXBRIDGE_URING
+/* Per N-API environment (the main thread, or a worker thread that loads the addon): its own ring. */
+struct send_ring {
+  struct io_uring ring;
+  int state; /* 0: not tried, 1: ready, -1: unavailable (sendto then) */
+  struct msghdr hdr[SEND_BATCH];
+  struct iovec iov[SEND_BATCH];
+  struct sockaddr_in addr[SEND_BATCH];
+};
+#define RING_ENTRIES 512
+
+static void free_ring(napi_env env, void *data, void *hint) {
+  (void)env;
+  (void)hint;
+  struct send_ring *r = data;
+  if (r->state == 1) io_uring_queue_exit(&r->ring);
+  free(r);
+}
+
+/* This environment's ring, set up on first use; NULL when io_uring is unavailable. */
+static struct send_ring *ring_of(napi_env env) {
+  struct send_ring *r = NULL;
+  napi_get_instance_data(env, (void **)&r);
+  if (r == NULL) {
+    r = calloc(1, sizeof *r);
+    if (r == NULL) return NULL;
+    r->state = io_uring_queue_init(RING_ENTRIES, &r->ring, 0) == 0 ? 1 : -1;
+    napi_set_instance_data(env, r, free_ring, NULL);
+  }
+  return r->state == 1 ? r : NULL;
+}
+#endif
+
+/* The packets k in [from, to) of a batch with one sendto each; results into meta. */
+static void send_each(unsigned char *data, int32_t *meta, size_t from, size_t to) {
+  struct sockaddr_in addr;
+  for (size_t k = from; k < to; k++) {
+    int32_t *m = meta + k * META;
+    fill_sockaddr(&addr, (uint32_t)m[3], m[2]);
+    ssize_t n = sendto(m[0], data + k * SLOT, (size_t)m[1], MSG_DONTWAIT, (struct sockaddr *)&addr, sizeof addr);
+    m[1] = n < 0 ? -errno : (int32_t)n;
+  }
+}
+
+/*
+ * sendBatch(data: Uint8Array, meta: Int32Array, n) -> packets that failed. Packet k is at
+ * data[k * SLOT]; meta[k * 4 ...] holds the socket fd, the length, the destination port and address.
+ * The result of each send replaces its length (bytes sent, or -errno). With io_uring every packet of
+ * the batch is one sendmsg entry of one submission: UDP sends on non-blocking sockets complete inline,
+ * so the call returns with all of them done (EAGAIN when a socket buffer is full, never a wait).
+ */
+static napi_value send_batch(napi_env env, napi_callback_info info) {
   napi_value argv[MAX_ARGS];
   args(env, info, argv);
-  void *data;
-  size_t len = typed_at(env, argv[1], &data);
-  int32_t port = int_at(env, argv[2], -1);
-  if (data == NULL || port <= 0 || port > 65535) return num(env, -EINVAL);
-  struct sockaddr_in to;
-  memset(&to, 0, sizeof to);
-  to.sin_family = AF_INET;
-  to.sin_port = htons((uint16_t)port);
-  to.sin_addr.s_addr = htonl(uint_at(env, argv[3]));
-  ssize_t n = sendto(int_at(env, argv[0], -1), data, len, MSG_DONTWAIT, (struct sockaddr *)&to, sizeof to);
-  return num(env, n < 0 ? -errno : (double)n);
+  void *dataPtr, *metaPtr;
+  size_t dataLen = typed_at(env, argv[0], &dataPtr);
+  size_t metaLen = typed_at(env, argv[1], &metaPtr);
+  int32_t n = int_at(env, argv[2], 0);
+  if (!dataPtr || !metaPtr || n < 0 || (size_t)n > SEND_BATCH || (size_t)n > dataLen / SLOT || (size_t)n > metaLen / META) return num(env, -EINVAL);
+  unsigned char *data = dataPtr;
+  int32_t *meta = metaPtr;
+  for (int32_t k = 0; k < n; k++) {
+    int32_t *m = meta + (size_t)k * META;
+    if (m[1] < 0 || m[1] > SLOT || m[2] <= 0 || m[2] > 65535) return num(env, -EINVAL);
+  }
+#ifdef VOXBRIDGE_URING
+  struct send_ring *r = ring_of(env);
+  if (r != NULL) {
+    struct msghdr *hdr = r->hdr;
+    struct iovec *iov = r->iov;
+    struct sockaddr_in *addr = r->addr;
+    for (size_t done = 0; done < (size_t)n;) {
+      size_t chunk = (size_t)n - done < RING_ENTRIES ? (size_t)n - done : RING_ENTRIES;
+      size_t queued = 0;
+      for (; queued < chunk; queued++) {
+        size_t k = done + queued;
+        int32_t *m = meta + k * META;
+        struct io_uring_sqe *sqe = io_uring_get_sqe(&r->ring);
+        if (sqe == NULL) break;
+        fill_sockaddr(&addr[k], (uint32_t)m[3], m[2]);
+        iov[k].iov_base = data + k * SLOT;
+        iov[k].iov_len = (size_t)m[1];
+        memset(&hdr[k], 0, sizeof hdr[k]);
+        hdr[k].msg_name = &addr[k];
+        hdr[k].msg_namelen = sizeof addr[k];
+        hdr[k].msg_iov = &iov[k];
+        hdr[k].msg_iovlen = 1;
+        io_uring_prep_sendmsg(sqe, m[0], &hdr[k], MSG_DONTWAIT);
+        io_uring_sqe_set_data64(sqe, k);
+      }
+      if (queued == 0 || io_uring_submit_and_wait(&r->ring, (unsigned)queued) < 0) {
+        /* The ring is unusable (it should not happen once set up): these and later packets go by sendto. */
+        send_each(data, meta, done, (size_t)n);
+        break;
+      }
+      for (size_t got = 0; got < queued;) {
+        struct io_uring_cqe *cqe;
+        if (io_uring_wait_cqe(&r->ring, &cqe) < 0) break;
+        meta[io_uring_cqe_get_data64(cqe) * META + 1] = cqe->res;
+        io_uring_cqe_seen(&r->ring, cqe);
+        got++;
+      }
+      done += queued;
+    }
+  } else {
+    send_each(data, meta, 0, (size_t)n);
+  }
+#else
+  send_each(data, meta, 0, (size_t)n);
+#endif
+  int32_t failed = 0;
+  for (int32_t k = 0; k < n; k++) failed += meta[(size_t)k * META + 1] < 0;
+  return num(env, failed);
+}
+
+/* batchedSend() -> true when sendBatch goes through io_uring (built with it, and the kernel allows it). */
+static napi_value batched_send(napi_env env, napi_callback_info info) {
+  (void)info;
+  napi_value out;
+#ifdef VOXBRIDGE_URING
+  napi_get_boolean(env, ring_of(env) != NULL, &out);
+#else
+  napi_get_boolean(env, false, &out);
+#endif
+  return out;
 }
 
 /*
@@ -197,7 +321,8 @@ NAPI_MODULE_INIT() {
       {"open", NULL, open_socket, NULL, NULL, NULL, napi_default, NULL},
       {"port", NULL, local_port, NULL, NULL, NULL, napi_default, NULL},
       {"close", NULL, close_socket, NULL, NULL, NULL, napi_default, NULL},
-      {"send", NULL, send_packet, NULL, NULL, NULL, napi_default, NULL},
+      {"sendBatch", NULL, send_batch, NULL, NULL, NULL, napi_default, NULL},
+      {"batchedSend", NULL, batched_send, NULL, NULL, NULL, napi_default, NULL},
       {"drain", NULL, drain, NULL, NULL, NULL, napi_default, NULL},
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
