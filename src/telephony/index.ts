@@ -9,7 +9,7 @@ import type { DialRequest } from './dial-target.js';
 import type { CallQuality } from './rtp/call-quality.js';
 import { MediaAnchor } from './media-anchor.js';
 import { sessionPortFromRegistry } from './registry-port.js';
-import { nativeRtpIoAddon, nativeRtpIoLoadError, tryNativeRtpIoAddon } from './rtp/native-io.js';
+import { nativeRtpIoAddon, nativeRtpIoLoadError, tryNativeRtpIoAddon, useIoUringForRtp } from './rtp/native-io.js';
 import type { SessionRegistry } from '../sessions/index.js';
 
 export { TelephonyError, type TelephonyErrorCode, type TelephonyErrorDetail } from './errors.js';
@@ -80,7 +80,9 @@ export async function startTelephony(deps: TelephonyDeps): Promise<Telephony> {
   // (auto), not at the first call.
   const mediaIo = deps.config.sip.mediaIo ?? 'auto';
   const addon = mediaIo === 'native' ? nativeRtpIoAddon() : mediaIo === 'auto' && !deps.config.sip.mediaWorkers ? tryNativeRtpIoAddon() : null;
-  if (addon) deps.logger.info({ mediaIo, ioUringSends: addon.batchedSend() }, 'RTP sockets: batched I/O');
+  const ioUring = deps.config.sip.mediaIoUring !== false;
+  useIoUringForRtp(ioUring);
+  if (addon) deps.logger.info({ mediaIo, ioUring: ioUring && addon.batchedSend() }, 'RTP sockets: batched I/O');
   else if (mediaIo === 'auto' && !deps.config.sip.mediaWorkers) {
     deps.logger.warn({ err: String(nativeRtpIoLoadError()) }, 'MEDIA_IO=auto: the batched RTP I/O addon is unavailable; RTP sockets use dgram');
   }

@@ -1,13 +1,13 @@
 // MEDIA_IO=native: RTP sockets read once per media-clock tick and written once per tick, through the
 // addon built from native/rtp-io.c. dgram pays, per datagram, a libuv callback with two recvmsg
 // calls, a Buffer, an rinfo object and a send wrap — over a third of the gateway's CPU in the
-// twelfth-pass profile. Here one recvmmsg per socket per tick fills one shared buffer, and each
-// packet keeps the kernel's arrival time (SO_TIMESTAMPNS), so the jitter estimate and the jitter
-// buffer see when it arrived, not when the tick read it. The read runs in the clock's early phase,
-// before the legs play out: a packet waits no longer than with dgram. Sends are copied into one
-// buffer and leave together after the tick's callbacks (a microtask), every leg's packet in one
-// io_uring submission where the addon was built with liburing: on a VM where each system call costs
-// a hypervisor round trip, one sendto per packet was the largest item left. IPv4 only.
+// twelfth-pass profile. Here each tick reads every socket into one shared buffer, and each packet
+// keeps the kernel's arrival time (SO_TIMESTAMPNS), so the jitter estimate and the jitter buffer see
+// when it arrived, not when the tick read it. The read runs in the clock's early phase, before the
+// legs play out: a packet waits no longer than with dgram. Sends are copied into one buffer and leave
+// together after the tick's callbacks (a microtask). Where the addon was built with liburing, the
+// tick's reads and its sends each go to the kernel in one io_uring submission: on a VM where every
+// system call costs a hypervisor round trip, one call per socket was the largest item left. IPv4 only.
 import { EventEmitter } from 'node:events';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -23,9 +23,10 @@ export interface RtpIoAddon {
   open(address: number, port: number): number;
   port(fd: number): number;
   close(fd: number): number;
-  sendBatch(data: Uint8Array, meta: Int32Array, n: number): number;
+  sendBatch(data: Uint8Array, meta: Int32Array, n: number, ioUring: boolean): number;
+  /** io_uring is compiled in and the kernel allows it (sendBatch and drain use it when asked). */
   batchedSend(): boolean;
-  drain(fds: Int32Array, out: Uint8Array, meta: Int32Array, ages: Float64Array, first: number): number;
+  drain(fds: Int32Array, out: Uint8Array, meta: Int32Array, ages: Float64Array, ioUring: boolean): number;
 }
 
 /** Bytes per packet slot and int32 per packet of metadata: as SLOT and META in rtp-io.c. */
@@ -132,6 +133,8 @@ export class NativeRtpIo {
     private readonly clock: TickSource,
     /** Health figures: packets read, read passes over the sockets (drain calls), truncated packets, packets sent, failed sends. */
     readonly counts: NativeIoCounts = { packets: 0, reads: 0, truncated: 0, sent: 0, sendErrors: 0 },
+    /** Read and send through io_uring where the addon has it (MEDIA_IO_URING); false: recvmmsg per socket, sendto per packet. */
+    private readonly ioUring = true,
   ) {}
 
   get socketCount(): number {
@@ -181,7 +184,7 @@ export class NativeRtpIo {
     this.sendCount = 0;
     const callbacks = this.sendCallbacks;
     this.sendCallbacks = [];
-    const failed = this.addon.sendBatch(this.sendData, this.sendMeta, n);
+    const failed = this.addon.sendBatch(this.sendData, this.sendMeta, n, this.ioUring);
     this.counts.sent += n;
     this.counts.sendErrors += failed < 0 ? n : failed;
     for (const { k, callback } of callbacks) {
@@ -216,14 +219,13 @@ export class NativeRtpIo {
     const fds = this.fds;
     this.draining = true;
     try {
-      let first = 0;
+      // A full batch may have left packets on any socket: read them all again until one is not full.
       for (;;) {
-        const n = this.addon.drain(fds, this.out, this.meta, this.ages, first);
+        const n = this.addon.drain(fds, this.out, this.meta, this.ages, this.ioUring);
         this.counts.reads++;
         if (n <= 0) break;
         this.deliver(sockets, n);
         if (n < BATCH) break;
-        first = this.meta[(n - 1) * META] ?? fds.length;
       }
     } finally {
       this.draining = false;
@@ -273,6 +275,7 @@ export interface NativeIoCounts {
 
 let addon: RtpIoAddon | null = null;
 let loadError: Error | null = null;
+let useIoUring = true;
 /** Every clock's reader adds to these (the process has one clock; tests and benches drive their own). */
 const processCounts: NativeIoCounts = { packets: 0, reads: 0, truncated: 0, sent: 0, sendErrors: 0 };
 const readers = new WeakMap<TickSource, NativeRtpIo>();
@@ -298,11 +301,16 @@ export function nativeRtpIoLoadError(): Error | null {
   return loadError;
 }
 
+/** MEDIA_IO_URING=false: readers made from now on use recvmmsg and sendto (a kernel whose io_uring misbehaves). */
+export function useIoUringForRtp(on: boolean): void {
+  useIoUring = on;
+}
+
 /** The batched reader of the sockets of endpoints playing out on `clock`, made on first use. */
 export function nativeRtpIoFor(clock: TickSource): NativeRtpIo {
   let io = readers.get(clock);
   if (!io) {
-    io = new NativeRtpIo(nativeRtpIoAddon(), clock, processCounts);
+    io = new NativeRtpIo(nativeRtpIoAddon(), clock, processCounts, useIoUring);
     readers.set(clock, io);
   }
   return io;

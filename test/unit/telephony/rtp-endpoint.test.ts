@@ -2,6 +2,7 @@ import { describe, it, expect, afterEach, beforeEach } from 'vitest';
 import dgram from 'node:dgram';
 import { once } from 'node:events';
 import { RtpEndpoint } from '../../../src/telephony/rtp/endpoint.js';
+import { useIoUringForRtp } from '../../../src/telephony/rtp/native-io.js';
 import { MediaClock } from '../../../src/media/index.js';
 import { parseRtp, serializeRtp } from '../../../src/telephony/rtp/packet.js';
 import { digitPackets } from '../../../src/telephony/rtp/dtmf.js';
@@ -11,9 +12,10 @@ import { defined } from '../../helpers/defined.js';
 const opened: RtpEndpoint[] = [];
 /**
  * How the endpoints under test do their socket I/O: every case runs on dgram, on one socket worker
- * thread (MEDIA_WORKERS=1) and batched once per tick through the native addon (MEDIA_IO=native).
+ * thread (MEDIA_WORKERS=1) and batched once per tick through the native addon (MEDIA_IO=native), with
+ * io_uring and without (MEDIA_IO_URING=false).
  */
-type SocketIo = 'dgram' | 'worker' | 'native';
+type SocketIo = 'dgram' | 'worker' | 'native' | 'native-no-uring';
 let socketIo: SocketIo = 'dgram';
 const sockets: dgram.Socket[] = [];
 afterEach(() => {
@@ -30,7 +32,7 @@ async function endpoint(timeoutMs = 5000): Promise<RtpEndpoint> {
     clock: new MediaClock(),
     jitter: { targetFrames: 2, adaptive: false },
     socketWorkers: socketIo === 'worker' ? 1 : 0,
-    nativeIo: socketIo === 'native',
+    nativeIo: socketIo.startsWith('native'),
   });
   opened.push(e);
   return e;
@@ -59,9 +61,10 @@ function until<T>(fn: () => T | undefined, ms = 5000): Promise<T> {
   });
 }
 
-describe.each<SocketIo>(['dgram', 'worker', 'native'])('RtpEndpoint (socket I/O: %s)', (io) => {
+describe.each<SocketIo>(['dgram', 'worker', 'native', 'native-no-uring'])('RtpEndpoint (socket I/O: %s)', (io) => {
   beforeEach(() => {
     socketIo = io;
+    useIoUringForRtp(io !== 'native-no-uring');
   });
 
   it('binds an even port in range and sends paced PCMU with increasing seq/timestamp', async () => {

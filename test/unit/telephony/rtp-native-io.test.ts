@@ -57,10 +57,13 @@ function collect(s: MediaSocket): { data: number[][]; info: PacketInfo[] } {
   return got;
 }
 
-describe('NativeRtpIo', () => {
+// Every case runs through io_uring (one submission per tick for the reads, one for the sends) and
+// through the plain system calls (recvmmsg per socket, sendto per packet: MEDIA_IO_URING=false, or an
+// addon built without liburing).
+describe.each([true, false])('NativeRtpIo (io_uring: %s)', (ioUring) => {
   it('reads every socket once per tick and hands each packet to its own socket, in order, with the sender', async () => {
     const clock = new HandClock();
-    const io = new NativeRtpIo(addon, clock);
+    const io = new NativeRtpIo(addon, clock, undefined, ioUring);
     const a = open(io);
     const b = open(io);
     const gotA = collect(a);
@@ -80,7 +83,7 @@ describe('NativeRtpIo', () => {
 
   it("dates a packet by the kernel's arrival, not by the tick that read it", async () => {
     const clock = new HandClock();
-    const io = new NativeRtpIo(addon, clock);
+    const io = new NativeRtpIo(addon, clock, undefined, ioUring);
     const rx = open(io);
     const got = collect(rx);
     const tx = await sender();
@@ -102,7 +105,7 @@ describe('NativeRtpIo', () => {
 
   it('reads a tick of more packets than one batch holds in several calls, losing none', async () => {
     const clock = new HandClock();
-    const io = new NativeRtpIo(addon, clock);
+    const io = new NativeRtpIo(addon, clock, undefined, ioUring);
     const sockets = Array.from({ length: 40 }, () => open(io));
     const counts = sockets.map(() => 0);
     sockets.forEach((s, i) => s.on('message', () => counts[i]!++));
@@ -120,7 +123,7 @@ describe('NativeRtpIo', () => {
 
   it('drops the rest of a tick for a socket closed while its packets are handed out, and keeps the others', async () => {
     const clock = new HandClock();
-    const io = new NativeRtpIo(addon, clock);
+    const io = new NativeRtpIo(addon, clock, undefined, ioUring);
     const a = open(io);
     const b = open(io);
     let aCount = 0;
@@ -144,14 +147,14 @@ describe('NativeRtpIo', () => {
   });
 
   it('answers null for a port in use (the allocator tries the next) and refuses an IPv6 address', async () => {
-    const io = new NativeRtpIo(addon, new HandClock());
+    const io = new NativeRtpIo(addon, new HandClock(), undefined, ioUring);
     const taken = await sender();
     expect(io.bind('127.0.0.1', taken.address().port)).toBeNull();
     expect(() => io.bind('::1', 0)).toThrow(/IPv4/);
   });
 
   it("sends a tick's packets together after the tick, each from its own socket, in order", async () => {
-    const io = new NativeRtpIo(addon, new HandClock());
+    const io = new NativeRtpIo(addon, new HandClock(), undefined, ioUring);
     const a = open(io);
     const b = open(io);
     const rx = await sender();
@@ -174,7 +177,7 @@ describe('NativeRtpIo', () => {
   });
 
   it('lets the packets queued on a socket leave before it closes, and refuses sends after', async () => {
-    const io = new NativeRtpIo(addon, new HandClock());
+    const io = new NativeRtpIo(addon, new HandClock(), undefined, ioUring);
     const s = io.bind('127.0.0.1', 0);
     if (!s) throw new Error('no port');
     const rx = await sender();
@@ -189,7 +192,7 @@ describe('NativeRtpIo', () => {
   });
 
   it('reports an unusable destination to the send callback', async () => {
-    const io = new NativeRtpIo(addon, new HandClock());
+    const io = new NativeRtpIo(addon, new HandClock(), undefined, ioUring);
     const s = open(io);
     const err = await new Promise<Error | null>((resolve) => s.send(Buffer.from([1]), 5000, 'example.invalid', resolve));
     expect(err?.message).toMatch(/IPv4 literals/);

@@ -5,9 +5,10 @@
  * queue empty), a Buffer, an rinfo object and a send wrap: on the slow VM of BENCHMARKS.md's twelfth
  * pass over a third of the gateway's CPU. Here every leg's socket is read once per 20 ms tick with one
  * recvmmsg into a caller-owned buffer, the kernel's arrival time of each packet kept (SO_TIMESTAMPNS) for
- * the jitter estimate and the jitter buffer. A tick's packets out, one per leg and each from its leg's
- * own socket, leave in one io_uring submission (sendmmsg batches only per socket); without liburing at
- * build time, or where the kernel refuses io_uring, with one sendto each.
+ * the jitter estimate and the jitter buffer. With io_uring (liburing at build time, and a kernel that
+ * allows it) a tick's reads of every socket go in one submission, and so do its packets out — one per
+ * leg, each from its leg's own socket, which sendmmsg cannot batch; without it, one recvmmsg per socket
+ * and one sendto per packet.
  *
  * IPv4 only (the caller falls back to dgram for IPv6 media addresses). Addresses cross the boundary
  * as host-order uint32, ports as numbers. Every function returns -errno on failure and never throws.
@@ -16,6 +17,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <netinet/in.h>
 #include <node_api.h>
 #include <stdlib.h>
@@ -49,6 +51,12 @@ static void args(napi_env env, napi_callback_info info, napi_value *argv) {
 static int32_t int_at(napi_env env, napi_value v, int32_t fallback) {
   int32_t out = fallback;
   if (v == NULL || napi_get_value_int32(env, v, &out) != napi_ok) return fallback;
+  return out;
+}
+
+static bool bool_at(napi_env env, napi_value v, bool fallback) {
+  bool out = fallback;
+  if (v == NULL || napi_get_value_bool(env, v, &out) != napi_ok) return fallback;
   return out;
 }
 
@@ -117,26 +125,36 @@ static void fill_sockaddr(struct sockaddr_in *to, uint32_t address, int32_t port
 
 #ifdef VOXBRIDGE_URING
 /* Per N-API environment (the main thread, or a worker thread that loads the addon): its own ring. */
-struct send_ring {
+#define RING_ENTRIES 512
+struct io_ring {
   struct io_uring ring;
-  int state; /* 0: not tried, 1: ready, -1: unavailable (sendto then) */
+  int state; /* 0: not tried, 1: ready, -1: unavailable (sendto and recvmmsg then) */
   struct msghdr hdr[SEND_BATCH];
   struct iovec iov[SEND_BATCH];
   struct sockaddr_in addr[SEND_BATCH];
+  /* One submission's reads (see drain_ring). */
+  struct msghdr rhdr[RING_ENTRIES];
+  struct iovec riov[RING_ENTRIES];
+  struct sockaddr_in rfrom[RING_ENTRIES];
+  char rcontrol[RING_ENTRIES][CMSG_SPACE(sizeof(struct timespec))];
+  int32_t rres[RING_ENTRIES];
+  /* Indices (into fds) of the sockets still to read this tick; grown as needed. */
+  size_t *active;
+  size_t active_cap;
 };
-#define RING_ENTRIES 512
 
 static void free_ring(napi_env env, void *data, void *hint) {
   (void)env;
   (void)hint;
-  struct send_ring *r = data;
+  struct io_ring *r = data;
   if (r->state == 1) io_uring_queue_exit(&r->ring);
+  free(r->active);
   free(r);
 }
 
 /* This environment's ring, set up on first use; NULL when io_uring is unavailable. */
-static struct send_ring *ring_of(napi_env env) {
-  struct send_ring *r = NULL;
+static struct io_ring *ring_of(napi_env env) {
+  struct io_ring *r = NULL;
   napi_get_instance_data(env, (void **)&r);
   if (r == NULL) {
     r = calloc(1, sizeof *r);
@@ -160,7 +178,7 @@ static void send_each(unsigned char *data, int32_t *meta, size_t from, size_t to
 }
 
 /*
- * sendBatch(data: Uint8Array, meta: Int32Array, n) -> packets that failed. Packet k is at
+ * sendBatch(data: Uint8Array, meta: Int32Array, n, ioUring = true) -> packets that failed. Packet k is at
  * data[k * SLOT]; meta[k * 4 ...] holds the socket fd, the length, the destination port and address.
  * The result of each send replaces its length (bytes sent, or -errno). With io_uring every packet of
  * the batch is one sendmsg entry of one submission: UDP sends on non-blocking sockets complete inline,
@@ -173,6 +191,8 @@ static napi_value send_batch(napi_env env, napi_callback_info info) {
   size_t dataLen = typed_at(env, argv[0], &dataPtr);
   size_t metaLen = typed_at(env, argv[1], &metaPtr);
   int32_t n = int_at(env, argv[2], 0);
+  bool use_ring = bool_at(env, argv[3], true);
+  (void)use_ring; /* without liburing */
   if (!dataPtr || !metaPtr || n < 0 || (size_t)n > SEND_BATCH || (size_t)n > dataLen / SLOT || (size_t)n > metaLen / META) return num(env, -EINVAL);
   unsigned char *data = dataPtr;
   int32_t *meta = metaPtr;
@@ -181,7 +201,7 @@ static napi_value send_batch(napi_env env, napi_callback_info info) {
     if (m[1] < 0 || m[1] > SLOT || m[2] <= 0 || m[2] > 65535) return num(env, -EINVAL);
   }
 #ifdef VOXBRIDGE_URING
-  struct send_ring *r = ring_of(env);
+  struct io_ring *r = use_ring ? ring_of(env) : NULL;
   if (r != NULL) {
     struct msghdr *hdr = r->hdr;
     struct iovec *iov = r->iov;
@@ -242,10 +262,95 @@ static napi_value batched_send(napi_env env, napi_callback_info info) {
   return out;
 }
 
+/* Packet k of a drain: which socket, its length (-1: truncated), the sender, and its age from the kernel's timestamp. */
+static void record_packet(int32_t *meta, double *ages, size_t k, size_t socket, ssize_t len, const struct sockaddr_in *from, struct msghdr *h, const struct timespec *now) {
+  int32_t *m = meta + k * META;
+  m[0] = (int32_t)socket;
+  m[1] = (h->msg_flags & MSG_TRUNC) || len >= SLOT ? -1 : (int32_t)len;
+  m[2] = ntohs(from->sin_port);
+  m[3] = (int32_t)ntohl(from->sin_addr.s_addr);
+  double age = -1;
+  for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c != NULL; c = CMSG_NXTHDR(h, c)) {
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+      struct timespec ts;
+      memcpy(&ts, CMSG_DATA(c), sizeof ts);
+      age = (double)(now->tv_sec - ts.tv_sec) * 1e3 + (double)(now->tv_nsec - ts.tv_nsec) / 1e6;
+      if (age < 0) age = 0; /* the wall clock stepped back: call it just arrived */
+    }
+  }
+  ages[k] = age;
+}
+
+#ifdef VOXBRIDGE_URING
 /*
- * drain(fds: Int32Array, out: Uint8Array, meta: Int32Array, ages: Float64Array, first) -> packets.
- * Reads what is queued on fds[first], fds[first + 1], ... with recvmmsg until every socket is empty
- * or the buffers are full (the caller then calls again from the last socket read). Packet k is at
+ * The drain through io_uring: one recvmsg entry per socket, every socket of a round in one submission
+ * (with recvmmsg each socket costs a system call even when, as usual, it holds one packet). A socket
+ * that gave a packet is read again in the next round, until every one answered EAGAIN or the buffers
+ * are full. Packets are moved down over the slots of empty answers so that they stay back to back.
+ * Returns the packets read, or -1 when the active list cannot be allocated (recvmmsg then).
+ */
+static long drain_ring(struct io_ring *r, const int32_t *fds, size_t nfds, unsigned char *out, int32_t *meta, double *ages, size_t capacity, const struct timespec *now) {
+  size_t nactive = nfds;
+  if (nactive > r->active_cap) {
+    size_t *grown = realloc(r->active, nactive * sizeof *grown);
+    if (grown == NULL) return -1;
+    r->active = grown;
+    r->active_cap = nactive;
+  }
+  for (size_t a = 0; a < nactive; a++) r->active[a] = a;
+  size_t k = 0;
+  while (nactive > 0 && k < capacity) {
+    size_t still = 0;
+    for (size_t pos = 0; pos < nactive && k < capacity;) {
+      size_t chunk = nactive - pos;
+      if (chunk > capacity - k) chunk = capacity - k;
+      if (chunk > RING_ENTRIES) chunk = RING_ENTRIES;
+      size_t queued = 0;
+      for (; queued < chunk; queued++) {
+        struct io_uring_sqe *sqe = io_uring_get_sqe(&r->ring);
+        if (sqe == NULL) break;
+        struct msghdr *h = &r->rhdr[queued];
+        memset(h, 0, sizeof *h);
+        r->riov[queued].iov_base = out + (k + queued) * SLOT;
+        r->riov[queued].iov_len = SLOT;
+        h->msg_iov = &r->riov[queued];
+        h->msg_iovlen = 1;
+        h->msg_name = &r->rfrom[queued];
+        h->msg_namelen = sizeof r->rfrom[queued];
+        memset(r->rcontrol[queued], 0, sizeof r->rcontrol[queued]);
+        h->msg_control = r->rcontrol[queued];
+        h->msg_controllen = sizeof r->rcontrol[queued];
+        io_uring_prep_recvmsg(sqe, fds[r->active[pos + queued]], h, MSG_DONTWAIT);
+        io_uring_sqe_set_data64(sqe, queued);
+        r->rres[queued] = -EAGAIN;
+      }
+      if (queued == 0 || io_uring_submit_and_wait(&r->ring, (unsigned)queued) < 0) return k > 0 ? (long)k : -1;
+      for (size_t got = 0; got < queued; got++) {
+        struct io_uring_cqe *cqe;
+        if (io_uring_wait_cqe(&r->ring, &cqe) < 0) break;
+        r->rres[io_uring_cqe_get_data64(cqe)] = cqe->res;
+        io_uring_cqe_seen(&r->ring, cqe);
+      }
+      size_t base = k;
+      for (size_t j = 0; j < queued; j++) {
+        if (r->rres[j] < 0) continue; /* empty (EAGAIN), or an error such as a queued ICMP one */
+        if (k != base + j) memmove(out + k * SLOT, out + (base + j) * SLOT, (size_t)r->rres[j]);
+        record_packet(meta, ages, k, r->active[pos + j], r->rres[j], &r->rfrom[j], &r->rhdr[j], now);
+        k++;
+        r->active[still++] = r->active[pos + j]; /* still <= pos + j: the list is rewritten in place */
+      }
+      pos += queued;
+    }
+    nactive = still;
+  }
+  return (long)k;
+}
+#endif
+
+/*
+ * drain(fds: Int32Array, out: Uint8Array, meta: Int32Array, ages: Float64Array, ioUring = true) -> packets.
+ * Reads what is queued on every socket of fds (through io_uring, see drain_ring, else one recvmmsg
+ * per socket) until every one is empty or the buffers are full (the caller then calls again). Packet k is at
  * out[k * SLOT]; meta[k * 4 ...] holds its socket's index in fds, its length (-1 when it did not fit
  * a slot), the sender's port and address; ages[k] how long ago (ms) the kernel received it (-1: no
  * timestamp), so the caller can date it on its own clock.
@@ -258,8 +363,9 @@ static napi_value drain(napi_env env, napi_callback_info info) {
   size_t outLen = typed_at(env, argv[1], &outData);
   size_t metaLen = typed_at(env, argv[2], &metaData);
   size_t agesLen = typed_at(env, argv[3], &agesData);
-  int32_t first = int_at(env, argv[4], 0);
-  if (!fdsData || !outData || !metaData || !agesData || first < 0) return num(env, -EINVAL);
+  bool use_ring = bool_at(env, argv[4], true);
+  (void)use_ring; /* without liburing */
+  if (!fdsData || !outData || !metaData || !agesData) return num(env, -EINVAL);
   int32_t *fds = fdsData, *meta = metaData;
   double *ages = agesData;
   unsigned char *out = outData;
@@ -267,14 +373,21 @@ static napi_value drain(napi_env env, napi_callback_info info) {
   if (metaLen / META < capacity) capacity = metaLen / META;
   if (agesLen < capacity) capacity = agesLen;
 
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+#ifdef VOXBRIDGE_URING
+  struct io_ring *r = use_ring ? ring_of(env) : NULL;
+  if (r != NULL) {
+    long got = drain_ring(r, fds, nfds, out, meta, ages, capacity, &now);
+    if (got >= 0) return num(env, (double)got);
+  }
+#endif
   struct mmsghdr msgs[VLEN];
   struct iovec iov[VLEN];
   struct sockaddr_in from[VLEN];
   char control[VLEN][CMSG_SPACE(sizeof(struct timespec))];
-  struct timespec now;
-  clock_gettime(CLOCK_REALTIME, &now);
   size_t k = 0;
-  for (size_t i = (size_t)first; i < nfds && k < capacity; i++) {
+  for (size_t i = 0; i < nfds && k < capacity; i++) {
     for (;;) {
       size_t want = capacity - k < VLEN ? capacity - k : VLEN;
       if (want == 0) break;
@@ -291,24 +404,7 @@ static napi_value drain(napi_env env, napi_callback_info info) {
       }
       int n = recvmmsg(fds[i], msgs, (unsigned)want, MSG_DONTWAIT, NULL);
       if (n <= 0) break; /* empty (EAGAIN), or an error such as a queued ICMP one: the next tick reads on */
-      for (int j = 0; j < n; j++) {
-        struct msghdr *h = &msgs[j].msg_hdr;
-        int32_t *m = meta + (k + (size_t)j) * META;
-        m[0] = (int32_t)i;
-        m[1] = (h->msg_flags & MSG_TRUNC) ? -1 : (int32_t)msgs[j].msg_len;
-        m[2] = ntohs(from[j].sin_port);
-        m[3] = (int32_t)ntohl(from[j].sin_addr.s_addr);
-        double age = -1;
-        for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c != NULL; c = CMSG_NXTHDR(h, c)) {
-          if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
-            struct timespec ts;
-            memcpy(&ts, CMSG_DATA(c), sizeof ts);
-            age = (double)(now.tv_sec - ts.tv_sec) * 1e3 + (double)(now.tv_nsec - ts.tv_nsec) / 1e6;
-            if (age < 0) age = 0; /* the wall clock stepped back: call it just arrived */
-          }
-        }
-        ages[k + (size_t)j] = age;
-      }
+      for (int j = 0; j < n; j++) record_packet(meta, ages, k + (size_t)j, i, msgs[j].msg_len, &from[j], &msgs[j].msg_hdr, &now);
       k += (size_t)n;
       if ((size_t)n < want) break; /* the queue is empty: no second call to find that out */
     }
