@@ -2,12 +2,12 @@
 FROM node:20-bookworm-slim
 RUN apt-get update && apt-get install -y --no-install-recommends \
       espeak-ng apertium apertium-eng-spa pocketsphinx pocketsphinx-en-us libpocketsphinx-dev libsphinxbase-dev \
-      lame sox gcc libc6-dev pkg-config ca-certificates curl \
+      lame sox gcc libc6-dev pkg-config liburing-dev ca-certificates curl \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY . .
-RUN npx tsc -p tsconfig.json && npm run -s build:web && bash scripts/fetch-model.sh && bash scripts/fetch-vad-model.sh && (test ! -f scripts/build-sphinx-decoder.sh || bash scripts/build-sphinx-decoder.sh)
+RUN npx tsc -p tsconfig.json && npm run -s build:web && bash scripts/fetch-model.sh && bash scripts/fetch-vad-model.sh && (test ! -f scripts/build-sphinx-decoder.sh || bash scripts/build-sphinx-decoder.sh) && bash scripts/build-rtp-io.sh
 EXPOSE 8080 5060/udp 5060/tcp
 CMD ["node", "bin/voxbridge.js", "serve"]
