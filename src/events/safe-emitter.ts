@@ -24,19 +24,27 @@ export class SafeEmitter<E extends Record<keyof E, unknown[]>> extends EventEmit
 
   /** Emits to every listener; listener errors go to the hook, never thrown. 'error' without a listener is dropped. */
   safeEmit<K extends keyof E & string>(event: K, ...args: E[K]): boolean {
-    const listeners = this.rawListeners(event as never) as unknown as Array<(...a: unknown[]) => void>;
-    if (listeners.length === 0) return false;
-    for (const fn of listeners) {
-      try {
-        fn.apply(this, args);
-      } catch (err) {
-        try {
-          this.listenerErrorHook(err, event);
-        } catch {
-          // A failing hook must not turn a listener error into a thrown one.
-        }
-      }
-    }
+    // The listeners as EventEmitter stores them (one function, or an array; a once() listener is its
+    // self-removing wrapper), read directly: rawListeners() copies them through three calls per emit,
+    // 7 % of the gateway's busy time with hundreds of calls' frames emitted every 20 ms.
+    const handler = (this as unknown as { _events: Record<string, Listener | Listener[] | undefined> })._events[event];
+    if (handler === undefined) return false;
+    if (typeof handler === 'function') this.callSafely(handler, event, args);
+    else for (const fn of handler.slice()) this.callSafely(fn, event, args); // a copy: listeners may unsubscribe meanwhile
     return true;
   }
+
+  private callSafely(fn: Listener, event: string, args: unknown[]): void {
+    try {
+      fn.apply(this, args);
+    } catch (err) {
+      try {
+        this.listenerErrorHook(err, event);
+      } catch {
+        // A failing hook must not turn a listener error into a thrown one.
+      }
+    }
+  }
 }
+
+type Listener = (...args: unknown[]) => void;
