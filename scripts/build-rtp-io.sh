@@ -2,22 +2,18 @@
 # Builds the batched RTP I/O addon (src/telephony/rtp/native/rtp-io.c, MEDIA_IO=native) into
 # .voxbridge/native/rtp-io.node. Idempotent: rebuilds only when the source is newer.
 # Needs gcc and Node's headers (node_api.h: /usr/include/node from the nodejs package, or NODE_INCLUDE);
-# with liburing's headers (Debian liburing-dev) a tick's sends leave in one io_uring submission,
-# without them one sendto each.
+# with liburing's headers (Debian liburing-dev) a tick's reads and sends each go in one io_uring submission,
+# without them one recvmmsg per socket and one sendto per packet.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 src="$root/src/telephony/rtp/native/rtp-io.c"
 out="$root/.voxbridge/native/rtp-io.node"
 
-if [[ -f "$out" && "$out" -nt "$src" && "${1:-}" != "--force" ]]; then
-  exit 0
-fi
-
-if ! command -v gcc >/dev/null 2>&1; then
-  echo "build-rtp-io: gcc not found; install the Debian package gcc" >&2
-  exit 1
-fi
+# shellcheck source=lib/compiled-part.sh
+source "$root/scripts/lib/compiled-part.sh"
+skip_if_built "$out" "$src" "${1:-}"
+require_gcc build-rtp-io
 
 include="${NODE_INCLUDE:-}"
 if [[ -z "$include" ]]; then
@@ -33,11 +29,11 @@ uring=()
 if echo '#include <liburing.h>' | gcc -E -x c - >/dev/null 2>&1; then
   uring=(-DVOXBRIDGE_URING -luring)
 else
-  echo "build-rtp-io: liburing headers not found (apt-get install liburing-dev): sends go one sendto each" >&2
+  echo "build-rtp-io: liburing headers not found (apt-get install liburing-dev): building without io_uring" >&2
 fi
 
 mkdir -p "$(dirname "$out")"
 tmp="$out.tmp.$$"
 gcc -O2 -Wall -Wextra -Werror -shared -fPIC -I"$include" -o "$tmp" "$src" "${uring[@]}"
 mv -f "$tmp" "$out"
-echo "build-rtp-io: built $out${uring:+ (io_uring sends)}"
+echo "build-rtp-io: built $out${uring:+ (with io_uring)}"

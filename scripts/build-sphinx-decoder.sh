@@ -8,14 +8,10 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 src="$root/src/speech/stt/pocketsphinx/vb-sphinx-decoder.c"
 out="$root/.voxbridge/bin/vb-sphinx-decoder"
 
-if [[ -x "$out" && "$out" -nt "$src" && "${1:-}" != "--force" ]]; then
-  exit 0
-fi
-
-if ! command -v gcc >/dev/null 2>&1; then
-  echo "build-sphinx-decoder: gcc not found; install the Debian package gcc" >&2
-  exit 1
-fi
+# shellcheck source=lib/compiled-part.sh
+source "$root/scripts/lib/compiled-part.sh"
+skip_if_built "$out" "$src" "${1:-}"
+require_gcc build-sphinx-decoder
 
 if pkg-config --exists pocketsphinx 2>/dev/null; then
   # shellcheck disable=SC2207

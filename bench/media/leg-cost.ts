@@ -178,5 +178,7 @@ const mainMedian = mains[Math.floor(mains.length / 2)] ?? NaN;
 console.log(
   `median ${median.toFixed(2)} µs CPU per leg-tick → ${((median * 50) / 1000).toFixed(2)} ms CPU per leg-second, ${((median * 100) / 1000).toFixed(2)} ms per bridged call-second; main thread median ${mainMedian.toFixed(2)} µs per leg-tick`,
 );
-console.log(JSON.stringify({ bench: 'media_leg_cost', legs: LEGS, ticks: TICKS, workers: WORKERS, native: NATIVE, usPerLegTick: sorted, mainUsPerLegTick: mains }));
+console.log(
+  JSON.stringify({ bench: 'media_leg_cost', legs: LEGS, ticks: TICKS, workers: WORKERS, native: NATIVE, usPerLegTick: sorted, mainUsPerLegTick: mains }),
+);
 process.exit(0);

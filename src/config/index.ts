@@ -496,7 +496,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Json
     throw new ConfigError(`invalid configuration: sip.rtpPortMin (RTP_PORT_MIN) must be below sip.rtpPortMax (RTP_PORT_MAX)`);
   }
   if (cfg.sip.mediaIo === 'native' && (cfg.sip.mediaWorkers ?? 0) > 0) {
-    throw new ConfigError('invalid configuration: sip.mediaIo (MEDIA_IO) native reads the RTP sockets on the main thread: set sip.mediaWorkers (MEDIA_WORKERS) to 0');
+    throw new ConfigError(
+      'invalid configuration: sip.mediaIo (MEDIA_IO) native reads the RTP sockets on the main thread: set sip.mediaWorkers (MEDIA_WORKERS) to 0',
+    );
   }
   if (!!cfg.sip.tls.certFile !== !!cfg.sip.tls.keyFile) {
     throw new ConfigError('invalid configuration: sip.tls.certFile (SIP_TLS_CERT) and sip.tls.keyFile (SIP_TLS_KEY) go together');

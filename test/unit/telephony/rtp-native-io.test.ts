@@ -74,7 +74,10 @@ describe.each([true, false])('NativeRtpIo (io_uring: %s)', (ioUring) => {
     await send(tx, [5, 6], a);
     expect(gotA.data).toEqual([]); // nothing is read between ticks
     clock.tick();
-    expect(gotA.data).toEqual([[1, 2, 3], [5, 6]]);
+    expect(gotA.data).toEqual([
+      [1, 2, 3],
+      [5, 6],
+    ]);
     expect(gotB.data).toEqual([[4]]);
     expect(gotA.info[0]).toMatchObject({ address: '127.0.0.1', port: tx.address().port });
     clock.tick();
