@@ -10,6 +10,7 @@ import type { LatchingMode } from './rtp/source-latch.js';
 import { answerOffer, buildSdp, DEFAULT_CODECS, DEFAULT_DTMF_PT, negotiate, parseSdp, type NegotiatedMedia } from './sdp/sdp.js';
 import type { MediaAnchor } from './media-anchor.js';
 import { SipLeg, type SipLegInit } from './call-leg.js';
+import { wantsNativeRtpIo } from './rtp/native-io.js';
 
 export interface MediaSetupDeps {
   sip: Config['sip'];
@@ -43,8 +44,7 @@ export class LegSetup {
       timeoutMs: s.rtpTimeoutSeconds * 1000,
       clock: d.clock,
       socketWorkers: s.mediaWorkers ?? 0,
-      // auto: native unless socket workers were asked for (the endpoint falls back to dgram without the addon).
-      nativeIo: s.mediaIo === 'native' || ((s.mediaIo ?? 'auto') === 'auto' && !s.mediaWorkers),
+      nativeIo: wantsNativeRtpIo(s),
       latching,
     });
     return new LegSetup(d, endpoint);

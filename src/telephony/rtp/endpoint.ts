@@ -80,8 +80,8 @@ export interface RtpEndpointOptions extends PortRange {
   socketWorkers?: number;
   /**
    * MEDIA_IO=native|auto: the RTP socket is read once per media tick in a batch with every other leg's
-   * (rtp/native-io.ts) and written with a plain sendto. dgram when the bind address is not IPv4 or the
-   * addon is unavailable (startup has loaded it, or failed, for MEDIA_IO=native).
+   * (rtp/native-io.ts), and its packets leave with theirs after the tick. dgram when the bind address
+   * is not IPv4 or the addon is unavailable (startup has loaded it, or failed, for MEDIA_IO=native).
    */
   nativeIo?: boolean;
 }

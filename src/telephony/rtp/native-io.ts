@@ -13,6 +13,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import net from 'node:net';
+import { constants } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -34,7 +35,7 @@ const SLOT = 2048;
 const META = 4;
 /** Packets read per drain call (4 MB of slots); a fuller tick takes more calls. */
 const BATCH = 2048;
-const EADDRINUSE = 98;
+const { EADDRINUSE } = constants.errno;
 
 // src/telephony/rtp (or dist/telephony/rtp) -> package root.
 const packageRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -194,8 +195,7 @@ export class NativeRtpIo {
   };
 
   remove(socket: NativeSocket): void {
-    const i = this.sockets.indexOf(socket);
-    if (i < 0) return;
+    if (!this.sockets.includes(socket)) return;
     // Its queued packets leave first: the fd number may be reused by the next socket opened.
     this.flushSends();
     // A copy, not a splice: a drain in progress maps its packets through the array it started with.
@@ -299,6 +299,11 @@ export function tryNativeRtpIoAddon(): RtpIoAddon | null {
 
 export function nativeRtpIoLoadError(): Error | null {
   return loadError;
+}
+
+/** MEDIA_IO native, or auto without socket workers (the endpoint falls back to dgram when the addon is unavailable). */
+export function wantsNativeRtpIo(sip: { mediaIo?: 'auto' | 'dgram' | 'native'; mediaWorkers?: number }): boolean {
+  return sip.mediaIo === 'native' || ((sip.mediaIo ?? 'auto') === 'auto' && !sip.mediaWorkers);
 }
 
 /** MEDIA_IO_URING=false: readers made from now on use recvmmsg and sendto (a kernel whose io_uring misbehaves). */
