@@ -31,10 +31,9 @@ export interface AnalysisWorkerDeps {
 async function chooseSummary(
   extractive: string | null,
   turns: AnalysisTurn[],
-  deps: Pick<AnalysisWorkerDeps, 'summary'>,
+  o: AnalysisWorkerDeps['summary'],
   log: Logger | undefined,
 ): Promise<{ summary: string | null; engine: 'extractive' | 'openai_compatible' }> {
-  const o = deps.summary;
   if (extractive === null || o?.engine !== 'openai_compatible') return { summary: extractive, engine: 'extractive' };
   try {
     return { summary: await llmSummary(turns, o), engine: 'openai_compatible' };
@@ -58,7 +57,7 @@ export async function runAnalysis(db: Db, a: AnalysisRow, deps: Pick<AnalysisWor
   }));
   const include = a.include.filter((p): p is AnalysisPart => (ANALYSIS_PARTS as readonly string[]).includes(p));
   const r = analyseTranscript(turns, { include, profile: a.profile, rules: await complianceRules(db, a.org_id) });
-  const { summary, engine } = await chooseSummary(r.summary, turns, deps, log);
+  const { summary, engine } = await chooseSummary(r.summary, turns, deps.summary, log);
   await completeAnalysis(db, a.id, {
     summary,
     sentiment: r.sentiment && { customer: r.sentiment.customer, agent: r.sentiment.agent },

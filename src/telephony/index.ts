@@ -82,7 +82,7 @@ export async function startTelephony(deps: TelephonyDeps): Promise<Telephony> {
   const wanted = wantsNativeRtpIo(deps.config.sip);
   const addon = !wanted ? null : mediaIo === 'native' ? nativeRtpIoAddon() : tryNativeRtpIoAddon();
   useIoUringForRtp(mediaIoUring);
-  if (addon) deps.logger.info({ mediaIo, ioUring: mediaIoUring && addon.batchedSend() }, 'RTP sockets: batched I/O');
+  if (addon) deps.logger.info({ mediaIo, ioUring: mediaIoUring && addon.ioUringReady() }, 'RTP sockets: batched I/O');
   else if (wanted) deps.logger.warn({ err: String(nativeRtpIoLoadError()) }, 'MEDIA_IO=auto: the batched RTP I/O addon is unavailable; RTP sockets use dgram');
   const sessions = deps.sessions ?? (deps.registry ? sessionPortFromRegistry(deps.registry) : null);
   if (!sessions) throw new Error('startTelephony needs the session registry');

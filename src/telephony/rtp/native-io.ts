@@ -25,8 +25,8 @@ export interface RtpIoAddon {
   port(fd: number): number;
   close(fd: number): number;
   sendBatch(data: Uint8Array, meta: Int32Array, n: number, ioUring: boolean): number;
-  /** io_uring is compiled in and the kernel allows it (sendBatch and drain use it when asked). */
-  batchedSend(): boolean;
+  /** io_uring is compiled in and the kernel allows it (sendBatch and drain use it when asked to). */
+  ioUringReady(): boolean;
   drain(fds: Int32Array, out: Uint8Array, meta: Int32Array, ages: Float64Array, ioUring: boolean): number;
 }
 
@@ -90,13 +90,8 @@ class NativeSocket extends EventEmitter implements MediaSocket {
         this.lastToNum = n;
       }
     }
-    if (err) {
-      this.io.counts.sendErrors++;
-      // Later, as dgram's callbacks run: RTCP's BYE closes the sockets from its callback.
-      if (callback) queueMicrotask(() => callback(err));
-      return;
-    }
-    this.io.queueSend(this.fd, msg, port, this.lastToNum, callback);
+    if (err) this.io.refuseSend(err, callback);
+    else this.io.queueSend(this.fd, msg, port, this.lastToNum, callback);
   }
 
   address(): { port: number } {
@@ -159,8 +154,7 @@ export class NativeRtpIo {
   /** Queues a packet for the batch sent after this tick's callbacks (a microtask), or at once when full. */
   queueSend(fd: number, msg: Uint8Array, port: number, address: number, callback?: (err: Error | null) => void): void {
     if (msg.length > SLOT) {
-      this.counts.sendErrors++;
-      if (callback) queueMicrotask(() => callback(new Error(`packet of ${msg.length} bytes is over ${SLOT}`)));
+      this.refuseSend(new Error(`packet of ${msg.length} bytes is over ${SLOT}`), callback);
       return;
     }
     if (this.sendCount === BATCH) this.flushSends();
@@ -176,6 +170,12 @@ export class NativeRtpIo {
       this.flushQueued = true;
       queueMicrotask(this.flushSends);
     }
+  }
+
+  /** Counts a send that cannot go, and tells its callback later, as dgram does (RTCP's BYE closes the sockets from it). */
+  refuseSend(err: Error, callback?: (err: Error | null) => void): void {
+    this.counts.sendErrors++;
+    if (callback) queueMicrotask(() => callback(err));
   }
 
   private readonly flushSends = (): void => {

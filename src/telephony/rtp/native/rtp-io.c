@@ -33,7 +33,7 @@
 #define VLEN 16   /* packets per recvmmsg call */
 #define META 4    /* int32 per packet in `meta`: socket index, length (-1: truncated), port, address */
 #define MAX_ARGS 6
-#define SEND_BATCH 2048 /* packets per sendBatch call at most (the caller's batch size) */
+#define CONTROL_BYTES CMSG_SPACE(sizeof(struct timespec)) /* room for SCM_TIMESTAMPNS */
 
 static napi_value num(napi_env env, double v) {
   napi_value out;
@@ -74,6 +74,30 @@ static size_t typed_at(napi_env env, napi_value v, void **data) {
   return len;
 }
 
+static void fill_sockaddr(struct sockaddr_in *to, uint32_t address, int32_t port) {
+  memset(to, 0, sizeof *to);
+  to->sin_family = AF_INET;
+  to->sin_port = htons((uint16_t)port);
+  to->sin_addr.s_addr = htonl(address);
+}
+
+/* Points `h` at one buffer, an address, and (for reads; NULL for sends) a zeroed control buffer. */
+static void point_msghdr(struct msghdr *h, struct iovec *iov, void *buf, size_t len, struct sockaddr_in *name, char *control) {
+  memset(h, 0, sizeof *h);
+  iov->iov_base = buf;
+  iov->iov_len = len;
+  h->msg_iov = iov;
+  h->msg_iovlen = 1;
+  h->msg_name = name;
+  h->msg_namelen = sizeof *name;
+  if (control != NULL) {
+    /* Zeroed: a read that brings no timestamp then leaves nothing that parses as one. */
+    memset(control, 0, CONTROL_BYTES);
+    h->msg_control = control;
+    h->msg_controllen = CONTROL_BYTES;
+  }
+}
+
 /*
  * open(address: uint32, port) -> fd, or -errno: a non-blocking UDP socket bound to address:port
  * with kernel receive timestamps on.
@@ -81,17 +105,13 @@ static size_t typed_at(napi_env env, napi_value v, void **data) {
 static napi_value open_socket(napi_env env, napi_callback_info info) {
   napi_value argv[MAX_ARGS];
   args(env, info, argv);
-  uint32_t address = uint_at(env, argv[0]);
   int32_t port = int_at(env, argv[1], -1);
   if (port < 0 || port > 65535) return num(env, -EINVAL);
   int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return num(env, -errno);
   int on = 1;
   struct sockaddr_in a;
-  memset(&a, 0, sizeof a);
-  a.sin_family = AF_INET;
-  a.sin_port = htons((uint16_t)port);
-  a.sin_addr.s_addr = htonl(address);
+  fill_sockaddr(&a, uint_at(env, argv[0]), port);
   if (setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on) < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) < 0) {
     int e = errno;
     close(fd);
@@ -116,28 +136,20 @@ static napi_value close_socket(napi_env env, napi_callback_info info) {
   return num(env, close(int_at(env, argv[0], -1)) < 0 ? -errno : 0);
 }
 
-static void fill_sockaddr(struct sockaddr_in *to, uint32_t address, int32_t port) {
-  memset(to, 0, sizeof *to);
-  to->sin_family = AF_INET;
-  to->sin_port = htons((uint16_t)port);
-  to->sin_addr.s_addr = htonl(address);
-}
-
 #ifdef VOXBRIDGE_URING
-/* Per N-API environment (the main thread, or a worker thread that loads the addon): its own ring. */
+/*
+ * Per N-API environment (the main thread, or a worker thread that loads the addon): its own ring and
+ * the entries of one submission, shared by sends and reads (they never overlap).
+ */
 #define RING_ENTRIES 512
 struct io_ring {
   struct io_uring ring;
-  int state; /* 0: not tried, 1: ready, -1: unavailable (sendto and recvmmsg then) */
-  struct msghdr hdr[SEND_BATCH];
-  struct iovec iov[SEND_BATCH];
-  struct sockaddr_in addr[SEND_BATCH];
-  /* One submission's reads (see drain_ring). */
-  struct msghdr rhdr[RING_ENTRIES];
-  struct iovec riov[RING_ENTRIES];
-  struct sockaddr_in rfrom[RING_ENTRIES];
-  char rcontrol[RING_ENTRIES][CMSG_SPACE(sizeof(struct timespec))];
-  int32_t rres[RING_ENTRIES];
+  bool ready; /* false: the kernel refused io_uring (sendto and recvmmsg then) */
+  struct msghdr hdr[RING_ENTRIES];
+  struct iovec iov[RING_ENTRIES];
+  struct sockaddr_in addr[RING_ENTRIES];
+  char control[RING_ENTRIES][CONTROL_BYTES];
+  int32_t res[RING_ENTRIES];
   /* Indices (into fds) of the sockets still to read this tick; grown as needed. */
   size_t *active;
   size_t active_cap;
@@ -147,7 +159,7 @@ static void free_ring(napi_env env, void *data, void *hint) {
   (void)env;
   (void)hint;
   struct io_ring *r = data;
-  if (r->state == 1) io_uring_queue_exit(&r->ring);
+  if (r->ready) io_uring_queue_exit(&r->ring);
   free(r->active);
   free(r);
 }
@@ -159,10 +171,27 @@ static struct io_ring *ring_of(napi_env env) {
   if (r == NULL) {
     r = calloc(1, sizeof *r);
     if (r == NULL) return NULL;
-    r->state = io_uring_queue_init(RING_ENTRIES, &r->ring, 0) == 0 ? 1 : -1;
+    r->ready = io_uring_queue_init(RING_ENTRIES, &r->ring, 0) == 0;
     napi_set_instance_data(env, r, free_ring, NULL);
   }
-  return r->state == 1 ? r : NULL;
+  return r->ready ? r : NULL;
+}
+
+/*
+ * Submits the `queued` entries prepared (user data: their index) and waits for all of them; their
+ * results go to r->res (-EAGAIN for one that never completed). -1 when the submission failed.
+ * Non-blocking UDP sends and reads with MSG_DONTWAIT complete inline: this never waits on the network.
+ */
+static int submit_and_reap(struct io_ring *r, size_t queued) {
+  for (size_t j = 0; j < queued; j++) r->res[j] = -EAGAIN;
+  if (io_uring_submit_and_wait(&r->ring, (unsigned)queued) < 0) return -1;
+  for (size_t got = 0; got < queued; got++) {
+    struct io_uring_cqe *cqe;
+    if (io_uring_wait_cqe(&r->ring, &cqe) < 0) break;
+    r->res[io_uring_cqe_get_data64(cqe)] = cqe->res;
+    io_uring_cqe_seen(&r->ring, cqe);
+  }
+  return 0;
 }
 #endif
 
@@ -177,12 +206,37 @@ static void send_each(unsigned char *data, int32_t *meta, size_t from, size_t to
   }
 }
 
+#ifdef VOXBRIDGE_URING
+/* The batch's packets as sendmsg entries, RING_ENTRIES per submission; sendto for the rest if the ring fails. */
+static void send_ring(struct io_ring *r, unsigned char *data, int32_t *meta, size_t n) {
+  for (size_t done = 0; done < n;) {
+    size_t chunk = n - done < RING_ENTRIES ? n - done : RING_ENTRIES;
+    size_t queued = 0;
+    for (; queued < chunk; queued++) {
+      struct io_uring_sqe *sqe = io_uring_get_sqe(&r->ring);
+      if (sqe == NULL) break;
+      size_t k = done + queued;
+      int32_t *m = meta + k * META;
+      fill_sockaddr(&r->addr[queued], (uint32_t)m[3], m[2]);
+      point_msghdr(&r->hdr[queued], &r->iov[queued], data + k * SLOT, (size_t)m[1], &r->addr[queued], NULL);
+      io_uring_prep_sendmsg(sqe, m[0], &r->hdr[queued], MSG_DONTWAIT);
+      io_uring_sqe_set_data64(sqe, queued);
+    }
+    if (queued == 0 || submit_and_reap(r, queued) < 0) {
+      send_each(data, meta, done, n);
+      return;
+    }
+    for (size_t j = 0; j < queued; j++) meta[(done + j) * META + 1] = r->res[j];
+    done += queued;
+  }
+}
+#endif
+
 /*
  * sendBatch(data: Uint8Array, meta: Int32Array, n, ioUring = true) -> packets that failed. Packet k is at
  * data[k * SLOT]; meta[k * 4 ...] holds the socket fd, the length, the destination port and address.
  * The result of each send replaces its length (bytes sent, or -errno). With io_uring every packet of
- * the batch is one sendmsg entry of one submission: UDP sends on non-blocking sockets complete inline,
- * so the call returns with all of them done (EAGAIN when a socket buffer is full, never a wait).
+ * the batch is one sendmsg entry of one submission (EAGAIN when a socket buffer is full, never a wait).
  */
 static napi_value send_batch(napi_env env, napi_callback_info info) {
   napi_value argv[MAX_ARGS];
@@ -193,7 +247,7 @@ static napi_value send_batch(napi_env env, napi_callback_info info) {
   int32_t n = int_at(env, argv[2], 0);
   bool use_ring = bool_at(env, argv[3], true);
   (void)use_ring; /* without liburing */
-  if (!dataPtr || !metaPtr || n < 0 || (size_t)n > SEND_BATCH || (size_t)n > dataLen / SLOT || (size_t)n > metaLen / META) return num(env, -EINVAL);
+  if (!dataPtr || !metaPtr || n < 0 || (size_t)n > dataLen / SLOT || (size_t)n > metaLen / META) return num(env, -EINVAL);
   unsigned char *data = dataPtr;
   int32_t *meta = metaPtr;
   for (int32_t k = 0; k < n; k++) {
@@ -202,46 +256,8 @@ static napi_value send_batch(napi_env env, napi_callback_info info) {
   }
 #ifdef VOXBRIDGE_URING
   struct io_ring *r = use_ring ? ring_of(env) : NULL;
-  if (r != NULL) {
-    struct msghdr *hdr = r->hdr;
-    struct iovec *iov = r->iov;
-    struct sockaddr_in *addr = r->addr;
-    for (size_t done = 0; done < (size_t)n;) {
-      size_t chunk = (size_t)n - done < RING_ENTRIES ? (size_t)n - done : RING_ENTRIES;
-      size_t queued = 0;
-      for (; queued < chunk; queued++) {
-        size_t k = done + queued;
-        int32_t *m = meta + k * META;
-        struct io_uring_sqe *sqe = io_uring_get_sqe(&r->ring);
-        if (sqe == NULL) break;
-        fill_sockaddr(&addr[k], (uint32_t)m[3], m[2]);
-        iov[k].iov_base = data + k * SLOT;
-        iov[k].iov_len = (size_t)m[1];
-        memset(&hdr[k], 0, sizeof hdr[k]);
-        hdr[k].msg_name = &addr[k];
-        hdr[k].msg_namelen = sizeof addr[k];
-        hdr[k].msg_iov = &iov[k];
-        hdr[k].msg_iovlen = 1;
-        io_uring_prep_sendmsg(sqe, m[0], &hdr[k], MSG_DONTWAIT);
-        io_uring_sqe_set_data64(sqe, k);
-      }
-      if (queued == 0 || io_uring_submit_and_wait(&r->ring, (unsigned)queued) < 0) {
-        /* The ring is unusable (it should not happen once set up): these and later packets go by sendto. */
-        send_each(data, meta, done, (size_t)n);
-        break;
-      }
-      for (size_t got = 0; got < queued;) {
-        struct io_uring_cqe *cqe;
-        if (io_uring_wait_cqe(&r->ring, &cqe) < 0) break;
-        meta[io_uring_cqe_get_data64(cqe) * META + 1] = cqe->res;
-        io_uring_cqe_seen(&r->ring, cqe);
-        got++;
-      }
-      done += queued;
-    }
-  } else {
-    send_each(data, meta, 0, (size_t)n);
-  }
+  if (r != NULL) send_ring(r, data, meta, (size_t)n);
+  else send_each(data, meta, 0, (size_t)n);
 #else
   send_each(data, meta, 0, (size_t)n);
 #endif
@@ -250,8 +266,8 @@ static napi_value send_batch(napi_env env, napi_callback_info info) {
   return num(env, failed);
 }
 
-/* batchedSend() -> true when sendBatch goes through io_uring (built with it, and the kernel allows it). */
-static napi_value batched_send(napi_env env, napi_callback_info info) {
+/* ioUringReady() -> true when sendBatch and drain can go through io_uring (built with it, and the kernel allows it). */
+static napi_value io_uring_ready(napi_env env, napi_callback_info info) {
   (void)info;
   napi_value out;
 #ifdef VOXBRIDGE_URING
@@ -287,7 +303,7 @@ static void record_packet(int32_t *meta, double *ages, size_t k, size_t socket, 
  * (with recvmmsg each socket costs a system call even when, as usual, it holds one packet). A socket
  * that gave a packet is read again in the next round, until every one answered EAGAIN or the buffers
  * are full. Packets are moved down over the slots of empty answers so that they stay back to back.
- * Returns the packets read, or -1 when the active list cannot be allocated (recvmmsg then).
+ * Returns the packets read, or -1 when nothing could be read this way (recvmmsg then).
  */
 static long drain_ring(struct io_ring *r, const int32_t *fds, size_t nfds, unsigned char *out, int32_t *meta, double *ages, size_t capacity, const struct timespec *now) {
   size_t nactive = nfds;
@@ -309,33 +325,16 @@ static long drain_ring(struct io_ring *r, const int32_t *fds, size_t nfds, unsig
       for (; queued < chunk; queued++) {
         struct io_uring_sqe *sqe = io_uring_get_sqe(&r->ring);
         if (sqe == NULL) break;
-        struct msghdr *h = &r->rhdr[queued];
-        memset(h, 0, sizeof *h);
-        r->riov[queued].iov_base = out + (k + queued) * SLOT;
-        r->riov[queued].iov_len = SLOT;
-        h->msg_iov = &r->riov[queued];
-        h->msg_iovlen = 1;
-        h->msg_name = &r->rfrom[queued];
-        h->msg_namelen = sizeof r->rfrom[queued];
-        memset(r->rcontrol[queued], 0, sizeof r->rcontrol[queued]);
-        h->msg_control = r->rcontrol[queued];
-        h->msg_controllen = sizeof r->rcontrol[queued];
-        io_uring_prep_recvmsg(sqe, fds[r->active[pos + queued]], h, MSG_DONTWAIT);
+        point_msghdr(&r->hdr[queued], &r->iov[queued], out + (k + queued) * SLOT, SLOT, &r->addr[queued], r->control[queued]);
+        io_uring_prep_recvmsg(sqe, fds[r->active[pos + queued]], &r->hdr[queued], MSG_DONTWAIT);
         io_uring_sqe_set_data64(sqe, queued);
-        r->rres[queued] = -EAGAIN;
       }
-      if (queued == 0 || io_uring_submit_and_wait(&r->ring, (unsigned)queued) < 0) return k > 0 ? (long)k : -1;
-      for (size_t got = 0; got < queued; got++) {
-        struct io_uring_cqe *cqe;
-        if (io_uring_wait_cqe(&r->ring, &cqe) < 0) break;
-        r->rres[io_uring_cqe_get_data64(cqe)] = cqe->res;
-        io_uring_cqe_seen(&r->ring, cqe);
-      }
+      if (queued == 0 || submit_and_reap(r, queued) < 0) return k > 0 ? (long)k : -1;
       size_t base = k;
       for (size_t j = 0; j < queued; j++) {
-        if (r->rres[j] < 0) continue; /* empty (EAGAIN), or an error such as a queued ICMP one */
-        if (k != base + j) memmove(out + k * SLOT, out + (base + j) * SLOT, (size_t)r->rres[j]);
-        record_packet(meta, ages, k, r->active[pos + j], r->rres[j], &r->rfrom[j], &r->rhdr[j], now);
+        if (r->res[j] < 0) continue; /* empty (EAGAIN), or an error such as a queued ICMP one */
+        if (k != base + j) memmove(out + k * SLOT, out + (base + j) * SLOT, (size_t)r->res[j]);
+        record_packet(meta, ages, k, r->active[pos + j], r->res[j], &r->addr[j], &r->hdr[j], now);
         k++;
         r->active[still++] = r->active[pos + j]; /* still <= pos + j: the list is rewritten in place */
       }
@@ -385,22 +384,15 @@ static napi_value drain(napi_env env, napi_callback_info info) {
   struct mmsghdr msgs[VLEN];
   struct iovec iov[VLEN];
   struct sockaddr_in from[VLEN];
-  char control[VLEN][CMSG_SPACE(sizeof(struct timespec))];
+  char control[VLEN][CONTROL_BYTES];
   size_t k = 0;
   for (size_t i = 0; i < nfds && k < capacity; i++) {
     for (;;) {
       size_t want = capacity - k < VLEN ? capacity - k : VLEN;
       if (want == 0) break;
-      memset(msgs, 0, sizeof(msgs[0]) * want);
       for (size_t j = 0; j < want; j++) {
-        iov[j].iov_base = out + (k + j) * SLOT;
-        iov[j].iov_len = SLOT;
-        msgs[j].msg_hdr.msg_iov = &iov[j];
-        msgs[j].msg_hdr.msg_iovlen = 1;
-        msgs[j].msg_hdr.msg_name = &from[j];
-        msgs[j].msg_hdr.msg_namelen = sizeof from[j];
-        msgs[j].msg_hdr.msg_control = control[j];
-        msgs[j].msg_hdr.msg_controllen = sizeof control[j];
+        msgs[j].msg_len = 0;
+        point_msghdr(&msgs[j].msg_hdr, &iov[j], out + (k + j) * SLOT, SLOT, &from[j], control[j]);
       }
       int n = recvmmsg(fds[i], msgs, (unsigned)want, MSG_DONTWAIT, NULL);
       if (n <= 0) break; /* empty (EAGAIN), or an error such as a queued ICMP one: the next tick reads on */
@@ -418,7 +410,7 @@ NAPI_MODULE_INIT() {
       {"port", NULL, local_port, NULL, NULL, NULL, napi_default, NULL},
       {"close", NULL, close_socket, NULL, NULL, NULL, napi_default, NULL},
       {"sendBatch", NULL, send_batch, NULL, NULL, NULL, napi_default, NULL},
-      {"batchedSend", NULL, batched_send, NULL, NULL, NULL, napi_default, NULL},
+      {"ioUringReady", NULL, io_uring_ready, NULL, NULL, NULL, napi_default, NULL},
       {"drain", NULL, drain, NULL, NULL, NULL, napi_default, NULL},
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
