@@ -2,7 +2,7 @@
 // MEDIA_IO=native: a child process owns N UDP sockets on loopback and this process sends each one a
 // 172-byte packet every 20 ms (as N RTP legs receive). The child reads them either with dgram (one
 // 'message' callback per datagram: epoll, libuv's two recvmsg, a Buffer and rinfo object) or through
-// rtp/native-io.ts (every socket read once per 20 ms media tick with recvmmsg into one buffer, kernel
+// rtp/native-io.ts (every socket read once per 20 ms media tick into one buffer, io_uring where it can, kernel
 // arrival times kept). With --echo 1 the child sends each packet back from the socket that got it, so
 // the figure is a leg's receive plus send. Prints the child's CPU per packet for both, alternated.
 //   npx tsx bench/media/recv-cost.ts [--sockets 400] [--seconds 10] [--rounds 2] [--echo 0]
@@ -125,6 +125,6 @@ if (process.argv[2] === '--child') {
   }
   const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)] ?? NaN;
   console.log(
-    `median: dgram ${median(results.dgram).toFixed(2)} µs, native (recvmmsg per tick) ${median(results.native).toFixed(2)} µs of CPU per packet ${echo ? 'received and sent back' : 'received'}`,
+    `median: dgram ${median(results.dgram).toFixed(2)} µs, native (batched per tick) ${median(results.native).toFixed(2)} µs of CPU per packet ${echo ? 'received and sent back' : 'received'}`,
   );
 }
