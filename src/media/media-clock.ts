@@ -25,11 +25,18 @@ export interface TickSource {
    * sockets, MEDIA_IO=native) is in the jitter buffers before they play out. Optional like the late phase.
    */
   subscribeEarly?(fn: TickListener): () => void;
+  /**
+   * Calls `fn` on every tick after the `subscribe` listeners (the legs' playout) and before the late ones
+   * (the senders): output pacers release there, so a frame a leg played out leaves in the same tick
+   * whatever order the leg and the pacer subscribed in. Optional: a source without it uses `subscribe`.
+   */
+  subscribePace?(fn: TickListener): () => void;
 }
 
 export class MediaClock implements TickSource {
   private readonly earlyListeners = new Set<TickListener>();
   private readonly listeners = new Set<TickListener>();
+  private readonly paceListeners = new Set<TickListener>();
   private readonly lateListeners = new Set<TickListener>();
   private timer: NodeJS.Timeout | null = null;
   /** Inside run(): a listener that subscribes then must not restart the timer (it would reset the tick grid). */
@@ -59,7 +66,7 @@ export class MediaClock implements TickSource {
   }
 
   get listenerCount(): number {
-    return this.earlyListeners.size + this.listeners.size + this.lateListeners.size;
+    return this.earlyListeners.size + this.listeners.size + this.paceListeners.size + this.lateListeners.size;
   }
 
   /** Routes listener errors somewhere visible (the composition root passes a logger's). */
@@ -79,6 +86,10 @@ export class MediaClock implements TickSource {
 
   subscribeEarly(fn: TickListener): () => void {
     return this.add(this.earlyListeners, fn);
+  }
+
+  subscribePace(fn: TickListener): () => void {
+    return this.add(this.paceListeners, fn);
   }
 
   private add(set: Set<TickListener>, fn: TickListener): () => void {
@@ -130,6 +141,7 @@ export class MediaClock implements TickSource {
       this.nextAt += this.periodMs;
       for (const fn of this.earlyListeners) this.call(fn);
       for (const fn of this.listeners) this.call(fn);
+      for (const fn of this.paceListeners) this.call(fn);
       for (const fn of this.lateListeners) this.call(fn);
     }
     if (now >= this.nextAt) {
@@ -166,15 +178,16 @@ export class MediaClock implements TickSource {
     this.deferred = null;
     this.earlyListeners.clear();
     this.listeners.clear();
+    this.paceListeners.clear();
     this.lateListeners.clear();
   }
 }
 
 /**
  * The one 20 ms clock of this process: RTP endpoints (jitter-buffer playout, sending) and session
- * pacers tick on it together. Within a tick the endpoints run first (they subscribe at call set-up),
- * and a pacer that a leg's frame wakes joins the same tick, so a bridged frame is released in the
- * tick it was played out instead of waiting for the phase of a second clock. Catch-up is
+ * pacers tick on it together. Within a tick the sockets are read, the endpoints play out, the pacers
+ * release and the endpoints send, in that order (four phases), so a bridged frame leaves in the tick
+ * it was played out instead of waiting for the phase of a second clock. Catch-up is
  * 10 ticks (200 ms): a longer stall is skipped rather than replayed as a burst into every queue.
  */
 export const processMediaClock = new MediaClock(FRAME_MS, 10);

@@ -1,6 +1,8 @@
 // Real-time output pacing: audio for a party (TTS of any length, bridged frames) is queued in 20 ms
 // frames and released one frame per party per tick of the shared media clock, as `playout` frames.
-// The pacer listens to the clock only while something is queued, so idle sessions cost nothing.
+// The pacer listens to the clock while something is queued and for a second after (IDLE_TICKS), so idle
+// sessions cost nothing and a bridged call, whose queue empties every tick, does not join and leave
+// the clock 50 times a second.
 //
 // Live (bridged) audio has its own converging queue (media/LiveQueue): it arrives already paced by
 // another clock (a leg's jitter buffer) or in 100-200 ms chunks from a socket client, and a plain
@@ -24,6 +26,8 @@ export const MAX_QUEUED_FRAMES = 1500;
 export const MAX_LIVE_BACKLOG_FRAMES = 15;
 /** Standing backlog the live queue converges to, in frames. */
 export const LIVE_TARGET_FRAMES = 1;
+/** Ticks with nothing queued before the pacer leaves the clock (1 s). */
+export const IDLE_TICKS = 50;
 
 interface Queued {
   speaker: string;
@@ -66,6 +70,7 @@ export class OutputPacer extends FrameProcessor {
   private readonly live = new Map<Party, LiveQueue<Queued>>();
   private unsubscribe: (() => void) | null = null;
   private firstTick = -1;
+  private idleTicks = 0;
 
   constructor(private readonly clock: TickSource) {
     super();
@@ -134,8 +139,10 @@ export class OutputPacer extends FrameProcessor {
   }
 
   private start(): void {
+    this.idleTicks = 0;
     if (this.unsubscribe || this.closed) return;
-    this.unsubscribe = this.clock.subscribe(this.onTick);
+    // The pacing phase runs after every leg's playout of the tick, whenever this pacer subscribed.
+    this.unsubscribe = (this.clock.subscribePace ?? this.clock.subscribe).call(this.clock, this.onTick);
   }
 
   private readonly onTick = (tick: number): void => {
@@ -155,7 +162,8 @@ export class OutputPacer extends FrameProcessor {
       if (item) this.push({ kind: 'playout', to, speaker: item.speaker, pcm: item.pcm, timestampMs: (tick - this.firstTick) * FRAME_MS });
       pending += q.length + lq.length;
     }
-    if (pending === 0) this.stop();
+    if (pending > 0) this.idleTicks = 0;
+    else if (++this.idleTicks >= IDLE_TICKS) this.stop();
   };
 
   private stop(): void {

@@ -81,6 +81,19 @@ describe('MediaClock', () => {
     clock.stop();
   });
 
+  it('runs pacing listeners between the ordinary and the late ones, even one subscribed before the leg', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const clock = new MediaClock(20, 10);
+    const order: string[] = [];
+    clock.subscribePace((t) => order.push(`pacer${t}`));
+    clock.subscribeLate((t) => order.push(`send${t}`));
+    clock.subscribe((t) => order.push(`leg${t}`));
+    clock.subscribeEarly((t) => order.push(`read${t}`));
+    vi.advanceTimersByTime(40);
+    expect(order).toEqual(['read1', 'leg1', 'pacer1', 'send1', 'read2', 'leg2', 'pacer2', 'send2']);
+    clock.stop();
+  });
+
   it('after a stall, ticks once the packets that arrived meanwhile are read (not before the loop reads its sockets)', async () => {
     // Real timers and a real socket: the order of the event loop's phases is what is tested.
     const rx = dgram.createSocket('udp4');

@@ -12,6 +12,7 @@ import {
   buildPipeline,
   vadParties,
   MAX_LIVE_BACKLOG_FRAMES,
+  IDLE_TICKS,
   type Frame,
 } from '../../../src/sessions/index.js';
 import { buildEngines } from '../../../src/speech/index.js';
@@ -154,7 +155,7 @@ describe('TtsProcessor', () => {
 });
 
 describe('OutputPacer', () => {
-  it('releases one 20 ms frame per party per tick, pads the tail, and leaves the clock when empty', () => {
+  it('releases one 20 ms frame per party per tick, pads the tail, and leaves the clock after a second with nothing queued', () => {
     const c = collect();
     const clock = new ManualClock();
     const pacer = new OutputPacer(clock).link(c.sink);
@@ -170,7 +171,12 @@ describe('OutputPacer', () => {
     expect(playouts.every((p) => p.pcm.length === 160)).toBe(true);
     expect(defined(playouts[2], 'third playout').pcm[79]).toBe(7);
     expect(defined(playouts[2], 'third playout').pcm[80]).toBe(0); // 400 samples = 2.5 frames: the tail is padded with silence
+    // The third tick emptied the queues; a bridged call's queue empties every tick, so the pacer stays a while.
+    clock.tick(IDLE_TICKS - 2);
+    expect(clock.listeners.size).toBe(1);
+    clock.tick();
     expect(clock.listeners.size).toBe(0);
+    expect(c.frames).toHaveLength(4);
   });
 
   it('keeps at most 300 ms of live bridged audio queued, dropping the oldest', () => {
