@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <netinet/in.h>
 #include <node_api.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -297,12 +298,37 @@ static void record_packet(int32_t *meta, double *ages, size_t k, size_t socket, 
   ages[k] = age;
 }
 
+/*
+ * Keeps, of the sockets fds[idx[0..n)], those with something to read (a packet, or a queued error that
+ * a read clears), in order, in place; returns how many. One poll() for all of them: a read of an empty
+ * socket costs as much as a read of a full one, and after a tick's round most sockets are empty again
+ * (the second round of reads, all of them empty, was a third of the receive cost). On failure keeps all.
+ */
+static size_t keep_readable(const int32_t *fds, size_t *idx, size_t n) {
+  if (n == 0) return 0;
+  struct pollfd *p = malloc(n * sizeof *p);
+  if (p == NULL) return n;
+  for (size_t a = 0; a < n; a++) {
+    p[a].fd = fds[idx[a]];
+    p[a].events = POLLIN;
+    p[a].revents = 0;
+  }
+  size_t kept = n;
+  if (poll(p, (nfds_t)n, 0) >= 0) {
+    kept = 0;
+    for (size_t a = 0; a < n; a++)
+      if (p[a].revents & (POLLIN | POLLERR)) idx[kept++] = idx[a];
+  }
+  free(p);
+  return kept;
+}
+
 #ifdef VOXBRIDGE_URING
 /*
- * The drain through io_uring: one recvmsg entry per socket, every socket of a round in one submission
- * (with recvmmsg each socket costs a system call even when, as usual, it holds one packet). A socket
- * that gave a packet is read again in the next round, until every one answered EAGAIN or the buffers
- * are full. Packets are moved down over the slots of empty answers so that they stay back to back.
+ * The drain through io_uring: one recvmsg entry per readable socket (keep_readable), every socket of
+ * a round in one submission (with recvmmsg each socket costs a system call even when, as usual, it
+ * holds one packet). A socket that gave a packet is polled again for the next round, until none is
+ * readable or the buffers are full. Packets are moved down over the slots of empty answers so that they stay back to back.
  * Returns the packets read, or -1 when nothing could be read this way (recvmmsg then).
  */
 static long drain_ring(struct io_ring *r, const int32_t *fds, size_t nfds, unsigned char *out, int32_t *meta, double *ages, size_t capacity, const struct timespec *now) {
@@ -315,7 +341,7 @@ static long drain_ring(struct io_ring *r, const int32_t *fds, size_t nfds, unsig
   }
   for (size_t a = 0; a < nactive; a++) r->active[a] = a;
   size_t k = 0;
-  while (nactive > 0 && k < capacity) {
+  while ((nactive = keep_readable(fds, r->active, nactive)) > 0 && k < capacity) {
     size_t still = 0;
     for (size_t pos = 0; pos < nactive && k < capacity;) {
       size_t chunk = nactive - pos;
