@@ -2,7 +2,9 @@
 // a busy host: what the gateway pays per bridged leg for one packet in (receive, latch, decode,
 // jitter buffer), one frame out of the jitter buffer handed to the other leg, and one packet out
 // (encode, send). Legs are bridged in pairs as a session bridges two phone legs.
-//   npx tsx bench/media/leg-cost.ts [--legs 200] [--ticks 1500] [--rounds 3] [--workers 0] [--native 0]
+//   npx tsx bench/media/leg-cost.ts [--legs 200] [--ticks 1500] [--rounds 3] [--workers 0] [--native 0] [--session 0]
+// --session 1 bridges each pair through a real LiveSession (assistive translation, engines off: the
+// gateway's RTP→RTP path, pipeline stages and output pacer included) instead of handing frames across.
 // --native 1 reads and writes the gateway side's RTP sockets through the batched addon (MEDIA_IO=native).
 // --workers N puts the gateway side's RTP sockets in N worker threads (MEDIA_WORKERS); the figure is then
 // split into the main thread's share and the rest (worker threads, libuv and V8 helpers), read per thread
@@ -18,6 +20,8 @@ import { serializeRtp } from '../../src/telephony/rtp/packet.js';
 import { alawEncode } from '../../src/media/g711.js';
 import type { TickListener, TickSource } from '../../src/media/index.js';
 import { defined } from '../defined.js';
+import { LiveSession } from '../../src/sessions/live-session.js';
+import { buildEngines } from '../../src/speech/index.js';
 
 function arg(name: string, dflt: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -28,6 +32,7 @@ const TICKS = arg('ticks', 1500);
 const ROUNDS = arg('rounds', 3);
 const WORKERS = arg('workers', 0);
 const NATIVE = arg('native', 0) === 1;
+const SESSION = arg('session', 0) === 1;
 
 /** CPU time (µs) of this process's main thread and of all its other threads, from /proc (Linux). */
 function threadCpu(): { main: number; others: number } {
@@ -49,10 +54,11 @@ function threadCpu(): { main: number; others: number } {
   return { main, others };
 }
 
-/** The media clock, fired by hand: reading (MEDIA_IO=native), playout, then sending, as the process clock does. */
+/** The media clock, fired by hand: reading (MEDIA_IO=native), playout, pacing, then sending, as the process clock does. */
 class DrivenClock implements TickSource {
   private readonly read = new Set<TickListener>();
   private readonly early = new Set<TickListener>();
+  private readonly pace = new Set<TickListener>();
   private readonly late = new Set<TickListener>();
   private n = 0;
   subscribe(fn: TickListener): () => void {
@@ -67,10 +73,15 @@ class DrivenClock implements TickSource {
     this.read.add(fn);
     return () => this.read.delete(fn);
   }
+  subscribePace(fn: TickListener): () => void {
+    this.pace.add(fn);
+    return () => this.pace.delete(fn);
+  }
   fire(): void {
     this.n++;
     for (const fn of this.read) fn(this.n);
     for (const fn of this.early) fn(this.n);
+    for (const fn of this.pace) fn(this.n);
     for (const fn of this.late) fn(this.n);
   }
 }
@@ -115,12 +126,20 @@ async function round(): Promise<{
     eps.push(ep);
     phones.push(phone);
   }
-  // Bridge in pairs: what one leg plays out, the other sends.
+  // Bridge in pairs: what one leg plays out, the other sends (through a session with --session 1).
+  const sessions: LiveSession[] = [];
   for (let i = 0; i < LEGS; i += 2) {
     const a = defined(eps[i], 'leg');
     const b = defined(eps[i + 1], 'leg');
-    a.on('frame', (f) => b.playFrame(f));
-    b.on('frame', (f) => a.playFrame(f));
+    if (SESSION) {
+      const s = bridgeSession(i, clock, a, b);
+      sessions.push(s);
+      a.on('frame', (f) => s.pushAudio('customer', f));
+      b.on('frame', (f) => s.pushAudio('agent', f));
+    } else {
+      a.on('frame', (f) => b.playFrame(f));
+      b.on('frame', (f) => a.playFrame(f));
+    }
   }
   const tick = async (t: number): Promise<void> => {
     for (let i = 0; i < LEGS; i++) {
@@ -150,6 +169,7 @@ async function round(): Promise<{
   const thr1 = threadCpu();
   const received = eps.reduce((a, e) => a + e.stats.packetsIn, 0) - received0;
   const sent = eps.reduce((a, e) => a + e.stats.packetsOut, 0) - sent0;
+  sessions.forEach((s) => s.close('bench_done'));
   eps.forEach((e) => e.close());
   phones.forEach((p) => p.close());
   return {
@@ -163,12 +183,38 @@ async function round(): Promise<{
   };
 }
 
+/** An assistive session, engines off, with leg `a` as the customer and `b` as the agent (hooks do nothing). */
+function bridgeSession(i: number, clock: TickSource, a: RtpEndpoint, b: RtpEndpoint): LiveSession {
+  const s = new LiveSession({
+    id: `bench-${i}`,
+    orgId: 'bench',
+    mode: 'assistive_translation',
+    sourceLanguage: 'en',
+    targetLanguage: 'en',
+    voice: {},
+    engines: buildEngines(null, null, null),
+    defaultLanguage: 'en',
+    clock,
+    hooks: { firstAudio: () => {}, activity: () => {}, storeTurn: async () => {} },
+    awaitsLeg: true,
+  });
+  const leg = (party: 'customer' | 'agent', ep: RtpEndpoint) => ({
+    party,
+    kind: 'sip' as const,
+    playFrame: (f: Int16Array) => ep.playFrame(f),
+    close: () => {},
+  });
+  s.attachLeg(leg('customer', a));
+  s.attachLeg(leg('agent', b));
+  return s;
+}
+
 const results = [];
 for (let r = 0; r < ROUNDS; r++) {
   const x = await round();
   results.push(x);
   console.log(
-    `round ${r + 1}: ${x.usPerLegTick.toFixed(2)} µs CPU per leg-tick (main thread ${x.mainUsPerLegTick.toFixed(2)}, other threads ${x.othersUsPerLegTick.toFixed(2)}), ${Math.round(x.sysShare * 100)} % of it in the kernel (${LEGS} legs × ${TICKS} ticks, socket workers ${WORKERS}, native ${NATIVE}; packets in ${x.received}, out ${x.sent}, at the phones ${x.phoneGot})`,
+    `round ${r + 1}: ${x.usPerLegTick.toFixed(2)} µs CPU per leg-tick (main thread ${x.mainUsPerLegTick.toFixed(2)}, other threads ${x.othersUsPerLegTick.toFixed(2)}), ${Math.round(x.sysShare * 100)} % of it in the kernel (${LEGS} legs × ${TICKS} ticks, socket workers ${WORKERS}, native ${NATIVE}, session ${SESSION}; packets in ${x.received}, out ${x.sent}, at the phones ${x.phoneGot})`,
   );
 }
 const sorted = results.map((x) => x.usPerLegTick).sort((a, b) => a - b);
@@ -179,6 +225,15 @@ console.log(
   `median ${median.toFixed(2)} µs CPU per leg-tick → ${((median * 50) / 1000).toFixed(2)} ms CPU per leg-second, ${((median * 100) / 1000).toFixed(2)} ms per bridged call-second; main thread median ${mainMedian.toFixed(2)} µs per leg-tick`,
 );
 console.log(
-  JSON.stringify({ bench: 'media_leg_cost', legs: LEGS, ticks: TICKS, workers: WORKERS, native: NATIVE, usPerLegTick: sorted, mainUsPerLegTick: mains }),
+  JSON.stringify({
+    bench: 'media_leg_cost',
+    legs: LEGS,
+    ticks: TICKS,
+    workers: WORKERS,
+    native: NATIVE,
+    session: SESSION,
+    usPerLegTick: sorted,
+    mainUsPerLegTick: mains,
+  }),
 );
 process.exit(0);
