@@ -43,6 +43,8 @@ export interface JitterBufferStats {
 
 const SAMPLES = 160;
 const FRAME_MS = 20;
+/** Float64 fields per slot in `slots`: frame index held, arrival time, frame index last written. */
+const SLOT_FIELDS = 3;
 /**
  * Ticks the playout level must stay above the target before its smallest value there is taken as
  * surplus; also how long a surplus waits for quiet frames before a voiced one goes.
@@ -67,9 +69,15 @@ type State = 'idle' | 'priming' | 'playing';
 export class JitterBuffer {
   private readonly capacity: number;
   private readonly store: Int16Array;
-  private readonly slotIndex: Float64Array;
-  private readonly slotArrival: Float64Array;
-  private readonly last = new Int16Array(SAMPLES);
+  /**
+   * Per slot, side by side (one cache line per access, not one per array: every leg's buffer is touched
+   * once per tick and is out of the cache by then): the index of the frame held (NaN: empty), its
+   * arrival time, and the index of the frame last written there (kept after the frame is played, so
+   * concealment can repeat it from the store while the slot holds it, instead of a copy made per pop).
+   */
+  private readonly slots: Float64Array;
+  private lastPlayedSlot = -1;
+  private lastPlayedIdx = NaN;
   private readonly adaptive: boolean;
   private readonly minFrames: number;
   private readonly maxFrames: number;
@@ -103,8 +111,7 @@ export class JitterBuffer {
     this.concealFrames = Math.min(o.concealFrames ?? 5, FADE.length - 1);
     this.target = Math.min(Math.max(o.targetFrames ?? 3, 1), this.capacity / 2);
     this.store = new Int16Array(this.capacity * SAMPLES);
-    this.slotIndex = new Float64Array(this.capacity).fill(NaN);
-    this.slotArrival = new Float64Array(this.capacity);
+    this.slots = new Float64Array(this.capacity * SLOT_FIELDS).fill(NaN);
     this.s = {
       received: 0,
       duplicates: 0,
@@ -145,7 +152,7 @@ export class JitterBuffer {
 
   /** Forget everything (new SSRC, re-INVITE to a new source). */
   reset(): void {
-    this.slotIndex.fill(NaN);
+    this.emptySlots();
     // Once playing, keep emitting (concealment) through the change so the tick contract holds.
     this.state = this.hasPlayed ? 'priming' : 'idle';
     this.primingTicks = 0;
@@ -174,7 +181,7 @@ export class JitterBuffer {
     } else if (idx >= this.next + this.capacity || idx < this.next - this.capacity) {
       // A jump no reordering explains (sender restart, timestamp reset): start over from here.
       this.s.resyncs++;
-      this.slotIndex.fill(NaN);
+      this.emptySlots();
       this.baseTs = ts;
       idx = 0;
       this.next = 0;
@@ -194,12 +201,14 @@ export class JitterBuffer {
         continue;
       }
       const slot = this.slotOf(idx);
-      if (this.slotIndex[slot] === idx) {
+      const at = slot * SLOT_FIELDS;
+      if (this.slots[at] === idx) {
         this.s.duplicates++;
         continue;
       }
-      this.slotIndex[slot] = idx;
-      this.slotArrival[slot] = arrivalMs;
+      this.slots[at] = idx;
+      this.slots[at + 1] = arrivalMs;
+      this.slots[at + 2] = idx;
       this.store.set(samples.subarray(f * SAMPLES, (f + 1) * SAMPLES), slot * SAMPLES);
       if (idx > this.maxIdx) this.maxIdx = idx;
     }
@@ -266,12 +275,14 @@ export class JitterBuffer {
       if (this.surplusOwed > 0) this.paySurplus();
     }
     const slot = this.slotOf(this.next);
+    const at = slot * SLOT_FIELDS;
     this.next++;
-    if (this.slotIndex[slot] === this.next - 1) {
-      this.slotIndex[slot] = NaN;
-      this.lastWaitMs = nowMs - (this.slotArrival[slot] ?? nowMs);
+    if (this.slots[at] === this.next - 1) {
+      this.slots[at] = NaN;
+      this.lastWaitMs = nowMs - (this.slots[at + 1] ?? nowMs);
       out.set(this.store.subarray(slot * SAMPLES, (slot + 1) * SAMPLES));
-      this.last.set(out);
+      this.lastPlayedSlot = slot;
+      this.lastPlayedIdx = this.next - 1;
       this.concealRun = 0;
       this.hasPlayed = true;
       this.s.played++;
@@ -307,7 +318,7 @@ export class JitterBuffer {
   /** The frame due next is missing (concealed anyway) or at or below the silence level. */
   private nextIsQuiet(): boolean {
     const slot = this.slotOf(this.next);
-    if (this.slotIndex[slot] !== this.next) return true;
+    if (this.slots[slot * SLOT_FIELDS] !== this.next) return true;
     return frameEnergy(this.store.subarray(slot * SAMPLES, (slot + 1) * SAMPLES)) <= SILENT_FRAME_ENERGY;
   }
 
@@ -318,8 +329,8 @@ export class JitterBuffer {
 
   private discard(n: number): void {
     for (let i = 0; i < n; i++) {
-      const slot = this.slotOf(this.next);
-      if (this.slotIndex[slot] === this.next) this.slotIndex[slot] = NaN;
+      const at = this.slotOf(this.next) * SLOT_FIELDS;
+      if (this.slots[at] === this.next) this.slots[at] = NaN;
       this.next++;
       this.s.dropped++;
     }
@@ -329,12 +340,20 @@ export class JitterBuffer {
     this.s.concealed++;
     this.concealRun++;
     const gain = this.concealRun <= this.concealFrames ? (FADE[this.concealRun] ?? 0) : 0;
-    if (gain === 0) {
+    // The last played frame, faded, while its slot still holds it (a frame written there since is not it).
+    const slot = this.lastPlayedSlot;
+    if (gain === 0 || slot < 0 || this.slots[slot * SLOT_FIELDS + 2] !== this.lastPlayedIdx) {
       out.fill(0);
     } else {
-      for (let i = 0; i < SAMPLES; i++) out[i] = Math.round((this.last[i] ?? 0) * gain); // last holds SAMPLES
+      const base = slot * SAMPLES;
+      for (let i = 0; i < SAMPLES; i++) out[i] = Math.round((this.store[base + i] ?? 0) * gain);
     }
     return out;
+  }
+
+  /** Marks every slot empty; what they held stays in the store (concealment may still repeat the last played). */
+  private emptySlots(): void {
+    for (let at = 0; at < this.slots.length; at += SLOT_FIELDS) this.slots[at] = NaN;
   }
 
   private unwrapTs(raw: number): number {

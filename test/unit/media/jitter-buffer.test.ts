@@ -57,6 +57,19 @@ describe('JitterBuffer', () => {
     expect(jb.stats.concealed).toBeGreaterThanOrEqual(5);
   });
 
+  it('never conceals with a later frame written over the slot of the last one played', () => {
+    const jb = new JitterBuffer({ targetFrames: 2, adaptive: false, capacityFrames: 8 });
+    jb.push(0, frame(1000), 0);
+    jb.push(160, frame(1000), 20);
+    expect(drain(jb, 2)).toEqual([1000, 1000]);
+    // Frame 9 lands in frame 1's slot (8 slots); frame 2 is missing, so the next tick conceals.
+    jb.push(9 * 160, frame(9), 40);
+    const [concealed] = drain(jb, 1);
+    expect(jb.stats.concealed).toBe(1);
+    expect(concealed).not.toBe(Math.round(9 * 0.7));
+    expect([0, 700]).toContain(concealed);
+  });
+
   it('emits exactly one frame per tick through an underrun (slow sender) and re-primes', () => {
     const jb = new JitterBuffer({ targetFrames: 2, adaptive: false });
     jb.push(0, frame(1), 0);
