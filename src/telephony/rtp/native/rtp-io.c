@@ -6,9 +6,9 @@
  * pass over a third of the gateway's CPU. Here every leg's socket is read once per 20 ms tick with one
  * recvmmsg into a caller-owned buffer, the kernel's arrival time of each packet kept (SO_TIMESTAMPNS) for
  * the jitter estimate and the jitter buffer. With io_uring (liburing at build time, and a kernel that
- * allows it) a tick's reads of every socket go in one submission, and so do its packets out — one per
- * leg, each from its leg's own socket, which sendmmsg cannot batch; without it, one recvmmsg per socket
- * and one sendto per packet.
+ * allows it) a tick's reads of every readable socket (one poll() finds them) go in one submission, and
+ * so do its packets out — one per leg, each from its leg's own socket, which sendmmsg cannot batch;
+ * without it, one recvmmsg per socket and one sendto per packet.
  *
  * IPv4 only (the caller falls back to dgram for IPv6 media addresses). Addresses cross the boundary
  * as host-order uint32, ports as numbers. Every function returns -errno on failure and never throws.
@@ -298,6 +298,7 @@ static void record_packet(int32_t *meta, double *ages, size_t k, size_t socket, 
   ages[k] = age;
 }
 
+#ifdef VOXBRIDGE_URING
 /*
  * Keeps, of the sockets fds[idx[0..n)], those with something to read (a packet, or a queued error that
  * a read clears), in order, in place; returns how many. One poll() for all of them: a read of an empty
@@ -323,13 +324,13 @@ static size_t keep_readable(const int32_t *fds, size_t *idx, size_t n) {
   return kept;
 }
 
-#ifdef VOXBRIDGE_URING
 /*
  * The drain through io_uring: one recvmsg entry per readable socket (keep_readable), every socket of
  * a round in one submission (with recvmmsg each socket costs a system call even when, as usual, it
  * holds one packet). A socket that gave a packet is polled again for the next round, until none is
- * readable or the buffers are full. Packets are moved down over the slots of empty answers so that they stay back to back.
- * Returns the packets read, or -1 when nothing could be read this way (recvmmsg then).
+ * readable or the buffers are full. Packets are moved down over the slots of empty answers so that
+ * they stay back to back. Returns the packets read, or -1 when nothing could be read this way
+ * (recvmmsg then).
  */
 static long drain_ring(struct io_ring *r, const int32_t *fds, size_t nfds, unsigned char *out, int32_t *meta, double *ages, size_t capacity, const struct timespec *now) {
   size_t nactive = nfds;
