@@ -5,7 +5,8 @@
 // keeps the kernel's arrival time (SO_TIMESTAMPNS), so the jitter estimate and the jitter buffer see
 // when it arrived, not when the tick read it. The read runs in the clock's early phase, before the
 // legs play out: a packet waits no longer than with dgram. Sends are copied into one buffer and leave
-// together after the tick's callbacks (a microtask). Where the addon was built with liburing, the
+// together after the tick's callbacks (a microtask), or at the start of the next tick when the clock
+// runs several back to back. Where the addon was built with liburing, the
 // tick's reads and its sends each go to the kernel in one io_uring submission: on a VM where every
 // system call costs a hypervisor round trip, one call per socket was the largest item left. IPv4 only.
 import { EventEmitter } from 'node:events';
@@ -211,6 +212,9 @@ export class NativeRtpIo {
   }
 
   private readonly drainAll = (): void => {
+    // Ticks run back to back when the clock catches up after a stall: the previous tick's packets leave
+    // now, not with every caught-up tick's at the end (up to 200 ms late for the first of them).
+    this.flushSends();
     if (this.dirty) {
       this.fds = Int32Array.from(this.sockets, (s) => s.fd);
       this.dirty = false;

@@ -179,6 +179,16 @@ describe.each([true, false])('NativeRtpIo (io_uring: %s)', (ioUring) => {
     ]);
   });
 
+  it("sends a tick's packets before the next tick reads when ticks run back to back (a clock catching up)", () => {
+    const clock = new HandClock();
+    const io = new NativeRtpIo(addon, clock, undefined, ioUring);
+    const a = open(io);
+    a.send(Buffer.from([1]), 9, '127.0.0.1');
+    expect(io.counts.sent).toBe(0);
+    clock.tick(); // the next tick, in the same task: no microtask ran in between
+    expect(io.counts.sent).toBe(1);
+  });
+
   it('lets the packets queued on a socket leave before it closes, and refuses sends after', async () => {
     const io = new NativeRtpIo(addon, new HandClock(), undefined, ioUring);
     const s = io.bind('127.0.0.1', 0);
