@@ -5,9 +5,16 @@
 import { describe, expect, it, vi } from 'vitest';
 import dgram from 'node:dgram';
 import { once } from 'node:events';
+import type * as ChildProcess from 'node:child_process';
+import { RtpEndpoint } from '../../../src/telephony/rtp/endpoint.js';
+import { nativeRtpIoCounts, nativeRtpIoLoadError, tryNativeRtpIoAddon } from '../../../src/telephony/rtp/native-io.js';
+import { MediaClock } from '../../../src/media/index.js';
+import { parseRtp, serializeRtp } from '../../../src/telephony/rtp/packet.js';
+import { mulawEncode } from '../../../src/media/g711.js';
 
+// Hoisted by vitest above the imports: the modules above see the failing build.
 vi.mock('node:child_process', async (importOriginal) => {
-  const real = await importOriginal<typeof import('node:child_process')>();
+  const real = await importOriginal<typeof ChildProcess>();
   return {
     ...real,
     execFileSync: () => {
@@ -15,12 +22,6 @@ vi.mock('node:child_process', async (importOriginal) => {
     },
   };
 });
-
-const { RtpEndpoint } = await import('../../../src/telephony/rtp/endpoint.js');
-const { nativeRtpIoCounts, nativeRtpIoLoadError, tryNativeRtpIoAddon } = await import('../../../src/telephony/rtp/native-io.js');
-const { MediaClock } = await import('../../../src/media/index.js');
-const { parseRtp, serializeRtp } = await import('../../../src/telephony/rtp/packet.js');
-const { mulawEncode } = await import('../../../src/media/g711.js');
 
 describe('MEDIA_IO=auto without the addon', () => {
   it('keeps the build error and carries media over dgram both ways', async () => {
