@@ -1,7 +1,8 @@
 // The gateway under test for the concurrent-calls, media and hostile-input benchmarks, in its own
 // process (own event loop and CPU accounting): server.ts wiring with the media role, SIP on a free
-// port, engines off, MEDIA_WORKERS (RTP socket worker threads, default 0) and MEDIA_IO (auto | dgram | native, default auto as in production)
-// from the environment, and the socket workers' or the batched reader's counters in `usage`. The parent picks, by environment:
+// port, engines off, MEDIA_WORKERS (RTP socket worker threads, default 0) and MEDIA_IO (auto | dgram |
+// native, default auto as in production) from the environment, and the socket workers' or the batched
+// reader's counters in `usage`. The parent picks, by environment:
 //   BENCH_GATEWAY_TRANSPORTS=udp[,tcp]   SIP transports (hostile input arrives on both)
 //   BENCH_GATEWAY_RTP_BASE=20000         first RTP port of a 10,000-port range
 //   BENCH_GATEWAY_LOG_LEVEL=warn         (hostile input would log a refusal per source otherwise)
@@ -14,6 +15,7 @@ import { mediaStageSummary, resetMediaStages } from '../../src/media/index.js';
 import { startBenchSipGateway } from './bench-gateway.js';
 import { runningRtpSocketPool } from '../../src/telephony/rtp/socket-pool.js';
 import { nativeRtpIoCounts } from '../../src/telephony/rtp/native-io.js';
+import { loadConfig } from '../../src/config/index.js';
 import { LoopProbe, benchStallMs } from './loop-probe.js';
 
 const loopDelay = monitorEventLoopDelay({ resolution: 5 });
@@ -29,11 +31,11 @@ const { t, telephony, prepareSessions } = await startBenchSipGateway({
   rtpPortMax: rtpBase + 9998,
   logLevel: process.env.BENCH_GATEWAY_LOG_LEVEL ?? 'warn',
 });
-// The telephony service reads its SIP settings from this object at each call's set-up.
-t.gw.config.sip.mediaWorkers = Number(process.env.MEDIA_WORKERS ?? 0);
-const mediaIo = process.env.MEDIA_IO ?? 'auto';
-if (mediaIo !== 'auto' && mediaIo !== 'dgram' && mediaIo !== 'native') throw new Error(`MEDIA_IO must be auto, dgram or native, got ${mediaIo}`);
-t.gw.config.sip.mediaIo = mediaIo;
+// The telephony service reads its SIP settings from this object at each call's set-up. MEDIA_WORKERS and
+// MEDIA_IO are parsed and checked as the gateway's own configuration does (the test config ignores the environment).
+const media = loadConfig({ MEDIA_WORKERS: process.env.MEDIA_WORKERS, MEDIA_IO: process.env.MEDIA_IO }).sip;
+t.gw.config.sip.mediaWorkers = media.mediaWorkers ?? 0;
+t.gw.config.sip.mediaIo = media.mediaIo;
 if (process.env.BENCH_GATEWAY_GRACE_SECONDS) t.gw.config.limits.reconnectGraceSeconds = Number(process.env.BENCH_GATEWAY_GRACE_SECONDS);
 
 interface ParentMessage {
