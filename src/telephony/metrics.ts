@@ -107,17 +107,14 @@ export function registerTelephonyMetrics(registry: Registry, telephony: Telephon
   });
   new Gauge({
     name: 'voxbridge_rtp_native_io',
-    help: 'Batched RTP socket I/O (MEDIA_IO=native) since start: packets read, reads (recvmmsg passes over every socket), truncated packets, packets sent, failed sends',
+    help: 'Batched RTP socket I/O (MEDIA_IO=native) since start: packets read, reads (drain passes over the sockets, one or more per media tick), truncated packets, packets sent, failed sends',
     labelNames: ['counter'] as const,
     registers: [registry],
     collect() {
       const c = nativeRtpIoCounts();
       if (!c) return;
-      this.set({ counter: 'packets' }, c.packets);
-      this.set({ counter: 'reads' }, c.reads);
-      this.set({ counter: 'truncated' }, c.truncated);
-      this.set({ counter: 'sent' }, c.sent);
-      this.set({ counter: 'send_errors' }, c.sendErrors);
+      const names = { packets: 'packets', reads: 'reads', truncated: 'truncated', sent: 'sent', sendErrors: 'send_errors' } as const;
+      for (const [k, label] of Object.entries(names)) this.set({ counter: label }, c[k as keyof typeof names]);
     },
   });
 }
