@@ -54,35 +54,33 @@ function threadCpu(): { main: number; others: number } {
   return { main, others };
 }
 
+function join(phase: Set<TickListener>, fn: TickListener): () => void {
+  phase.add(fn);
+  return () => phase.delete(fn);
+}
+
 /** The media clock, fired by hand: reading (MEDIA_IO=native), playout, pacing, then sending, as the process clock does. */
 class DrivenClock implements TickSource {
   private readonly read = new Set<TickListener>();
-  private readonly early = new Set<TickListener>();
+  private readonly play = new Set<TickListener>();
   private readonly pace = new Set<TickListener>();
-  private readonly late = new Set<TickListener>();
+  private readonly send = new Set<TickListener>();
   private n = 0;
-  subscribe(fn: TickListener): () => void {
-    this.early.add(fn);
-    return () => this.early.delete(fn);
-  }
-  subscribeLate(fn: TickListener): () => void {
-    this.late.add(fn);
-    return () => this.late.delete(fn);
-  }
   subscribeEarly(fn: TickListener): () => void {
-    this.read.add(fn);
-    return () => this.read.delete(fn);
+    return join(this.read, fn);
+  }
+  subscribe(fn: TickListener): () => void {
+    return join(this.play, fn);
   }
   subscribePace(fn: TickListener): () => void {
-    this.pace.add(fn);
-    return () => this.pace.delete(fn);
+    return join(this.pace, fn);
+  }
+  subscribeLate(fn: TickListener): () => void {
+    return join(this.send, fn);
   }
   fire(): void {
     this.n++;
-    for (const fn of this.read) fn(this.n);
-    for (const fn of this.early) fn(this.n);
-    for (const fn of this.pace) fn(this.n);
-    for (const fn of this.late) fn(this.n);
+    for (const phase of [this.read, this.play, this.pace, this.send]) for (const fn of phase) fn(this.n);
   }
 }
 

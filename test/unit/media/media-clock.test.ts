@@ -69,19 +69,7 @@ describe('MediaClock', () => {
     clock.stop();
   });
 
-  it('runs early listeners before every ordinary one, even one subscribed first', () => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
-    const clock = new MediaClock(20, 10);
-    const order: string[] = [];
-    clock.subscribe((t) => order.push(`leg${t}`));
-    clock.subscribeLate((t) => order.push(`send${t}`));
-    clock.subscribeEarly((t) => order.push(`read${t}`));
-    vi.advanceTimersByTime(40);
-    expect(order).toEqual(['read1', 'leg1', 'send1', 'read2', 'leg2', 'send2']);
-    clock.stop();
-  });
-
-  it('runs pacing listeners between the ordinary and the late ones, even one subscribed before the leg', () => {
+  it('runs the four phases in order (read, play out, pace, send) whatever order they subscribed in', () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
     const clock = new MediaClock(20, 10);
     const order: string[] = [];
