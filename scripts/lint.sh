@@ -5,7 +5,9 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 npx prettier --check src test bench web/src scripts --log-level warn &
 prettier_pid=$!
-npx eslint .
+# The cache (by content) re-lints only changed files (58 -> 13 s here). A type-aware rule in an unchanged
+# file that a changed type now breaks is missed until that file changes; a fresh clone (CI) lints everything.
+npx eslint --cache --cache-strategy content --cache-location .voxbridge/eslintcache .
 eslint_status=$?
 wait "$prettier_pid"
 prettier_status=$?
