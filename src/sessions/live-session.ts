@@ -289,7 +289,7 @@ export class LiveSession extends SafeEmitter<LiveSessionEvents> {
     switch (frame.kind) {
       case 'playout': {
         // Recorder tap: speech voiced for the other side (bridged originals are already taped as said).
-        if (frame.speaker !== ORIGINAL_SPEAKER_LABEL(otherParty(frame.to)) && this.t0 >= 0 && this.listenerCount('tap') > 0) {
+        if (this.t0 >= 0 && this.listenerCount('tap') > 0 && frame.speaker !== ORIGINAL_SPEAKER_LABEL(otherParty(frame.to))) {
           this.safeEmit('tap', { side: otherParty(frame.to), origin: 'voiced', frame: frame.pcm, atMs: Date.now() - this.t0 });
         }
         const leg = this.legs.get(frame.to);

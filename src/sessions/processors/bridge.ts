@@ -4,7 +4,9 @@ import type { Party } from '../contracts.js';
 import type { Frame } from '../frames.js';
 import { FrameProcessor } from './processor.js';
 
-export const ORIGINAL_SPEAKER_LABEL = (p: Party): string => `${p}_original`;
+// Made once: the label is read for every bridged frame (a template would build a new string each time).
+const ORIGINAL_LABELS: Record<Party, string> = { agent: 'agent_original', customer: 'customer_original' };
+export const ORIGINAL_SPEAKER_LABEL = (p: Party): string => ORIGINAL_LABELS[p];
 
 export class BridgeProcessor extends FrameProcessor {
   constructor(

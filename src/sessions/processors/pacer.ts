@@ -65,29 +65,38 @@ class FrameQueue {
   }
 }
 
+/** What waits for one listener: synthesized speech (queued in full) and live audio (converging). */
+interface Lane {
+  to: Party;
+  synth: FrameQueue;
+  live: LiveQueue<Queued>;
+}
+
 export class OutputPacer extends FrameProcessor {
-  private readonly queues = new Map<Party, FrameQueue>();
-  private readonly live = new Map<Party, LiveQueue<Queued>>();
+  /** Per party, and the same lanes as a list for the tick (no Map iterator per pacer and tick). */
+  private readonly lanes = {} as Record<Party, Lane>;
+  private readonly laneList: Lane[];
   private unsubscribe: (() => void) | null = null;
   private firstTick = -1;
   private idleTicks = 0;
 
   constructor(private readonly clock: TickSource) {
     super();
-    for (const p of PARTIES) {
-      this.queues.set(p, new FrameQueue());
-      this.live.set(p, new LiveQueue<Queued>((q) => frameEnergy(q.pcm), { targetFrames: LIVE_TARGET_FRAMES, maxFrames: MAX_LIVE_BACKLOG_FRAMES }));
-    }
+    this.laneList = PARTIES.map((to) => {
+      const live = new LiveQueue<Queued>((q) => frameEnergy(q.pcm), { targetFrames: LIVE_TARGET_FRAMES, maxFrames: MAX_LIVE_BACKLOG_FRAMES });
+      return (this.lanes[to] = { to, synth: new FrameQueue(), live });
+    });
   }
 
   /** Frames waiting for `party` (synthesized and live). */
   queued(party: Party): number {
-    return this.queues.get(party)!.length + this.live.get(party)!.length;
+    const lane = this.lanes[party];
+    return lane.synth.length + lane.live.length;
   }
 
   /** Live frames waiting for `party` (the converging queue). */
   liveQueued(party: Party): number {
-    return this.live.get(party)!.length;
+    return this.lanes[party].live.length;
   }
 
   /**
@@ -98,10 +107,10 @@ export class OutputPacer extends FrameProcessor {
     let trimmed = 0;
     let trimmedVoiced = 0;
     let overflowed = 0;
-    for (const q of this.live.values()) {
-      trimmed += q.stats.trimmed;
-      trimmedVoiced += q.stats.trimmedVoiced;
-      overflowed += q.stats.overflowed;
+    for (const { live } of this.laneList) {
+      trimmed += live.stats.trimmed;
+      trimmedVoiced += live.stats.trimmedVoiced;
+      overflowed += live.stats.overflowed;
     }
     return { trimmed, trimmedVoiced, overflowed };
   }
@@ -109,7 +118,7 @@ export class OutputPacer extends FrameProcessor {
   process(frame: Frame): void {
     switch (frame.kind) {
       case 'tts_audio': {
-        const q = this.queues.get(frame.to)!;
+        const q = this.lanes[frame.to].synth;
         const pcm = frame.pcm;
         for (let off = 0; off < pcm.length; off += FRAME_SAMPLES) {
           let f = pcm.subarray(off, off + FRAME_SAMPLES);
@@ -124,13 +133,13 @@ export class OutputPacer extends FrameProcessor {
         return;
       }
       case 'output_audio': {
-        this.live.get(frame.to)!.push({ speaker: frame.speaker, pcm: frame.pcm }, performance.now());
+        this.lanes[frame.to].live.push({ speaker: frame.speaker, pcm: frame.pcm }, performance.now());
         this.start();
         return;
       }
       case 'interruption':
-        this.queues.get(frame.party)!.clear();
-        this.live.get(frame.party)!.clear();
+        this.lanes[frame.party].synth.clear();
+        this.lanes[frame.party].live.clear();
         this.push(frame);
         return;
       default:
@@ -149,8 +158,7 @@ export class OutputPacer extends FrameProcessor {
     if (this.firstTick < 0) this.firstTick = tick;
     let pending = 0;
     let now = NaN;
-    for (const [to, q] of this.queues) {
-      const lq = this.live.get(to)!;
+    for (const { to, synth: q, live: lq } of this.laneList) {
       const synth = q.shift();
       const live = lq.shift();
       if (live) {
@@ -175,7 +183,9 @@ export class OutputPacer extends FrameProcessor {
     if (this.closed) return;
     super.close();
     this.stop();
-    for (const q of this.queues.values()) q.clear();
-    for (const q of this.live.values()) q.clear();
+    for (const lane of this.laneList) {
+      lane.synth.clear();
+      lane.live.clear();
+    }
   }
 }
