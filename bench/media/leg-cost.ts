@@ -132,11 +132,11 @@ async function round(): Promise<{
     if (SESSION) {
       const s = bridgeSession(i, clock, a, b);
       sessions.push(s);
-      a.on('frame', (f) => s.pushAudio('customer', f));
-      b.on('frame', (f) => s.pushAudio('agent', f));
+      a.onFrames((f) => s.pushAudio('customer', f));
+      b.onFrames((f) => s.pushAudio('agent', f));
     } else {
-      a.on('frame', (f) => b.playFrame(f));
-      b.on('frame', (f) => a.playFrame(f));
+      a.onFrames((f) => b.playFrame(f));
+      b.onFrames((f) => a.playFrame(f));
     }
   }
   const tick = async (t: number): Promise<void> => {

@@ -38,11 +38,16 @@ export class SafeEmitter<E extends Record<keyof E, unknown[]>> extends EventEmit
     try {
       fn.apply(this, args);
     } catch (err) {
-      try {
-        this.listenerErrorHook(err, event);
-      } catch {
-        // A failing hook must not turn a listener error into a thrown one.
-      }
+      this.listenerFailed(err, event);
+    }
+  }
+
+  /** Reports a listener's (or a subclass's direct callback's) error to the hook; never throws. */
+  protected listenerFailed(err: unknown, event: string): void {
+    try {
+      this.listenerErrorHook(err, event);
+    } catch {
+      // A failing hook must not turn a listener error into a thrown one.
     }
   }
 }

@@ -32,17 +32,18 @@ function decodeInto(table: Int16Array, bytes: Uint8Array, out: Int16Array): Int1
   return out;
 }
 
-function encodeInto(table: Uint8Array, pcm: Int16Array, out: Uint8Array): Uint8Array {
+function encodeInto(table: Uint8Array, pcm: Int16Array, out: Uint8Array, offset: number): Uint8Array {
   const n = pcm.length;
   // i < n = pcm.length; a 16-bit value indexes the 65,536-entry table.
-  for (let i = 0; i < n; i++) out[i] = table[(pcm[i] ?? 0) & 0xffff] ?? 0;
+  for (let i = 0; i < n; i++) out[offset + i] = table[(pcm[i] ?? 0) & 0xffff] ?? 0;
   return out;
 }
 
 export const mulawDecodeInto = (bytes: Uint8Array, out: Int16Array): Int16Array => decodeInto(MULAW_DECODE, bytes, out);
-export const mulawEncodeInto = (pcm: Int16Array, out: Uint8Array): Uint8Array => encodeInto(MULAW_ENCODE, pcm, out);
+/** Encodes into `out` from `offset` on (a packet's payload inside a batch buffer). */
+export const mulawEncodeInto = (pcm: Int16Array, out: Uint8Array, offset = 0): Uint8Array => encodeInto(MULAW_ENCODE, pcm, out, offset);
 export const alawDecodeInto = (bytes: Uint8Array, out: Int16Array): Int16Array => decodeInto(ALAW_DECODE, bytes, out);
-export const alawEncodeInto = (pcm: Int16Array, out: Uint8Array): Uint8Array => encodeInto(ALAW_ENCODE, pcm, out);
+export const alawEncodeInto = (pcm: Int16Array, out: Uint8Array, offset = 0): Uint8Array => encodeInto(ALAW_ENCODE, pcm, out, offset);
 
 export const mulawDecode = (bytes: Uint8Array): Int16Array => mulawDecodeInto(bytes, new Int16Array(bytes.length));
 export const mulawEncode = (pcm: Int16Array): Uint8Array => mulawEncodeInto(pcm, new Uint8Array(pcm.length));

@@ -1,6 +1,6 @@
 // A phone leg bridged into a session: one SIP dialog, one RTP endpoint and, when rtpengine anchors
 // media, its call in rtpengine. Implements the pipeline's PartyLeg: `playFrame` sends to the phone,
-// decoded frames from the phone come out as `audio` events.
+// decoded frames from the phone go to the sink given to `onAudio`.
 import { SafeEmitter } from '../events/index.js';
 import type { Party, PartyLeg, PcmFrame } from '../sessions/index.js';
 import type { Dialog, ModifyRequest } from './sip/dialog.js';
@@ -12,8 +12,6 @@ import { answerOffer, type NegotiatedMedia } from './sdp/sdp.js';
 export type LegEndReason = 'remote_hangup' | 'local_hangup' | 'rtp_timeout' | 'session_ended' | 'shutdown' | 'ack_timeout' | (string & {});
 
 export interface SipLegEvents {
-  /** One decoded 20 ms frame from the phone (ownership passes to the listener). */
-  audio: [PcmFrame];
   /** The first RTP packet arrived (the session becomes active with the first audio). */
   media: [];
   dtmf: [string];
@@ -89,7 +87,6 @@ export class SipLeg extends SafeEmitter<SipLegEvents> implements PartyLeg {
     this.negotiated = init.media;
     this.endpoint.configure(endpointConfig(init.media));
     this.onHold = init.media.onHold;
-    this.endpoint.on('frame', (f) => this.safeEmit('audio', f));
     this.endpoint.on('latched', () => {
       if (!this.gotMedia) {
         this.gotMedia = true;
@@ -140,6 +137,11 @@ export class SipLeg extends SafeEmitter<SipLegEvents> implements PartyLeg {
   /** Receive-side quality: jitter buffer counters (concealed, dropped, late, underruns, target). */
   get jitterStats(): RtpEndpoint['jitter']['stats'] {
     return this.endpoint.jitter.stats;
+  }
+
+  /** Decoded 20 ms frames from the phone go straight to `sink` (ownership passes): no event hop per frame. */
+  onAudio(sink: ((frame: PcmFrame) => void) | null): void {
+    this.endpoint.onFrames(sink);
   }
 
   playFrame(frame: PcmFrame): void {

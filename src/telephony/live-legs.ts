@@ -57,7 +57,7 @@ export class LiveLegs {
       return;
     }
     entry.attachment = attachment;
-    leg.on('audio', (f) => attachment.pushAudio(f));
+    leg.onAudio(attachment.pushAudio);
     entry.connected = repo
       .recordCallConnected(this.o.db, {
         callId: leg.id,

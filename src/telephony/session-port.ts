@@ -3,8 +3,8 @@
 import type { PartyLeg, PcmFrame } from '../sessions/index.js';
 
 export interface SessionAttachment {
-  /** A decoded 20 ms frame spoken by the leg's party (the first one makes the session active). */
-  pushAudio(frame: PcmFrame): void;
+  /** A decoded 20 ms frame spoken by the leg's party (the first one makes the session active); called detached. */
+  readonly pushAudio: (frame: PcmFrame) => void;
   /** The leg is gone (hangup, RTP timeout); the session may wait for a replacement call. */
   detach(reason: string): void;
 }

@@ -48,9 +48,10 @@ const JITTER_START_FRAMES = 2;
 const JITTER_MIN_FRAMES = 2;
 const OUT_QUEUE_MAX = 15;
 
+/** Takes one decoded 20 ms frame per tick once the far end has started sending (ownership passes). */
+export type FrameSink = (frame: Int16Array) => void;
+
 export interface RtpEndpointEvents {
-  /** One decoded 20 ms frame per tick once the far end has started sending (ownership passes). */
-  frame: [Int16Array];
   dtmf: [DigitDetected];
   /** The source we latched to (first valid packet, or a later move to the signalled source). */
   latched: [{ address: string; port: number }];
@@ -138,6 +139,8 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
   /** The clock has a late phase: sending happens there (see OUT_QUEUE_TARGET). */
   private readonly lateSend: boolean;
   private ticks = 0;
+  /** Where decoded frames go: a plain call, not an event (one hop per leg and tick on the hottest path). */
+  private frameSink: FrameSink | null = null;
 
   private readonly quality = new LegQuality();
   private readonly rtcp: RtcpSession;
@@ -209,6 +212,11 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
     else this.target = { address: this.remote.address, port: this.remote.port };
   }
 
+  /** Sends every decoded frame from now on to `sink` (null: played-out frames are dropped). */
+  onFrames(sink: FrameSink | null): void {
+    this.frameSink = sink;
+  }
+
   /** Queues one 20 ms frame to send. */
   playFrame(frame: Int16Array): void {
     if (this.closed) return;
@@ -237,6 +245,7 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
     this.unsubscribeLate();
     this.outQueue.clear();
     this.removeAllListeners();
+    this.frameSink = null;
     const closeSockets = () => {
       for (const s of [this.rtcpSocket, this.socket]) {
         try {
@@ -334,7 +343,7 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
     const frame = this.jitter.pop(undefined, t0);
     if (frame) {
       if (!Number.isNaN(this.jitter.lastWaitMs)) observeStage('jitter_buffer', this.jitter.lastWaitMs);
-      this.safeEmit('frame', frame);
+      this.deliverFrame(frame);
       // Everything downstream of a leg's frame (bridge, VAD, STT feed, pacer enqueue) runs synchronously.
       observeStage('pipeline', performance.now() - t0);
     }
@@ -343,6 +352,17 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
     if (this.ticks >= this.nextRtcpTick) {
       this.nextRtcpTick = this.nextRtcpDue();
       this.sendRtcp();
+    }
+  }
+
+  private deliverFrame(frame: Int16Array): void {
+    const sink = this.frameSink;
+    if (!sink) return;
+    try {
+      sink(frame);
+    } catch (err) {
+      // As a throwing event listener: one faulty consumer must not stop this leg's clock work.
+      this.listenerFailed(err, 'frame');
     }
   }
 
@@ -395,15 +415,26 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
       return;
     }
     const pcm = next && next.length === SAMPLES ? next : this.silence;
-    const buf = Buffer.allocUnsafe(RTP_HEADER_BYTES + SAMPLES);
-    writeRtpHeader(buf, { marker: this.marker, payloadType: remote.payloadType, sequence: this.seq, timestamp: this.ts, ssrc: this.ssrc });
-    const body = buf.subarray(RTP_HEADER_BYTES);
-    if (remote.payloadType === 8) alawEncodeInto(pcm, body);
-    else mulawEncodeInto(pcm, body);
+    const len = RTP_HEADER_BYTES + SAMPLES;
+    // A batched socket lends a slot of its send batch: the packet is written there, not copied in.
+    const at = this.socket.reserveSend?.(len, to.port, to.address) ?? -1;
+    if (at >= 0 && this.socket.sendBuffer) {
+      this.writeAudioPacket(this.socket.sendBuffer, at, remote.payloadType, pcm);
+      this.countSent(len);
+    } else {
+      const buf = Buffer.allocUnsafe(len);
+      this.writeAudioPacket(buf, 0, remote.payloadType, pcm);
+      this.transmit(buf, to);
+    }
     this.marker = false;
-    this.transmit(buf, to);
     if (next) observeStage('rtp_send', performance.now() - queuedAt);
     this.ts = (this.ts + SAMPLES) >>> 0;
+  }
+
+  private writeAudioPacket(out: Uint8Array, at: number, payloadType: number, pcm: Int16Array): void {
+    writeRtpHeader(out, { marker: this.marker, payloadType, sequence: this.seq, timestamp: this.ts, ssrc: this.ssrc }, at);
+    if (payloadType === 8) alawEncodeInto(pcm, out, at + RTP_HEADER_BYTES);
+    else mulawEncodeInto(pcm, out, at + RTP_HEADER_BYTES);
   }
 
   /** Outbound frames waiting for their tick (converges to about one). */
@@ -417,10 +448,14 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
   }
 
   private transmit(buf: Buffer, to: { address: string; port: number }): void {
+    this.countSent(buf.length);
+    this.socket.send(buf, to.port, to.address);
+  }
+
+  private countSent(packetBytes: number): void {
     this.seq = (this.seq + 1) & 0xffff;
     this.stats.packetsOut++;
-    this.octetsOut += buf.length - RTP_HEADER_BYTES;
-    this.socket.send(buf, to.port, to.address);
+    this.octetsOut += packetBytes - RTP_HEADER_BYTES;
   }
 
   private checkTimeout(): void {

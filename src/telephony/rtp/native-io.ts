@@ -65,9 +65,13 @@ function uintToIpv4(n: number): string {
   return `${n >>> 24}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`;
 }
 
+type MessageListener = (msg: Buffer, info: PacketInfo) => void;
+
 /** A socket the group reads; looks like the part of dgram.Socket the endpoint uses. */
 class NativeSocket extends EventEmitter implements MediaSocket {
   closed = false;
+  /** The 'message' listener, called directly per packet rather than through emit (one reader: its endpoint). */
+  receiver: MessageListener | null = null;
   // The last destination's number: an endpoint sends to one address for a whole call.
   private lastTo = '';
   private lastToNum = 0;
@@ -81,18 +85,35 @@ class NativeSocket extends EventEmitter implements MediaSocket {
   }
 
   send(msg: Uint8Array, port: number, address: string, callback?: (err: Error | null) => void): void {
-    let err: Error | null = null;
-    if (this.closed) err = new Error('socket closed');
-    else if (address !== this.lastTo) {
-      const n = ipv4ToUint(address);
-      if (n === null) err = new Error(`MEDIA_IO=native sends to IPv4 literals only, not ${address}`);
-      else {
-        this.lastTo = address;
-        this.lastToNum = n;
-      }
-    }
+    const err = this.refusal(address);
     if (err) this.io.refuseSend(err, callback);
     else this.io.queueSend(this.fd, msg, port, this.lastToNum, callback);
+  }
+
+  get sendBuffer(): Uint8Array {
+    return this.io.sendData;
+  }
+
+  reserveSend(len: number, port: number, address: string): number {
+    return len > SLOT || this.refusal(address) ? -1 : this.io.reserveSend(this.fd, len, port, this.lastToNum);
+  }
+
+  /** Why a packet to `address` cannot go (and its number kept in lastToNum when it can). */
+  private refusal(address: string): Error | null {
+    if (this.closed) return new Error('socket closed');
+    if (address === this.lastTo) return null;
+    const n = ipv4ToUint(address);
+    if (n === null) return new Error(`MEDIA_IO=native sends to IPv4 literals only, not ${address}`);
+    this.lastTo = address;
+    this.lastToNum = n;
+    return null;
+  }
+
+  override on(event: string | symbol, listener: Parameters<EventEmitter['on']>[1]): this {
+    if (event !== 'message') return super.on(event, listener);
+    if (this.receiver) throw new Error('a batched RTP socket has one message listener');
+    this.receiver = listener;
+    return this;
   }
 
   address(): { port: number } {
@@ -119,7 +140,7 @@ export class NativeRtpIo {
   private readonly ages = new Float64Array(BATCH);
   private readonly addresses = new Map<number, string>();
   // Packets queued for the next sendBatch: slots as in `out`, meta fd, length, port, address.
-  private readonly sendData = Buffer.alloc(SLOT * BATCH);
+  readonly sendData = Buffer.alloc(SLOT * BATCH);
   private readonly sendMeta = new Int32Array(META * BATCH);
   private sendCount = 0;
   private sendCallbacks: { k: number; callback: (err: Error | null) => void }[] = [];
@@ -158,19 +179,25 @@ export class NativeRtpIo {
       this.refuseSend(new Error(`packet of ${msg.length} bytes is over ${SLOT}`), callback);
       return;
     }
+    const at = this.reserveSend(fd, msg.length, port, address);
+    this.sendData.set(msg, at);
+    if (callback) this.sendCallbacks.push({ k: at / SLOT, callback });
+  }
+
+  /** A slot of the batch for a `len`-byte packet (len ≤ SLOT), to be filled by the caller now; its byte offset in sendData. */
+  reserveSend(fd: number, len: number, port: number, address: number): number {
     if (this.sendCount === BATCH) this.flushSends();
     const k = this.sendCount++;
-    this.sendData.set(msg, k * SLOT);
     const m = k * META;
     this.sendMeta[m] = fd;
-    this.sendMeta[m + 1] = msg.length;
+    this.sendMeta[m + 1] = len;
     this.sendMeta[m + 2] = port;
     this.sendMeta[m + 3] = address | 0;
-    if (callback) this.sendCallbacks.push({ k, callback });
     if (!this.flushQueued) {
       this.flushQueued = true;
       queueMicrotask(this.flushSends);
     }
+    return k * SLOT;
   }
 
   /** Counts a send that cannot go, and tells its callback later, as dgram does (RTCP's BYE closes the sockets from it). */
@@ -245,7 +272,7 @@ export class NativeRtpIo {
       const m = k * META;
       const socket = sockets[meta[m] ?? -1];
       const len = meta[m + 1] ?? -1;
-      if (!socket || socket.closed) continue;
+      if (!socket || socket.closed || !socket.receiver) continue;
       if (len < 0) {
         this.counts.truncated++;
         continue;
@@ -253,7 +280,7 @@ export class NativeRtpIo {
       const age = this.ages[k] ?? -1;
       const info: PacketInfo = { address: this.addressOf((meta[m + 3] ?? 0) >>> 0), port: meta[m + 2] ?? 0, arrivedAt: age < 0 ? now : now - age };
       // A view of the shared buffer: the endpoint decodes it before the next packet is delivered.
-      socket.emit('message', this.out.subarray(k * SLOT, k * SLOT + len), info);
+      socket.receiver(this.out.subarray(k * SLOT, k * SLOT + len), info);
     }
   }
 

@@ -47,20 +47,24 @@ export function parseRtp(buf: Uint8Array): RtpPacket | null {
   };
 }
 
-/** Writes an RTP header into `out` (no CSRC, no extension) and returns the header length. */
-export function writeRtpHeader(out: Uint8Array, h: { marker: boolean; payloadType: number; sequence: number; timestamp: number; ssrc: number }): number {
-  out[0] = 0x80;
-  out[1] = (h.marker ? 0x80 : 0) | (h.payloadType & 0x7f);
-  out[2] = (h.sequence >> 8) & 0xff;
-  out[3] = h.sequence & 0xff;
-  out[4] = (h.timestamp >>> 24) & 0xff;
-  out[5] = (h.timestamp >>> 16) & 0xff;
-  out[6] = (h.timestamp >>> 8) & 0xff;
-  out[7] = h.timestamp & 0xff;
-  out[8] = (h.ssrc >>> 24) & 0xff;
-  out[9] = (h.ssrc >>> 16) & 0xff;
-  out[10] = (h.ssrc >>> 8) & 0xff;
-  out[11] = h.ssrc & 0xff;
+/** Writes an RTP header into `out` at `at` (no CSRC, no extension) and returns the header length. */
+export function writeRtpHeader(
+  out: Uint8Array,
+  h: { marker: boolean; payloadType: number; sequence: number; timestamp: number; ssrc: number },
+  at = 0,
+): number {
+  out[at] = 0x80;
+  out[at + 1] = (h.marker ? 0x80 : 0) | (h.payloadType & 0x7f);
+  out[at + 2] = (h.sequence >> 8) & 0xff;
+  out[at + 3] = h.sequence & 0xff;
+  out[at + 4] = (h.timestamp >>> 24) & 0xff;
+  out[at + 5] = (h.timestamp >>> 16) & 0xff;
+  out[at + 6] = (h.timestamp >>> 8) & 0xff;
+  out[at + 7] = h.timestamp & 0xff;
+  out[at + 8] = (h.ssrc >>> 24) & 0xff;
+  out[at + 9] = (h.ssrc >>> 16) & 0xff;
+  out[at + 10] = (h.ssrc >>> 8) & 0xff;
+  out[at + 11] = h.ssrc & 0xff;
   return RTP_HEADER_BYTES;
 }
 

@@ -18,6 +18,13 @@ export interface MediaSocket {
   on(event: 'message', listener: (msg: Buffer, rinfo: PacketInfo) => void): unknown;
   on(event: 'error', listener: (err: Error) => void): unknown;
   send(msg: Uint8Array, port: number, address: string, callback?: (err: Error | null) => void): void;
+  /**
+   * Batched sockets (MEDIA_IO=native): room for a `len`-byte packet to port:address in the current send
+   * batch, to be written in place, before the caller returns, at the returned offset of `sendBuffer`;
+   * -1 when there is none (use send()). Saves a buffer and a copy per packet.
+   */
+  reserveSend?(len: number, port: number, address: string): number;
+  readonly sendBuffer?: Uint8Array;
   address(): { port: number };
   close(): void;
 }

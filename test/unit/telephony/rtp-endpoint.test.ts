@@ -93,7 +93,7 @@ describe.each<SocketIo>(['dgram', 'worker', 'native', 'native-no-uring'])('RtpEn
     const b = await peer();
     ep.configure({ address: '127.0.0.1', port: a.address().port, payloadType: 0, dtmfPayloadType: 101, send: true, expectReceive: true });
     const frames: Int16Array[] = [];
-    ep.on('frame', (f) => frames.push(f));
+    ep.onFrames((f) => frames.push(f));
     const pcm = new Int16Array(160).fill(2000);
     const payload = mulawEncode(pcm);
     for (let i = 0; i < 6; i++) {
@@ -114,7 +114,7 @@ describe.each<SocketIo>(['dgram', 'worker', 'native', 'native-no-uring'])('RtpEn
     const intruder = await peer();
     ep.configure({ address: '127.0.0.1', port: caller.address().port, payloadType: 0, dtmfPayloadType: 101, send: true, expectReceive: true });
     const frames: Int16Array[] = [];
-    ep.on('frame', (f) => frames.push(f));
+    ep.onFrames((f) => frames.push(f));
     const latched: number[] = [];
     ep.on('latched', (s) => latched.push(s.port));
     const intruderAudio = mulawEncode(new Int16Array(160).fill(-8000));
@@ -192,7 +192,7 @@ describe.each<SocketIo>(['dgram', 'worker', 'native', 'native-no-uring'])('RtpEn
       const far = await peer();
       ep.configure({ address: '127.0.0.1', port: far.address().port, payloadType: 0, dtmfPayloadType: null, send: false, expectReceive: true });
       const frames: Int16Array[] = [];
-      ep.on('frame', (f) => frames.push(f));
+      ep.onFrames((f) => frames.push(f));
       const payload = mulawEncode(new Int16Array(samplesPerPacket).fill(3000));
       // 120 ms of audio in one burst (more would be cut back to the target delay as a stall burst).
       for (let i = 0; i < 960 / samplesPerPacket; i++)

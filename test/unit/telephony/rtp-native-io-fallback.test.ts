@@ -35,7 +35,7 @@ describe('MEDIA_IO=auto without the addon', () => {
       await new Promise<void>((r) => far.bind(0, '127.0.0.1', () => r()));
       ep.configure({ address: '127.0.0.1', port: far.address().port, payloadType: 0, dtmfPayloadType: null, send: true, expectReceive: true });
       const frames: Int16Array[] = [];
-      ep.on('frame', (f) => frames.push(f));
+      ep.onFrames((f) => frames.push(f));
       const payload = mulawEncode(new Int16Array(160).fill(2000));
       for (let i = 0; i < 4; i++)
         far.send(serializeRtp({ marker: i === 0, payloadType: 0, sequence: i, timestamp: i * 160, ssrc: 9, payload }), ep.port, '127.0.0.1');

@@ -179,6 +179,25 @@ describe.each([true, false])('NativeRtpIo (io_uring: %s)', (ioUring) => {
     ]);
   });
 
+  it('sends a packet written in place in a reserved slot, in order with copied ones, and reserves none it cannot send', async () => {
+    const io = new NativeRtpIo(addon, new HandClock(), undefined, ioUring);
+    const a = open(io);
+    const rx = await sender();
+    const got: number[][] = [];
+    rx.on('message', (msg) => got.push([...msg]));
+    a.send(Buffer.from([1]), rx.address().port, '127.0.0.1');
+    const at = a.reserveSend?.(3, rx.address().port, '127.0.0.1') ?? -1;
+    expect(at).toBeGreaterThanOrEqual(0);
+    a.sendBuffer?.set([2, 22, 222], at);
+    a.send(Buffer.from([3]), rx.address().port, '127.0.0.1');
+    expect(a.reserveSend?.(3, rx.address().port, 'example.invalid')).toBe(-1);
+    expect(a.reserveSend?.(4096, rx.address().port, '127.0.0.1')).toBe(-1); // over a slot
+    await until(() => got.length === 3);
+    expect(got).toEqual([[1], [2, 22, 222], [3]]);
+    a.close();
+    expect(a.reserveSend?.(3, rx.address().port, '127.0.0.1')).toBe(-1);
+  });
+
   it("sends a tick's packets before the next tick reads when ticks run back to back (a clock catching up)", () => {
     const clock = new HandClock();
     const io = new NativeRtpIo(addon, clock, undefined, ioUring);
