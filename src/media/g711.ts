@@ -25,10 +25,9 @@ const ALAW_DECODE = decodeTable(alaw.decodeSample);
 const MULAW_ENCODE = encodeTable(mulaw.encodeSample);
 const ALAW_ENCODE = encodeTable(alaw.encodeSample);
 
-function decodeInto(table: Int16Array, bytes: Uint8Array, out: Int16Array): Int16Array {
-  const n = bytes.length;
-  // i < n = bytes.length; a byte indexes the 256-entry table.
-  for (let i = 0; i < n; i++) out[i] = table[bytes[i] ?? 0] ?? 0;
+function decodeInto(table: Int16Array, bytes: Uint8Array, out: Int16Array, start: number, end: number): Int16Array {
+  // start ≤ i < end ≤ bytes.length; a byte indexes the 256-entry table.
+  for (let i = start; i < end; i++) out[i - start] = table[bytes[i] ?? 0] ?? 0;
   return out;
 }
 
@@ -39,10 +38,11 @@ function encodeInto(table: Uint8Array, pcm: Int16Array, out: Uint8Array, offset:
   return out;
 }
 
-export const mulawDecodeInto = (bytes: Uint8Array, out: Int16Array): Int16Array => decodeInto(MULAW_DECODE, bytes, out);
+/** Decodes bytes[start, end) (default: all of them; a packet's payload inside the datagram) into `out`. */
+export const mulawDecodeInto = (bytes: Uint8Array, out: Int16Array, start = 0, end = bytes.length): Int16Array => decodeInto(MULAW_DECODE, bytes, out, start, end);
 /** Encodes into `out` from `offset` on (a packet's payload inside a batch buffer). */
 export const mulawEncodeInto = (pcm: Int16Array, out: Uint8Array, offset = 0): Uint8Array => encodeInto(MULAW_ENCODE, pcm, out, offset);
-export const alawDecodeInto = (bytes: Uint8Array, out: Int16Array): Int16Array => decodeInto(ALAW_DECODE, bytes, out);
+export const alawDecodeInto = (bytes: Uint8Array, out: Int16Array, start = 0, end = bytes.length): Int16Array => decodeInto(ALAW_DECODE, bytes, out, start, end);
 export const alawEncodeInto = (pcm: Int16Array, out: Uint8Array, offset = 0): Uint8Array => encodeInto(ALAW_ENCODE, pcm, out, offset);
 
 export const mulawDecode = (bytes: Uint8Array): Int16Array => mulawDecodeInto(bytes, new Int16Array(bytes.length));

@@ -6,7 +6,7 @@ import { isIPv4 } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { SafeEmitter } from '../../events/index.js';
 import { SourceLatch, type LatchingMode } from './source-latch.js';
-import { parseRtp, writeRtpHeader, RTP_HEADER_BYTES } from './packet.js';
+import { parseRtpHeader, rtpHeader, writeRtpHeader, RTP_HEADER_BYTES } from './packet.js';
 import { DtmfDecoder, digitPackets, type DigitDetected } from './dtmf.js';
 import { bindNativeRtpSocket, bindPooledRtpSocket, bindRtcpSocket, bindRtpSocket, type PortRange } from './port-allocator.js';
 import type { MediaSocket } from './socket-protocol.js';
@@ -130,6 +130,8 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
   private dtmfTs = 0;
   private readonly dtmf = new DtmfDecoder();
   private decodeScratch = new Int16Array(SAMPLES);
+  /** The last packet's header, parsed in place. */
+  private readonly header = rtpHeader();
   private readonly asmBuf = new Int16Array(SAMPLES);
   private asmFill = 0;
   private asmTs = 0;
@@ -267,8 +269,8 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
       this.receiveRtcp(msg, address, port, true);
       return;
     }
-    const p = parseRtp(msg);
-    if (!p) {
+    const p = this.header;
+    if (!parseRtpHeader(msg, p)) {
       this.stats.malformed++;
       return;
     }
@@ -294,16 +296,17 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
       this.lastSsrcIn = p.ssrc;
     }
     if (isDtmf) {
-      const d = this.dtmf.push(p.timestamp, p.payload);
+      const d = this.dtmf.push(p.timestamp, msg.subarray(p.payloadStart, p.payloadEnd));
       if (d) {
         this.stats.dtmfIn++;
         this.safeEmit('dtmf', d);
       }
       return;
     }
-    if (this.decodeScratch.length !== p.payload.length) this.decodeScratch = new Int16Array(p.payload.length);
-    if (p.payloadType === 0) mulawDecodeInto(p.payload, this.decodeScratch);
-    else alawDecodeInto(p.payload, this.decodeScratch);
+    const samples = p.payloadEnd - p.payloadStart;
+    if (this.decodeScratch.length !== samples) this.decodeScratch = new Int16Array(samples);
+    if (p.payloadType === 0) mulawDecodeInto(msg, this.decodeScratch, p.payloadStart, p.payloadEnd);
+    else alawDecodeInto(msg, this.decodeScratch, p.payloadStart, p.payloadEnd);
     this.assemble(p.timestamp, this.decodeScratch);
   }
 

@@ -1,5 +1,6 @@
 import { describe, it, expect } from 'vitest';
-import { parseRtp, serializeRtp, SequenceUnwrapper } from '../../../src/telephony/rtp/packet.js';
+import { parseRtp, parseRtpHeader, rtpHeader, serializeRtp, SequenceUnwrapper } from '../../../src/telephony/rtp/packet.js';
+import { mulawDecodeInto, mulawEncode } from '../../../src/media/g711.js';
 import { DtmfDecoder, digitPackets, parseTelephoneEvent } from '../../../src/telephony/rtp/dtmf.js';
 import { defined } from '../../helpers/defined.js';
 
@@ -21,6 +22,19 @@ describe('RTP packet', () => {
     buf[buf.length - 1] = 2; // two bytes of padding
     const p = parseRtp(buf)!;
     expect([...p.payload]).toEqual([9, 9, 9]);
+  });
+
+  it('parses into one reused header, giving the payload bounds the decoder reads in place', () => {
+    const h = rtpHeader();
+    const pcm = Int16Array.from({ length: 160 }, (_, i) => (i - 80) * 300);
+    const first = serializeRtp({ marker: true, payloadType: 0, sequence: 7, timestamp: 160, ssrc: 5, payload: mulawEncode(pcm) });
+    expect(parseRtpHeader(first, h)).toBe(true);
+    expect(h).toMatchObject({ marker: true, payloadType: 0, sequence: 7, timestamp: 160, ssrc: 5, payloadStart: 12, payloadEnd: 172 });
+    const decoded = mulawDecodeInto(first, new Int16Array(160), h.payloadStart, h.payloadEnd);
+    expect(decoded).toEqual(mulawDecodeInto(mulawEncode(pcm), new Int16Array(160)));
+    const second = serializeRtp({ marker: false, payloadType: 8, sequence: 8, timestamp: 320, ssrc: 5, payload: new Uint8Array(3) });
+    expect(parseRtpHeader(second, h)).toBe(true);
+    expect(h).toMatchObject({ marker: false, payloadType: 8, sequence: 8, timestamp: 320, payloadStart: 12, payloadEnd: 15 });
   });
 
   it('rejects non-RTP datagrams and RTCP', () => {
