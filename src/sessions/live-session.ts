@@ -16,6 +16,9 @@ import { splitSentences, type AgentHost, type AgentRuntime, type TransferOutcome
 /** An `output` event as emitted: the contract's OutputFrame plus its media-clock time. */
 export type SessionOutput = OutputFrame & { timestampMs: number };
 
+/** Frames of a party's audio per activity mark (1 s). */
+const ACTIVITY_EVERY_FRAMES = 50;
+
 /** A final as it is stored (transcript_turns + `transcript.segment`). */
 export interface StoredTurn extends TranscriptFinal {
   /** Seconds from the session's first audio. */
@@ -211,9 +214,9 @@ export class LiveSession extends SafeEmitter<LiveSessionEvents> {
     }
     if (this.partyOffsetMs[party] < 0) this.partyOffsetMs[party] = Date.now() - this.t0;
     const mediaMs = this.partyOffsetMs[party] + this.partyFrames[party] * FRAME_MS;
-    this.partyFrames[party]++;
+    // Activity is kept to the second (the inactivity rule counts minutes): every 50th frame, not each one.
+    if (this.partyFrames[party]++ % ACTIVITY_EVERY_FRAMES === 0) this.hooks.activity();
     if (this.listenerCount('tap') > 0) this.safeEmit('tap', { side: party, origin: 'said', frame, atMs: mediaMs });
-    this.hooks.activity();
     this.pipeline.input.process({ kind: 'audio', party, pcm: frame, mediaMs });
   }
 

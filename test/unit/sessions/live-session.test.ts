@@ -49,6 +49,18 @@ function speak(session: LiveSession, party: 'agent' | 'customer'): void {
 }
 
 describe('LiveSession', () => {
+  it("marks activity on each party's first frame and then once a second of its audio, not per frame", () => {
+    const { engines } = fakeEngines([]);
+    const { session, hooks } = makeSession(engines);
+    for (let i = 0; i < 101; i++) session.pushAudio('agent', quietFrame());
+    expect(hooks.activity).toHaveBeenCalledTimes(3); // frames 0, 50 and 100
+    session.pushAudio('customer', quietFrame());
+    expect(hooks.activity).toHaveBeenCalledTimes(4);
+    session.noteActivity();
+    expect(hooks.activity).toHaveBeenCalledTimes(5);
+    session.close('test');
+  });
+
   it('turns an utterance into a final (sequence, translation), stores it, and speaks the translation', async () => {
     const { engines } = fakeEngines(['good morning', 'thank you']);
     const { session, clock, stored, hooks } = makeSession(engines);
