@@ -39,10 +39,12 @@ function encodeInto(table: Uint8Array, pcm: Int16Array, out: Uint8Array, offset:
 }
 
 /** Decodes bytes[start, end) (default: all of them; a packet's payload inside the datagram) into `out`. */
-export const mulawDecodeInto = (bytes: Uint8Array, out: Int16Array, start = 0, end = bytes.length): Int16Array => decodeInto(MULAW_DECODE, bytes, out, start, end);
+export const mulawDecodeInto = (bytes: Uint8Array, out: Int16Array, start = 0, end = bytes.length): Int16Array =>
+  decodeInto(MULAW_DECODE, bytes, out, start, end);
 /** Encodes into `out` from `offset` on (a packet's payload inside a batch buffer). */
 export const mulawEncodeInto = (pcm: Int16Array, out: Uint8Array, offset = 0): Uint8Array => encodeInto(MULAW_ENCODE, pcm, out, offset);
-export const alawDecodeInto = (bytes: Uint8Array, out: Int16Array, start = 0, end = bytes.length): Int16Array => decodeInto(ALAW_DECODE, bytes, out, start, end);
+export const alawDecodeInto = (bytes: Uint8Array, out: Int16Array, start = 0, end = bytes.length): Int16Array =>
+  decodeInto(ALAW_DECODE, bytes, out, start, end);
 export const alawEncodeInto = (pcm: Int16Array, out: Uint8Array, offset = 0): Uint8Array => encodeInto(ALAW_ENCODE, pcm, out, offset);
 
 export const mulawDecode = (bytes: Uint8Array): Int16Array => mulawDecodeInto(bytes, new Int16Array(bytes.length));
