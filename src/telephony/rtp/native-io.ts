@@ -85,9 +85,9 @@ class NativeSocket extends EventEmitter implements MediaSocket {
   }
 
   send(msg: Uint8Array, port: number, address: string, callback?: (err: Error | null) => void): void {
-    const err = this.refusal(address);
-    if (err) this.io.refuseSend(err, callback);
-    else this.io.queueSend(this.fd, msg, port, this.lastToNum, callback);
+    const to = this.closed ? null : this.destinationOf(address);
+    if (to !== null) this.io.queueSend(this.fd, msg, port, to, callback);
+    else this.io.refuseSend(new Error(this.closed ? 'socket closed' : `MEDIA_IO=native sends to IPv4 literals only, not ${address}`), callback);
   }
 
   get sendBuffer(): Uint8Array {
@@ -95,18 +95,19 @@ class NativeSocket extends EventEmitter implements MediaSocket {
   }
 
   reserveSend(len: number, port: number, address: string): number {
-    return len > SLOT || this.refusal(address) ? -1 : this.io.reserveSend(this.fd, len, port, this.lastToNum);
+    const to = this.closed || len > SLOT ? null : this.destinationOf(address);
+    return to === null ? -1 : this.io.reserveSend(this.fd, len, port, to);
   }
 
-  /** Why a packet to `address` cannot go (and its number kept in lastToNum when it can). */
-  private refusal(address: string): Error | null {
-    if (this.closed) return new Error('socket closed');
-    if (address === this.lastTo) return null;
-    const n = ipv4ToUint(address);
-    if (n === null) return new Error(`MEDIA_IO=native sends to IPv4 literals only, not ${address}`);
-    this.lastTo = address;
-    this.lastToNum = n;
-    return null;
+  /** The number of an IPv4 literal (the last one kept: a leg sends to one address for a whole call), or null. */
+  private destinationOf(address: string): number | null {
+    if (address !== this.lastTo) {
+      const n = ipv4ToUint(address);
+      if (n === null) return null;
+      this.lastTo = address;
+      this.lastToNum = n;
+    }
+    return this.lastToNum;
   }
 
   override on(event: string | symbol, listener: Parameters<EventEmitter['on']>[1]): this {
