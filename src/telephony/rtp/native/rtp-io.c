@@ -151,8 +151,9 @@ struct io_ring {
   struct sockaddr_in addr[RING_ENTRIES];
   char control[RING_ENTRIES][CONTROL_BYTES];
   int32_t res[RING_ENTRIES];
-  /* Indices (into fds) of the sockets still to read this tick; grown as needed. */
+  /* Indices (into fds) of the sockets still to read this tick, and their poll entries; grown together. */
   size_t *active;
+  struct pollfd *polls;
   size_t active_cap;
 };
 
@@ -162,6 +163,7 @@ static void free_ring(napi_env env, void *data, void *hint) {
   struct io_ring *r = data;
   if (r->ready) io_uring_queue_exit(&r->ring);
   free(r->active);
+  free(r->polls);
   free(r);
 }
 
@@ -303,12 +305,11 @@ static void record_packet(int32_t *meta, double *ages, size_t k, size_t socket, 
  * Keeps, of the sockets fds[idx[0..n)], those with something to read (a packet, or a queued error that
  * a read clears), in order, in place; returns how many. One poll() for all of them: a read of an empty
  * socket costs as much as a read of a full one, and after a tick's round most sockets are empty again
- * (the second round of reads, all of them empty, was a third of the receive cost). On failure keeps all.
+ * (the second round of reads, all of them empty, was a third of the receive cost). `p` has room for n
+ * entries (the ring's, grown with `active`: nothing is allocated per tick). On failure keeps all.
  */
-static size_t keep_readable(const int32_t *fds, size_t *idx, size_t n) {
+static size_t keep_readable(const int32_t *fds, size_t *idx, struct pollfd *p, size_t n) {
   if (n == 0) return 0;
-  struct pollfd *p = malloc(n * sizeof *p);
-  if (p == NULL) return n;
   for (size_t a = 0; a < n; a++) {
     p[a].fd = fds[idx[a]];
     p[a].events = POLLIN;
@@ -320,7 +321,6 @@ static size_t keep_readable(const int32_t *fds, size_t *idx, size_t n) {
     for (size_t a = 0; a < n; a++)
       if (p[a].revents & (POLLIN | POLLERR)) idx[kept++] = idx[a];
   }
-  free(p);
   return kept;
 }
 
@@ -336,13 +336,15 @@ static long drain_ring(struct io_ring *r, const int32_t *fds, size_t nfds, unsig
   size_t nactive = nfds;
   if (nactive > r->active_cap) {
     size_t *grown = realloc(r->active, nactive * sizeof *grown);
-    if (grown == NULL) return -1;
-    r->active = grown;
+    if (grown != NULL) r->active = grown;
+    struct pollfd *polls = realloc(r->polls, nactive * sizeof *polls);
+    if (polls != NULL) r->polls = polls;
+    if (grown == NULL || polls == NULL) return -1;
     r->active_cap = nactive;
   }
   for (size_t a = 0; a < nactive; a++) r->active[a] = a;
   size_t k = 0;
-  while ((nactive = keep_readable(fds, r->active, nactive)) > 0 && k < capacity) {
+  while ((nactive = keep_readable(fds, r->active, r->polls, nactive)) > 0 && k < capacity) {
     size_t still = 0;
     for (size_t pos = 0; pos < nactive && k < capacity;) {
       size_t chunk = nactive - pos;
