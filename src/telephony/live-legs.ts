@@ -17,6 +17,8 @@ interface Entry {
 
 export class LiveLegs {
   private readonly entries = new Map<string, Entry>();
+  /** Live legs by session: lists replaced, never changed in place, so a caller may walk one while legs end. */
+  private readonly bySession = new Map<string, readonly SipLeg[]>();
   private readonly ends: TurnBatch<CallEnd>;
   /** Ends waiting for their call's connected row before they join the batch. */
   private readonly queuing = new Set<Promise<void>>();
@@ -33,14 +35,16 @@ export class LiveLegs {
     return [...this.entries.values()].map((e) => e.leg);
   }
 
-  ofSession(sessionId: string): SipLeg[] {
-    return this.all().filter((l) => l.sessionId === sessionId);
+  /** A lookup, not a scan: the heartbeat asks it for every live session, the API for every call read. */
+  ofSession(sessionId: string): readonly SipLeg[] {
+    return this.bySession.get(sessionId) ?? [];
   }
 
   /** Attaches a connected leg to its session and records it; hangs up when the session is gone. */
   async bridge(leg: SipLeg): Promise<void> {
     const entry: Entry = { leg, attachment: null, connected: Promise.resolve() };
     this.entries.set(leg.id, entry);
+    this.bySession.set(leg.sessionId, [...this.ofSession(leg.sessionId), leg]);
     leg.once('ended', (e) => this.onEnded(entry, e.reason, e.durationSeconds));
     let attachment: SessionAttachment | null = null;
     try {
@@ -80,6 +84,9 @@ export class LiveLegs {
   private onEnded(entry: Entry, reason: string, durationSeconds: number): void {
     const leg = entry.leg;
     this.entries.delete(leg.id);
+    const rest = this.ofSession(leg.sessionId).filter((l) => l !== leg);
+    if (rest.length) this.bySession.set(leg.sessionId, rest);
+    else this.bySession.delete(leg.sessionId);
     this.o.stats.countCall(leg.direction, 'completed');
     this.o.stats.addEnded(leg);
     try {

@@ -21,7 +21,7 @@ export interface OutboundOptions {
   media: MediaSetupDeps;
   ua(): UserAgent;
   /** Live legs of a session here, and of the node (capacity). */
-  legsOf(sessionId: string): SipLeg[];
+  legsOf(sessionId: string): readonly SipLeg[];
   liveCount(): number;
   /** False once the service closes. */
   accepting(): boolean;

@@ -197,7 +197,7 @@ export class TelephonyService {
     return { ...c.counts, queued: c.queued, ...(c.hep ? { hep_sent: c.hep.sent, hep_failed: c.hep.failed } : {}) };
   }
 
-  legsOf(sessionId: string): SipLeg[] {
+  legsOf(sessionId: string): readonly SipLeg[] {
     return this.legs.ofSession(sessionId);
   }
 
