@@ -48,7 +48,7 @@ export class CallRecorder {
       const id = newId('rec');
       this.tracks.set(channel, { id, track: new TimelineTrack(path.join(deps.wavDir, `${id}.wav`)) });
     }
-    session.on('tap', this.onTap);
+    session.onTap(this.onTap);
     session.once('ended', () => void this.finish());
   }
 
@@ -73,7 +73,7 @@ export class CallRecorder {
   private async createRows(): Promise<void> {
     if (!recordingPermitted(await orgFeatures(this.deps.db, this.row.org_id))) {
       this.deps.logger.info({ session_id: this.row.id }, "recording requested but the organization lacks the 'recording' feature: not recorded");
-      this.session.off('tap', this.onTap);
+      this.session.onTap(null);
       this.denied = true;
       return;
     }
@@ -89,7 +89,7 @@ export class CallRecorder {
   /** Closes the channels at the call's length and hands them to the encoder. Idempotent. */
   finish(): Promise<void> {
     this.closing ??= (async () => {
-      this.session.off('tap', this.onTap);
+      this.session.onTap(null);
       if (this.t0Wall < 0) return; // no audio: nothing was recorded
       const endMs = Date.now() - this.t0Wall;
       await this.rowsCreated;

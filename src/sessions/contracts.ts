@@ -58,12 +58,10 @@ export interface LiveSessionEvents {
   output: [OutputFrame];
   error: [SessionErrorInfo];
   ended: [{ reason: string }];
-  /** Recorder tap (emitted only while someone listens): audio on one side of the conversation. */
-  tap: [AudioTap];
 }
 
 /**
- * One 20 ms frame on one side of the conversation: `side` is the party whose speech it is — what the
+ * The recorder's tap (LiveSession.onTap), one 20 ms frame on one side of the conversation: `side` is the party whose speech it is — what the
  * party said, or speech voiced on its behalf for the other party to hear (translated or AI speech).
  * `atMs` is its position on the session timeline (ms since the session's first audio).
  */

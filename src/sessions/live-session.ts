@@ -4,7 +4,17 @@
 import type { Logger } from 'pino';
 import type { Engines, VoiceSettings } from '../speech/index.js';
 import type { VadChoice } from './processors/vad.js';
-import { FRAME_MS, otherParty, type LiveSessionEvents, type OutputFrame, type Party, type PartyLeg, type PcmFrame, type TranscriptFinal } from './contracts.js';
+import {
+  FRAME_MS,
+  otherParty,
+  type AudioTap,
+  type LiveSessionEvents,
+  type OutputFrame,
+  type Party,
+  type PartyLeg,
+  type PcmFrame,
+  type TranscriptFinal,
+} from './contracts.js';
 import type { Frame } from './frames.js';
 import type { TickSource } from './media-clock.js';
 import type { SessionMode } from './modes.js';
@@ -98,6 +108,8 @@ export class LiveSession extends SafeEmitter<LiveSessionEvents> {
   /** The agent runtime in the agent modes (null in translation modes or without an agent). */
   readonly agentRuntime: AgentRuntime | null = null;
   private bargeInAt = -1;
+  /** The recorder's sink (onTap): a field read per frame, where an event needed a listener lookup on every frame. */
+  private tap: ((tap: AudioTap) => void) | null = null;
 
   constructor(opts: LiveSessionOptions) {
     super(opts.logger);
@@ -197,6 +209,19 @@ export class LiveSession extends SafeEmitter<LiveSessionEvents> {
     return this.endReason;
   }
 
+  /** Gives every frame said or voiced on either side to `sink` (the recorder), or stops with null. */
+  onTap(sink: ((tap: AudioTap) => void) | null): void {
+    this.tap = sink;
+  }
+
+  private callTap(tap: AudioTap): void {
+    try {
+      this.tap?.(tap);
+    } catch (err) {
+      this.listenerFailed(err, 'tap');
+    }
+  }
+
   /** Frames queued for a party's ears (tests, metrics). */
   queuedOutput(party: Party): number {
     return this.pipeline.pacer.queued(party);
@@ -216,7 +241,7 @@ export class LiveSession extends SafeEmitter<LiveSessionEvents> {
     const mediaMs = this.partyOffsetMs[party] + this.partyFrames[party] * FRAME_MS;
     // Activity is kept to the second (the inactivity rule counts minutes): every 50th frame, not each one.
     if (this.partyFrames[party]++ % ACTIVITY_EVERY_FRAMES === 0) this.hooks.activity();
-    if (this.listenerCount('tap') > 0) this.safeEmit('tap', { side: party, origin: 'said', frame, atMs: mediaMs });
+    if (this.tap) this.callTap({ side: party, origin: 'said', frame, atMs: mediaMs });
     this.pipeline.input.process({ kind: 'audio', party, pcm: frame, mediaMs });
   }
 
@@ -292,8 +317,8 @@ export class LiveSession extends SafeEmitter<LiveSessionEvents> {
     switch (frame.kind) {
       case 'playout': {
         // Recorder tap: speech voiced for the other side (bridged originals are already taped as said).
-        if (this.t0 >= 0 && this.listenerCount('tap') > 0 && frame.speaker !== ORIGINAL_SPEAKER_LABEL(otherParty(frame.to))) {
-          this.safeEmit('tap', { side: otherParty(frame.to), origin: 'voiced', frame: frame.pcm, atMs: Date.now() - this.t0 });
+        if (this.tap && this.t0 >= 0 && frame.speaker !== ORIGINAL_SPEAKER_LABEL(otherParty(frame.to))) {
+          this.callTap({ side: otherParty(frame.to), origin: 'voiced', frame: frame.pcm, atMs: Date.now() - this.t0 });
         }
         const leg = this.legs.get(frame.to);
         if (leg) {

@@ -7,6 +7,7 @@ import {
   type SessionMode,
   type SessionOutput,
   type StoredTurn,
+  type AudioTap,
   type TranscriptFinal,
 } from '../../../src/sessions/index.js';
 import type { Engines } from '../../../src/speech/index.js';
@@ -58,6 +59,30 @@ describe('LiveSession', () => {
     expect(hooks.activity).toHaveBeenCalledTimes(4);
     session.noteActivity();
     expect(hooks.activity).toHaveBeenCalledTimes(5);
+    session.close('test');
+  });
+
+  it('gives the tap every frame said, at its place on the timeline, until it is cleared; a throwing tap is reported, not thrown', () => {
+    const { engines } = fakeEngines([]);
+    const { session } = makeSession(engines);
+    const taps: AudioTap[] = [];
+    session.onTap((t) => taps.push(t));
+    const frames = [quietFrame(), loudFrame(), quietFrame()];
+    for (const f of frames) session.pushAudio('customer', f);
+    expect(taps.map((t) => [t.side, t.origin, t.frame, t.atMs])).toEqual(frames.map((f, i) => ['customer', 'said', f, i * 20]));
+
+    const failures: string[] = [];
+    session.onListenerError((_err, event) => failures.push(event));
+    session.onTap(() => {
+      throw new Error('bad tap');
+    });
+    session.pushAudio('customer', quietFrame());
+    expect(failures).toEqual(['tap']);
+
+    session.onTap(null);
+    session.pushAudio('customer', quietFrame());
+    expect(taps).toHaveLength(3);
+    expect(failures).toHaveLength(1);
     session.close('test');
   });
 
