@@ -8,7 +8,7 @@ import { SafeEmitter } from '../../events/index.js';
 import { SourceLatch, type LatchingMode } from './source-latch.js';
 import { parseRtpHeader, rtpHeader, writeRtpHeader, RTP_HEADER_BYTES } from './packet.js';
 import { DtmfDecoder, digitPackets, type DigitDetected } from './dtmf.js';
-import { bindNativeRtpSocket, bindPooledRtpSocket, bindRtcpSocket, bindRtpSocket, type PortRange } from './port-allocator.js';
+import { bindNativeRtcpSocket, bindNativeRtpSocket, bindPooledRtpSocket, bindRtcpSocket, bindRtpSocket, type PortRange } from './port-allocator.js';
 import type { MediaSocket } from './socket-protocol.js';
 import { sharedRtpSocketPool } from './socket-pool.js';
 import { nativeRtpIoFor, tryNativeRtpIoAddon } from './native-io.js';
@@ -180,14 +180,16 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
   }
 
   static async open(o: RtpEndpointOptions): Promise<RtpEndpoint> {
-    const socket =
-      o.nativeIo && isIPv4(o.bindAddress) && tryNativeRtpIoAddon()
-        ? await bindNativeRtpSocket(o, o.bindAddress, nativeRtpIoFor(o.clock ?? rtpMediaClock))
-        : o.socketWorkers
-          ? await bindPooledRtpSocket(o, o.bindAddress, sharedRtpSocketPool(o.socketWorkers))
-          : await bindRtpSocket(o, o.bindAddress);
-    const rtcpSocket = await bindRtcpSocket(socket.address().port, o.bindAddress);
-    return new RtpEndpoint(socket, rtcpSocket, o);
+    const io = o.nativeIo && isIPv4(o.bindAddress) && tryNativeRtpIoAddon() ? nativeRtpIoFor(o.clock ?? rtpMediaClock) : null;
+    if (io) {
+      // RTCP batched too: its reports and the BYE at hang-up join the tick's sends instead of a system call each.
+      const socket = await bindNativeRtpSocket(o, o.bindAddress, io);
+      return new RtpEndpoint(socket, bindNativeRtcpSocket(socket.address().port, o.bindAddress, io), o);
+    }
+    const socket = o.socketWorkers
+      ? await bindPooledRtpSocket(o, o.bindAddress, sharedRtpSocketPool(o.socketWorkers))
+      : await bindRtpSocket(o, o.bindAddress);
+    return new RtpEndpoint(socket, await bindRtcpSocket(socket.address().port, o.bindAddress), o);
   }
 
   /** Applies (or re-applies, on re-INVITE) the negotiated remote media. */

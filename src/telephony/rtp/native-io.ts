@@ -121,21 +121,24 @@ class NativeSocket extends EventEmitter implements MediaSocket {
     return { port: this.port };
   }
 
+  /** Stops reading and sending now; the fd closes (and 'close' is emitted, releasing the port) once its queued packets have left. */
   close(): void {
     if (this.closed) return;
     this.closed = true;
     this.io.remove(this);
-    this.emit('close');
   }
 }
 
 /** The batched RTP sockets of the endpoints on one clock, read in that clock's early phase. */
 export class NativeRtpIo {
+  /** The sockets read: closed ones leave it at the next drain (one filter per tick, not one per close). */
   private sockets: NativeSocket[] = [];
+  private live = 0;
   private fds = new Int32Array(0);
   private dirty = false;
   private draining = false;
-  private readonly closeAfterDrain: number[] = [];
+  /** Closed sockets whose fds close after the next send flush, outside a drain (see closeSockets). */
+  private closing: NativeSocket[] = [];
   private readonly out = Buffer.alloc(SLOT * BATCH);
   private readonly meta = new Int32Array(META * BATCH);
   private readonly ages = new Float64Array(BATCH);
@@ -157,7 +160,7 @@ export class NativeRtpIo {
   ) {}
 
   get socketCount(): number {
-    return this.sockets.length;
+    return this.live;
   }
 
   /** A socket bound to address:port; null when the port is taken (the allocator tries another). */
@@ -169,6 +172,7 @@ export class NativeRtpIo {
     if (fd < 0) throw new Error(`cannot bind RTP socket ${address}:${port} (errno ${-fd})`);
     const socket = new NativeSocket(this, fd, this.addon.port(fd));
     this.sockets.push(socket);
+    this.live++;
     this.dirty = true;
     this.unsubscribe ??= (this.clock.subscribeEarly ?? this.clock.subscribe).call(this.clock, this.drainAll);
     return socket;
@@ -194,10 +198,7 @@ export class NativeRtpIo {
     this.sendMeta[m + 1] = len;
     this.sendMeta[m + 2] = port;
     this.sendMeta[m + 3] = address | 0;
-    if (!this.flushQueued) {
-      this.flushQueued = true;
-      queueMicrotask(this.flushSends);
-    }
+    this.queueFlush();
     return k * SLOT;
   }
 
@@ -207,35 +208,57 @@ export class NativeRtpIo {
     if (callback) queueMicrotask(() => callback(err));
   }
 
+  private queueFlush(): void {
+    if (!this.flushQueued) {
+      this.flushQueued = true;
+      queueMicrotask(this.flushSends);
+    }
+  }
+
   private readonly flushSends = (): void => {
     this.flushQueued = false;
     const n = this.sendCount;
-    if (n === 0) return;
-    this.sendCount = 0;
-    const callbacks = this.sendCallbacks;
-    this.sendCallbacks = [];
-    const failed = this.addon.sendBatch(this.sendData, this.sendMeta, n, this.ioUring);
-    this.counts.sent += n;
-    this.counts.sendErrors += failed < 0 ? n : failed;
-    for (const { k, callback } of callbacks) {
-      const result = failed < 0 ? failed : (this.sendMeta[k * META + 1] ?? 0);
-      callback(result < 0 ? new Error(`send failed (errno ${-result})`) : null);
+    if (n > 0) {
+      this.sendCount = 0;
+      const callbacks = this.sendCallbacks;
+      this.sendCallbacks = [];
+      const failed = this.addon.sendBatch(this.sendData, this.sendMeta, n, this.ioUring);
+      this.counts.sent += n;
+      this.counts.sendErrors += failed < 0 ? n : failed;
+      for (const { k, callback } of callbacks) {
+        const result = failed < 0 ? failed : (this.sendMeta[k * META + 1] ?? 0);
+        callback(result < 0 ? new Error(`send failed (errno ${-result})`) : null);
+      }
     }
+    this.closeSockets();
   };
 
+  /**
+   * Closes the fds of closed sockets, now that their queued packets (an RTCP BYE) have left, and
+   * releases their ports. Not during a drain: it maps packets to sockets by the fd list it started
+   * with, and a closed fd's number may be reused by the next socket opened. A mass hang-up closes
+   * hundreds of sockets in one loop turn: one flush for all of them, not one each.
+   */
+  private closeSockets(): void {
+    if (this.closing.length === 0 || this.draining) return;
+    const closing = this.closing;
+    this.closing = [];
+    for (const socket of closing) {
+      this.addon.close(socket.fd);
+      socket.emit('close');
+    }
+  }
+
   remove(socket: NativeSocket): void {
-    if (!this.sockets.includes(socket)) return;
-    // Its queued packets leave first: the fd number may be reused by the next socket opened.
-    this.flushSends();
-    // A copy, not a splice: a drain in progress maps its packets through the array it started with.
-    this.sockets = this.sockets.filter((s) => s !== socket);
+    this.live--;
     this.dirty = true;
-    // Its fd number must not be reused before the drain in progress is done with the old list.
-    if (this.draining) this.closeAfterDrain.push(socket.fd);
-    else this.addon.close(socket.fd);
-    if (this.sockets.length === 0) {
+    this.closing.push(socket);
+    if (this.live === 0) {
+      this.flushSends();
       this.unsubscribe?.();
       this.unsubscribe = null;
+    } else {
+      this.queueFlush();
     }
   }
 
@@ -244,6 +267,8 @@ export class NativeRtpIo {
     // now, not with every caught-up tick's at the end (up to 200 ms late for the first of them).
     this.flushSends();
     if (this.dirty) {
+      // A copy, not a splice: a drain in progress maps its packets through the array it started with.
+      this.sockets = this.sockets.filter((s) => !s.closed);
       this.fds = Int32Array.from(this.sockets, (s) => s.fd);
       this.dirty = false;
     }
@@ -261,7 +286,7 @@ export class NativeRtpIo {
       }
     } finally {
       this.draining = false;
-      for (const fd of this.closeAfterDrain.splice(0)) this.addon.close(fd);
+      this.closeSockets();
     }
   };
 

@@ -76,6 +76,15 @@ export async function bindRtcpSocket(rtpPort: number, address: string): Promise<
   return tryBindMediaSocket(rtpPort + 1, address);
 }
 
+/** As bindRtcpSocket, read and written in the batches of `io` (MEDIA_IO=native); null when it cannot be bound. */
+export function bindNativeRtcpSocket(rtpPort: number, address: string, io: NativeRtpIo): MediaSocket | null {
+  try {
+    return io.bind(address, rtpPort + 1);
+  } catch {
+    return null;
+  }
+}
+
 /** A media socket bound to `port`, or null when the port is taken. */
 async function tryBindMediaSocket(port: number, address: string): Promise<dgram.Socket | null> {
   const socket = createMediaSocket();

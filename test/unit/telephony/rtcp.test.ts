@@ -86,8 +86,8 @@ describe('E-model MOS (ITU-T G.107, G.711)', () => {
   });
 });
 
-/** An endpoint sending RTCP every 200 ms, closed after the test. */
-async function openEndpoint(): Promise<RtpEndpoint> {
+/** An endpoint sending RTCP every 200 ms, closed after the test; `nativeIo`: its RTP and RTCP sockets batched (MEDIA_IO=native). */
+async function openEndpoint(nativeIo = false): Promise<RtpEndpoint> {
   const ep = await RtpEndpoint.open({
     bindAddress: '127.0.0.1',
     portMin: 46000,
@@ -95,13 +95,14 @@ async function openEndpoint(): Promise<RtpEndpoint> {
     timeoutMs: 10000,
     clock: new MediaClock(),
     rtcpIntervalMs: 200,
+    nativeIo,
   });
   cleanup.push(() => ep.close());
   return ep;
 }
 
-async function rtcpScenario(mux: boolean) {
-  const ep = await openEndpoint();
+async function rtcpScenario(mux: boolean, nativeIo = false) {
+  const ep = await openEndpoint(nativeIo);
   // The peer: RTP on an even port, RTCP on the next (or on the RTP port with mux).
   let rtp: dgram.Socket | null = null;
   let rtcp: dgram.Socket | null = null;
@@ -167,9 +168,14 @@ async function rtcpScenario(mux: boolean) {
 }
 
 describe('RTCP on a leg, against a UDP peer that drops and delays packets', () => {
-  for (const mux of [false, true]) {
-    it(`reports loss, jitter, round trip and MOS both ways (${mux ? 'rtcp-mux, RFC 5761' : 'RTCP on port + 1'})`, async () => {
-      const { ep, reports, peerSsrc } = await rtcpScenario(mux);
+  for (const [mux, nativeIo] of [
+    [false, false],
+    [true, false],
+    [false, true],
+    [true, true],
+  ]) {
+    it(`reports loss, jitter, round trip and MOS both ways (${mux ? 'rtcp-mux, RFC 5761' : 'RTCP on port + 1'}, ${nativeIo ? 'batched' : 'dgram'} sockets)`, async () => {
+      const { ep, reports, peerSsrc } = await rtcpScenario(mux, nativeIo);
       const q = ep.callQuality;
       expect(q.packets_received).toBe(180);
       expect(q.packets_lost).toBe(20);
@@ -216,8 +222,11 @@ describe('RTCP on a leg, against a UDP peer that drops and delays packets', () =
     expect(new Set(gaps).size).toBeGreaterThan(1);
   });
 
-  it('ends with an RTCP BYE', async () => {
-    const { ep, rtcp } = await rtcpScenario(true);
+  it.each([
+    [true, false],
+    [false, true],
+  ])('ends with an RTCP BYE (rtcp-mux: %s, batched sockets: %s)', async (mux, nativeIo) => {
+    const { ep, rtcp } = await rtcpScenario(mux, nativeIo);
     const bye = new Promise<boolean>((resolve) =>
       rtcp.on('message', (m) => {
         if (looksLikeRtcp(m) && m[1] === 203) resolve(true);

@@ -223,6 +223,37 @@ describe.each([true, false])('NativeRtpIo (io_uring: %s)', (ioUring) => {
     expect(err?.message).toMatch(/closed/);
   });
 
+  it('closes the sockets of one loop turn together, after their queued packets left, and only then frees their ports', async () => {
+    const io = new NativeRtpIo(addon, new HandClock(), undefined, ioUring);
+    const keep = open(io);
+    const sockets = Array.from({ length: 20 }, () => {
+      const s = io.bind('127.0.0.1', 0);
+      if (!s) throw new Error('no port');
+      return s;
+    });
+    const rx = await sender();
+    const got: number[] = [];
+    rx.on('message', (msg) => got.push(msg[0] ?? -1));
+    const released: number[] = [];
+    sockets.forEach((s, i) => {
+      s.on('close', () => released.push(i));
+      s.send(Buffer.from([i]), rx.address().port, '127.0.0.1'); // each one's RTCP BYE
+      s.close();
+    });
+    expect(io.socketCount).toBe(1);
+    expect(released).toEqual([]); // still open: the BYEs have not left
+    await until(() => got.length === sockets.length);
+    expect(got).toEqual(sockets.map((_, i) => i));
+    expect(released).toEqual(sockets.map((_, i) => i));
+    for (const s of sockets) {
+      const again = io.bind('127.0.0.1', s.address().port);
+      expect(again).not.toBeNull();
+      again?.close();
+    }
+    expect(io.socketCount).toBe(1);
+    keep.close();
+  });
+
   it('reports an unusable destination to the send callback', async () => {
     const io = new NativeRtpIo(addon, new HandClock(), undefined, ioUring);
     const s = open(io);
