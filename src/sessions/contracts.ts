@@ -61,9 +61,10 @@ export interface LiveSessionEvents {
 }
 
 /**
- * The recorder's tap (LiveSession.onTap), one 20 ms frame on one side of the conversation: `side` is the party whose speech it is — what the
- * party said, or speech voiced on its behalf for the other party to hear (translated or AI speech).
- * `atMs` is its position on the session timeline (ms since the session's first audio).
+ * What the recorder's tap (LiveSession.onTap) gets: one 20 ms frame on one side of the conversation.
+ * `side` is the party whose speech it is — what the party said, or speech voiced on its behalf for
+ * the other party to hear (translated or AI speech). `atMs` is its position on the session timeline
+ * (ms since the session's first audio).
  */
 export interface AudioTap {
   side: Party;
