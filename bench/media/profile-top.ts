@@ -1,6 +1,8 @@
 // Reads a V8 CPU profile (SIP_BENCH_PROFILE=<dir> writes one per gateway run) and prints where the
 // busy time went: self time per function (with its file), and the share of idle, GC and program time.
-//   npx tsx bench/media/profile-top.ts <file.cpuprofile> [--top 40]
+//   npx tsx bench/media/profile-top.ts <file.cpuprofile> [--top 40] [--until <µs> --span <ms>]
+// --until/--span keep only the samples of the `span` ms before the monotonic time `until` (µs): what ran
+// up to a loop stall that BENCH_STAGES=1 printed with its `hrUs`.
 import { readFileSync } from 'node:fs';
 
 interface ProfileNode {
@@ -9,6 +11,7 @@ interface ProfileNode {
   children?: number[];
 }
 interface Profile {
+  startTime: number;
   nodes: ProfileNode[];
   samples: number[];
   timeDeltas: number[];
@@ -21,10 +24,19 @@ if (!file) {
 }
 const topIdx = process.argv.indexOf('--top');
 const top = topIdx > 0 ? Number(process.argv[topIdx + 1]) : 40;
+const untilIdx = process.argv.indexOf('--until');
+const untilUs = untilIdx > 0 ? Number(process.argv[untilIdx + 1]) : Infinity;
+const spanIdx = process.argv.indexOf('--span');
+const fromUs = untilIdx > 0 ? untilUs - (spanIdx > 0 ? Number(process.argv[spanIdx + 1]) : 150) * 1000 : -Infinity;
 const p = JSON.parse(readFileSync(file, 'utf8')) as Profile;
 const byId = new Map(p.nodes.map((n) => [n.id, n]));
 const selfUs = new Map<number, number>();
-p.samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + (p.timeDeltas[i] ?? 0)));
+// Sample i is taken at startTime + the deltas up to i (the profiler's clock is the monotonic one of hrtime).
+let at = p.startTime;
+p.samples.forEach((id, i) => {
+  at += p.timeDeltas[i] ?? 0;
+  if (at >= fromUs && at <= untilUs) selfUs.set(id, (selfUs.get(id) ?? 0) + (p.timeDeltas[i] ?? 0));
+});
 
 const total = [...selfUs.values()].reduce((a, b) => a + b, 0);
 const byName = new Map<string, number>();
