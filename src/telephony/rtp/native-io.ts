@@ -254,6 +254,7 @@ export class NativeRtpIo {
     this.dirty = true;
     this.closing.push(socket);
     if (this.live === 0) {
+      this.sockets = []; // no drain follows to filter them out
       this.flushSends();
       this.unsubscribe?.();
       this.unsubscribe = null;
