@@ -186,9 +186,7 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
       const socket = await bindNativeRtpSocket(o, o.bindAddress, io);
       return new RtpEndpoint(socket, bindNativeRtcpSocket(socket.address().port, o.bindAddress, io), o);
     }
-    const socket = o.socketWorkers
-      ? await bindPooledRtpSocket(o, o.bindAddress, sharedRtpSocketPool(o.socketWorkers))
-      : await bindRtpSocket(o, o.bindAddress);
+    const socket = o.socketWorkers ? await bindPooledRtpSocket(o, o.bindAddress, sharedRtpSocketPool(o.socketWorkers)) : await bindRtpSocket(o, o.bindAddress);
     return new RtpEndpoint(socket, await bindRtcpSocket(socket.address().port, o.bindAddress), o);
   }
 

@@ -173,7 +173,7 @@ describe('RTCP on a leg, against a UDP peer that drops and delays packets', () =
     [true, false],
     [false, true],
     [true, true],
-  ]) {
+  ] as const) {
     it(`reports loss, jitter, round trip and MOS both ways (${mux ? 'rtcp-mux, RFC 5761' : 'RTCP on port + 1'}, ${nativeIo ? 'batched' : 'dgram'} sockets)`, async () => {
       const { ep, reports, peerSsrc } = await rtcpScenario(mux, nativeIo);
       const q = ep.callQuality;
