@@ -268,7 +268,7 @@ export class NativeRtpIo {
     // now, not with every caught-up tick's at the end (up to 200 ms late for the first of them).
     this.flushSends();
     if (this.dirty) {
-      // A copy, not a splice: a drain in progress maps its packets through the array it started with.
+      // The sockets closed since the last drain leave the list here, all at once.
       this.sockets = this.sockets.filter((s) => !s.closed);
       this.fds = Int32Array.from(this.sockets, (s) => s.fd);
       this.dirty = false;
