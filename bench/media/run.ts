@@ -15,7 +15,9 @@
 // (a mass hang-up; the figures are the survivors'), BENCH_GATEWAY_GRACE_SECONDS=1 ends their sessions a
 // second later. MEDIA_IO=dgram|native picks the gateway's RTP socket I/O (default auto: native when the
 // addon is built, as in production); BENCH_PHONES_IO=native reads the load generator's phones the same batched way
-// (latency then ends at the kernel's arrival time). Prints figures; asserts nothing.
+// (latency then ends at the kernel's arrival time). Each call's loud marker frame goes out in its own tick of
+// every 25 (call i in tick i mod 25); BENCH_MARKERS=lockstep sends every call's in the same tick, as the
+// fifteenth and earlier passes did. Prints figures; asserts nothing.
 import { SCENARIOS, describe, runStep, startBenchGateway, type Scenario, type StepResult } from './scenarios.js';
 
 function arg(name: string): string | undefined {

@@ -89,6 +89,15 @@ const STAGES = !!process.env.BENCH_STAGES;
  * With BENCH_GATEWAY_GRACE_SECONDS short, the sessions' ends land in the window too.
  */
 const HANGUP_HALF = !!process.env.BENCH_HANGUP_HALF;
+/**
+ * Which tick of the 25 carries a call's loud frame. Spread (default): call i sends its marker in tick
+ * i mod 25, so a step's samples are taken at 25 instants per half second, and a loop stall delays the
+ * markers that fall in it, as it would a conversation's words. BENCH_MARKERS=lockstep: every call in
+ * the same tick (the fifteenth and earlier passes): one stall that lands on it delays every call's
+ * sample at once, so p99 is then the worst of the window's 20 marker instants. The packets sent are
+ * the same either way (every call sends a frame every tick); only which frame is loud differs.
+ */
+const MARKERS_LOCKSTEP = process.env.BENCH_MARKERS === 'lockstep';
 
 const pct = (a: number, b: number): number => (b > 0 ? Math.round((a / b) * 10000) / 100 : 0);
 function percentile(sorted: number[], p: number): number {
@@ -127,6 +136,8 @@ interface CallEnds {
   /** Socket chunking: frames gathered for the next chunk, and its size in frames (5–10: 100–200 ms, fixed per call, as a client's buffer). */
   chunk: Buffer[];
   chunkFrames: number;
+  /** The tick (mod BURST_EVERY) of this call's loud frame. */
+  markerPhase: number;
   chunksSent: number;
   lastLoudSentAt: number;
   awaitingLoud: boolean;
@@ -266,6 +277,7 @@ async function connectCall(gw: BenchGateway, scenario: Scenario, i: number, s: {
     agentSeq: 0,
     chunk: [],
     chunkFrames: 5 + (i % 6),
+    markerPhase: MARKERS_LOCKSTEP ? 0 : i % BURST_EVERY,
     chunksSent: 0,
     lastLoudSentAt: 0,
     awaitingLoud: false,
@@ -311,7 +323,7 @@ async function connectCall(gw: BenchGateway, scenario: Scenario, i: number, s: {
 
 /** One 20 ms tick of the phones and the socket. */
 function sendTick(scenario: Scenario, c: CallEnds, tick: number, now: number): void {
-  const loud = tick % BURST_EVERY === 0;
+  const loud = tick % BURST_EVERY === c.markerPhase;
   if (c.customer) {
     c.customer.send(
       serializeRtp({
