@@ -42,8 +42,21 @@ export class SafeEmitter<E extends Record<keyof E, unknown[]>> extends EventEmit
     }
   }
 
-  /** Reports a listener's (or a subclass's direct callback's) error to the hook; never throws. */
-  protected listenerFailed(err: unknown, event: string): void {
+  /**
+   * Calls a sink a subclass keeps in a field instead of an event (a per-frame path, where a listener
+   * lookup per call costs): a throw goes to the hook as a throwing listener's does.
+   */
+  protected callSink<T>(sink: ((value: T) => void) | null, value: T, event: string): void {
+    if (!sink) return;
+    try {
+      sink(value);
+    } catch (err) {
+      this.listenerFailed(err, event);
+    }
+  }
+
+  /** Reports a listener's or a sink's error to the hook; never throws. */
+  private listenerFailed(err: unknown, event: string): void {
     try {
       this.listenerErrorHook(err, event);
     } catch {

@@ -214,14 +214,6 @@ export class LiveSession extends SafeEmitter<LiveSessionEvents> {
     this.tap = sink;
   }
 
-  private callTap(tap: AudioTap): void {
-    try {
-      this.tap?.(tap);
-    } catch (err) {
-      this.listenerFailed(err, 'tap');
-    }
-  }
-
   /** Frames queued for a party's ears (tests, metrics). */
   queuedOutput(party: Party): number {
     return this.pipeline.pacer.queued(party);
@@ -241,7 +233,7 @@ export class LiveSession extends SafeEmitter<LiveSessionEvents> {
     const mediaMs = this.partyOffsetMs[party] + this.partyFrames[party] * FRAME_MS;
     // Activity is kept to the second (the inactivity rule counts minutes): every 50th frame, not each one.
     if (this.partyFrames[party]++ % ACTIVITY_EVERY_FRAMES === 0) this.hooks.activity();
-    if (this.tap) this.callTap({ side: party, origin: 'said', frame, atMs: mediaMs });
+    if (this.tap) this.callSink(this.tap, { side: party, origin: 'said', frame, atMs: mediaMs }, 'tap');
     this.pipeline.input.process({ kind: 'audio', party, pcm: frame, mediaMs });
   }
 
@@ -318,7 +310,7 @@ export class LiveSession extends SafeEmitter<LiveSessionEvents> {
       case 'playout': {
         // Recorder tap: speech voiced for the other side (bridged originals are already taped as said).
         if (this.tap && this.t0 >= 0 && frame.speaker !== ORIGINAL_SPEAKER_LABEL(otherParty(frame.to))) {
-          this.callTap({ side: otherParty(frame.to), origin: 'voiced', frame: frame.pcm, atMs: Date.now() - this.t0 });
+          this.callSink(this.tap, { side: otherParty(frame.to), origin: 'voiced', frame: frame.pcm, atMs: Date.now() - this.t0 }, 'tap');
         }
         const leg = this.legs.get(frame.to);
         if (leg) {

@@ -346,7 +346,8 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
     const frame = this.jitter.pop(undefined, t0);
     if (frame) {
       if (!Number.isNaN(this.jitter.lastWaitMs)) observeStage('jitter_buffer', this.jitter.lastWaitMs);
-      this.deliverFrame(frame);
+      // One faulty consumer must not stop this leg's clock work: a throw is reported as a listener's.
+      this.callSink(this.frameSink, frame, 'frame');
       // Everything downstream of a leg's frame (bridge, VAD, STT feed, pacer enqueue) runs synchronously.
       observeStage('pipeline', performance.now() - t0);
     }
@@ -355,17 +356,6 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
     if (this.ticks >= this.nextRtcpTick) {
       this.nextRtcpTick = this.nextRtcpDue();
       this.sendRtcp();
-    }
-  }
-
-  private deliverFrame(frame: Int16Array): void {
-    const sink = this.frameSink;
-    if (!sink) return;
-    try {
-      sink(frame);
-    } catch (err) {
-      // As a throwing event listener: one faulty consumer must not stop this leg's clock work.
-      this.listenerFailed(err, 'frame');
     }
   }
 
