@@ -9,8 +9,7 @@ import { MediaClock } from '../../src/media/index.js';
 import type { SipLeg, SipLegEvents } from '../../src/telephony/call-leg.js';
 import { CallStats } from '../../src/telephony/call-stats.js';
 import { LiveLegs } from '../../src/telephony/live-legs.js';
-import type { TelephonySessionPort } from '../../src/telephony/session-port.js';
-import { startTelephonyFixture, type TelephonyFixture } from '../helpers/sip-harness.js';
+import { FakeSessions, startTelephonyFixture, type TelephonyFixture } from '../helpers/sip-harness.js';
 import { uniqueName } from '../helpers/gateway.js';
 
 let fx: TelephonyFixture;
@@ -48,8 +47,7 @@ class StandInLeg extends SafeEmitter<SipLegEvents> {
 }
 
 function liveLegs(): LiveLegs {
-  const sessions: TelephonySessionPort = { attachLeg: () => Promise.resolve({ pushAudio: () => {}, detach: () => {} }) };
-  return new LiveLegs({ db: fx.db, log: pino({ level: 'silent' }), sessions, stats: new CallStats(new MediaClock()) });
+  return new LiveLegs({ db: fx.db, log: pino({ level: 'silent' }), sessions: new FakeSessions(), stats: new CallStats(new MediaClock()) });
 }
 
 async function bridged(legs: LiveLegs, sessionId: string, n: number): Promise<StandInLeg[]> {
