@@ -70,3 +70,30 @@ describe('SafeEmitter.safeEmit', () => {
     expect(e.safeEmit('frame', 1)).toBe(false);
   });
 });
+
+describe('SafeEmitter.callSink', () => {
+  /** A subclass with one sink in a field, as RtpEndpoint's frame sink and LiveSession's tap. */
+  class WithSink extends SafeEmitter<Events> {
+    sink: ((v: number) => void) | null = null;
+    give(v: number): void {
+      this.callSink(this.sink, v, 'frame');
+    }
+  }
+
+  it('hands the value to the sink, does nothing without one, and reports a throw to the hook instead of throwing', () => {
+    const e = new WithSink();
+    const failures: [unknown, string][] = [];
+    e.onListenerError((err, event) => failures.push([err, event]));
+    e.give(1); // no sink yet
+    const got: number[] = [];
+    e.sink = (v) => got.push(v);
+    e.give(2);
+    expect(got).toEqual([2]);
+    const boom = new Error('bad sink');
+    e.sink = () => {
+      throw boom;
+    };
+    expect(() => e.give(3)).not.toThrow();
+    expect(failures).toEqual([[boom, 'frame']]);
+  });
+});
