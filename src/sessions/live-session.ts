@@ -225,11 +225,15 @@ export class LiveSession extends SafeEmitter<LiveSessionEvents> {
    */
   pushAudio(party: Party, frame: PcmFrame): void {
     if (this.isClosed) return;
-    if (this.t0 < 0) {
-      this.t0 = Date.now();
-      this.hooks.firstAudio();
+    if (this.partyOffsetMs[party] < 0) {
+      // One reading of the clock: the party whose frame starts the session starts at 0 on its timeline.
+      const now = Date.now();
+      if (this.t0 < 0) {
+        this.t0 = now;
+        this.hooks.firstAudio();
+      }
+      this.partyOffsetMs[party] = now - this.t0;
     }
-    if (this.partyOffsetMs[party] < 0) this.partyOffsetMs[party] = Date.now() - this.t0;
     const mediaMs = this.partyOffsetMs[party] + this.partyFrames[party] * FRAME_MS;
     // Activity is kept to the second (the inactivity rule counts minutes): every 50th frame, not each one.
     if (this.partyFrames[party]++ % ACTIVITY_EVERY_FRAMES === 0) this.hooks.activity();
