@@ -34,6 +34,6 @@ fi
 
 mkdir -p "$(dirname "$out")"
 tmp="$out.tmp.$$"
-gcc -O2 -Wall -Wextra -Werror -shared -fPIC -I"$include" -o "$tmp" "$src" "${uring[@]}"
+gcc -O2 -Wall -Wextra -Werror -shared -fPIC -pthread -I"$include" -o "$tmp" "$src" "${uring[@]}"
 mv -f "$tmp" "$out"
 echo "build-rtp-io: built $out${uring:+ (with io_uring)}"

@@ -63,6 +63,8 @@ export const ConfigSchema = Type.Object({
     mediaIo: Type.Optional(Type.Union([Type.Literal('auto'), Type.Literal('dgram'), Type.Literal('native')])),
     /** Batched RTP I/O through io_uring where the addon has it; false: one recvmmsg per socket and one sendto per packet. */
     mediaIoUring: Type.Optional(Type.Boolean()),
+    /** Batched RTP sends from the addon's own thread; false: the main thread waits for the kernel's sends. */
+    mediaIoSendThread: Type.Optional(Type.Boolean()),
     maxConcurrentCalls: PositiveInt,
     realm: Type.String({ minLength: 1 }),
     /** On shutdown (SIGTERM), live calls may run this long while new INVITEs get 503 + Retry-After. */
@@ -320,6 +322,7 @@ const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' 
   MEDIA_WORKERS: { path: ['sip', 'mediaWorkers'], kind: 'int' },
   MEDIA_IO: { path: ['sip', 'mediaIo'], kind: 'string' },
   MEDIA_IO_URING: { path: ['sip', 'mediaIoUring'], kind: 'bool' },
+  MEDIA_IO_SEND_THREAD: { path: ['sip', 'mediaIoSendThread'], kind: 'bool' },
   SIP_MAX_DATAGRAM_BYTES: { path: ['sip', 'limits', 'maxDatagramBytes'], kind: 'int' },
   SIP_MAX_HEADER_BYTES: { path: ['sip', 'limits', 'maxHeaderBytes'], kind: 'int' },
   SIP_MAX_BODY_BYTES: { path: ['sip', 'limits', 'maxBodyBytes'], kind: 'int' },

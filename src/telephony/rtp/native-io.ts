@@ -8,7 +8,10 @@
 // together after the tick's callbacks (a microtask), or at the start of the next tick when the clock
 // runs several back to back. Where the addon was built with liburing, the
 // tick's reads and its sends each go to the kernel in one io_uring submission: on a VM where every
-// system call costs a hypervisor round trip, one call per socket was the largest item left. IPv4 only.
+// system call costs a hypervisor round trip, one call per socket was the largest item left. The sends
+// then leave from the addon's own thread (MEDIA_IO_SEND_THREAD): on loopback a send also runs the
+// receiver's delivery and costs twice a read, so the main loop hands a tick's batch over and goes on.
+// IPv4 only.
 import { EventEmitter } from 'node:events';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -24,8 +27,14 @@ import type { MediaSocket, PacketInfo } from './socket-protocol.js';
 export interface RtpIoAddon {
   open(address: number, port: number): number;
   port(fd: number): number;
+  /** Closes fd once the send thread holds no batch (one may carry the socket's last packet). */
   close(fd: number): number;
-  sendBatch(data: Uint8Array, meta: Int32Array, n: number, ioUring: boolean): number;
+  /** async: the addon's send thread sends a copy of the batch; the result then counts earlier batches' failed packets. */
+  sendBatch(data: Uint8Array, meta: Int32Array, n: number, ioUring: boolean, async: boolean): number;
+  /** Batches the send thread still holds: closing a socket now would wait for them. */
+  sendsQueued(): number;
+  /** Times a batch found the send thread's four job buffers all queued, so the event loop waited for it. */
+  sendWaits(): number;
   /** io_uring is compiled in and the kernel allows it (sendBatch and drain use it when asked to). */
   ioUringReady(): boolean;
   drain(fds: Int32Array, out: Uint8Array, meta: Int32Array, ages: Float64Array, ioUring: boolean): number;
@@ -149,6 +158,7 @@ export class NativeRtpIo {
   private sendCount = 0;
   private sendCallbacks: { k: number; callback: (err: Error | null) => void }[] = [];
   private flushQueued = false;
+  private closeRetry: NodeJS.Timeout | null = null;
   private unsubscribe: (() => void) | null = null;
   constructor(
     readonly addon: RtpIoAddon,
@@ -157,6 +167,8 @@ export class NativeRtpIo {
     readonly counts: NativeIoCounts = { packets: 0, reads: 0, truncated: 0, sent: 0, sendErrors: 0 },
     /** Read and send through io_uring where the addon has it (MEDIA_IO_URING); false: recvmmsg per socket, sendto per packet. */
     private readonly ioUring = true,
+    /** Send from the addon's send thread (MEDIA_IO_SEND_THREAD); false: on this thread, waiting for the kernel. */
+    private readonly sendThread = true,
   ) {}
 
   get socketCount(): number {
@@ -222,9 +234,12 @@ export class NativeRtpIo {
       this.sendCount = 0;
       const callbacks = this.sendCallbacks;
       this.sendCallbacks = [];
-      const failed = this.addon.sendBatch(this.sendData, this.sendMeta, n, this.ioUring);
+      const failed = this.addon.sendBatch(this.sendData, this.sendMeta, n, this.ioUring, this.sendThread);
       this.counts.sent += n;
       this.counts.sendErrors += failed < 0 ? n : failed;
+      // Sent here, each packet's result replaced its length; handed to the send thread, the lengths stay
+      // (the packets are on their way, in order before any close: what a callback waits for, as an RTCP
+      // BYE's closes the sockets) and failures are counted later, by whichever group flushes next.
       for (const { k, callback } of callbacks) {
         const result = failed < 0 ? failed : (this.sendMeta[k * META + 1] ?? 0);
         callback(result < 0 ? new Error(`send failed (errno ${-result})`) : null);
@@ -237,10 +252,19 @@ export class NativeRtpIo {
    * Closes the fds of closed sockets, now that their queued packets (an RTCP BYE) have left, and
    * releases their ports. Not during a drain: it maps packets to sockets by the fd list it started
    * with, and a closed fd's number may be reused by the next socket opened. A mass hang-up closes
-   * hundreds of sockets in one loop turn: one flush for all of them, not one each.
+   * hundreds of sockets in one loop turn: one flush for all of them, not one each. While the send
+   * thread still holds packets the addon's close would wait for them: it is tried again a millisecond
+   * later instead (or at the next tick's drain, whichever comes first).
    */
   private closeSockets(): void {
     if (this.closing.length === 0 || this.draining) return;
+    if (this.addon.sendsQueued() > 0) {
+      this.closeRetry ??= setTimeout(() => {
+        this.closeRetry = null;
+        this.closeSockets();
+      }, 1);
+      return;
+    }
     const closing = this.closing;
     this.closing = [];
     for (const socket of closing) {
@@ -334,6 +358,7 @@ export interface NativeIoCounts {
 let addon: RtpIoAddon | null = null;
 let loadError: Error | null = null;
 let useIoUring = true;
+let useSendThread = true;
 /** Every clock's reader adds to these (the process has one clock; tests and benches drive their own). */
 const processCounts: NativeIoCounts = { packets: 0, reads: 0, truncated: 0, sent: 0, sendErrors: 0 };
 const readers = new WeakMap<TickSource, NativeRtpIo>();
@@ -369,17 +394,22 @@ export function useIoUringForRtp(on: boolean): void {
   useIoUring = on;
 }
 
+/** MEDIA_IO_SEND_THREAD=false: readers made from now on send from the main thread (waiting for the kernel). */
+export function useSendThreadForRtp(on: boolean): void {
+  useSendThread = on;
+}
+
 /** The batched reader of the sockets of endpoints playing out on `clock`, made on first use. */
 export function nativeRtpIoFor(clock: TickSource): NativeRtpIo {
   let io = readers.get(clock);
   if (!io) {
-    io = new NativeRtpIo(nativeRtpIoAddon(), clock, processCounts, useIoUring);
+    io = new NativeRtpIo(nativeRtpIoAddon(), clock, processCounts, useIoUring, useSendThread);
     readers.set(clock, io);
   }
   return io;
 }
 
 /** The process's batched I/O counters, or null when no socket was ever opened that way. */
-export function nativeRtpIoCounts(): NativeIoCounts | null {
-  return addon ? processCounts : null;
+export function nativeRtpIoCounts(): (NativeIoCounts & { sendWaits: number }) | null {
+  return addon ? { ...processCounts, sendWaits: addon.sendWaits() } : null;
 }

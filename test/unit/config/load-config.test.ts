@@ -44,6 +44,7 @@ describe('loadConfig errors', () => {
     expect(fails({ MEDIA_IO: 'native', MEDIA_WORKERS: '2' })).toMatch(/MEDIA_IO.*MEDIA_WORKERS/);
     expect(loadConfig({ MEDIA_IO: 'auto', MEDIA_WORKERS: '2' }).sip.mediaWorkers).toBe(2);
     expect(loadConfig({ MEDIA_IO_URING: 'false' }).sip.mediaIoUring).toBe(false);
+    expect(loadConfig({ MEDIA_IO_SEND_THREAD: 'false' }).sip.mediaIoSendThread).toBe(false);
   });
 
   it('names both variables of an RTP port range that is upside down', () => {

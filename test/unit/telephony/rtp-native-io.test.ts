@@ -59,11 +59,17 @@ function collect(s: MediaSocket): { data: number[][]; info: PacketInfo[] } {
 
 // Every case runs through io_uring (one submission per tick for the reads, one for the sends) and
 // through the plain system calls (recvmmsg per socket, sendto per packet: MEDIA_IO_URING=false, or an
-// addon built without liburing).
-describe.each([true, false])('NativeRtpIo (io_uring: %s)', (ioUring) => {
+// addon built without liburing), the sends from the addon's send thread and, with
+// MEDIA_IO_SEND_THREAD=false, from the caller's.
+describe.each([
+  { ioUring: true, sendThread: true },
+  { ioUring: false, sendThread: true },
+  { ioUring: true, sendThread: false },
+  { ioUring: false, sendThread: false },
+])('NativeRtpIo (io_uring: $ioUring, send thread: $sendThread)', ({ ioUring, sendThread }) => {
   it('reads every socket once per tick and hands each packet to its own socket, in order, with the sender', async () => {
     const clock = new HandClock();
-    const io = new NativeRtpIo(addon, clock, undefined, ioUring);
+    const io = new NativeRtpIo(addon, clock, undefined, ioUring, sendThread);
     const a = open(io);
     const b = open(io);
     const gotA = collect(a);
@@ -86,7 +92,7 @@ describe.each([true, false])('NativeRtpIo (io_uring: %s)', (ioUring) => {
 
   it("dates a packet by the kernel's arrival, not by the tick that read it", async () => {
     const clock = new HandClock();
-    const io = new NativeRtpIo(addon, clock, undefined, ioUring);
+    const io = new NativeRtpIo(addon, clock, undefined, ioUring, sendThread);
     const rx = open(io);
     const got = collect(rx);
     const tx = await sender();
@@ -108,7 +114,7 @@ describe.each([true, false])('NativeRtpIo (io_uring: %s)', (ioUring) => {
 
   it('reads a tick of more packets than one batch holds in several calls, losing none', async () => {
     const clock = new HandClock();
-    const io = new NativeRtpIo(addon, clock, undefined, ioUring);
+    const io = new NativeRtpIo(addon, clock, undefined, ioUring, sendThread);
     const sockets = Array.from({ length: 40 }, () => open(io));
     const counts = sockets.map(() => 0);
     sockets.forEach((s, i) => s.on('message', () => counts[i]!++));
@@ -118,18 +124,40 @@ describe.each([true, false])('NativeRtpIo (io_uring: %s)', (ioUring) => {
       for (const s of sockets) s.send(Buffer.from([round]), s.address().port, '127.0.0.1');
     }
     await Promise.resolve();
+    await until(() => addon.sendsQueued() === 0); // the send thread's batches have left
     clock.tick();
     expect(counts).toEqual(sockets.map(() => 60));
     expect(io.counts.packets).toBe(2400);
     expect(io.counts.reads).toBeGreaterThanOrEqual(2);
   });
 
+  it('sends batch after batch in order, none lost, when more are queued than the send thread holds at once', async () => {
+    const clock = new HandClock();
+    const io = new NativeRtpIo(addon, clock, undefined, ioUring, sendThread);
+    const sockets = Array.from({ length: 200 }, () => open(io));
+    const got = sockets.map(() => [] as number[]);
+    sockets.forEach((s, i) => s.on('message', (msg) => got[i]!.push(msg[0] ?? -1)));
+    // 12,000 packets in one task: six full batches handed over back to back (the thread holds four).
+    for (let round = 0; round < 60; round++) {
+      for (const s of sockets) s.send(Buffer.from([round]), s.address().port, '127.0.0.1');
+    }
+    await Promise.resolve();
+    await until(() => addon.sendsQueued() === 0);
+    clock.tick();
+    const inOrder = Array.from({ length: 60 }, (_, round) => round);
+    expect(got).toEqual(sockets.map(() => inOrder));
+    expect(io.counts.sendErrors).toBe(0);
+  });
+
   it('drops the rest of a tick for a socket closed while its packets are handed out, and keeps the others', async () => {
     const clock = new HandClock();
-    const io = new NativeRtpIo(addon, clock, undefined, ioUring);
-    const a = open(io);
+    const io = new NativeRtpIo(addon, clock, undefined, ioUring, sendThread);
+    const a = io.bind('127.0.0.1', 0);
+    if (!a) throw new Error('no port');
     const b = open(io);
     let aCount = 0;
+    let aReleased = false;
+    a.on('close', () => (aReleased = true));
     const gotB = collect(b);
     a.on('message', () => {
       aCount++;
@@ -143,21 +171,22 @@ describe.each([true, false])('NativeRtpIo (io_uring: %s)', (ioUring) => {
     expect(aCount).toBe(1);
     expect(gotB.data).toEqual([[3]]);
     expect(io.socketCount).toBe(1);
-    // The closed socket's port is free again.
+    // The closed socket's port is free again (once the send thread holds nothing that might be its last packet).
+    await until(() => aReleased);
     const again = io.bind('127.0.0.1', a.address().port);
     expect(again).not.toBeNull();
     again?.close();
   });
 
   it('answers null for a port in use (the allocator tries the next) and refuses an IPv6 address', async () => {
-    const io = new NativeRtpIo(addon, new HandClock(), undefined, ioUring);
+    const io = new NativeRtpIo(addon, new HandClock(), undefined, ioUring, sendThread);
     const taken = await sender();
     expect(io.bind('127.0.0.1', taken.address().port)).toBeNull();
     expect(() => io.bind('::1', 0)).toThrow(/IPv4/);
   });
 
   it("sends a tick's packets together after the tick, each from its own socket, in order", async () => {
-    const io = new NativeRtpIo(addon, new HandClock(), undefined, ioUring);
+    const io = new NativeRtpIo(addon, new HandClock(), undefined, ioUring, sendThread);
     const a = open(io);
     const b = open(io);
     const rx = await sender();
@@ -180,7 +209,7 @@ describe.each([true, false])('NativeRtpIo (io_uring: %s)', (ioUring) => {
   });
 
   it('sends a packet written in place in a reserved slot, in order with copied ones, and reserves none it cannot send', async () => {
-    const io = new NativeRtpIo(addon, new HandClock(), undefined, ioUring);
+    const io = new NativeRtpIo(addon, new HandClock(), undefined, ioUring, sendThread);
     const a = open(io);
     const rx = await sender();
     const got: number[][] = [];
@@ -200,7 +229,7 @@ describe.each([true, false])('NativeRtpIo (io_uring: %s)', (ioUring) => {
 
   it("sends a tick's packets before the next tick reads when ticks run back to back (a clock catching up)", () => {
     const clock = new HandClock();
-    const io = new NativeRtpIo(addon, clock, undefined, ioUring);
+    const io = new NativeRtpIo(addon, clock, undefined, ioUring, sendThread);
     const a = open(io);
     a.send(Buffer.from([1]), 9, '127.0.0.1');
     expect(io.counts.sent).toBe(0);
@@ -209,7 +238,7 @@ describe.each([true, false])('NativeRtpIo (io_uring: %s)', (ioUring) => {
   });
 
   it('lets the packets queued on a socket leave before it closes, and refuses sends after', async () => {
-    const io = new NativeRtpIo(addon, new HandClock(), undefined, ioUring);
+    const io = new NativeRtpIo(addon, new HandClock(), undefined, ioUring, sendThread);
     const s = io.bind('127.0.0.1', 0);
     if (!s) throw new Error('no port');
     const rx = await sender();
@@ -224,7 +253,7 @@ describe.each([true, false])('NativeRtpIo (io_uring: %s)', (ioUring) => {
   });
 
   it('closes the sockets of one loop turn together, after their queued packets left, and only then frees their ports', async () => {
-    const io = new NativeRtpIo(addon, new HandClock(), undefined, ioUring);
+    const io = new NativeRtpIo(addon, new HandClock(), undefined, ioUring, sendThread);
     const keep = open(io);
     const sockets = Array.from({ length: 20 }, () => {
       const s = io.bind('127.0.0.1', 0);
@@ -242,7 +271,7 @@ describe.each([true, false])('NativeRtpIo (io_uring: %s)', (ioUring) => {
     });
     expect(io.socketCount).toBe(1);
     expect(released).toEqual([]); // still open: the BYEs have not left
-    await until(() => got.length === sockets.length);
+    await until(() => got.length === sockets.length && released.length === sockets.length);
     expect(got).toEqual(sockets.map((_, i) => i));
     expect(released).toEqual(sockets.map((_, i) => i));
     for (const s of sockets) {
@@ -255,7 +284,7 @@ describe.each([true, false])('NativeRtpIo (io_uring: %s)', (ioUring) => {
   });
 
   it('reports an unusable destination to the send callback', async () => {
-    const io = new NativeRtpIo(addon, new HandClock(), undefined, ioUring);
+    const io = new NativeRtpIo(addon, new HandClock(), undefined, ioUring, sendThread);
     const s = open(io);
     const err = await new Promise<Error | null>((resolve) => s.send(Buffer.from([1]), 5000, 'example.invalid', resolve));
     expect(err?.message).toMatch(/IPv4 literals/);
