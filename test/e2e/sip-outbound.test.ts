@@ -155,6 +155,7 @@ describe('metrics', () => {
     // (these callees send no RTP, so it is the reads that show it).
     expect(text).toMatch(/voxbridge_rtp_native_io\{counter="reads"\} [1-9]/);
     expect(text).toMatch(/voxbridge_rtp_native_io\{counter="truncated"\} 0/);
+    expect(text).toMatch(/voxbridge_rtp_native_io\{counter="send_waits"\} \d+/);
   });
 });
 
