@@ -55,6 +55,8 @@ export interface StepResult {
   /** p99 of the warm-up seconds: how the calls' start-up bursts converge (not in the figures above). */
   startupP99Ms: number;
   gatewayCpuPercentOfOneCore: number;
+  /** Of which the main thread (the event loop that carries the media), where Linux tells. */
+  gatewayMainThreadPercent: number | null;
   cpuMsPerCallSecond: number;
   rssMbPerCall: number;
   heapMbPerCall: number;
@@ -114,6 +116,8 @@ interface Usage {
   stages?: Record<string, { count: number; meanMs: number; p50Ms: number; p99Ms: number }>;
   media?: Record<string, number>;
   cpu: NodeJS.CpuUsage;
+  /** The main thread's share of `cpu` (null where the OS does not tell). */
+  mainThreadCpuUs?: number | null;
   rss: number;
   heapUsed?: number;
   activeCalls: number;
@@ -488,6 +492,10 @@ export async function runStep(gw: BenchGateway, scenario: Scenario, calls: numbe
     latencyMaxMs: percentile(latencies, 100),
     startupP99Ms: percentile(startup, 99),
     gatewayCpuPercentOfOneCore: Math.round((cpuSec / elapsed) * 100),
+    gatewayMainThreadPercent:
+      usage1.mainThreadCpuUs != null && usage0.mainThreadCpuUs != null
+        ? Math.round(((usage1.mainThreadCpuUs - usage0.mainThreadCpuUs) / 1e6 / elapsed) * 100)
+        : null,
     cpuMsPerCallSecond: Math.round(((cpuSec * 1000) / (elapsed * live)) * 100) / 100,
     // Against the gateway before this step's calls existed (garbage of earlier steps blurs it).
     rssMbPerCall: Math.round(((usage1.rss - baseline.rss) / 1e6 / live) * 1000) / 1000,
@@ -603,5 +611,5 @@ function latencyTimeline(start: number, sentAt: number[][], latencies: number[][
 }
 
 export function describe(r: StepResult): string {
-  return `${r.scenario} ${r.connected}/${r.calls} calls: latency p50 ${r.latencyP50Ms} p99 ${r.latencyP99Ms} max ${r.latencyMaxMs} ms (first ${WARMUP_TICKS / 50} s: p99 ${r.startupP99Ms} ms); bursts ${r.burstsDelivered}/${r.burstsSent}; sink short ${r.sinkShortPercent}%, gateway discarded ${r.gatewayDiscardPercent}%; gateway ${r.gatewayCpuPercentOfOneCore}% of a core (${r.cpuMsPerCallSecond} ms CPU per call-second), RSS ${r.rssMbPerCall} MB/call, heap ${r.heapMbPerCall} MB/call; loop delay p99 ${r.gatewayLoopDelayP99Ms} ms; load generator ${r.loadGeneratorCpuPercent}%`;
+  return `${r.scenario} ${r.connected}/${r.calls} calls: latency p50 ${r.latencyP50Ms} p99 ${r.latencyP99Ms} max ${r.latencyMaxMs} ms (first ${WARMUP_TICKS / 50} s: p99 ${r.startupP99Ms} ms); bursts ${r.burstsDelivered}/${r.burstsSent}; sink short ${r.sinkShortPercent}%, gateway discarded ${r.gatewayDiscardPercent}%; gateway ${r.gatewayCpuPercentOfOneCore}% of a core (main thread ${r.gatewayMainThreadPercent ?? '?'}%, ${r.cpuMsPerCallSecond} ms CPU per call-second), RSS ${r.rssMbPerCall} MB/call, heap ${r.heapMbPerCall} MB/call; loop delay p99 ${r.gatewayLoopDelayP99Ms} ms; load generator ${r.loadGeneratorCpuPercent}%`;
 }

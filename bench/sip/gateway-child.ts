@@ -1,7 +1,7 @@
 // The gateway under test for the concurrent-calls, media and hostile-input benchmarks, in its own
 // process (own event loop and CPU accounting): server.ts wiring with the media role, SIP on a free
 // port, engines off, MEDIA_WORKERS (RTP socket worker threads, default 0) and MEDIA_IO (auto | dgram |
-// native, default auto as in production) from the environment, and the socket workers' or the batched
+// native, default auto as in production) and MEDIA_IO_SEND_THREAD from the environment, and the socket workers' or the batched
 // reader's counters in `usage`. The parent picks, by environment:
 //   BENCH_GATEWAY_TRANSPORTS=udp[,tcp]   SIP transports (hostile input arrives on both)
 //   BENCH_GATEWAY_RTP_BASE=20000         first RTP port of a 10,000-port range
@@ -10,11 +10,12 @@
 // IPC: {cmd:'prepare', calls} → {sessions:[{number,id,token}]}; {cmd:'usage'} → cpu/memory, media and
 // refusal counters, loop stalls and GC pauses since the last usage (loop-probe.ts);
 // {cmd:'dial', sessionId, to} → {ok} | {error} (an agent leg dialled out, bench/media); {cmd:'stop'}.
+import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { mediaStageSummary, resetMediaStages } from '../../src/media/index.js';
 import { startBenchSipGateway } from './bench-gateway.js';
 import { runningRtpSocketPool } from '../../src/telephony/rtp/socket-pool.js';
-import { nativeRtpIoCounts } from '../../src/telephony/rtp/native-io.js';
+import { nativeRtpIoCounts, useSendThreadForRtp } from '../../src/telephony/rtp/native-io.js';
 import { loadConfig } from '../../src/config/index.js';
 import { LoopProbe, benchStallMs } from './loop-probe.js';
 
@@ -33,9 +34,25 @@ const { t, telephony, prepareSessions } = await startBenchSipGateway({
 });
 // The telephony service reads its SIP settings from this object at each call's set-up. MEDIA_WORKERS and
 // MEDIA_IO are parsed and checked as the gateway's own configuration does (the test config ignores the environment).
-const media = loadConfig({ MEDIA_WORKERS: process.env.MEDIA_WORKERS, MEDIA_IO: process.env.MEDIA_IO }).sip;
+const media = loadConfig({
+  MEDIA_WORKERS: process.env.MEDIA_WORKERS,
+  MEDIA_IO: process.env.MEDIA_IO,
+  MEDIA_IO_SEND_THREAD: process.env.MEDIA_IO_SEND_THREAD,
+}).sip;
 t.gw.config.sip.mediaWorkers = media.mediaWorkers ?? 0;
 t.gw.config.sip.mediaIo = media.mediaIo;
+useSendThreadForRtp(media.mediaIoSendThread ?? true); // before the first call's socket makes the batched reader
+
+/** CPU of the main thread alone (the event loop), in µs, from Linux's per-thread accounting; null elsewhere. */
+function mainThreadCpuUs(): number | null {
+  try {
+    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th, in clock ticks (100 Hz).
+    const fields = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return null;
+  }
+}
 if (process.env.BENCH_GATEWAY_GRACE_SECONDS) t.gw.config.limits.reconnectGraceSeconds = Number(process.env.BENCH_GATEWAY_GRACE_SECONDS);
 
 interface ParentMessage {
@@ -54,6 +71,7 @@ async function onParentMessage(msg: ParentMessage): Promise<void> {
     process.send!({
       stages: await mediaStageSummary(),
       cpu: process.cpuUsage(),
+      mainThreadCpuUs: mainThreadCpuUs(),
       rss: process.memoryUsage().rss,
       heapUsed: process.memoryUsage().heapUsed,
       activeCalls: telephony.activeCalls,
