@@ -87,6 +87,9 @@ describe('MediaClock', () => {
     const rx = dgram.createSocket('udp4');
     const tx = dgram.createSocket('udp4');
     await new Promise<void>((res) => rx.bind(0, '127.0.0.1', () => res()));
+    // Connected: a send then leaves at once (an unconnected one waits for an address lookup on the next
+    // tick, which would put the packet after the stall, not in it).
+    await new Promise<void>((res) => tx.connect(rx.address().port, '127.0.0.1', () => res()));
     let received = 0;
     rx.on('message', () => received++);
     const clock = new MediaClock(20, 10);
@@ -98,7 +101,7 @@ describe('MediaClock', () => {
           // A stall outside the timers phase (here the check phase; in production a socket message or a
           // database reply): a packet lands during it, and the next tick is due before the loop polls again.
           setImmediate(() => {
-            tx.send(Buffer.from([1]), rx.address().port, '127.0.0.1');
+            tx.send(Buffer.from([1]));
             const until = performance.now() + 45;
             while (performance.now() < until) {
               // busy: the event loop is stalled
