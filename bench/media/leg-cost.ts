@@ -14,12 +14,13 @@
 // change), so a 2-core host shared with other work gives the same figure as a quiet one, within noise.
 // Prints figures; asserts nothing.
 import dgram from 'node:dgram';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { RtpEndpoint } from '../../src/telephony/rtp/endpoint.js';
 import { serializeRtp } from '../../src/telephony/rtp/packet.js';
 import { alawEncode } from '../../src/media/g711.js';
 import type { TickListener, TickSource } from '../../src/media/index.js';
 import { defined } from '../defined.js';
+import { threadCpuUs } from '../thread-cpu.js';
 import { LiveSession } from '../../src/sessions/live-session.js';
 import { buildEngines } from '../../src/speech/index.js';
 
@@ -36,18 +37,10 @@ const SESSION = arg('session', 0) === 1;
 
 /** CPU time (µs) of this process's main thread and of all its other threads, from /proc (Linux). */
 function threadCpu(): { main: number; others: number } {
-  const tick = 10_000; // USER_HZ 100: one clock tick is 10 ms
   let main = 0;
   let others = 0;
   for (const tid of readdirSync('/proc/self/task')) {
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-    } catch {
-      continue; // the thread ended meanwhile
-    }
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const us = (Number(f[11]) + Number(f[12])) * tick; // utime, stime (fields 14, 15)
+    const us = threadCpuUs(tid) ?? 0; // null: the thread ended meanwhile
     if (Number(tid) === process.pid) main += us;
     else others += us;
   }

@@ -10,7 +10,6 @@
 // IPC: {cmd:'prepare', calls} → {sessions:[{number,id,token}]}; {cmd:'usage'} → cpu/memory, media and
 // refusal counters, loop stalls and GC pauses since the last usage (loop-probe.ts);
 // {cmd:'dial', sessionId, to} → {ok} | {error} (an agent leg dialled out, bench/media); {cmd:'stop'}.
-import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { mediaStageSummary, resetMediaStages } from '../../src/media/index.js';
 import { startBenchSipGateway } from './bench-gateway.js';
@@ -18,6 +17,7 @@ import { runningRtpSocketPool } from '../../src/telephony/rtp/socket-pool.js';
 import { nativeRtpIoCounts, useSendThreadForRtp } from '../../src/telephony/rtp/native-io.js';
 import { loadConfig } from '../../src/config/index.js';
 import { LoopProbe, benchStallMs } from './loop-probe.js';
+import { threadCpuUs } from '../thread-cpu.js';
 
 const loopDelay = monitorEventLoopDelay({ resolution: 5 });
 loopDelay.enable();
@@ -43,16 +43,6 @@ t.gw.config.sip.mediaWorkers = media.mediaWorkers ?? 0;
 t.gw.config.sip.mediaIo = media.mediaIo;
 useSendThreadForRtp(media.mediaIoSendThread ?? true); // before the first call's socket makes the batched reader
 
-/** CPU of the main thread alone (the event loop), in µs, from Linux's per-thread accounting; null elsewhere. */
-function mainThreadCpuUs(): number | null {
-  try {
-    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th, in clock ticks (100 Hz).
-    const fields = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    return (Number(fields[11]) + Number(fields[12])) * 10_000;
-  } catch {
-    return null;
-  }
-}
 if (process.env.BENCH_GATEWAY_GRACE_SECONDS) t.gw.config.limits.reconnectGraceSeconds = Number(process.env.BENCH_GATEWAY_GRACE_SECONDS);
 
 interface ParentMessage {
@@ -71,7 +61,7 @@ async function onParentMessage(msg: ParentMessage): Promise<void> {
     process.send!({
       stages: await mediaStageSummary(),
       cpu: process.cpuUsage(),
-      mainThreadCpuUs: mainThreadCpuUs(),
+      mainThreadCpuUs: threadCpuUs(process.pid), // the main thread alone: the event loop
       rss: process.memoryUsage().rss,
       heapUsed: process.memoryUsage().heapUsed,
       activeCalls: telephony.activeCalls,
