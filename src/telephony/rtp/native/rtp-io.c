@@ -173,6 +173,15 @@ static struct io_ring *new_ring(void) {
   return r;
 }
 
+/* The ring behind *r, made on the first call; NULL (then and after) when the kernel refuses io_uring. */
+static struct io_ring *ring_once(struct io_ring **r, bool *tried) {
+  if (!*tried) {
+    *tried = true;
+    *r = new_ring();
+  }
+  return *r;
+}
+
 static void free_ring(struct io_ring *r) {
   if (r == NULL) return;
   io_uring_queue_exit(&r->ring);
@@ -219,12 +228,7 @@ static struct env_io *env_io_of(napi_env env) {
 /* This environment's ring, set up on first use; NULL when io_uring is unavailable. */
 static struct io_ring *ring_of(napi_env env) {
   struct env_io *e = env_io_of(env);
-  if (e == NULL) return NULL;
-  if (!e->ring_tried) {
-    e->ring_tried = true;
-    e->ring = new_ring();
-  }
-  return e->ring;
+  return e == NULL ? NULL : ring_once(&e->ring, &e->ring_tried);
 }
 
 /*
@@ -282,16 +286,21 @@ static void send_ring(struct io_ring *r, unsigned char *data, int32_t *meta, siz
 }
 #endif
 
-/* The batch's packets through `r` (io_uring), or with one sendto each when r is NULL; results into meta. */
-static void send_packets(void *r, unsigned char *data, int32_t *meta, size_t n) {
+/*
+ * The batch's packets through `r` (io_uring), or with one sendto each when r is NULL; each result
+ * replaces its length in meta. Returns how many failed.
+ */
+static long send_packets(void *r, unsigned char *data, int32_t *meta, size_t n) {
 #ifdef VOXBRIDGE_URING
-  if (r != NULL) {
-    send_ring(r, data, meta, n);
-    return;
-  }
-#endif
+  if (r != NULL) send_ring(r, data, meta, n);
+  else send_each(data, meta, 0, n);
+#else
   (void)r;
   send_each(data, meta, 0, n);
+#endif
+  long failed = 0;
+  for (size_t k = 0; k < n; k++) failed += meta[k * META + 1] < 0;
+  return failed;
 }
 
 /*
@@ -336,15 +345,9 @@ static void *send_loop(void *arg) {
     pthread_mutex_unlock(&s->mu); /* the job at head is the thread's until count drops */
     void *ring = NULL;
 #ifdef VOXBRIDGE_URING
-    if (job->use_ring && !s->ring_tried) {
-      s->ring_tried = true;
-      s->ring = new_ring();
-    }
-    if (job->use_ring) ring = s->ring;
+    if (job->use_ring) ring = ring_once(&s->ring, &s->ring_tried);
 #endif
-    send_packets(ring, job->data, job->meta, job->n);
-    long failed = 0;
-    for (size_t k = 0; k < job->n; k++) failed += job->meta[k * META + 1] < 0;
+    long failed = send_packets(ring, job->data, job->meta, job->n);
     pthread_mutex_lock(&s->mu);
     s->failed += failed;
     s->head = (s->head + 1) % JOBS;
@@ -363,6 +366,14 @@ static void wait_sent(struct sender *s) {
   pthread_mutex_unlock(&s->mu);
 }
 
+/* Frees a sender whose thread is not running (joined, or never started). */
+static void free_sender(struct sender *s) {
+  pthread_cond_destroy(&s->idle);
+  pthread_cond_destroy(&s->work);
+  pthread_mutex_destroy(&s->mu);
+  free(s);
+}
+
 static void stop_sender(struct sender *s) {
   if (s == NULL) return;
   pthread_mutex_lock(&s->mu);
@@ -377,10 +388,7 @@ static void stop_sender(struct sender *s) {
     free(s->jobs[j].data);
     free(s->jobs[j].meta);
   }
-  pthread_cond_destroy(&s->idle);
-  pthread_cond_destroy(&s->work);
-  pthread_mutex_destroy(&s->mu);
-  free(s);
+  free_sender(s);
 }
 
 /* This environment's send thread, started on first use; NULL when it cannot start (sends stay synchronous). */
@@ -395,10 +403,7 @@ static struct sender *sender_of(napi_env env) {
     pthread_cond_init(&s->work, NULL);
     pthread_cond_init(&s->idle, NULL);
     if (pthread_create(&s->thread, NULL, send_loop, s) != 0) {
-      pthread_cond_destroy(&s->idle);
-      pthread_cond_destroy(&s->work);
-      pthread_mutex_destroy(&s->mu);
-      free(s);
+      free_sender(s);
       return NULL;
     }
     e->sender = s;
@@ -479,10 +484,7 @@ static napi_value send_batch(napi_env env, napi_callback_info info) {
 #ifdef VOXBRIDGE_URING
   if (use_ring) ring = ring_of(env);
 #endif
-  send_packets(ring, data, meta, (size_t)n);
-  int32_t failed = 0;
-  for (int32_t k = 0; k < n; k++) failed += meta[(size_t)k * META + 1] < 0;
-  return num(env, failed);
+  return num(env, (double)send_packets(ring, data, meta, (size_t)n));
 }
 
 /* One of the send thread's figures, read under its lock: its queued batches, or its waits; 0 when it never started. */
