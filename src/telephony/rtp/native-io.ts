@@ -40,7 +40,7 @@ export interface RtpIoAddon {
   drain(fds: Int32Array, out: Uint8Array, meta: Int32Array, ages: Float64Array, ioUring: boolean): number;
 }
 
-/** Bytes per packet slot and int32 per packet of metadata: as SLOT and META in rtp-io.c. */
+/** Bytes per packet slot and int32 per packet of metadata: as SLOT and META in native/packet-io.h. */
 const SLOT = 2048;
 const META = 4;
 /** Packets read per drain call (4 MB of slots); a fuller tick takes more calls. */

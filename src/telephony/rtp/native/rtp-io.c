@@ -12,7 +12,8 @@
  *
  * IPv4 only (the caller falls back to dgram for IPv6 media addresses). Addresses cross the boundary
  * as host-order uint32, ports as numbers. Every function returns -errno on failure and never throws.
- * Built by scripts/build-rtp-io.sh: gcc -O2 -shared -fPIC -I<node headers> [-DVOXBRIDGE_URING -luring] rtp-io.c
+ * The sends may leave from a thread of the addon's own (send-thread.c, MEDIA_IO_SEND_THREAD).
+ * Built by scripts/build-rtp-io.sh: gcc -O2 -shared -fPIC -pthread -I<node headers> [-DVOXBRIDGE_URING -luring] rtp-io.c send-thread.c
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -21,7 +22,6 @@
 #include <netinet/in.h>
 #include <node_api.h>
 #include <poll.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -30,10 +30,10 @@
 #ifdef VOXBRIDGE_URING
 #include <liburing.h>
 #endif
+#include "packet-io.h"
+#include "send-thread.h"
 
-#define SLOT 2048 /* bytes per packet slot in the caller's buffer (RTP of any codec here fits) */
 #define VLEN 16   /* packets per recvmmsg call */
-#define META 4    /* int32 per packet in `meta`: socket index, length (-1: truncated), port, address */
 #define MAX_ARGS 6
 #define CONTROL_BYTES CMSG_SPACE(sizeof(struct timespec)) /* room for SCM_TIMESTAMPNS */
 
@@ -132,9 +132,7 @@ static napi_value local_port(napi_env env, napi_callback_info info) {
   return num(env, ntohs(a.sin_port));
 }
 
-struct sender;
 static struct sender *started_sender(napi_env env);
-static void wait_sent(struct sender *s);
 
 /* close(fd) -> 0 or -errno; first waits for the send thread's queued packets (one may be this socket's last). */
 static napi_value close_socket(napi_env env, napi_callback_info info) {
@@ -173,8 +171,7 @@ static struct io_ring *new_ring(void) {
   return r;
 }
 
-/* The ring behind *r, made on the first call; NULL (then and after) when the kernel refuses io_uring. */
-static struct io_ring *ring_once(struct io_ring **r, bool *tried) {
+struct io_ring *ring_once(struct io_ring **r, bool *tried) {
   if (!*tried) {
     *tried = true;
     *r = new_ring();
@@ -182,7 +179,7 @@ static struct io_ring *ring_once(struct io_ring **r, bool *tried) {
   return *r;
 }
 
-static void free_ring(struct io_ring *r) {
+void free_ring(struct io_ring *r) {
   if (r == NULL) return;
   io_uring_queue_exit(&r->ring);
   free(r->active);
@@ -190,8 +187,6 @@ static void free_ring(struct io_ring *r) {
   free(r);
 }
 #endif
-
-static void stop_sender(struct sender *s);
 
 /* Per N-API environment (the main thread, or a worker thread that loads the addon). */
 struct env_io {
@@ -286,11 +281,18 @@ static void send_ring(struct io_ring *r, unsigned char *data, int32_t *meta, siz
 }
 #endif
 
-/*
- * The batch's packets through `r` (io_uring), or with one sendto each when r is NULL; each result
- * replaces its length in meta. Returns how many failed.
- */
-static long send_packets(void *r, unsigned char *data, int32_t *meta, size_t n) {
+#ifndef VOXBRIDGE_URING
+struct io_ring *ring_once(struct io_ring **r, bool *tried) {
+  (void)tried;
+  return *r = NULL;
+}
+
+void free_ring(struct io_ring *r) {
+  (void)r;
+}
+#endif
+
+long send_packets(struct io_ring *r, unsigned char *data, int32_t *meta, size_t n) {
 #ifdef VOXBRIDGE_URING
   if (r != NULL) send_ring(r, data, meta, n);
   else send_each(data, meta, 0, n);
@@ -303,93 +305,6 @@ static long send_packets(void *r, unsigned char *data, int32_t *meta, size_t n) 
   return failed;
 }
 
-/*
- * The send thread: a batch handed to sendBatch(..., async) is copied into one of JOBS job buffers and
- * sent from here, so the main thread does not wait for the kernel. On loopback and on this VM a UDP
- * send is the costly half of the I/O (about 6 µs against 3 µs for a read: the send also runs the
- * receiving socket's delivery), a quarter of the gateway's main thread at 400 bridged calls. Jobs are
- * sent in order; close_socket waits for the queue to empty, so a socket's last packet (its RTCP BYE)
- * always leaves before its fd closes and its number can be reused.
- */
-#define JOBS 4
-struct send_job {
-  size_t n, cap; /* packets, and the room of data (cap * SLOT bytes) and meta */
-  unsigned char *data;
-  int32_t *meta;
-  bool use_ring;
-};
-
-struct sender {
-  pthread_t thread;
-  pthread_mutex_t mu;
-  pthread_cond_t work; /* signalled to the thread: a job queued, or stop */
-  pthread_cond_t idle; /* signalled by the thread: a job done */
-  struct send_job jobs[JOBS];
-  size_t head, count;  /* the queued jobs are jobs[head], jobs[head + 1], ... (mod JOBS), count of them */
-  long failed;         /* packets that failed since sendBatch last collected the figure */
-  double waits;        /* batches handed over while all JOBS were queued: the caller waited (sendWaits) */
-  bool stop;
-#ifdef VOXBRIDGE_URING
-  struct io_ring *ring; /* the thread's own, made on its first job that asks for io_uring */
-  bool ring_tried;
-#endif
-};
-
-static void *send_loop(void *arg) {
-  struct sender *s = arg;
-  pthread_mutex_lock(&s->mu);
-  for (;;) {
-    while (s->count == 0 && !s->stop) pthread_cond_wait(&s->work, &s->mu);
-    if (s->count == 0) break; /* stopping, and every job sent */
-    struct send_job *job = &s->jobs[s->head];
-    pthread_mutex_unlock(&s->mu); /* the job at head is the thread's until count drops */
-    void *ring = NULL;
-#ifdef VOXBRIDGE_URING
-    if (job->use_ring) ring = ring_once(&s->ring, &s->ring_tried);
-#endif
-    long failed = send_packets(ring, job->data, job->meta, job->n);
-    pthread_mutex_lock(&s->mu);
-    s->failed += failed;
-    s->head = (s->head + 1) % JOBS;
-    s->count--;
-    pthread_cond_broadcast(&s->idle);
-  }
-  pthread_mutex_unlock(&s->mu);
-  return NULL;
-}
-
-/* Waits until every queued job has been sent. */
-static void wait_sent(struct sender *s) {
-  if (s == NULL) return;
-  pthread_mutex_lock(&s->mu);
-  while (s->count > 0) pthread_cond_wait(&s->idle, &s->mu);
-  pthread_mutex_unlock(&s->mu);
-}
-
-/* Frees a sender whose thread is not running (joined, or never started). */
-static void free_sender(struct sender *s) {
-  pthread_cond_destroy(&s->idle);
-  pthread_cond_destroy(&s->work);
-  pthread_mutex_destroy(&s->mu);
-  free(s);
-}
-
-static void stop_sender(struct sender *s) {
-  if (s == NULL) return;
-  pthread_mutex_lock(&s->mu);
-  s->stop = true;
-  pthread_cond_signal(&s->work);
-  pthread_mutex_unlock(&s->mu);
-  pthread_join(s->thread, NULL); /* after the jobs still queued have left */
-#ifdef VOXBRIDGE_URING
-  free_ring(s->ring);
-#endif
-  for (size_t j = 0; j < JOBS; j++) {
-    free(s->jobs[j].data);
-    free(s->jobs[j].meta);
-  }
-  free_sender(s);
-}
 
 /* This environment's send thread, started on first use; NULL when it cannot start (sends stay synchronous). */
 static struct sender *sender_of(napi_env env) {
@@ -397,16 +312,7 @@ static struct sender *sender_of(napi_env env) {
   if (e == NULL) return NULL;
   if (!e->sender_tried) {
     e->sender_tried = true;
-    struct sender *s = calloc(1, sizeof *s);
-    if (s == NULL) return NULL;
-    pthread_mutex_init(&s->mu, NULL);
-    pthread_cond_init(&s->work, NULL);
-    pthread_cond_init(&s->idle, NULL);
-    if (pthread_create(&s->thread, NULL, send_loop, s) != 0) {
-      free_sender(s);
-      return NULL;
-    }
-    e->sender = s;
+    e->sender = start_sender();
   }
   return e->sender;
 }
@@ -416,38 +322,6 @@ static struct sender *started_sender(napi_env env) {
   struct env_io *e = NULL;
   napi_get_instance_data(env, (void **)&e);
   return e == NULL ? NULL : e->sender;
-}
-
-/*
- * Copies the batch into the next free job (waiting while all JOBS are queued) and hands it to the thread.
- * Returns the packets of earlier jobs that failed, or -1 when the job buffers cannot grow (nothing queued).
- */
-static long queue_job(struct sender *s, const unsigned char *data, const int32_t *meta, size_t n, bool use_ring) {
-  pthread_mutex_lock(&s->mu);
-  if (s->count == JOBS) s->waits++;
-  while (s->count == JOBS) pthread_cond_wait(&s->idle, &s->mu);
-  /* head + count stays the same while the thread finishes jobs: this slot is ours until we count it. */
-  struct send_job *job = &s->jobs[(s->head + s->count) % JOBS];
-  pthread_mutex_unlock(&s->mu);
-  if (job->cap < n) {
-    unsigned char *grown = realloc(job->data, n * SLOT);
-    if (grown != NULL) job->data = grown;
-    int32_t *meta_grown = realloc(job->meta, n * META * sizeof *meta_grown);
-    if (meta_grown != NULL) job->meta = meta_grown;
-    if (grown == NULL || meta_grown == NULL) return -1;
-    job->cap = n;
-  }
-  for (size_t k = 0; k < n; k++) memcpy(job->data + k * SLOT, data + k * SLOT, (size_t)meta[k * META + 1]);
-  memcpy(job->meta, meta, n * META * sizeof *meta);
-  job->n = n;
-  job->use_ring = use_ring;
-  pthread_mutex_lock(&s->mu);
-  s->count++;
-  long failed = s->failed;
-  s->failed = 0;
-  pthread_cond_signal(&s->work);
-  pthread_mutex_unlock(&s->mu);
-  return failed;
 }
 
 /*
@@ -480,35 +354,23 @@ static napi_value send_batch(napi_env env, napi_callback_info info) {
     if (failed >= 0) return num(env, (double)failed);
   }
   wait_sent(started_sender(env)); /* in order behind what the thread still holds */
-  void *ring = NULL;
+  struct io_ring *ring = NULL;
 #ifdef VOXBRIDGE_URING
   if (use_ring) ring = ring_of(env);
 #endif
   return num(env, (double)send_packets(ring, data, meta, (size_t)n));
 }
 
-/* One of the send thread's figures, read under its lock: its queued batches, or its waits; 0 when it never started. */
-static napi_value sender_figure(napi_env env, bool waits) {
-  struct sender *s = started_sender(env);
-  double figure = 0;
-  if (s != NULL) {
-    pthread_mutex_lock(&s->mu);
-    figure = waits ? s->waits : (double)s->count;
-    pthread_mutex_unlock(&s->mu);
-  }
-  return num(env, figure);
-}
-
-/* sendWaits() -> how often a batch found the send thread's JOBS all queued and its caller waited. */
+/* sendWaits() -> how often a batch found the send thread's job buffers all queued and its caller waited. */
 static napi_value send_waits(napi_env env, napi_callback_info info) {
   (void)info;
-  return sender_figure(env, true);
+  return num(env, sender_figure(started_sender(env), true));
 }
 
 /* sendsQueued() -> batches the send thread still holds: a close now would wait for them. */
 static napi_value sends_queued(napi_env env, napi_callback_info info) {
   (void)info;
-  return sender_figure(env, false);
+  return num(env, sender_figure(started_sender(env), false));
 }
 
 /* ioUringReady() -> true when sendBatch and drain can go through io_uring (built with it, and the kernel allows it). */
