@@ -161,7 +161,7 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
     this.rtcp = new RtcpSession(this.quality, `voxbridge-${this.ssrc.toString(16)}@${o.bindAddress}`, rtcpSocket, socket);
     this.rtcpEveryTicks = Math.max(1, Math.round((o.rtcpIntervalMs ?? 5000) / FRAME_MS));
     this.nextRtcpTick = this.nextRtcpDue();
-    rtcpSocket?.on('message', (msg, rinfo) => this.receiveRtcp(msg, rinfo.address, rinfo.port, false));
+    rtcpSocket?.on('message', (msg, rinfo) => this.receiveRtcp(msg, rinfo.address, rinfo.port, false, rinfo.arrivedAt ?? performance.now()));
     rtcpSocket?.on('error', () => {});
 
     this.jitter = new JitterBuffer({ targetFrames: JITTER_START_FRAMES, minFrames: JITTER_MIN_FRAMES, ...o.jitter });
@@ -266,7 +266,7 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
   private receive(msg: Buffer, address: string, port: number, arrivedAt: number): void {
     if (this.closed) return;
     if (looksLikeRtcp(msg)) {
-      this.receiveRtcp(msg, address, port, true);
+      this.receiveRtcp(msg, address, port, true, arrivedAt);
       return;
     }
     const p = this.header;
@@ -379,14 +379,14 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
   }
 
   /** RTCP is taken only from the address media comes from (or is signalled from): strays are counted. */
-  private receiveRtcp(msg: Buffer, address: string, port: number, viaMux: boolean): void {
+  private receiveRtcp(msg: Buffer, address: string, port: number, viaMux: boolean, arrivedAt: number): void {
     if (this.closed) return;
     const expected = this.remoteAddress;
     if (!expected || expected.address !== address) {
       this.stats.ignoredSource++;
       return;
     }
-    if (!this.rtcp.receive(msg, address, port, viaMux, this.ssrc)) this.stats.malformed++;
+    if (!this.rtcp.receive(msg, address, port, viaMux, this.ssrc, arrivedAt)) this.stats.malformed++;
   }
 
   private sendTick(): void {

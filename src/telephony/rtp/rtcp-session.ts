@@ -2,6 +2,7 @@
 // interval, a BYE at the end; incoming SR/RR feed the leg's quality (round trip, the peer's view).
 // Transport: on the RTP port when rtcp-mux was negotiated (RFC 5761), else on RTP port + 1 (§11),
 // answering to where the peer's RTCP comes from once it has sent some (symmetric, NAT-friendly).
+import { performance } from 'node:perf_hooks';
 import type { MediaSocket } from './socket-protocol.js';
 import { buildBye, buildReport, ntpMiddle, ntpNow, parseRtcp } from './rtcp.js';
 import type { LegQuality } from './call-quality.js';
@@ -24,13 +25,18 @@ export class RtcpSession {
     private readonly rtpSocket: MediaSocket,
   ) {}
 
-  /** An RTCP packet from `address:port` (already checked against the latched source's address). */
-  receive(buf: Uint8Array, address: string, port: number, viaMux: boolean, ownSsrc: number): boolean {
+  /**
+   * An RTCP packet from `address:port` (already checked against the latched source's address) that
+   * arrived at `arrivedAt` (performance.now() time: the kernel's arrival time where the socket has it).
+   * The round trip and the DLSR we report count from its arrival, not from when a tick read it: a
+   * batched socket is read once per tick (RTCP's only every few ticks), which would add that wait.
+   */
+  receive(buf: Uint8Array, address: string, port: number, viaMux: boolean, ownSsrc: number, arrivedAt: number): boolean {
     const parsed = parseRtcp(buf);
     if (!parsed) return false;
     this.quality.rtcpReceived++;
     if (!viaMux) this.peerRtcp = { address, port };
-    const nowMs = Date.now();
+    const nowMs = Date.now() - Math.max(0, performance.now() - arrivedAt);
     const now = ntpNow(nowMs);
     for (const r of parsed.reports) {
       if (r.sender) this.quality.onSenderReport(r.sender, nowMs);

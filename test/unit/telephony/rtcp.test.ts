@@ -9,6 +9,9 @@ import { buildReport, parseRtcp, looksLikeRtcp, ntpNow, ntpMiddle, type RtcpRepo
 import { estimateMos, LegQuality } from '../../../src/telephony/rtp/call-quality.js';
 import { mulawEncode } from '../../../src/media/g711.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
+import { untilKernelStampsArrivals } from '../../helpers/kernel-stamps.js';
+import { NativeRtpIo, nativeRtpIoAddon } from '../../../src/telephony/rtp/native-io.js';
+import type { PacketInfo } from '../../../src/telephony/rtp/socket-protocol.js';
 
 const cleanup: Array<() => void> = [];
 afterEach(() => cleanup.splice(0).forEach((f) => f()));
@@ -101,21 +104,24 @@ async function openEndpoint(nativeIo = false): Promise<RtpEndpoint> {
   return ep;
 }
 
-async function rtcpScenario(mux: boolean, nativeIo = false) {
-  const ep = await openEndpoint(nativeIo);
-  // The peer: RTP on an even port, RTCP on the next (or on the RTP port with mux).
-  let rtp: dgram.Socket | null = null;
-  let rtcp: dgram.Socket | null = null;
-  for (let port = 48000; !rtp && port < 49000; port += 2) {
+/** A peer's sockets: RTP on an even port, RTCP on the next (or on the RTP port with mux). */
+async function peerSockets(mux: boolean): Promise<{ rtp: dgram.Socket; rtcp: dgram.Socket }> {
+  for (let port = 48000; port < 49000; port += 2) {
     try {
-      rtp = await udp(port);
-      rtcp = mux ? rtp : await udp(port + 1);
+      const rtp = await udp(port);
+      return { rtp, rtcp: mux ? rtp : await udp(port + 1) };
     } catch {
-      rtp = null;
+      /* taken: the next pair */
     }
   }
+  throw new Error('no free port pair for the peer');
+}
+
+async function rtcpScenario(mux: boolean, nativeIo = false) {
+  const ep = await openEndpoint(nativeIo);
+  const { rtp, rtcp } = await peerSockets(mux);
   const peerSsrc = 0xabcdef01;
-  ep.configure({ address: '127.0.0.1', port: rtp!.address().port, payloadType: 0, dtmfPayloadType: 101, send: true, expectReceive: true, rtcpMux: mux });
+  ep.configure({ address: '127.0.0.1', port: rtp.address().port, payloadType: 0, dtmfPayloadType: 101, send: true, expectReceive: true, rtcpMux: mux });
   const reports: RtcpReport[] = [];
   const onRtcp = (m: Buffer, from: dgram.RemoteInfo) => {
     if (!looksLikeRtcp(m)) return;
@@ -125,7 +131,7 @@ async function rtcpScenario(mux: boolean, nativeIo = false) {
     // Answer every SR at once with an RR on it (DLSR 0): the gateway can then measure the round trip.
     const sr = p.reports.find((r) => r.sender);
     if (sr) {
-      rtcp!.send(
+      rtcp.send(
         buildReport(
           peerSsrc,
           null,
@@ -145,26 +151,26 @@ async function rtcpScenario(mux: boolean, nativeIo = false) {
       );
     }
   };
-  rtcp!.on('message', onRtcp);
+  rtcp.on('message', onRtcp);
   // 200 packets, every 10th dropped, sent in uneven bursts (jitter): 10 % loss.
   const payload = mulawEncode(new Int16Array(160).fill(500));
   for (let burst = 0; burst < 20; burst++) {
     for (let i = burst * 10; i < burst * 10 + 10; i++) {
       if (i % 10 === 5) continue;
-      rtp!.send(serializeRtp({ marker: i === 0, payloadType: 0, sequence: 1000 + i, timestamp: i * 160, ssrc: peerSsrc, payload }), ep.port, '127.0.0.1');
+      rtp.send(serializeRtp({ marker: i === 0, payloadType: 0, sequence: 1000 + i, timestamp: i * 160, ssrc: peerSsrc, payload }), ep.port, '127.0.0.1');
     }
     await new Promise((r) => setTimeout(r, burst % 2 ? 5 : 60));
   }
   // The peer's own SR, so the gateway's next report carries LSR/DLSR for it.
   const now = ntpNow();
-  rtcp!.send(
+  rtcp.send(
     buildReport(peerSsrc, { ntpSec: now.sec, ntpFrac: now.frac, rtpTimestamp: 0, packetCount: 180, octetCount: 28800 }, null, 'peer'),
     mux ? ep.port : ep.port + 1,
     '127.0.0.1',
   );
   ep.playFrame(new Int16Array(160));
   await until(() => ep.callQuality.rtt_ms !== null && reports.some((r) => r.blocks.some((b) => b.ssrc === peerSsrc && b.lastSr !== 0)));
-  return { ep, reports, peerSsrc, rtp: rtp!, rtcp: rtcp! };
+  return { ep, reports, peerSsrc, rtp, rtcp };
 }
 
 describe('RTCP on a leg, against a UDP peer that drops and delays packets', () => {
@@ -235,6 +241,81 @@ describe('RTCP on a leg, against a UDP peer that drops and delays packets', () =
     );
     ep.close();
     expect(await bye).toBe(true);
+  });
+
+  it("takes the round trip, and the delay since the peer's SR it reports, from when RTCP arrived, not from when a tick read it (batched sockets, RTCP on port + 1)", async () => {
+    // Timestamps on first (the endpoint's sockets keep them on once the kernel has turned them on).
+    const probeClock = new ManualClock();
+    const probe = new NativeRtpIo(nativeRtpIoAddon(), probeClock).bind('127.0.0.1', 0)!;
+    cleanup.push(() => probe.close());
+    const probed = { info: [] as PacketInfo[] };
+    probe.on('message', (_m, info) => probed.info.push(info));
+    await untilKernelStampsArrivals(await udp(), probe, probed, () => probeClock.tick());
+
+    // One report per 1,000–3,000 ticks: ticked by hand, the endpoint sends no second SR before the peer's answer is read.
+    const clock = new ManualClock();
+    const ep = await RtpEndpoint.open({
+      bindAddress: '127.0.0.1',
+      portMin: 46000,
+      portMax: 47999,
+      timeoutMs: 600000,
+      clock,
+      rtcpIntervalMs: 40000,
+      nativeIo: true,
+    });
+    cleanup.push(() => ep.close());
+    const { rtp, rtcp } = await peerSockets(false);
+    const peerSsrc = 0x5eed0001;
+    let peerSr = 0;
+    let answerSent = false;
+    const blocksAboutPeer: { lastSr: number; delaySinceLastSr: number }[] = [];
+    rtcp.on('message', (m, from) => {
+      const p = parseRtcp(m);
+      if (!p) return;
+      for (const r of p.reports) blocksAboutPeer.push(...r.blocks.filter((b) => b.ssrc === peerSsrc));
+      const sr = p.reports.find((r) => r.sender);
+      if (!sr?.sender || peerSr !== 0) return;
+      // Answered at once: our SR's round trip (DLSR 0), and an SR of the peer's own.
+      const now = ntpNow();
+      peerSr = ntpMiddle(now.sec, now.frac);
+      const aboutUs = {
+        ssrc: sr.ssrc,
+        fractionLost: 0,
+        cumulativeLost: 0,
+        extendedHighestSeq: 0,
+        jitter: 0,
+        lastSr: ntpMiddle(sr.sender.ntpSec, sr.sender.ntpFrac),
+        delaySinceLastSr: 0,
+      };
+      const answer = buildReport(peerSsrc, { ntpSec: now.sec, ntpFrac: now.frac, rtpTimestamp: 0, packetCount: 1, octetCount: 160 }, aboutUs, 'peer');
+      rtcp.send(answer, from.port, from.address, () => (answerSent = true));
+    });
+    ep.configure({ address: '127.0.0.1', port: rtp.address().port, payloadType: 0, dtmfPayloadType: 101, send: true, expectReceive: false, rtcpMux: false });
+    // A packet of the peer's stream: our reports carry a block about it (and its LSR/DLSR) only once one came.
+    rtp.send(serializeRtp({ marker: true, payloadType: 0, sequence: 1, timestamp: 0, ssrc: peerSsrc, payload: new Uint8Array(160) }), ep.port, '127.0.0.1');
+    while (!answerSent && clock.n < 10000) {
+      clock.tick();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(answerSent).toBe(true);
+    // The answer waits this long in the endpoint's socket before a tick reads it.
+    const HOLD_MS = 1000;
+    await new Promise((resolve) => setTimeout(resolve, HOLD_MS));
+    const readFrom = clock.n;
+    while (ep.callQuality.rtt_ms === null && clock.n <= readFrom + 50) {
+      clock.tick();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(ep.callQuality.rtt_ms).not.toBeNull();
+    expect(ep.callQuality.rtt_ms!).toBeLessThan(HOLD_MS / 2);
+    // Our next report tells the peer how long ago its SR arrived: the hold included.
+    while (!blocksAboutPeer.some((b) => b.lastSr === peerSr) && clock.n < readFrom + 10000) {
+      clock.tick();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const block = blocksAboutPeer.find((b) => b.lastSr === peerSr);
+    expect(block).toBeDefined();
+    expect(block!.delaySinceLastSr / 65536).toBeGreaterThanOrEqual(HOLD_MS / 1000);
   });
 
   it('sends no BYE for a leg that never sent RTP or RTCP (RFC 3550 §6.3.7)', async () => {

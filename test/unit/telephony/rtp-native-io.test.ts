@@ -7,6 +7,7 @@ import { performance } from 'node:perf_hooks';
 import { loadRtpIoAddon, NativeRtpIo } from '../../../src/telephony/rtp/native-io.js';
 import type { MediaSocket, PacketInfo } from '../../../src/telephony/rtp/socket-protocol.js';
 import type { TickListener, TickSource } from '../../../src/media/index.js';
+import { holdLoop, sendTo, untilKernelStampsArrivals } from '../../helpers/kernel-stamps.js';
 
 /** A clock the test ticks by hand; it records which phase the reader subscribed to. */
 class HandClock implements TickSource {
@@ -43,11 +44,6 @@ async function sender(): Promise<dgram.Socket> {
   return s;
 }
 
-/** Sends and waits until the kernel took the datagram (loopback queues it at the receiver before that). */
-function send(from: dgram.Socket, bytes: number[], to: MediaSocket): Promise<void> {
-  return new Promise((resolve, reject) => from.send(Buffer.from(bytes), to.address().port, '127.0.0.1', (err) => (err ? reject(err) : resolve())));
-}
-
 function collect(s: MediaSocket): { data: number[][]; info: PacketInfo[] } {
   const got = { data: [] as number[][], info: [] as PacketInfo[] };
   s.on('message', (msg, info) => {
@@ -75,9 +71,9 @@ describe.each([
     const gotA = collect(a);
     const gotB = collect(b);
     const tx = await sender();
-    await send(tx, [1, 2, 3], a);
-    await send(tx, [4], b);
-    await send(tx, [5, 6], a);
+    await sendTo(tx, [1, 2, 3], a);
+    await sendTo(tx, [4], b);
+    await sendTo(tx, [5, 6], a);
     expect(gotA.data).toEqual([]); // nothing is read between ticks
     clock.tick();
     expect(gotA.data).toEqual([
@@ -96,9 +92,9 @@ describe.each([
     const rx = open(io);
     const got = collect(rx);
     const tx = await sender();
-    await untilKernelStampsArrivals(tx, rx, got, clock);
+    await untilKernelStampsArrivals(tx, rx, got, () => clock.tick());
     const before = performance.now();
-    await send(tx, [9], rx);
+    await sendTo(tx, [9], rx);
     const sent = performance.now();
     // The loop is held 60 ms before the tick reads the socket.
     holdLoop(60);
@@ -164,9 +160,9 @@ describe.each([
       a.close(); // e.g. a DTMF digit that hangs the call up
     });
     const tx = await sender();
-    await send(tx, [1], a);
-    await send(tx, [2], a);
-    await send(tx, [3], b);
+    await sendTo(tx, [1], a);
+    await sendTo(tx, [2], a);
+    await sendTo(tx, [3], b);
     clock.tick();
     expect(aCount).toBe(1);
     expect(gotB.data).toEqual([[3]]);
@@ -291,31 +287,6 @@ describe.each([
     expect(io.counts.sendErrors).toBe(1);
   });
 });
-
-function holdLoop(ms: number): void {
-  const from = performance.now();
-  while (performance.now() - from < ms) {
-    /* busy */
-  }
-}
-
-/**
- * Linux turns receive timestamps on for the first socket that asks from a work queue
- * (net_enable_timestamp), and again after the last such socket closed: until that work has run, a
- * packet is stamped when it is read. On a busy machine it can run late, so this waits until a packet
- * held 10 ms in the socket is dated that much earlier than its read (rx stays open: the timestamps stay on).
- */
-async function untilKernelStampsArrivals(tx: dgram.Socket, rx: MediaSocket, got: { info: PacketInfo[] }, clock: HandClock): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    await send(tx, [0], rx);
-    holdLoop(10);
-    clock.tick();
-    const arrivedAt = got.info.at(-1)?.arrivedAt ?? Number.NaN;
-    if (performance.now() - arrivedAt >= 9) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error('the kernel never dated a packet by its arrival');
-}
 
 /** Resolves once `done` holds (the datagrams cross loopback through the event loop). */
 async function until(done: () => boolean): Promise<void> {
