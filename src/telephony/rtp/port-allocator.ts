@@ -76,10 +76,10 @@ export async function bindRtcpSocket(rtpPort: number, address: string): Promise<
   return tryBindMediaSocket(rtpPort + 1, address);
 }
 
-/** As bindRtcpSocket, read and written in the batches of `io` (MEDIA_IO=native); null when it cannot be bound. */
+/** As bindRtcpSocket, read (every COLD_READ_TICKS ticks) and written in the batches of `io` (MEDIA_IO=native); null when it cannot be bound. */
 export function bindNativeRtcpSocket(rtpPort: number, address: string, io: NativeRtpIo): MediaSocket | null {
   try {
-    return io.bind(address, rtpPort + 1);
+    return io.bind(address, rtpPort + 1, { cold: true });
   } catch {
     return null;
   }

@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import dgram from 'node:dgram';
 import { performance } from 'node:perf_hooks';
-import { loadRtpIoAddon, NativeRtpIo } from '../../../src/telephony/rtp/native-io.js';
+import { COLD_READ_TICKS, loadRtpIoAddon, NativeRtpIo } from '../../../src/telephony/rtp/native-io.js';
 import type { MediaSocket, PacketInfo } from '../../../src/telephony/rtp/socket-protocol.js';
 import type { TickListener, TickSource } from '../../../src/media/index.js';
 import { holdLoop, sendTo, untilKernelStampsArrivals } from '../../helpers/kernel-stamps.js';
@@ -106,6 +106,38 @@ describe.each([
     expect(arrivedAt).toBeGreaterThanOrEqual(before - 2);
     expect(arrivedAt).toBeLessThanOrEqual(sent + 2);
     expect(readAt - arrivedAt).toBeGreaterThanOrEqual(55);
+  });
+
+  it(`reads a cold socket (RTCP's) every ${COLD_READ_TICKS} ticks, its packets dated by their arrival`, async () => {
+    const clock = new HandClock();
+    const io = new NativeRtpIo(addon, clock, undefined, ioUring, sendThread);
+    const hot = open(io);
+    const cold = io.bind('127.0.0.1', 0, { cold: true })!;
+    closers.push(() => cold.close());
+    const gotHot = collect(hot);
+    const gotCold = collect(cold);
+    const tx = await sender();
+    await untilKernelStampsArrivals(tx, hot, gotHot, () => clock.tick());
+    // In phase: the next tick is the first of a cold read period.
+    while (gotCold.data.length === 0) {
+      await sendTo(tx, [0], cold);
+      clock.tick();
+    }
+    const sent = performance.now();
+    await sendTo(tx, [7], cold);
+    await sendTo(tx, [8], hot);
+    holdLoop(30);
+    const ticksToRead: number[] = [];
+    for (let t = 1; t <= COLD_READ_TICKS; t++) {
+      clock.tick();
+      if (gotHot.data.at(-1)?.[0] === 8 && ticksToRead.length === 0) ticksToRead.push(t);
+      if (gotCold.data.at(-1)?.[0] === 7) ticksToRead.push(t);
+      if (ticksToRead.length === 2) break;
+    }
+    expect(ticksToRead).toEqual([1, COLD_READ_TICKS]);
+    const arrivedAt = gotCold.info.at(-1)?.arrivedAt ?? Number.NaN;
+    expect(performance.now() - arrivedAt).toBeGreaterThanOrEqual(25);
+    expect(arrivedAt).toBeGreaterThanOrEqual(sent - 2);
   });
 
   it('reads a tick of more packets than one batch holds in several calls, losing none', async () => {
