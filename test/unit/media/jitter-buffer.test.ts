@@ -25,6 +25,24 @@ describe('JitterBuffer', () => {
     expect(drain(jb, 3)).toEqual([1, 2, 3]);
   });
 
+  it('hands out frames the caller keeps: each its own 160 samples, unchanged by later pops', () => {
+    const jb = new JitterBuffer({ targetFrames: 1, adaptive: false });
+    const kept: Int16Array[] = [];
+    for (let n = 1; n <= 40; n++) {
+      jb.push(n * 160, frame(n), n * 20);
+      kept.push(defined(jb.pop(), 'a frame per tick'));
+    }
+    // Every frame still holds its own value in all its samples, after 40 more pops and a concealed one.
+    kept.push(defined(jb.pop(), 'concealment'));
+    kept.slice(0, 40).forEach((f, i) => {
+      expect(f.length).toBe(160);
+      expect(new Set(f)).toEqual(new Set([i + 1]));
+    });
+    // A mutation of one frame does not reach another.
+    defined(kept[0], 'first').fill(-1);
+    expect(new Set(kept[1])).toEqual(new Set([2]));
+  });
+
   it('reorders by timestamp and drops duplicates and late packets', () => {
     const jb = new JitterBuffer({ targetFrames: 4, adaptive: false });
     for (const n of [2, 1, 4, 3, 3]) jb.push(n * 160, frame(n), n * 20);
