@@ -1,22 +1,25 @@
 // Cuts a PCM16 stream arriving in chunks of any length (socket messages, TTS output,
 // resampler blocks) into exact 20 ms frames, the unit the whole pipeline works in.
 import { FRAME_SAMPLES } from './constants.js';
+import { FrameSlab } from './frame-slab.js';
 
 export type FrameSink = (frame: Int16Array) => void;
 
 export class Framer {
   private readonly pending: Int16Array;
+  private readonly frames: FrameSlab;
   private filled = 0;
 
   /**
-   * @param onFrame receives each complete frame. Every frame is a fresh array the sink may keep
-   *   (frames are queued downstream, so reusing one buffer would corrupt queued audio).
+   * @param onFrame receives each complete frame. Every frame is its own the sink may keep (frames are
+   *   queued downstream, so reusing one buffer would corrupt queued audio): a view on a slab (frame-slab.ts).
    */
   constructor(
     private readonly onFrame: FrameSink,
     readonly frameSamples: number = FRAME_SAMPLES,
   ) {
     this.pending = new Int16Array(frameSamples);
+    this.frames = new FrameSlab(frameSamples);
   }
 
   /** Samples held back, waiting for the rest of their frame. */
@@ -33,11 +36,11 @@ export class Framer {
       this.filled += take;
       offset = take;
       if (this.filled < size) return;
-      this.onFrame(this.pending.slice());
+      this.onFrame(this.frames.copy(this.pending));
       this.filled = 0;
     }
     while (chunk.length - offset >= size) {
-      this.onFrame(chunk.slice(offset, offset + size));
+      this.onFrame(this.frames.copy(chunk.subarray(offset, offset + size)));
       offset += size;
     }
     if (offset < chunk.length) {
@@ -50,7 +53,7 @@ export class Framer {
   flush(): void {
     if (this.filled === 0) return;
     this.pending.fill(0, this.filled);
-    this.onFrame(this.pending.slice());
+    this.onFrame(this.frames.copy(this.pending));
     this.filled = 0;
   }
 

@@ -11,6 +11,7 @@
 //   the buffer; the underrun inserts concealment frames without advancing playout (a stretch) and the
 //   buffer re-primes.
 
+import { FrameSlab } from './frame-slab.js';
 import { SILENT_FRAME_ENERGY, frameEnergy } from './live-queue.js';
 
 export interface JitterBufferOptions {
@@ -63,13 +64,6 @@ const SHRINK_EVERY_PACKETS = 5;
 /** An underrun within this many packets (10 s) of the last one is a repeat: the line's delay spikes recur. */
 const REPEATED_UNDERRUN_PACKETS = 500;
 const FADE = [1, 0.7, 0.5, 0.35, 0.25, 0.15, 0.1, 0.05];
-/**
- * Frames pop() makes are views on a slab of this many (5 KB): a 320-byte typed array of its own costs
- * ~0.6–0.8 µs (V8 gives it an off-heap store to allocate and sweep), a view ~20 ns — a frame per leg per
- * tick, 40,000 a second at 400 calls. A frame passed on and kept (a queue, a VAD's pre-roll) keeps its
- * slab alive: at most 5 KB, for as long as a frame is kept (hundreds of ms).
- */
-const SLAB_FRAMES = 16;
 
 type State = 'idle' | 'priming' | 'playing';
 
@@ -109,8 +103,8 @@ export class JitterBuffer {
   private jitter = 0;
   private prevTransit = NaN;
   private readonly s: JitterBufferStats;
-  private slab = new Int16Array(0);
-  private slabUsed = SLAB_FRAMES;
+  /** The frames pop() makes (views on a slab: see frame-slab.ts). */
+  private readonly frames = new FrameSlab(SAMPLES);
 
   constructor(o: JitterBufferOptions = {}) {
     this.capacity = o.capacityFrames ?? 64;
@@ -241,7 +235,7 @@ export class JitterBuffer {
         if (this.hasPlayed && this.level > this.target) this.discard(this.level - this.target);
       } else {
         if (!this.hasPlayed) return null;
-        return this.conceal(out ?? this.newFrame());
+        return this.conceal(out ?? this.frames.next());
       }
     }
     const level = this.level;
@@ -256,7 +250,7 @@ export class JitterBuffer {
       const repeated = this.s.received - this.lastUnderrunAt <= REPEATED_UNDERRUN_PACKETS;
       if (this.adaptive && repeated && this.target < Math.min(this.maxFrames, this.jitterTarget() + 2)) this.target++;
       this.lastUnderrunAt = this.s.received;
-      return this.conceal(out ?? this.newFrame());
+      return this.conceal(out ?? this.frames.next());
     }
     if (level > this.maxFrames + this.target) {
       // A burst after a stall: cut straight back to the target.
@@ -289,7 +283,7 @@ export class JitterBuffer {
     if (this.slots[at] === this.next - 1) {
       this.slots[at] = NaN;
       this.lastWaitMs = nowMs - (this.slots[at + 1] ?? nowMs);
-      out ??= this.newFrame();
+      out ??= this.frames.next();
       out.set(this.store.subarray(slot * SAMPLES, (slot + 1) * SAMPLES));
       this.lastPlayedSlot = slot;
       this.lastPlayedIdx = this.next - 1;
@@ -298,17 +292,7 @@ export class JitterBuffer {
       this.s.played++;
       return out;
     }
-    return this.conceal(out ?? this.newFrame());
-  }
-
-  /** A frame of its own for the caller: the next free view on the slab, a new slab when it is used up. */
-  private newFrame(): Int16Array {
-    if (this.slabUsed === SLAB_FRAMES) {
-      this.slab = new Int16Array(SLAB_FRAMES * SAMPLES);
-      this.slabUsed = 0;
-    }
-    const at = this.slabUsed++ * SAMPLES;
-    return this.slab.subarray(at, at + SAMPLES);
+    return this.conceal(out ?? this.frames.next());
   }
 
   private paySurplus(): void {

@@ -38,6 +38,12 @@ describe('Framer', () => {
     framer.push(ramp(200, 120)); // completes frame 2 from the pending buffer
     expect(defined(frames[0], 'frame 0')[0]).toBe(0);
     expect(defined(frames[1], 'frame 1')[0]).toBe(160);
+    // Forty more frames, through several slabs: each still holds its own samples, and writing one leaves the rest.
+    framer.push(ramp(320, 40 * 160));
+    expect(frames.flatMap((f) => Array.from(f))).toEqual(Array.from(ramp(0, frames.length * 160)));
+    defined(frames[20], 'frame 20').fill(0);
+    expect(defined(frames[19], 'frame 19').at(-1)).toBe(20 * 160 - 1);
+    expect(defined(frames[21], 'frame 21')[0]).toBe(21 * 160);
   });
 
   it('flush pads the tail with silence and is a no-op when empty', () => {
