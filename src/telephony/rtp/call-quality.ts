@@ -136,9 +136,10 @@ export class LegQuality {
     const fraction = block.fractionLost / 256;
     this.remoteView = { loss_percent: Math.round(fraction * 10000) / 100, jitter_ms: Math.round((block.jitter / CLOCK_RATE) * 10000) / 10 };
     if (block.lastSr !== 0 && block.lastSr === this.lastSentSrMiddle) {
-      // RTT = A − LSR − DLSR, all in 1/65536 s (§6.4.1).
-      const rtt = ((nowNtpMiddle - block.lastSr - block.delaySinceLastSr) >>> 0) / 65536;
-      if (rtt < 60) this.rttMs = Math.round(rtt * 10000) / 10;
+      // RTT = A − LSR − DLSR, all in 1/65536 s (§6.4.1), taken as signed: our timestamps come from a
+      // millisecond clock, so a round trip under a millisecond can come out just below zero (it is 0).
+      const rtt = ((nowNtpMiddle - block.lastSr - block.delaySinceLastSr) | 0) / 65536;
+      if (rtt > -0.01 && rtt < 60) this.rttMs = Math.max(0, Math.round(rtt * 10000) / 10);
     }
   }
 
@@ -159,7 +160,8 @@ export class LegQuality {
       extendedHighestSeq: this.extendedMax >>> 0,
       jitter: this.jitterTs,
       lastSr: this.lastSrMiddle,
-      delaySinceLastSr: this.lastSrMiddle === 0 ? 0 : Math.floor(((nowMs - this.lastSrAt) / 1000) * 65536),
+      // Never below zero: the SR's arrival time is finer than the millisecond clock read now.
+      delaySinceLastSr: this.lastSrMiddle === 0 ? 0 : Math.max(0, Math.floor(((nowMs - this.lastSrAt) / 1000) * 65536)),
     };
   }
 

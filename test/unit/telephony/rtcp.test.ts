@@ -79,6 +79,38 @@ describe('RTCP packets', () => {
   });
 });
 
+describe('Round trip from millisecond clocks', () => {
+  const block = (lastSr: number, delaySinceLastSr: number) => ({
+    ssrc: 1,
+    fractionLost: 0,
+    cumulativeLost: 0,
+    extendedHighestSeq: 0,
+    jitter: 0,
+    lastSr,
+    delaySinceLastSr,
+  });
+
+  it('takes a round trip that comes out just below zero as 0, and one far below zero as no measurement', () => {
+    const q = new LegQuality();
+    const sentAt = ntpMiddle(100, 0x80000000); // our SR at 100.5 s
+    q.onSentSenderReport(sentAt);
+    q.onReportAboutUs(block(sentAt, 0), sentAt - 16); // the answer dated 0.24 ms before the SR
+    expect(q.snapshot(0, 60).rtt_ms).toBe(0);
+    q.onReportAboutUs(block(sentAt, 0), sentAt + 655); // 10 ms later
+    expect(q.snapshot(0, 60).rtt_ms).toBe(10);
+    q.onReportAboutUs(block(sentAt, 65536), sentAt + 655); // a DLSR of 1 s: 990 ms below zero, not a round trip
+    expect(q.snapshot(0, 60).rtt_ms).toBe(10);
+  });
+
+  it('reports a DLSR of 0, not a wrapped negative one, for an SR that arrived within the current millisecond', () => {
+    const q = new LegQuality();
+    q.onRtp(9, 1, 160, 0);
+    q.onSenderReport({ ntpSec: 1, ntpFrac: 0, rtpTimestamp: 0, packetCount: 1, octetCount: 160 }, 1000.7);
+    const b = q.reportBlock(1000);
+    expect(b?.delaySinceLastSr).toBe(0);
+  });
+});
+
 describe('E-model MOS (ITU-T G.107, G.711)', () => {
   it('gives about 4.4 for a clean short call and falls with loss and delay', () => {
     expect(estimateMos(0, 0)).toBeCloseTo(4.41, 1);
@@ -293,11 +325,13 @@ describe('RTCP on a leg, against a UDP peer that drops and delays packets', () =
     ep.configure({ address: '127.0.0.1', port: rtp.address().port, payloadType: 0, dtmfPayloadType: 101, send: true, expectReceive: false, rtcpMux: false });
     // A packet of the peer's stream: our reports carry a block about it (and its LSR/DLSR) only once one came.
     rtp.send(serializeRtp({ marker: true, payloadType: 0, sequence: 1, timestamp: 0, ssrc: peerSsrc, payload: new Uint8Array(160) }), ep.port, '127.0.0.1');
-    while (!answerSent && clock.n < 10000) {
+    // Ticked until our first SR is made, then not at all until the peer has answered it: a later SR would
+    // be the one an answer's LSR must name.
+    while (ep.callQuality.rtcp.sent === 0 && clock.n < 10000) {
       clock.tick();
       await new Promise((resolve) => setImmediate(resolve));
     }
-    expect(answerSent).toBe(true);
+    await until(() => answerSent);
     // The answer waits this long in the endpoint's socket before a tick reads it.
     const HOLD_MS = 1000;
     await new Promise((resolve) => setTimeout(resolve, HOLD_MS));
