@@ -19,7 +19,7 @@ const SLOT = 2048;
 const BATCH = 2048;
 const out = new Uint8Array(SLOT * BATCH);
 const meta = new Int32Array(4 * BATCH);
-const ages = new Float64Array(BATCH);
+const arrivals = new Float64Array(BATCH);
 
 for (const n of counts) {
   const fds = Int32Array.from({ length: n }, () => addon.open(loopback, 0));
@@ -28,7 +28,7 @@ for (const n of counts) {
     for (let round = 1; round <= 3; round++) {
       const cpu0 = process.cpuUsage();
       const t0 = performance.now();
-      for (let i = 0; i < calls; i++) addon.drain(fds, out, meta, ages, ioUring);
+      for (let i = 0; i < calls; i++) addon.drain(fds, out, meta, arrivals, ioUring);
       const cpu = process.cpuUsage(cpu0);
       const wallUs = ((performance.now() - t0) * 1000) / calls;
       const cpuUs = (cpu.user + cpu.system) / calls;

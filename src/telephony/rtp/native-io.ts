@@ -37,7 +37,8 @@ export interface RtpIoAddon {
   sendWaits(): number;
   /** io_uring is compiled in and the kernel allows it (sendBatch and drain use it when asked to). */
   ioUringReady(): boolean;
-  drain(fds: Int32Array, out: Uint8Array, meta: Int32Array, ages: Float64Array, ioUring: boolean): number;
+  /** arrivals: each packet's kernel arrival time in ms of CLOCK_MONOTONIC (-1: none); see monotonicToPerformance. */
+  drain(fds: Int32Array, out: Uint8Array, meta: Int32Array, arrivals: Float64Array, ioUring: boolean): number;
 }
 
 /** Bytes per packet slot and int32 per packet of metadata: as SLOT and META in native/packet-io.h. */
@@ -70,6 +71,27 @@ export function loadRtpIoAddon(): RtpIoAddon {
   }
   return createRequire(import.meta.url)(RTP_IO_ADDON) as RtpIoAddon;
 }
+
+/**
+ * What to add to a CLOCK_MONOTONIC time in ms (the addon's arrival times) to put it on performance.now()'s
+ * timeline: both count that clock (libuv's hrtime), from different origins, so the difference is constant.
+ * Read between two hrtime readings, the closest pair of 50: a thread preempted between two readings would
+ * put a lasting error of that length into every packet's arrival time.
+ */
+const monotonicToPerformance = ((): number => {
+  let gap = Infinity;
+  let offset = 0;
+  for (let i = 0; i < 50; i++) {
+    const before = process.hrtime.bigint();
+    const perf = performance.now();
+    const after = process.hrtime.bigint();
+    if (after - before < gap) {
+      gap = Number(after - before);
+      offset = perf - Number(before + after) / 2e6;
+    }
+  }
+  return offset;
+})();
 
 /** Host-order uint32 of an IPv4 literal, or null. */
 export function ipv4ToUint(address: string): number | null {
@@ -171,7 +193,7 @@ export class NativeRtpIo {
   private closing: NativeSocket[] = [];
   private readonly out = Buffer.alloc(SLOT * BATCH);
   private readonly meta = new Int32Array(META * BATCH);
-  private readonly ages = new Float64Array(BATCH);
+  private readonly arrivals = new Float64Array(BATCH);
   private readonly addresses = new Map<number, string>();
   // Packets queued for the next sendBatch: slots as in `out`, meta fd, length, port, address.
   readonly sendData = Buffer.alloc(SLOT * BATCH);
@@ -334,7 +356,7 @@ export class NativeRtpIo {
     if (sockets.length === 0) return;
     // A full batch may have left packets on any socket: read them all again until one is not full.
     for (;;) {
-      const n = this.addon.drain(fds, this.out, this.meta, this.ages, this.ioUring);
+      const n = this.addon.drain(fds, this.out, this.meta, this.arrivals, this.ioUring);
       this.counts.reads++;
       if (n <= 0) break;
       this.deliver(sockets, n);
@@ -355,8 +377,9 @@ export class NativeRtpIo {
         this.counts.truncated++;
         continue;
       }
-      const age = this.ages[k] ?? -1;
-      const info: PacketInfo = { address: this.addressOf((meta[m + 3] ?? 0) >>> 0), port: meta[m + 2] ?? 0, arrivedAt: age < 0 ? now : now - age };
+      const arrival = this.arrivals[k] ?? -1;
+      const arrivedAt = arrival < 0 ? now : arrival + monotonicToPerformance;
+      const info: PacketInfo = { address: this.addressOf((meta[m + 3] ?? 0) >>> 0), port: meta[m + 2] ?? 0, arrivedAt };
       // A view of the shared buffer: the endpoint decodes it before the next packet is delivered.
       socket.receiver(this.out.subarray(k * SLOT, k * SLOT + len), info);
     }

@@ -386,22 +386,37 @@ static napi_value io_uring_ready(napi_env env, napi_callback_info info) {
 }
 
 /* Packet k of a drain: which socket, its length (-1: truncated), the sender, and its age from the kernel's timestamp. */
-static void record_packet(int32_t *meta, double *ages, size_t k, size_t socket, ssize_t len, const struct sockaddr_in *from, struct msghdr *h, const struct timespec *now) {
+/* The two clocks read together at a drain's start: the kernel stamps packets on the wall clock, the caller
+ * dates them on the monotonic one (process.hrtime's and performance.now()'s). */
+struct drain_clocks {
+  struct timespec wall;
+  double mono_ms;
+};
+
+static void read_clocks(struct drain_clocks *c) {
+  struct timespec mono;
+  clock_gettime(CLOCK_REALTIME, &c->wall);
+  clock_gettime(CLOCK_MONOTONIC, &mono);
+  c->mono_ms = (double)mono.tv_sec * 1e3 + (double)mono.tv_nsec / 1e6;
+}
+
+static void record_packet(int32_t *meta, double *arrivals, size_t k, size_t socket, ssize_t len, const struct sockaddr_in *from, struct msghdr *h, const struct drain_clocks *now) {
   int32_t *m = meta + k * META;
   m[0] = (int32_t)socket;
   m[1] = (h->msg_flags & MSG_TRUNC) || len >= SLOT ? -1 : (int32_t)len;
   m[2] = ntohs(from->sin_port);
   m[3] = (int32_t)ntohl(from->sin_addr.s_addr);
-  double age = -1;
+  double arrival = -1;
   for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c != NULL; c = CMSG_NXTHDR(h, c)) {
     if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
       struct timespec ts;
       memcpy(&ts, CMSG_DATA(c), sizeof ts);
-      age = (double)(now->tv_sec - ts.tv_sec) * 1e3 + (double)(now->tv_nsec - ts.tv_nsec) / 1e6;
+      double age = (double)(now->wall.tv_sec - ts.tv_sec) * 1e3 + (double)(now->wall.tv_nsec - ts.tv_nsec) / 1e6;
       if (age < 0) age = 0; /* the wall clock stepped back: call it just arrived */
+      arrival = now->mono_ms - age;
     }
   }
-  ages[k] = age;
+  arrivals[k] = arrival;
 }
 
 #ifdef VOXBRIDGE_URING
@@ -436,7 +451,7 @@ static size_t keep_readable(const int32_t *fds, size_t *idx, struct pollfd *p, s
  * they stay back to back. Returns the packets read, or -1 when nothing could be read this way
  * (recvmmsg then).
  */
-static long drain_ring(struct io_ring *r, const int32_t *fds, size_t nfds, unsigned char *out, int32_t *meta, double *ages, size_t capacity, const struct timespec *now) {
+static long drain_ring(struct io_ring *r, const int32_t *fds, size_t nfds, unsigned char *out, int32_t *meta, double *arrivals, size_t capacity, const struct drain_clocks *now) {
   size_t nactive = nfds;
   if (nactive > r->active_cap) {
     size_t *grown = realloc(r->active, nactive * sizeof *grown);
@@ -467,7 +482,7 @@ static long drain_ring(struct io_ring *r, const int32_t *fds, size_t nfds, unsig
       for (size_t j = 0; j < queued; j++) {
         if (r->res[j] < 0) continue; /* empty (EAGAIN), or an error such as a queued ICMP one */
         if (k != base + j) memmove(out + k * SLOT, out + (base + j) * SLOT, (size_t)r->res[j]);
-        record_packet(meta, ages, k, r->active[pos + j], r->res[j], &r->addr[j], &r->hdr[j], now);
+        record_packet(meta, arrivals, k, r->active[pos + j], r->res[j], &r->addr[j], &r->hdr[j], now);
         k++;
         r->active[still++] = r->active[pos + j]; /* still <= pos + j: the list is rewritten in place */
       }
@@ -480,37 +495,39 @@ static long drain_ring(struct io_ring *r, const int32_t *fds, size_t nfds, unsig
 #endif
 
 /*
- * drain(fds: Int32Array, out: Uint8Array, meta: Int32Array, ages: Float64Array, ioUring = true) -> packets.
+ * drain(fds: Int32Array, out: Uint8Array, meta: Int32Array, arrivals: Float64Array, ioUring = true) -> packets.
  * Reads what is queued on every socket of fds (through io_uring, see drain_ring, else one recvmmsg
  * per socket) until every one is empty or the buffers are full (the caller then calls again). Packet k is at
  * out[k * SLOT]; meta[k * 4 ...] holds its socket's index in fds, its length (-1 when it did not fit
- * a slot), the sender's port and address; ages[k] how long ago (ms) the kernel received it (-1: no
- * timestamp), so the caller can date it on its own clock.
+ * a slot), the sender's port and address; arrivals[k] when the kernel received it, in ms of
+ * CLOCK_MONOTONIC (-1: no timestamp). An absolute time, not an age: an age counted from the drain's
+ * start and dated by the caller after the drain returned was late by the drain's length, and by any
+ * preemption in between.
  */
 static napi_value drain(napi_env env, napi_callback_info info) {
   napi_value argv[MAX_ARGS];
   args(env, info, argv);
-  void *fdsData, *outData, *metaData, *agesData;
+  void *fdsData, *outData, *metaData, *arrivalsData;
   size_t nfds = typed_at(env, argv[0], &fdsData);
   size_t outLen = typed_at(env, argv[1], &outData);
   size_t metaLen = typed_at(env, argv[2], &metaData);
-  size_t agesLen = typed_at(env, argv[3], &agesData);
+  size_t arrivalsLen = typed_at(env, argv[3], &arrivalsData);
   bool use_ring = bool_at(env, argv[4], true);
   (void)use_ring; /* without liburing */
-  if (!fdsData || !outData || !metaData || !agesData) return num(env, -EINVAL);
+  if (!fdsData || !outData || !metaData || !arrivalsData) return num(env, -EINVAL);
   int32_t *fds = fdsData, *meta = metaData;
-  double *ages = agesData;
+  double *arrivals = arrivalsData;
   unsigned char *out = outData;
   size_t capacity = outLen / SLOT;
   if (metaLen / META < capacity) capacity = metaLen / META;
-  if (agesLen < capacity) capacity = agesLen;
+  if (arrivalsLen < capacity) capacity = arrivalsLen;
 
-  struct timespec now;
-  clock_gettime(CLOCK_REALTIME, &now);
+  struct drain_clocks now;
+  read_clocks(&now);
 #ifdef VOXBRIDGE_URING
   struct io_ring *r = use_ring ? ring_of(env) : NULL;
   if (r != NULL) {
-    long got = drain_ring(r, fds, nfds, out, meta, ages, capacity, &now);
+    long got = drain_ring(r, fds, nfds, out, meta, arrivals, capacity, &now);
     if (got >= 0) return num(env, (double)got);
   }
 #endif
@@ -529,7 +546,7 @@ static napi_value drain(napi_env env, napi_callback_info info) {
       }
       int n = recvmmsg(fds[i], msgs, (unsigned)want, MSG_DONTWAIT, NULL);
       if (n <= 0) break; /* empty (EAGAIN), or an error such as a queued ICMP one: the next tick reads on */
-      for (int j = 0; j < n; j++) record_packet(meta, ages, k + (size_t)j, i, msgs[j].msg_len, &from[j], &msgs[j].msg_hdr, &now);
+      for (int j = 0; j < n; j++) record_packet(meta, arrivals, k + (size_t)j, i, msgs[j].msg_len, &from[j], &msgs[j].msg_hdr, &now);
       k += (size_t)n;
       if ((size_t)n < want) break; /* the queue is empty: no second call to find that out */
     }
