@@ -1,6 +1,6 @@
 // Media-path benchmark, one command:
 //   npx tsx bench/media/run.ts [--calls 1,20,50,200,400] [--seconds 10] [--scenarios rtp_to_socket,...]
-//                              [--capacity-step 200] [--capacity-max 1000]
+//                              [--capacity-step 200] [--capacity-max 1000] [--nodes 1]
 // Prints, in one run: the added latency p50/p99 per call count for RTP-in → socket-out,
 // socket-in → RTP-out, RTP-in → RTP-out (two phone legs bridged through one session) and socket
 // 100–200 ms chunks → RTP-out; then steps bridged RTP→RTP calls up from the last count until the
@@ -17,8 +17,10 @@
 // addon is built, as in production); BENCH_PHONES_IO=native reads the load generator's phones the same batched way
 // (latency then ends at the kernel's arrival time). Each call's loud marker frame goes out in its own tick of
 // every 25 (call i in tick i mod 25); BENCH_MARKERS=lockstep sends every call's in the same tick, as the
-// fifteenth and earlier passes did. Prints figures; asserts nothing.
-import { SCENARIOS, describe, runStep, startBenchGateway, type Scenario, type StepResult } from './scenarios.js';
+// fifteenth and earlier passes did. --nodes N runs N gateway processes on this host, as N voxbridge nodes
+// behind the edge's dispatcher (sip/kamailio), and deals the calls to them round robin: one event loop
+// per core instead of one for the machine. Prints figures; asserts nothing.
+import { SCENARIOS, describe, runStep, startBenchNodes, type Scenario, type StepResult } from './scenarios.js';
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
@@ -29,14 +31,15 @@ const seconds = Number(arg('seconds') ?? 10);
 const scenarios = (arg('scenarios')?.split(',') as Scenario[] | undefined) ?? SCENARIOS;
 const capacityStep = Number(arg('capacity-step') ?? 200);
 const capacityMax = Number(arg('capacity-max') ?? 1000);
+const nodeCount = Math.max(1, Math.floor(Number(arg('nodes') ?? 1)));
 const LOSS_LIMIT = 0.1;
 
-const gw = await startBenchGateway();
+const nodes = await startBenchNodes(nodeCount);
 const results: StepResult[] = [];
 try {
   for (const scenario of scenarios) {
     for (const calls of counts) {
-      const r = await runStep(gw, scenario, calls, seconds);
+      const r = await runStep(nodes, scenario, calls, seconds);
       results.push(r);
       console.log(describe(r));
       if (r.connected < calls) break;
@@ -46,7 +49,7 @@ try {
   if (capacityStep > 0) {
     let calls = Math.max(...counts) + capacityStep;
     while (calls <= capacityMax) {
-      const r = await runStep(gw, 'rtp_to_rtp', calls, seconds);
+      const r = await runStep(nodes, 'rtp_to_rtp', calls, seconds);
       results.push({ ...r });
       console.log(`capacity: ${describe(r)}`);
       if (r.lossPercent >= LOSS_LIMIT || r.connected < calls) break;
@@ -54,10 +57,11 @@ try {
     }
   }
 } finally {
-  await gw.stop();
+  await Promise.all(nodes.map((node) => node.stop()));
 }
 
-console.log('\nscenario              calls  p50_ms  p99_ms  max_ms  startup_p99  loss_%  cpu_ms/call-s  rss_MB/call  gw_cpu_%');
+console.log(`\ngateway nodes: ${nodeCount}`);
+console.log('scenario              calls  p50_ms  p99_ms  max_ms  startup_p99  loss_%  cpu_ms/call-s  rss_MB/call  gw_cpu_%');
 for (const r of results) {
   console.log(
     `${r.scenario.padEnd(20)}  ${String(r.calls).padStart(5)}  ${String(r.latencyP50Ms).padStart(6)}  ${String(r.latencyP99Ms).padStart(6)}  ${String(r.latencyMaxMs).padStart(6)}  ${String(r.startupP99Ms).padStart(11)}  ${String(r.lossPercent).padStart(6)}  ${String(r.cpuMsPerCallSecond).padStart(13)}  ${String(r.rssMbPerCall).padStart(11)}  ${String(r.gatewayCpuPercentOfOneCore).padStart(8)}`,

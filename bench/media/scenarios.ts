@@ -12,7 +12,10 @@
 // from the chunk's arrival (the gateway cannot play audio before it has it).
 // Phones on both ends send RTP at 20 ms both ways, on a drift-free 20 ms grid.
 // The load generator is this process; the gateway is a child (bench/sip/gateway-child.ts), whose
-// CPU and memory are the ones reported.
+// CPU and memory are the ones reported. With several nodes (startBenchNodes) each is a child of its own,
+// as several voxbridge processes on one host behind the edge's dispatcher: call i goes to node i mod N
+// (the dispatcher's round robin; the load generator signals each node directly, so the edge's own
+// SIP work is not counted: it carries no media), and the figures are the nodes' together.
 import dgram from 'node:dgram';
 import WebSocket from 'ws';
 import { fork, type ChildProcess } from 'node:child_process';
@@ -35,6 +38,8 @@ export const SCENARIOS: Scenario[] = ['rtp_to_socket', 'socket_to_rtp', 'rtp_to_
 export interface StepResult {
   scenario: Scenario;
   calls: number;
+  /** Gateway processes the calls were dealt to (see startBenchNodes). */
+  nodes: number;
   connected: number;
   seconds: number;
   /** Frames the sink should have received (one per 20 ms per call). */
@@ -55,7 +60,7 @@ export interface StepResult {
   /** p99 of the warm-up seconds: how the calls' start-up bursts converge (not in the figures above). */
   startupP99Ms: number;
   gatewayCpuPercentOfOneCore: number;
-  /** Of which the main thread (the event loop that carries the media), where Linux tells. */
+  /** The main thread (the event loop that carries the media) of the busiest node, where Linux tells. */
   gatewayMainThreadPercent: number | null;
   cpuMsPerCallSecond: number;
   rssMbPerCall: number;
@@ -177,9 +182,22 @@ export interface BenchGateway {
   stop(): Promise<void>;
 }
 
-export async function startBenchGateway(): Promise<BenchGateway> {
+/**
+ * N gateway nodes on this host, each its own process with its own database schema and a share of the RTP
+ * ports below the ephemeral range the phones bind in (one node keeps 20000–29998, as before).
+ */
+export async function startBenchNodes(count: number): Promise<BenchGateway[]> {
+  if (count === 1) return [await startBenchGateway({})];
+  const span = Math.floor(20000 / count / 2) * 2;
+  return Promise.all(
+    Array.from({ length: count }, (_, i) => startBenchGateway({ BENCH_GATEWAY_RTP_BASE: String(10000 + i * span), BENCH_GATEWAY_RTP_PORTS: String(span - 1) })),
+  );
+}
+
+export async function startBenchGateway(env: Record<string, string>): Promise<BenchGateway> {
   const profileDir = process.env.SIP_BENCH_PROFILE;
   const child = fork(fileURLToPath(new URL('../sip/gateway-child.ts', import.meta.url)), [], {
+    env: { ...process.env, ...env },
     // SIP_BENCH_CHILD_NODE_ARGS: extra node flags for the gateway child (e.g. "--trace-gc"), as in hostile-live.ts.
     execArgv: [
       '--import',
@@ -386,22 +404,67 @@ function sendAudioInput(c: CallEnds, mulaw: Buffer): void {
   );
 }
 
-export async function runStep(gw: BenchGateway, scenario: Scenario, calls: number, seconds: number): Promise<StepResult> {
+/** The same request to every node, in parallel. */
+const askAll = <T>(nodes: BenchGateway[], msg: object): Promise<T[]> => Promise.all(nodes.map((n) => n.link.ask<T>(msg)));
+
+/**
+ * The nodes' usage read as one gateway's: CPU, memory, calls and media counters summed, loop delays the
+ * worst node's. The per-stage histograms and the stalls (BENCH_STAGES) are the first node's.
+ */
+function combined(us: Usage[]): Usage {
+  const [first, ...rest] = us;
+  if (!first || rest.length === 0) return first as Usage;
+  const media: Record<string, number> = {};
+  for (const u of us)
+    for (const [k, v] of Object.entries(u.media ?? {})) media[k] = k.startsWith('loopDelay') ? Math.max(media[k] ?? 0, v) : (media[k] ?? 0) + v;
+  const sum = (f: (u: Usage) => number | null | undefined): number => us.reduce((a, u) => a + (f(u) ?? 0), 0);
+  return {
+    ...first,
+    media,
+    cpu: { user: sum((u) => u.cpu.user), system: sum((u) => u.cpu.system) },
+    mainThreadCpuUs: us.every((u) => u.mainThreadCpuUs != null) ? sum((u) => u.mainThreadCpuUs) : null,
+    rss: sum((u) => u.rss),
+    heapUsed: sum((u) => u.heapUsed),
+    activeCalls: sum((u) => u.activeCalls),
+  };
+}
+
+/** The busiest node's main thread (the event loop that saturates first), in % of a core over `seconds`. */
+function busiestMainThread(before: Usage[], after: Usage[], seconds: number): number | null {
+  let busiest: number | null = null;
+  after.forEach((u, j) => {
+    const b = before[j]?.mainThreadCpuUs;
+    if (u.mainThreadCpuUs == null || b == null) return;
+    busiest = Math.max(busiest ?? 0, Math.round(((u.mainThreadCpuUs - b) / 1e6 / seconds) * 100));
+  });
+  return busiest;
+}
+
+export async function runStep(nodes: BenchGateway[], scenario: Scenario, calls: number, seconds: number): Promise<StepResult> {
   // Stage histograms restart here too, so the warm-up's own (printed with BENCH_STAGES) hold this step's calls only.
-  const baseline = await gw.link.ask<Usage>({ cmd: 'usage', resetStages: true });
-  const { sessions } = await gw.link.ask<{ sessions: { number: string; id: string; wsUrl: string }[] }>({ cmd: 'prepare', calls });
+  const baseline = combined(await askAll<Usage>(nodes, { cmd: 'usage', resetStages: true }));
+  // Call i on node i mod N, as the edge's round-robin dispatcher deals them.
+  const n = nodes.length;
+  const prepared = await Promise.all(
+    nodes.map((node, j) =>
+      node.link.ask<{ sessions: { number: string; id: string; wsUrl: string }[] }>({ cmd: 'prepare', calls: Math.floor((calls - j + n - 1) / n) }),
+    ),
+  );
   const ends: CallEnds[] = [];
-  for (const [i, s] of sessions.entries()) {
+  for (let i = 0; i < calls; i++) {
+    const node = nodes[i % n];
+    const s = prepared[i % n]?.sessions[Math.floor(i / n)];
+    if (!node || !s) throw new Error(`no session prepared for call ${i}`);
     try {
-      ends.push(await connectCall(gw, scenario, i, s));
+      ends.push(await connectCall(node, scenario, i, s));
     } catch (err) {
       console.error(`${scenario} call ${i} failed: ${String(err)}`);
     }
   }
   const connected = ends.length;
   const totalTicks = seconds * 50 + WARMUP_TICKS;
-  let usage0 = await gw.link.ask<Usage>({ cmd: 'usage' });
-  let usage0Pending: Promise<Usage> | null = null;
+  let usage0s = await askAll<Usage>(nodes, { cmd: 'usage' });
+  let usage0Pending: Promise<Usage[]> | null = null;
   let t0 = performance.now();
   let genCpu0 = process.cpuUsage();
   // The load generator's own stalls: a late timer sends a burst, and a late 'message' stamps frames late.
@@ -421,7 +484,7 @@ export async function runStep(gw: BenchGateway, scenario: Scenario, calls: numbe
       for (; tick < due; tick++) {
         if (tick === WARMUP_TICKS) {
           // The stage histograms restart here, so the ones printed cover the measured window only.
-          usage0Pending = gw.link.ask<Usage>({ cmd: 'usage', resetStages: true });
+          usage0Pending = askAll<Usage>(nodes, { cmd: 'usage', resetStages: true });
           t0 = performance.now();
           genCpu0 = process.cpuUsage();
           genWarmup = genProbe?.take() ?? null;
@@ -454,9 +517,11 @@ export async function runStep(gw: BenchGateway, scenario: Scenario, calls: numbe
   if (HANGUP_HALF) console.log(`${scenario} ${calls}: half of the calls hung up ${Math.round(hangupAtMs)} ms into the window`);
   const genCpu = process.cpuUsage(genCpu0);
   // Assigned in the timer callback, which control-flow narrowing cannot see.
-  const pending = usage0Pending as Promise<Usage> | null;
-  if (pending) usage0 = await pending;
-  const usage1 = await gw.link.ask<Usage>({ cmd: 'usage' });
+  const pending = usage0Pending as Promise<Usage[]> | null;
+  if (pending) usage0s = await pending;
+  const usage1s = await askAll<Usage>(nodes, { cmd: 'usage' });
+  const usage0 = combined(usage0s);
+  const usage1 = combined(usage1s);
   const genStalls = genProbe?.take();
   genProbe?.stop();
   const framesAtSink = ends.reduce((a, c) => a + c.framesAtSink, 0);
@@ -477,6 +542,7 @@ export async function runStep(gw: BenchGateway, scenario: Scenario, calls: numbe
   const r: StepResult = {
     scenario,
     calls,
+    nodes: n,
     connected,
     seconds: Math.round(elapsed * 10) / 10,
     framesExpected,
@@ -492,10 +558,7 @@ export async function runStep(gw: BenchGateway, scenario: Scenario, calls: numbe
     latencyMaxMs: percentile(latencies, 100),
     startupP99Ms: percentile(startup, 99),
     gatewayCpuPercentOfOneCore: Math.round((cpuSec / elapsed) * 100),
-    gatewayMainThreadPercent:
-      usage1.mainThreadCpuUs != null && usage0.mainThreadCpuUs != null
-        ? Math.round(((usage1.mainThreadCpuUs - usage0.mainThreadCpuUs) / 1e6 / elapsed) * 100)
-        : null,
+    gatewayMainThreadPercent: busiestMainThread(usage0s, usage1s, elapsed),
     cpuMsPerCallSecond: Math.round(((cpuSec * 1000) / (elapsed * live)) * 100) / 100,
     // Against the gateway before this step's calls existed (garbage of earlier steps blurs it).
     rssMbPerCall: Math.round(((usage1.rss - baseline.rss) / 1e6 / live) * 1000) / 1000,
@@ -571,7 +634,7 @@ export async function runStep(gw: BenchGateway, scenario: Scenario, calls: numbe
   }
   for (const c of ends) await hangUp(c);
   for (let i = 0; i < 200; i++) {
-    const u = await gw.link.ask<Usage>({ cmd: 'usage' });
+    const u = combined(await askAll<Usage>(nodes, { cmd: 'usage' }));
     if (u.activeCalls === 0) break;
     await new Promise((res) => setTimeout(res, 50));
   }
@@ -611,5 +674,6 @@ function latencyTimeline(start: number, sentAt: number[][], latencies: number[][
 }
 
 export function describe(r: StepResult): string {
-  return `${r.scenario} ${r.connected}/${r.calls} calls: latency p50 ${r.latencyP50Ms} p99 ${r.latencyP99Ms} max ${r.latencyMaxMs} ms (first ${WARMUP_TICKS / 50} s: p99 ${r.startupP99Ms} ms); bursts ${r.burstsDelivered}/${r.burstsSent}; sink short ${r.sinkShortPercent}%, gateway discarded ${r.gatewayDiscardPercent}%; gateway ${r.gatewayCpuPercentOfOneCore}% of a core (main thread ${r.gatewayMainThreadPercent ?? '?'}%, ${r.cpuMsPerCallSecond} ms CPU per call-second), RSS ${r.rssMbPerCall} MB/call, heap ${r.heapMbPerCall} MB/call; loop delay p99 ${r.gatewayLoopDelayP99Ms} ms; load generator ${r.loadGeneratorCpuPercent}%`;
+  const on = r.nodes > 1 ? ` on ${r.nodes} nodes` : '';
+  return `${r.scenario} ${r.connected}/${r.calls} calls${on}: latency p50 ${r.latencyP50Ms} p99 ${r.latencyP99Ms} max ${r.latencyMaxMs} ms (first ${WARMUP_TICKS / 50} s: p99 ${r.startupP99Ms} ms); bursts ${r.burstsDelivered}/${r.burstsSent}; sink short ${r.sinkShortPercent}%, gateway discarded ${r.gatewayDiscardPercent}%; gateway ${r.gatewayCpuPercentOfOneCore}% of a core (${r.nodes > 1 ? 'busiest ' : ''}main thread ${r.gatewayMainThreadPercent ?? '?'}%, ${r.cpuMsPerCallSecond} ms CPU per call-second), RSS ${r.rssMbPerCall} MB/call, heap ${r.heapMbPerCall} MB/call; loop delay p99 ${r.gatewayLoopDelayP99Ms} ms; load generator ${r.loadGeneratorCpuPercent}%`;
 }

@@ -4,7 +4,8 @@
 // native, default auto as in production) and MEDIA_IO_SEND_THREAD from the environment, and the socket workers' or the batched
 // reader's counters in `usage`. The parent picks, by environment:
 //   BENCH_GATEWAY_TRANSPORTS=udp[,tcp]   SIP transports (hostile input arrives on both)
-//   BENCH_GATEWAY_RTP_BASE=20000         first RTP port of a 10,000-port range
+//   BENCH_GATEWAY_RTP_BASE=20000         first RTP port of the node's range
+//   BENCH_GATEWAY_RTP_PORTS=9999         ports in that range (several nodes on one host split one range)
 //   BENCH_GATEWAY_LOG_LEVEL=warn         (hostile input would log a refusal per source otherwise)
 //   BENCH_GATEWAY_GRACE_SECONDS=300      how long a session outlives its last leg and socket
 // IPC: {cmd:'prepare', calls} → {sessions:[{number,id,token}]}; {cmd:'usage'} → cpu/memory, media and
@@ -26,10 +27,11 @@ loopDelay.enable();
 const probe = new LoopProbe(benchStallMs(), 5);
 
 const rtpBase = Number(process.env.BENCH_GATEWAY_RTP_BASE ?? 20000);
+const rtpPorts = Number(process.env.BENCH_GATEWAY_RTP_PORTS ?? 9999);
 const { t, telephony, prepareSessions } = await startBenchSipGateway({
   transports: (process.env.BENCH_GATEWAY_TRANSPORTS ?? 'udp').split(',') as ('udp' | 'tcp')[],
   rtpPortMin: rtpBase,
-  rtpPortMax: rtpBase + 9998,
+  rtpPortMax: rtpBase + rtpPorts - 1,
   logLevel: process.env.BENCH_GATEWAY_LOG_LEVEL ?? 'warn',
 });
 // The telephony service reads its SIP settings from this object at each call's set-up. MEDIA_WORKERS and
