@@ -408,16 +408,23 @@ function sendAudioInput(c: CallEnds, mulaw: Buffer): void {
 const askAll = <T>(nodes: BenchGateway[], msg: object): Promise<T[]> => Promise.all(nodes.map((n) => n.link.ask<T>(msg)));
 
 /**
- * The nodes' usage read as one gateway's: CPU, memory, calls and media counters summed, loop delays the
- * worst node's. The per-stage histograms and the stalls (BENCH_STAGES) are the first node's.
+ * The nodes' usage read as one gateway's: CPU, memory, calls and media counters summed; the media figures
+ * that are a maximum (`max…`, `loopDelay…`) the worst node's, and those that are an average over live legs
+ * (`…Avg`) weighted by each node's legs. The per-stage histograms and the stalls (BENCH_STAGES) are the
+ * first node's.
  */
 function combined(us: Usage[]): Usage {
   const [first, ...rest] = us;
   if (!first || rest.length === 0) return first as Usage;
-  const media: Record<string, number> = {};
-  for (const u of us)
-    for (const [k, v] of Object.entries(u.media ?? {})) media[k] = k.startsWith('loopDelay') ? Math.max(media[k] ?? 0, v) : (media[k] ?? 0) + v;
   const sum = (f: (u: Usage) => number | null | undefined): number => us.reduce((a, u) => a + (f(u) ?? 0), 0);
+  const legs = sum((u) => u.media?.qualityLegs);
+  const media: Record<string, number> = {};
+  for (const key of new Set(us.flatMap((u) => Object.keys(u.media ?? {})))) {
+    const of = (u: Usage): number => u.media?.[key] ?? 0;
+    if (/^(max|loopDelay)/.test(key)) media[key] = Math.max(...us.map(of));
+    else if (key.endsWith('Avg')) media[key] = legs > 0 ? Math.round((sum((u) => of(u) * (u.media?.qualityLegs ?? 0)) / legs) * 100) / 100 : 0;
+    else media[key] = sum(of);
+  }
   return {
     ...first,
     media,
