@@ -52,6 +52,11 @@ export interface StepResult {
   burstLossPercent: number;
   /** Frames the gateway's jitter buffers discarded (drift drops, late), over packets received. */
   gatewayDiscardPercent: number;
+  /**
+   * Frames the gateway's jitter buffers made up (no packet in time: a repeated, faded frame) over frames
+   * played, in the window. Not loss (the packet still plays, later), but a glitch the listener hears.
+   */
+  gatewayConcealedPercent: number;
   /** The step's loss figure: the worst of sink short, bursts missed and gateway discards. */
   lossPercent: number;
   latencyP50Ms: number;
@@ -559,6 +564,7 @@ export async function runStep(nodes: BenchGateway[], scenario: Scenario, calls: 
     burstsDelivered: latencies.length,
     burstLossPercent,
     gatewayDiscardPercent,
+    gatewayConcealedPercent: pct(media('concealed'), media('played') + media('concealed')),
     lossPercent: Math.max(sinkShortPercent, burstLossPercent, gatewayDiscardPercent),
     latencyP50Ms: percentile(latencies, 50),
     latencyP99Ms: percentile(latencies, 99),
@@ -682,5 +688,5 @@ function latencyTimeline(start: number, sentAt: number[][], latencies: number[][
 
 export function describe(r: StepResult): string {
   const on = r.nodes > 1 ? ` on ${r.nodes} nodes` : '';
-  return `${r.scenario} ${r.connected}/${r.calls} calls${on}: latency p50 ${r.latencyP50Ms} p99 ${r.latencyP99Ms} max ${r.latencyMaxMs} ms (first ${WARMUP_TICKS / 50} s: p99 ${r.startupP99Ms} ms); bursts ${r.burstsDelivered}/${r.burstsSent}; sink short ${r.sinkShortPercent}%, gateway discarded ${r.gatewayDiscardPercent}%; gateway ${r.gatewayCpuPercentOfOneCore}% of a core (${r.nodes > 1 ? 'busiest ' : ''}main thread ${r.gatewayMainThreadPercent ?? '?'}%, ${r.cpuMsPerCallSecond} ms CPU per call-second), RSS ${r.rssMbPerCall} MB/call, heap ${r.heapMbPerCall} MB/call; loop delay p99 ${r.gatewayLoopDelayP99Ms} ms; load generator ${r.loadGeneratorCpuPercent}%`;
+  return `${r.scenario} ${r.connected}/${r.calls} calls${on}: latency p50 ${r.latencyP50Ms} p99 ${r.latencyP99Ms} max ${r.latencyMaxMs} ms (first ${WARMUP_TICKS / 50} s: p99 ${r.startupP99Ms} ms); bursts ${r.burstsDelivered}/${r.burstsSent}; sink short ${r.sinkShortPercent}%, gateway discarded ${r.gatewayDiscardPercent}%, concealed ${r.gatewayConcealedPercent}%; gateway ${r.gatewayCpuPercentOfOneCore}% of a core (${r.nodes > 1 ? 'busiest ' : ''}main thread ${r.gatewayMainThreadPercent ?? '?'}%, ${r.cpuMsPerCallSecond} ms CPU per call-second), RSS ${r.rssMbPerCall} MB/call, heap ${r.heapMbPerCall} MB/call; loop delay p99 ${r.gatewayLoopDelayP99Ms} ms; load generator ${r.loadGeneratorCpuPercent}%`;
 }
