@@ -443,13 +443,11 @@ function combined(us: Usage[]): Usage {
 
 /** The busiest node's main thread (the event loop that saturates first), in % of a core over `seconds`. */
 function busiestMainThread(before: Usage[], after: Usage[], seconds: number): number | null {
-  let busiest: number | null = null;
-  after.forEach((u, j) => {
+  const shares = after.flatMap((u, j) => {
     const b = before[j]?.mainThreadCpuUs;
-    if (u.mainThreadCpuUs == null || b == null) return;
-    busiest = Math.max(busiest ?? 0, Math.round(((u.mainThreadCpuUs - b) / 1e6 / seconds) * 100));
+    return u.mainThreadCpuUs == null || b == null ? [] : [Math.round(((u.mainThreadCpuUs - b) / 1e6 / seconds) * 100)];
   });
-  return busiest;
+  return shares.length > 0 ? Math.max(...shares) : null;
 }
 
 export async function runStep(nodes: BenchGateway[], scenario: Scenario, calls: number, seconds: number): Promise<StepResult> {
