@@ -1,6 +1,6 @@
 export { createPool, withTransaction, type Db, type DbClient } from './db.js';
 export { migrate, MIGRATIONS_DIR } from './migrate.js';
-export { insertEvent, type WebhookEventType } from './outbox.js';
+export { insertEvent, insertEvents, type NewEvent, type WebhookEventType } from './outbox.js';
 export * from './orgs.js';
 export * from './sessions-repo.js';
 export * from './session-rows.js';

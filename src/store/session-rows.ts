@@ -46,14 +46,17 @@ export async function getSessionRow(db: Queryable, id: string): Promise<SessionR
   return rows[0] ?? null;
 }
 
-/** Locks the session row for a state change; null when absent or (with orgId) another organization's. */
-export async function lockSessionRow(client: DbClient, id: string, orgId?: string): Promise<SessionRow | null> {
+/**
+ * Locks session rows for a state change, in id order (two batches locking overlapping sessions
+ * cannot deadlock); absent ids and (with orgId) another organization's are left out.
+ */
+export async function lockSessionRows(client: DbClient, ids: readonly string[], orgId?: string): Promise<SessionRow[]> {
   const { rows } = await client.query<SessionRow>({
-    name: 'voxbridge_lock_session_row',
-    text: `SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = $1 AND ($2::text IS NULL OR org_id = $2) FOR UPDATE`,
-    values: [id, orgId ?? null],
+    name: 'voxbridge_lock_session_rows',
+    text: `SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = ANY($1::text[]) AND ($2::text IS NULL OR org_id = $2) ORDER BY id FOR UPDATE`,
+    values: [ids, orgId ?? null],
   });
-  return rows[0] ?? null;
+  return rows;
 }
 
 /**
@@ -90,43 +93,50 @@ export async function touchSession(db: Queryable, id: string): Promise<void> {
 }
 
 /**
- * → ended, with the billed duration: from activation (or creation if never active) to now; the
- * seconds go to session_usage once.
+ * → ended for a batch of locked sessions (lockSessionRows), each with its own reason and billed
+ * duration: from activation (or creation if never active) to now; the seconds go to session_usage
+ * once. One statement whatever the batch size.
  */
-export async function markSessionEnded(client: DbClient, id: string, reason: string): Promise<SessionRow> {
+export async function markSessionsEnded(client: DbClient, ends: ReadonlyArray<{ id: string; reason: string }>): Promise<SessionRow[]> {
+  if (ends.length === 0) return [];
   const { rows } = await client.query<SessionRow>({
-    name: 'voxbridge_end_session',
-    text: `UPDATE sessions SET status = 'ended', ended_at = now(), end_reason = $2,
-            duration_seconds = GREATEST(0, EXTRACT(EPOCH FROM (now() - COALESCE(started_at, created_at))))
-      WHERE id = $1 RETURNING ${SESSION_COLUMNS}`,
-    values: [id, reason],
+    name: 'voxbridge_end_sessions',
+    text: `WITH e AS (SELECT * FROM unnest($1::text[], $2::text[]) AS e(session_id, reason)),
+          s AS (UPDATE sessions SET status = 'ended', ended_at = now(), end_reason = e.reason,
+                  duration_seconds = GREATEST(0, EXTRACT(EPOCH FROM (now() - COALESCE(started_at, created_at))))
+                  FROM e WHERE sessions.id = e.session_id
+                RETURNING ${SESSION_COLUMNS}),
+          u AS (INSERT INTO session_usage (session_id, org_id, seconds) SELECT id, org_id, duration_seconds FROM s ON CONFLICT DO NOTHING)
+     SELECT ${SESSION_COLUMNS} FROM s`,
+    values: [ends.map((e) => e.id), ends.map((e) => e.reason)],
   });
-  const s = rows[0];
-  if (!s) throw new Error(`session ${id} vanished while locked`);
-  await client.query('INSERT INTO session_usage (session_id, org_id, seconds) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [
-    s.id,
-    s.org_id,
-    s.duration_seconds,
-  ]);
-  return s;
+  if (rows.length !== ends.length) throw new Error(`${ends.length - rows.length} locked session(s) vanished while ending`);
+  return rows;
 }
 
-/** Transcript turns and words of a session (for the `session.ended` summary). */
-export async function transcriptStats(client: Queryable, sessionId: string): Promise<{ turns: number; words: number; languages: string[] }> {
-  const { rows } = await client.query<{ turns: number; words: number; languages: string[] }>(
-    `SELECT count(*)::int AS turns, COALESCE(sum(array_length(regexp_split_to_array(trim(text), '\\s+'), 1)), 0)::int AS words,
+export interface TranscriptStats {
+  turns: number;
+  words: number;
+  languages: string[];
+}
+
+/** Transcript turns, words and languages per session (for the `session.ended` summary); sessions without turns are absent. */
+export async function transcriptStatsOf(client: Queryable, sessionIds: readonly string[]): Promise<Map<string, TranscriptStats>> {
+  const { rows } = await client.query<TranscriptStats & { session_id: string }>(
+    `SELECT session_id, count(*)::int AS turns, COALESCE(sum(array_length(regexp_split_to_array(trim(text), '\\s+'), 1)), 0)::int AS words,
             COALESCE(array_agg(DISTINCT language) FILTER (WHERE language IS NOT NULL), '{}') AS languages
-       FROM transcript_turns WHERE session_id = $1 AND trim(text) <> ''`,
-    [sessionId],
+       FROM transcript_turns WHERE session_id = ANY($1::text[]) AND trim(text) <> '' GROUP BY session_id`,
+    [sessionIds],
   );
-  return rows[0] ?? { turns: 0, words: 0, languages: [] };
+  return new Map(rows.map(({ session_id, ...stats }) => [session_id, stats]));
 }
 
-/** The recording a session summary points at: the mixed one when there is one. */
-export async function primaryRecording(client: Queryable, sessionId: string): Promise<{ id: string; duration: number | null } | null> {
-  const { rows } = await client.query<{ id: string; duration: number | null }>(
-    `SELECT id, duration FROM recordings WHERE session_id = $1 ORDER BY (channel = 'mixed') DESC, id LIMIT 1`,
-    [sessionId],
+/** The recording each session's summary points at: the mixed one when there is one; sessions without recordings are absent. */
+export async function primaryRecordings(client: Queryable, sessionIds: readonly string[]): Promise<Map<string, { id: string; duration: number | null }>> {
+  const { rows } = await client.query<{ session_id: string; id: string; duration: number | null }>(
+    `SELECT DISTINCT ON (session_id) session_id, id, duration FROM recordings
+      WHERE session_id = ANY($1::text[]) ORDER BY session_id, (channel = 'mixed') DESC, id`,
+    [sessionIds],
   );
-  return rows[0] ?? null;
+  return new Map(rows.map(({ session_id, ...rec }) => [session_id, rec]));
 }

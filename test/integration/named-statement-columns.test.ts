@@ -8,7 +8,8 @@ import {
   getConnection,
   getSessionRow,
   insertWebhookEndpoint,
-  lockSessionRow,
+  lockSessionRows,
+  markSessionsEnded,
   webhookEndpointsByIds,
   withTransaction,
 } from '../../src/store/index.js';
@@ -33,12 +34,13 @@ async function columnsOf(table: string): Promise<string[]> {
 const keys = (row: object | null): string[] => Object.keys(row ?? {}).sort();
 
 describe('named statements return every column of their table', () => {
-  it('sessions: get, lock, activate', async () => {
+  it('sessions: get, lock, activate, end', async () => {
     const id = await fx.createSession({ phoneNumber: fx.openNumber });
     const all = await columnsOf('sessions');
     expect(keys(await getSessionRow(fx.db, id))).toEqual(all);
-    expect(keys(await withTransaction(fx.db, (c) => lockSessionRow(c, id)))).toEqual(all);
+    expect(keys((await withTransaction(fx.db, (c) => lockSessionRows(c, [id])))[0] ?? null)).toEqual(all);
     expect(keys((await activateSessionRows(fx.db, [{ id, eventId: `evt_cols_${Date.now()}` }]))[0] ?? null)).toEqual(all);
+    expect(keys((await withTransaction(fx.db, (c) => markSessionsEnded(c, [{ id, reason: 'api_request' }])))[0] ?? null)).toEqual(all);
   });
 
   it('phone numbers, provider connections and webhook endpoints', async () => {
