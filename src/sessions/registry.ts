@@ -1,7 +1,7 @@
 // The live sessions this node owns (DESIGN.md "Scale-out": a session lives on one node). open()
 // loads the row, builds the pipeline and records owner_node; `end` commands from the session bus
 // close the live session (stream/ then sends `session.ended` and closes the socket). The registry
-// also keeps the timers around a live session: reconnect grace after its socket drops, throttled
+// also keeps the clocks around a live session: reconnect grace after its socket drops, throttled
 // last_activity_at updates (batched), a local inactivity check, and activation on first audio.
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -25,7 +25,7 @@ import {
 import type { AgentServices } from '../agents/index.js';
 import type { PartyDialer } from './contracts.js';
 import { AGENT_MODES, isSessionMode } from './modes.js';
-import { activateSessions, endSession } from './lifecycle.js';
+import { activateSessions, endSessions, type SessionEnd } from './lifecycle.js';
 import { LiveSession } from './live-session.js';
 import { sharedMediaClock, type TickSource } from './media-clock.js';
 import { SessionEndedError, SessionNotFoundError } from './errors.js';
@@ -59,7 +59,10 @@ export interface SessionRegistryDeps {
 interface Entry {
   session: LiveSession;
   streams: number;
-  graceTimer: NodeJS.Timeout | null;
+  /** While nothing carries the session: when its reconnect grace runs out (Date.now() ms). */
+  graceEndsAt: number | null;
+  /** An end of this session is on its way to the database (the sweep does not ask again). */
+  ending: boolean;
   lastActivity: number;
   lastTouch: number;
   /** What carried the session last (names the end reason when the grace runs out). */
@@ -71,6 +74,9 @@ export function awaitsPhoneLeg(row: Pick<SessionRow, 'routing'>): boolean {
   const r = row.routing as { phone_number?: unknown; connection_id?: unknown; type?: unknown } | null;
   return !!r && (!!r.phone_number || !!r.connection_id || r.type === 'sip');
 }
+
+/** Sessions ended in one transaction at most (a bound on one statement's size, not on the burst). */
+const MAX_ENDS_PER_BATCH = 500;
 
 export class SessionRegistry {
   private readonly live = new Map<string, Entry>();
@@ -106,8 +112,9 @@ export class SessionRegistry {
     const { redis, config } = this.deps;
     this.subscriber = this.deps.subscriber ?? redis.duplicate();
     this.unsubscribe = await subscribeSessionCommands(this.subscriber, config.redisKeyPrefix, (cmd) => this.onCommand(cmd));
-    const everyMs = Math.min(30_000, Math.max(1000, (config.limits.inactivitySeconds * 1000) / 4));
-    this.sweepTimer = setInterval(() => this.sweepInactive(), everyMs);
+    // Grace ends are due to the second at most: a grace of a few seconds (tests) is checked more often.
+    const everyMs = Math.min(1000, Math.max(100, (config.limits.reconnectGraceSeconds * 1000) / 4));
+    this.sweepTimer = setInterval(() => void this.sweep(), everyMs);
     this.sweepTimer.unref();
     this.touchTimer = setInterval(() => void this.flushTouches(), this.touchIntervalMs);
     this.touchTimer.unref();
@@ -252,7 +259,7 @@ export class SessionRegistry {
       },
     });
     const now = Date.now();
-    this.live.set(id, { session, streams: 0, graceTimer: null, lastActivity: now, lastTouch: 0, lastCarrier: null });
+    this.live.set(id, { session, streams: 0, graceEndsAt: null, ending: false, lastActivity: now, lastTouch: 0, lastCarrier: null });
     session.once('ended', () => this.forget(id));
     log.info({ mode, languages: session.plan.languages }, 'live session opened');
     try {
@@ -288,44 +295,49 @@ export class SessionRegistry {
 
   /**
    * SPEC "Limits": new audio may reconnect to a session within reconnectGraceSeconds after its
-   * socket or call leg dropped. While nothing carries the session a grace timer runs; when it
-   * expires the session ends with `stream_disconnected` (or `call_disconnected` when the last
-   * carrier was a phone leg). A socket or leg that (re)attaches cancels it.
+   * socket or call leg dropped. While nothing carries the session its grace runs; when the sweep
+   * finds it run out the session ends with `stream_disconnected` (or `call_disconnected` when the
+   * last carrier was a phone leg). A socket or leg that (re)attaches cancels it.
    */
   private checkCarriers(id: string): void {
     const e = this.live.get(id);
     if (!e) return;
-    const carried = e.streams > 0 || e.session.legCount > 0;
-    if (carried) {
-      if (e.graceTimer) clearTimeout(e.graceTimer);
-      e.graceTimer = null;
+    if (e.streams > 0 || e.session.legCount > 0) {
+      e.graceEndsAt = null;
       if (e.session.legCount > 0) e.lastCarrier = 'leg';
       return;
     }
-    if (e.graceTimer || e.lastCarrier === null) return;
-    e.graceTimer = setTimeout(() => {
-      e.graceTimer = null;
-      if (e.streams === 0 && e.session.legCount === 0) void this.end(id, e.lastCarrier === 'leg' ? 'call_disconnected' : 'stream_disconnected');
-    }, this.deps.config.limits.reconnectGraceSeconds * 1000);
-    e.graceTimer.unref();
+    if (e.graceEndsAt !== null || e.lastCarrier === null) return;
+    e.graceEndsAt = Date.now() + this.deps.config.limits.reconnectGraceSeconds * 1000;
+  }
+
+  /** Ends a session and closes it here (see endAndClose). Returns false when the session does not exist. */
+  async end(id: string, reason: string): Promise<boolean> {
+    return (await this.endAndClose([{ id, reason }]))?.has(id) ?? true;
   }
 
   /**
-   * Ends a session (lifecycle.endSession: row, outbox, bus) and closes it here at once rather than
-   * waiting for our own bus message. Returns false when the session does not exist.
+   * Ends sessions (lifecycle.endSessions: rows, outbox and bus, one transaction per batch) and
+   * closes them here at once rather than waiting for our own bus messages. Returns the ids that
+   * exist, or null when the database failed (the sessions are closed here all the same).
    */
-  async end(id: string, reason: string): Promise<boolean> {
-    let found = true;
-    try {
-      const r = await endSession({ db: this.deps.db, redis: this.deps.redis, redisKeyPrefix: this.deps.config.redisKeyPrefix }, id, reason);
-      found = r !== null;
-      // An already-ended row keeps its first reason; the live session reports that one.
-      this.get(id)?.close(r?.row.end_reason ?? reason);
-    } catch (err) {
-      this.log.error({ err, session_id: id, reason }, 'ending session failed');
-      this.get(id)?.close(reason);
+  private async endAndClose(ends: readonly SessionEnd[]): Promise<Set<string> | null> {
+    const found = new Set<string>();
+    let failed = false;
+    for (let i = 0; i < ends.length; i += MAX_ENDS_PER_BATCH) {
+      const batch = ends.slice(i, i + MAX_ENDS_PER_BATCH);
+      try {
+        const ended = await endSessions({ db: this.deps.db, redis: this.deps.redis, redisKeyPrefix: this.deps.config.redisKeyPrefix }, batch);
+        // An already-ended row keeps its first reason; the live session reports that one.
+        for (const { id, reason } of batch) this.get(id)?.close(ended.get(id)?.row.end_reason ?? reason);
+        for (const id of ended.keys()) found.add(id);
+      } catch (err) {
+        failed = true;
+        this.log.error({ err, sessions: batch.length, session_id: batch[0]?.id }, 'ending sessions failed');
+        for (const { id, reason } of batch) this.get(id)?.close(reason);
+      }
     }
-    return found;
+    return failed ? null : found;
   }
 
   private onCommand(cmd: SessionCommand): void {
@@ -359,17 +371,34 @@ export class SessionRegistry {
     }
   }
 
-  private sweepInactive(): void {
-    const limitMs = this.deps.config.limits.inactivitySeconds * 1000;
+  /**
+   * Ends, together, the sessions whose reconnect grace ran out and those idle past
+   * inactivitySeconds: the sessions of a mass hang-up reach their grace in the same second, and
+   * ending them one transaction each stalled every live call on the host.
+   */
+  private async sweep(): Promise<void> {
+    const idleLimitMs = this.deps.config.limits.inactivitySeconds * 1000;
     const now = Date.now();
+    const ends: SessionEnd[] = [];
     for (const [id, e] of this.live) {
-      if (now - e.lastActivity >= limitMs) void this.end(id, 'inactivity');
+      if (e.ending) continue;
+      if (e.graceEndsAt !== null && now >= e.graceEndsAt && e.streams === 0 && e.session.legCount === 0) {
+        ends.push({ id, reason: e.lastCarrier === 'leg' ? 'call_disconnected' : 'stream_disconnected' });
+      } else if (now - e.lastActivity >= idleLimitMs) {
+        ends.push({ id, reason: 'inactivity' });
+      } else continue;
+      e.ending = true;
+    }
+    if (ends.length === 0) return;
+    await this.endAndClose(ends);
+    // A session the database failed to end is closed here all the same; one still live is retried.
+    for (const { id } of ends) {
+      const e = this.live.get(id);
+      if (e) e.ending = false;
     }
   }
 
   private forget(id: string): void {
-    const e = this.live.get(id);
-    if (e?.graceTimer) clearTimeout(e.graceTimer);
     this.live.delete(id);
     this.releaseClaim(id);
   }
@@ -393,7 +422,7 @@ export class SessionRegistry {
       await Promise.allSettled([...this.opening.values()]);
       // A session that started talking just now is active before it ends.
       await this.activations.flush();
-      await Promise.allSettled([...this.live.keys()].map((id) => this.end(id, 'node_shutdown')));
+      await this.endAndClose([...this.live.keys()].map((id) => ({ id, reason: 'node_shutdown' })));
       for (const e of this.live.values()) e.session.close('node_shutdown');
       await Promise.allSettled([...this.releases]);
       try {

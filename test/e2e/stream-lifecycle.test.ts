@@ -1,5 +1,6 @@
 // Timed ends (SPEC "Limits"): a dropped socket not reconnected within the grace ends the session
-// with `stream_disconnected`; a session without audio or messages ends with `inactivity`.
+// with `stream_disconnected` (the sessions whose grace runs out together in one transaction); a
+// session without audio or messages ends with `inactivity`.
 // The limits are shortened here (1 s grace, 3 s inactivity) so the test runs in seconds.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startStreamGateway, type StreamTestGateway } from '../helpers/stream.js';
@@ -26,6 +27,31 @@ describe('timed session ends', () => {
     const { rows } = await t.gw.db.query(`SELECT data FROM webhook_events WHERE type = 'session.ended' AND data->>'id' = $1`, [id]);
     expect(rows[0].data).toMatchObject({ end_reason: 'stream_disconnected' });
     expect(t.registry.get(id)).toBeUndefined();
+  });
+
+  it('ends the sessions whose grace runs out together in one transaction, each with its own event', async () => {
+    const sessions = await Promise.all(Array.from({ length: 8 }, () => t.createSession()));
+    const sockets = await Promise.all(sessions.map(({ id, token }) => t.connect(id, token)));
+    await Promise.all(sockets.map((s) => s.waitForType('session.ready')));
+    await Promise.all(sockets.map((s) => s.close()));
+    const ids = sessions.map((s) => s.id);
+    const rows = await vi.waitFor(
+      async () => {
+        const rs = await Promise.all(ids.map((id) => getSessionRow(t.gw.db, id)));
+        for (const r of rs) expect(r?.status).toBe('ended');
+        return rs;
+      },
+      { timeout: 15_000, interval: 100 },
+    );
+    for (const r of rows) expect(r?.end_reason).toBe('stream_disconnected');
+    // A transaction's now() is shared: sessions ended one transaction each would show eight ended_at.
+    // Eight sockets closing together may straddle one sweep, hence two at most.
+    expect(new Set(rows.map((r) => r?.ended_at?.getTime())).size).toBeLessThanOrEqual(2);
+    const { rows: events } = await t.gw.db.query(
+      `SELECT data->>'id' AS id FROM webhook_events WHERE type = 'session.ended' AND data->>'id' = ANY($1::text[])`,
+      [ids],
+    );
+    expect(events.map((e: { id: string }) => e.id).sort()).toEqual([...ids].sort());
   });
 
   it('ends a silent connected session with inactivity and tells the socket', async () => {
