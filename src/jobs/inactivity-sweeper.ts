@@ -1,9 +1,9 @@
 // Ends sessions idle for the configured time (SPEC "Limits": 30 minutes without activity) with
-// end_reason `inactivity`. Every node may run it: endSession locks the row and is idempotent, so two
-// sweepers racing on one session end it once.
+// end_reason `inactivity`, a pass's sessions in one transaction. Every node may run it: endSessions
+// locks the rows and is idempotent, so two sweepers racing on one session end it once.
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { endSession } from '../sessions/index.js';
+import { endSessions } from '../sessions/index.js';
 import { findIdleSessions, type Db } from '../store/index.js';
 import { startPeriodicSweep, type Sweeper } from './periodic-sweep.js';
 
@@ -27,13 +27,13 @@ export function startInactivitySweeper(opts: InactivitySweeperOptions): Inactivi
   return startPeriodicSweep(
     opts.intervalMs,
     async (stopped) => {
-      const ended: string[] = [];
       const ids = await findIdleSessions(opts.db, opts.inactivitySeconds, batch);
-      for (const id of ids) {
-        if (stopped()) break;
-        const result = await endSession({ db: opts.db, redis: opts.redis, redisKeyPrefix: opts.redisKeyPrefix }, id, 'inactivity');
-        if (result?.endedNow) ended.push(id);
-      }
+      if (stopped() || ids.length === 0) return [];
+      const results = await endSessions(
+        { db: opts.db, redis: opts.redis, redisKeyPrefix: opts.redisKeyPrefix },
+        ids.map((id) => ({ id, reason: 'inactivity' })),
+      );
+      const ended = [...results.values()].filter((r) => r.endedNow).map((r) => r.row.id);
       if (ended.length) opts.logger.info({ count: ended.length, session_ids: ended }, 'ended idle sessions');
       return ended;
     },

@@ -3,11 +3,11 @@
 // without closing stops refreshing. Once a claim has gone unrefreshed for the TTL plus the reconnect
 // grace and nobody holds it (a socket or leg that reconnected to a surviving node took it over),
 // the session is ended with end_reason `node_lost`. Sessions never opened live were never claimed
-// and are left to the inactivity sweeper. Every worker may run it: endSession is idempotent.
+// and are left to the inactivity sweeper. A pass's lost sessions end in one transaction. Every worker
+// may run it: endSessions is idempotent.
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { endSession } from '../sessions/index.js';
-import { getSessionRow } from '../store/index.js';
+import { endSessions } from '../sessions/index.js';
 import { claimsNotRefreshedSince, forgetClaimHistory, ownerOf } from '../coord/index.js';
 import type { Db } from '../store/index.js';
 import { startPeriodicSweep, type Sweeper } from './periodic-sweep.js';
@@ -33,20 +33,17 @@ export function startNodeLostSweeper(opts: NodeLostSweeperOptions): NodeLostSwee
   return startPeriodicSweep(
     opts.intervalMs,
     async (stopped) => {
-      const ended: string[] = [];
-      const done: string[] = [];
-      const ids = await claimsNotRefreshedSince(opts.redis, Date.now() - opts.claimTtlMs - opts.graceMs, batch);
-      for (const id of ids) {
+      const lost: string[] = [];
+      for (const id of await claimsNotRefreshedSince(opts.redis, Date.now() - opts.claimTtlMs - opts.graceMs, batch)) {
         if (stopped()) break;
-        if (await ownerOf(opts.redis, id)) continue; // taken over; its owner refreshes the history
-        const row = await getSessionRow(opts.db, id);
-        if (row && row.status !== 'ended') {
-          const r = await endSession({ db: opts.db, redis: opts.redis, redisKeyPrefix: opts.redisKeyPrefix }, id, 'node_lost');
-          if (r?.endedNow) ended.push(id);
-        }
-        done.push(id);
+        if (!(await ownerOf(opts.redis, id))) lost.push(id); // else taken over; its owner refreshes the history
       }
-      await forgetClaimHistory(opts.redis, done);
+      const results = await endSessions(
+        { db: opts.db, redis: opts.redis, redisKeyPrefix: opts.redisKeyPrefix },
+        lost.map((id) => ({ id, reason: 'node_lost' })),
+      );
+      await forgetClaimHistory(opts.redis, lost);
+      const ended = [...results.values()].filter((r) => r.endedNow).map((r) => r.row.id);
       if (ended.length) log.warn({ count: ended.length, session_ids: ended }, 'ended sessions of a lost node');
       return ended;
     },
