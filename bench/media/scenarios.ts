@@ -488,6 +488,8 @@ export async function runStep(nodes: BenchGateway[], scenario: Scenario, calls: 
   const startupSentAt: number[] = [];
   const hangupTick = HANGUP_HALF ? WARMUP_TICKS + Math.floor((seconds * 50) / 2) : -1;
   let hangupAtMs = NaN;
+  /** The hang-up on the monotonic clock every process shares, in µs: profile-top's --until is counted on it. */
+  let hangupHrUs = 0;
   await new Promise<void>((resolve) => {
     const timer = setInterval(() => {
       const due = Math.min(totalTicks, Math.floor((performance.now() - start) / 20));
@@ -510,6 +512,7 @@ export async function runStep(nodes: BenchGateway[], scenario: Scenario, calls: 
         }
         if (tick === hangupTick) {
           hangupAtMs = performance.now() - t0;
+          hangupHrUs = Number(process.hrtime.bigint() / 1000n);
           const leaving = ends.filter((_, i) => i % 2 === 1);
           ends.splice(0, ends.length, ...ends.filter((_, i) => i % 2 === 0));
           for (const c of leaving) void hangUp(c);
@@ -524,7 +527,7 @@ export async function runStep(nodes: BenchGateway[], scenario: Scenario, calls: 
     }, 5);
   });
   const elapsed = (performance.now() - t0) / 1000;
-  if (HANGUP_HALF) console.log(`${scenario} ${calls}: half of the calls hung up ${Math.round(hangupAtMs)} ms into the window`);
+  if (HANGUP_HALF) console.log(`${scenario} ${calls}: half of the calls hung up ${Math.round(hangupAtMs)} ms into the window (hrUs ${hangupHrUs})`);
   const genCpu = process.cpuUsage(genCpu0);
   // Assigned in the timer callback, which control-flow narrowing cannot see.
   const pending = usage0Pending as Promise<Usage[]> | null;

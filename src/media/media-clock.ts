@@ -31,6 +31,12 @@ export interface TickSource {
    * whatever order the leg and the pacer subscribed in. Optional: a source without it uses `subscribe`.
    */
   subscribePace?(fn: TickListener): () => void;
+  /**
+   * True while the clock runs its listeners. Work they queue can go in a microtask after the tick;
+   * work queued outside one (a SIP request, an RTCP timer) can wait for the end of the loop turn and
+   * go with the rest of that turn's. Optional: a source without it is taken as always ticking.
+   */
+  readonly ticking?: boolean;
 }
 
 export class MediaClock implements TickSource {
@@ -59,6 +65,10 @@ export class MediaClock implements TickSource {
     readonly periodMs: number = FRAME_MS,
     private readonly maxCatchUpTicks = 25,
   ) {}
+
+  get ticking(): boolean {
+    return this.running;
+  }
 
   /** Ticks fired so far (monotonic across stops and starts). */
   get tick(): number {

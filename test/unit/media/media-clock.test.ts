@@ -82,6 +82,19 @@ describe('MediaClock', () => {
     clock.stop();
   });
 
+  it('tells its listeners, and only them, that it is ticking', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const clock = new MediaClock(20, 10);
+    const seen: boolean[] = [];
+    clock.subscribeEarly(() => seen.push(clock.ticking));
+    clock.subscribeLate(() => seen.push(clock.ticking));
+    expect(clock.ticking).toBe(false);
+    vi.advanceTimersByTime(40);
+    expect(seen).toEqual([true, true, true, true]);
+    expect(clock.ticking).toBe(false);
+    clock.stop();
+  });
+
   it('after a stall, ticks once the packets that arrived meanwhile are read (not before the loop reads its sockets)', async () => {
     // Real timers and a real socket: the order of the event loop's phases is what is tested.
     const rx = dgram.createSocket('udp4');

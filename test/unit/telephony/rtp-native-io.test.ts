@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import dgram from 'node:dgram';
 import { performance } from 'node:perf_hooks';
-import { COLD_READ_TICKS, loadRtpIoAddon, NativeRtpIo } from '../../../src/telephony/rtp/native-io.js';
+import { COLD_READ_TICKS, loadRtpIoAddon, NativeRtpIo, type RtpIoAddon } from '../../../src/telephony/rtp/native-io.js';
 import type { MediaSocket, PacketInfo } from '../../../src/telephony/rtp/socket-protocol.js';
 import type { TickListener, TickSource } from '../../../src/media/index.js';
 import { holdLoop, sendTo, untilKernelStampsArrivals } from '../../helpers/kernel-stamps.js';
@@ -12,6 +12,8 @@ import { holdLoop, sendTo, untilKernelStampsArrivals } from '../../helpers/kerne
 /** A clock the test ticks by hand; it records which phase the reader subscribed to. */
 class HandClock implements TickSource {
   early: TickListener | null = null;
+  /** Unset: taken as always ticking (sends leave in a microtask); false: sends wait for the end of the loop turn. */
+  ticking?: boolean;
   subscribe(): () => void {
     throw new Error('the reader must subscribe to the early phase');
   }
@@ -253,6 +255,32 @@ describe.each([
     expect(got).toEqual([[1], [2, 22, 222], [3]]);
     a.close();
     expect(a.reserveSend?.(3, rx.address().port, '127.0.0.1')).toBe(-1);
+  });
+
+  it('sends what a loop turn queued outside a tick in one batch, at the end of the turn', async () => {
+    const clock = new HandClock();
+    clock.ticking = false;
+    let batches = 0;
+    const countedSendBatch = (...args: Parameters<RtpIoAddon['sendBatch']>): number => {
+      batches++;
+      return addon.sendBatch(...args);
+    };
+    const counting = Object.create(addon, { sendBatch: { value: countedSendBatch } }) as RtpIoAddon;
+    const io = new NativeRtpIo(counting, clock, undefined, ioUring, sendThread);
+    const sockets = [open(io), open(io), open(io)];
+    const rx = await sender();
+    const got: number[] = [];
+    rx.on('message', (msg) => got.push(msg[0] ?? -1));
+    // Three SIP requests of one loop turn, each hanging a call up: an RTCP BYE, then the socket closed.
+    sockets.forEach((s, i) => queueMicrotask(() => s.send(Buffer.from([i]), rx.address().port, '127.0.0.1')));
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(io.counts.sent).toBe(0); // the turn is not over: no batch yet
+    await new Promise((r) => setImmediate(r));
+    expect(io.counts.sent).toBe(3);
+    expect(batches).toBe(1);
+    await until(() => got.length === 3);
+    expect(got).toEqual([0, 1, 2]);
   });
 
   it("sends a tick's packets before the next tick reads when ticks run back to back (a clock catching up)", () => {
