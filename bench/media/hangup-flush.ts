@@ -14,7 +14,6 @@ import dgram from 'node:dgram';
 import { performance } from 'node:perf_hooks';
 import { MediaClock, type TickSource } from '../../src/media/index.js';
 import { NativeRtpIo, nativeRtpIoAddon, type RtpIoAddon } from '../../src/telephony/rtp/native-io.js';
-import type { MediaSocket } from '../../src/telephony/rtp/socket-protocol.js';
 
 type Mode = 'microtask' | 'turn';
 
@@ -40,7 +39,9 @@ function clockFor(mode: Mode, clock: MediaClock): TickSource {
   return { subscribe: (fn) => clock.subscribe(fn), subscribeEarly: (fn) => clock.subscribeEarly(fn) };
 }
 
-function bind(io: NativeRtpIo, cold = false): MediaSocket {
+type NativeSocket = NonNullable<ReturnType<NativeRtpIo['bind']>>;
+
+function bind(io: NativeRtpIo, cold = false): NativeSocket {
   const s = io.bind('127.0.0.1', 0, { cold });
   if (!s) throw new Error('no port');
   return s;
@@ -61,7 +62,7 @@ async function round(mode: Mode, calls: number): Promise<{ busyMs: number; cpuMs
   let closed = 0;
   const allClosed = new Promise<void>((resolve) => {
     for (const { rtp, rtcp } of legs) {
-      for (const s of [rtp, rtcp]) s.once('close', () => ++closed === 2 * calls && resolve());
+      for (const s of [rtp, rtcp]) s.on('close', () => ++closed === 2 * calls && resolve());
     }
   });
   // The requests go 32 at a time, the next 32 once these are handled: libuv reads up to 32 datagrams
