@@ -33,7 +33,7 @@ export interface TickSource {
   subscribePace?(fn: TickListener): () => void;
   /**
    * True while the clock runs its listeners. Work they queue can go in a microtask after the tick;
-   * work queued outside one (a SIP request, an RTCP timer) can wait for the end of the loop turn and
+   * work queued outside one (by a SIP request, say) can wait for the end of the loop turn and
    * go with the rest of that turn's. Optional: a source without it is taken as always ticking.
    */
   readonly ticking?: boolean;

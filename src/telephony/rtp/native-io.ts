@@ -6,8 +6,8 @@
 // when it arrived, not when the tick read it. The read runs in the clock's early phase, before the
 // legs play out: a packet waits no longer than with dgram. Sends are copied into one buffer and leave
 // together after the tick's callbacks (a microtask), or at the start of the next tick when the clock
-// runs several back to back; those queued outside a tick (RTCP, a hang-up) leave at the end of the
-// loop turn. Where the addon was built with liburing, the
+// runs several back to back; those queued outside a tick (a hang-up's RTCP BYE) leave at the end of
+// the loop turn. Where the addon was built with liburing, the
 // tick's reads and its sends each go to the kernel in one io_uring submission: on a VM where every
 // system call costs a hypervisor round trip, one call per socket was the largest item left. The sends
 // then leave from the addon's own thread (MEDIA_IO_SEND_THREAD): on loopback a send also runs the
@@ -266,7 +266,7 @@ export class NativeRtpIo {
 
   /**
    * In a tick, the batch leaves after the tick's callbacks (a microtask), so a frame played out leaves
-   * in its tick. Outside one (SIP hanging calls up, RTCP's timers) it leaves at the end of the loop
+   * in its tick. Outside one (a SIP request hanging a call up) it leaves at the end of the loop
    * turn (setImmediate), with everything the turn's other I/O callbacks queued: a mass hang-up's
    * hundreds of BYE requests, each sending an RTCP BYE and closing two sockets, then make one batch
    * for the send thread and one pass of closes, not one of each per request.
