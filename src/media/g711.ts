@@ -25,6 +25,12 @@ const ALAW_DECODE = decodeTable(alaw.decodeSample);
 const MULAW_ENCODE = encodeTable(mulaw.encodeSample);
 const ALAW_ENCODE = encodeTable(alaw.encodeSample);
 
+/**
+ * The encode tables (indexed by sample & 0xffff), for the RTP addon, which encodes outgoing payloads
+ * with these very tables on its send thread (MEDIA_IO=native). Read-only by contract.
+ */
+export const g711EncodeTables = (): { alaw: Uint8Array; mulaw: Uint8Array } => ({ alaw: ALAW_ENCODE, mulaw: MULAW_ENCODE });
+
 function decodeInto(table: Int16Array, bytes: Uint8Array, out: Int16Array, start: number, end: number): Int16Array {
   // start ≤ i < end ≤ bytes.length; a byte indexes the 256-entry table.
   for (let i = start; i < end; i++) out[i - start] = table[bytes[i] ?? 0] ?? 0;

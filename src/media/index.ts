@@ -11,6 +11,7 @@ export {
   alawEncodeInto,
   MULAW_SILENCE,
   ALAW_SILENCE,
+  g711EncodeTables,
 } from './g711.js';
 export { Framer, toFrames, type FrameSink } from './framer.js';
 export { VoiceActivityDetector, frameLevelDb, type VadOptions, type VadEvents, type VadTransition } from './vad.js';

@@ -409,10 +409,13 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
     }
     const pcm = next && next.length === SAMPLES ? next : this.silence;
     const len = RTP_HEADER_BYTES + SAMPLES;
-    // A batched socket lends a slot of its send batch: the packet is written there, not copied in.
-    const at = this.socket.reserveSend?.(len, to.port, to.address) ?? -1;
-    if (at >= 0 && this.socket.sendBuffer) {
-      this.writeAudioPacket(this.socket.sendBuffer, at, remote.payloadType, pcm);
+    // A batched socket lends a slot of its send batch: the header and the samples are written there,
+    // and the addon encodes them as G.711 on its send thread, off the event loop.
+    const at = this.socket.reservePcmSend?.(SAMPLES, remote.payloadType, to.port, to.address) ?? -1;
+    const { sendBuffer, sendPcm } = this.socket;
+    if (at >= 0 && sendBuffer && sendPcm) {
+      this.writeAudioHeader(sendBuffer, at, remote.payloadType);
+      sendPcm.set(pcm, (at + RTP_HEADER_BYTES) >> 1);
       this.countSent(len);
     } else {
       const buf = Buffer.allocUnsafe(len);
@@ -425,9 +428,13 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
   }
 
   private writeAudioPacket(out: Uint8Array, at: number, payloadType: number, pcm: Int16Array): void {
-    writeRtpHeader(out, { marker: this.marker, payloadType, sequence: this.seq, timestamp: this.ts, ssrc: this.ssrc }, at);
+    this.writeAudioHeader(out, at, payloadType);
     if (payloadType === 8) alawEncodeInto(pcm, out, at + RTP_HEADER_BYTES);
     else mulawEncodeInto(pcm, out, at + RTP_HEADER_BYTES);
+  }
+
+  private writeAudioHeader(out: Uint8Array, at: number, payloadType: number): void {
+    writeRtpHeader(out, { marker: this.marker, payloadType, sequence: this.seq, timestamp: this.ts, ssrc: this.ssrc }, at);
   }
 
   /** Outbound frames waiting for their tick (converges to about one). */

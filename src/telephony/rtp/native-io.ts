@@ -22,7 +22,8 @@ import { constants } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import type { TickSource } from '../../media/index.js';
+import { g711EncodeTables, type TickSource } from '../../media/index.js';
+import { RTP_HEADER_BYTES } from './packet.js';
 import type { MediaSocket, PacketInfo } from './socket-protocol.js';
 
 export interface RtpIoAddon {
@@ -40,11 +41,18 @@ export interface RtpIoAddon {
   ioUringReady(): boolean;
   /** arrivals: each packet's kernel arrival time in ms of CLOCK_MONOTONIC (-1: none); see monotonicToPerformance. */
   drain(fds: Int32Array, out: Uint8Array, meta: Int32Array, arrivals: Float64Array, ioUring: boolean): number;
+  /** Sets the G.711 encode tables (65,536 entries each) sendBatch uses for packets sent as PCM; false if either is short. */
+  g711Tables(alaw: Uint8Array, mulaw: Uint8Array): boolean;
 }
 
 /** Bytes per packet slot and int32 per packet of metadata: as SLOT and META in native/packet-io.h. */
 const SLOT = 2048;
 const META = 4;
+/** A send's length word asks for its PCM16 payload to be encoded (native/g711.h): the encoding above bit 16. */
+const ENCODE_SHIFT = 16;
+const ENCODE_NONE = 0;
+const ENCODE_ALAW = 1;
+const ENCODE_MULAW = 2;
 /** Packets read per drain call (4 MB of slots); a fuller tick takes more calls. */
 const BATCH = 2048;
 /**
@@ -70,7 +78,10 @@ export function loadRtpIoAddon(): RtpIoAddon {
     const e = err as { stderr?: Buffer; message: string };
     throw new Error(`MEDIA_IO=native: cannot build the RTP I/O addon: ${(e.stderr?.toString() || e.message).trim()}`);
   }
-  return createRequire(import.meta.url)(RTP_IO_ADDON) as RtpIoAddon;
+  const loaded = createRequire(import.meta.url)(RTP_IO_ADDON) as RtpIoAddon;
+  const { alaw, mulaw } = g711EncodeTables();
+  if (!loaded.g711Tables(alaw, mulaw)) throw new Error('MEDIA_IO=native: the RTP I/O addon refused the G.711 tables');
+  return loaded;
 }
 
 /**
@@ -136,9 +147,15 @@ class NativeSocket extends EventEmitter implements MediaSocket {
     return this.io.sendData;
   }
 
-  reserveSend(len: number, port: number, address: string): number {
-    const to = this.closed || len > SLOT ? null : this.destinationOf(address);
-    return to === null ? -1 : this.io.reserveSend(this.fd, len, port, to);
+  get sendPcm(): Int16Array {
+    return this.io.sendPcm;
+  }
+
+  reservePcmSend(samples: number, payloadType: number, port: number, address: string): number {
+    const encode = payloadType === 8 ? ENCODE_ALAW : payloadType === 0 ? ENCODE_MULAW : ENCODE_NONE;
+    const len = RTP_HEADER_BYTES + 2 * samples;
+    const to = this.closed || encode === ENCODE_NONE || len > SLOT ? null : this.destinationOf(address);
+    return to === null ? -1 : this.io.reserveSend(this.fd, len, port, to, encode);
   }
 
   /** The number of an IPv4 literal (the last one kept: a leg sends to one address for a whole call), or null. */
@@ -198,6 +215,8 @@ export class NativeRtpIo {
   private readonly addresses = new Map<number, string>();
   // Packets queued for the next sendBatch: slots as in `out`, meta fd, length, port, address.
   readonly sendData = Buffer.alloc(SLOT * BATCH);
+  /** sendData as samples, for payloads the addon encodes (slots and the 12-byte header keep them 2-aligned). */
+  readonly sendPcm = new Int16Array(this.sendData.buffer, this.sendData.byteOffset, this.sendData.length / 2);
   private readonly sendMeta = new Int32Array(META * BATCH);
   private sendCount = 0;
   private sendCallbacks: { k: number; callback: (err: Error | null) => void }[] = [];
@@ -245,13 +264,17 @@ export class NativeRtpIo {
     if (callback) this.sendCallbacks.push({ k: at / SLOT, callback });
   }
 
-  /** A slot of the batch for a `len`-byte packet (len ≤ SLOT), to be filled by the caller now; its byte offset in sendData. */
-  reserveSend(fd: number, len: number, port: number, address: number): number {
+  /**
+   * A slot of the batch for a `len`-byte packet (len ≤ SLOT), to be filled by the caller now; its byte
+   * offset in sendData. `encode` (ENCODE_ALAW, ENCODE_MULAW): the payload after the 12-byte header is
+   * PCM16 for the addon to encode, and the packet leaves 12 + (len - 12) / 2 bytes long.
+   */
+  reserveSend(fd: number, len: number, port: number, address: number, encode = ENCODE_NONE): number {
     if (this.sendCount === BATCH) this.flushSends();
     const k = this.sendCount++;
     const m = k * META;
     this.sendMeta[m] = fd;
-    this.sendMeta[m + 1] = len;
+    this.sendMeta[m + 1] = len | (encode << ENCODE_SHIFT);
     this.sendMeta[m + 2] = port;
     this.sendMeta[m + 3] = address | 0;
     this.queueFlush();

@@ -19,12 +19,15 @@ export interface MediaSocket {
   on(event: 'error', listener: (err: Error) => void): unknown;
   send(msg: Uint8Array, port: number, address: string, callback?: (err: Error | null) => void): void;
   /**
-   * Batched sockets (MEDIA_IO=native): room for a `len`-byte packet to port:address in the current send
-   * batch, to be written in place, before the caller returns, at the returned offset of `sendBuffer`;
-   * -1 when there is none (use send()). Saves a buffer and a copy per packet.
+   * Batched sockets (MEDIA_IO=native): room in the current send batch for an RTP packet to port:address
+   * whose `samples` PCM16 samples the addon encodes as G.711 (payload type 8: A-law, 0: µ-law) on its
+   * way out, off the event loop. Before returning, the caller writes the 12-byte header at the returned
+   * offset of `sendBuffer` and the samples into `sendPcm` from index (offset + 12) / 2. -1 when there is
+   * none (another payload type, a closed socket, an address that is not an IPv4 literal): encode and send().
    */
-  reserveSend?(len: number, port: number, address: string): number;
+  reservePcmSend?(samples: number, payloadType: number, port: number, address: string): number;
   readonly sendBuffer?: Uint8Array;
+  readonly sendPcm?: Int16Array;
   address(): { port: number };
   close(): void;
 }

@@ -7,6 +7,7 @@ import { performance } from 'node:perf_hooks';
 import { COLD_READ_TICKS, loadRtpIoAddon, NativeRtpIo, type RtpIoAddon } from '../../../src/telephony/rtp/native-io.js';
 import type { MediaSocket, PacketInfo } from '../../../src/telephony/rtp/socket-protocol.js';
 import type { TickListener, TickSource } from '../../../src/media/index.js';
+import { alawEncode, mulawEncode } from '../../../src/media/g711.js';
 import { holdLoop, sendTo, untilKernelStampsArrivals } from '../../helpers/kernel-stamps.js';
 
 /** A clock the test ticks by hand; it records which phase the reader subscribed to. */
@@ -238,23 +239,62 @@ describe.each([
     ]);
   });
 
-  it('sends a packet written in place in a reserved slot, in order with copied ones, and reserves none it cannot send', async () => {
+  it('sends a packet written in place as header and PCM, G.711-encoded by the addon, in order with copied ones', async () => {
     const io = new NativeRtpIo(addon, new HandClock(), undefined, ioUring, sendThread);
     const a = open(io);
     const rx = await sender();
     const got: number[][] = [];
     rx.on('message', (msg) => got.push([...msg]));
+    const header = [0x80, 8, 0, 1, 0, 0, 0, 160, 1, 2, 3, 4];
+    const pcm = Int16Array.from([0, 1, -1, 32767, -32768, 1000]);
     a.send(Buffer.from([1]), rx.address().port, '127.0.0.1');
-    const at = a.reserveSend?.(3, rx.address().port, '127.0.0.1') ?? -1;
+    const at = a.reservePcmSend?.(pcm.length, 8, rx.address().port, '127.0.0.1') ?? -1;
     expect(at).toBeGreaterThanOrEqual(0);
-    a.sendBuffer?.set([2, 22, 222], at);
+    a.sendBuffer?.set(header, at);
+    a.sendPcm?.set(pcm, (at + 12) / 2);
     a.send(Buffer.from([3]), rx.address().port, '127.0.0.1');
-    expect(a.reserveSend?.(3, rx.address().port, 'example.invalid')).toBe(-1);
-    expect(a.reserveSend?.(4096, rx.address().port, '127.0.0.1')).toBe(-1); // over a slot
     await until(() => got.length === 3);
-    expect(got).toEqual([[1], [2, 22, 222], [3]]);
+    expect(got).toEqual([[1], [...header, ...alawEncode(pcm)], [3]]);
+    expect(io.counts.sent).toBe(3);
+    expect(io.counts.sendErrors).toBe(0);
+  });
+
+  it('reserves no PCM slot it cannot send: another payload type, a name, over a slot, a closed socket', () => {
+    const io = new NativeRtpIo(addon, new HandClock(), undefined, ioUring, sendThread);
+    const a = open(io);
+    expect(a.reservePcmSend?.(160, 9, 5000, '127.0.0.1')).toBe(-1); // G.722: encoded in JavaScript, sent as bytes
+    expect(a.reservePcmSend?.(160, 0, 5000, 'example.invalid')).toBe(-1);
+    expect(a.reservePcmSend?.(1024, 0, 5000, '127.0.0.1')).toBe(-1); // 12 + 2048 bytes: over a slot
     a.close();
-    expect(a.reserveSend?.(3, rx.address().port, '127.0.0.1')).toBe(-1);
+    expect(a.reservePcmSend?.(160, 0, 5000, '127.0.0.1')).toBe(-1);
+    expect(io.counts.sent).toBe(0);
+  });
+
+  it.each([
+    { name: 'A-law', payloadType: 8, encode: alawEncode },
+    { name: 'µ-law', payloadType: 0, encode: mulawEncode },
+  ])('encodes every one of the 65,536 sample values as the JavaScript $name encoder does', async ({ payloadType, encode }) => {
+    const io = new NativeRtpIo(addon, new HandClock(), undefined, ioUring, sendThread);
+    const a = open(io);
+    const rx = await sender();
+    const got: Buffer[] = [];
+    rx.on('message', (msg: Buffer) => got.push(msg));
+    const all = Int16Array.from({ length: 65536 }, (_, i) => i - 32768);
+    const perPacket = 160;
+    const perRound = 32; // packets in flight at once: well inside the receiver's socket buffer
+    for (let from = 0; from < all.length; from += perPacket * perRound) {
+      const expected = got.length + Math.min(perRound, Math.ceil((all.length - from) / perPacket));
+      for (let off = from; off < Math.min(all.length, from + perPacket * perRound); off += perPacket) {
+        const samples = all.subarray(off, off + perPacket);
+        const at = a.reservePcmSend?.(samples.length, payloadType, rx.address().port, '127.0.0.1') ?? -1;
+        a.sendBuffer?.set([0x80, payloadType, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], at);
+        a.sendPcm?.set(samples, (at + 12) / 2);
+      }
+      await until(() => got.length === expected);
+    }
+    const payloads = Buffer.concat(got.map((m) => m.subarray(12)));
+    expect(payloads.length).toBe(all.length);
+    expect(payloads.equals(Buffer.from(encode(all)))).toBe(true);
   });
 
   it('sends what a loop turn queued outside a tick in one batch, at the end of the turn', async () => {
@@ -345,6 +385,25 @@ describe.each([
     const err = await new Promise<Error | null>((resolve) => s.send(Buffer.from([1]), 5000, 'example.invalid', resolve));
     expect(err?.message).toMatch(/IPv4 literals/);
     expect(io.counts.sendErrors).toBe(1);
+  });
+});
+
+describe("the addon's send batch", () => {
+  it('refuses a batch whose length word asks for an unknown encoding or an odd PCM payload, sending nothing', async () => {
+    const rx = await sender();
+    let received = 0;
+    rx.on('message', () => received++);
+    const fd = addon.open(0x7f000001, 0);
+    expect(fd).toBeGreaterThanOrEqual(0);
+    closers.push(() => addon.close(fd));
+    const data = new Uint8Array(2048);
+    const port = rx.address().port;
+    const batch = (lengthWord: number): number => addon.sendBatch(data, Int32Array.from([fd, lengthWord, port, 0x7f000001]), 1, false, false);
+    expect(batch(172 | (3 << 16))).toBe(-22); // no such encoding
+    expect(batch(13 | (1 << 16))).toBe(-22); // half a sample
+    expect(batch(8 | (2 << 16))).toBe(-22); // shorter than the RTP header
+    expect(batch(12 + 320)).toBe(0); // plain bytes still go
+    await until(() => received === 1);
   });
 });
 

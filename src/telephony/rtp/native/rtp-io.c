@@ -13,7 +13,7 @@
  * IPv4 only (the caller falls back to dgram for IPv6 media addresses). Addresses cross the boundary
  * as host-order uint32, ports as numbers. Every function returns -errno on failure and never throws.
  * The sends may leave from a thread of the addon's own (send-thread.c, MEDIA_IO_SEND_THREAD).
- * Built by scripts/build-rtp-io.sh: gcc -O2 -shared -fPIC -pthread -I<node headers> [-DVOXBRIDGE_URING -luring] rtp-io.c send-thread.c
+ * Built by scripts/build-rtp-io.sh: gcc -O2 -shared -fPIC -pthread -I<node headers> [-DVOXBRIDGE_URING -luring] rtp-io.c send-thread.c g711.c
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -30,6 +30,7 @@
 #ifdef VOXBRIDGE_URING
 #include <liburing.h>
 #endif
+#include "g711.h"
 #include "packet-io.h"
 #include "send-thread.h"
 
@@ -293,6 +294,7 @@ void free_ring(struct io_ring *r) {
 #endif
 
 long send_packets(struct io_ring *r, unsigned char *data, int32_t *meta, size_t n) {
+  g711_encode_batch(data, meta, n);
 #ifdef VOXBRIDGE_URING
   if (r != NULL) send_ring(r, data, meta, n);
   else send_each(data, meta, 0, n);
@@ -327,7 +329,8 @@ static struct sender *started_sender(napi_env env) {
 /*
  * sendBatch(data: Uint8Array, meta: Int32Array, n, ioUring = true, async = false) -> packets that failed.
  * Packet k is at data[k * SLOT]; meta[k * 4 ...] holds the socket fd, the length, the destination port
- * and address. With io_uring every packet of the batch is one sendmsg entry of one submission (EAGAIN
+ * and address. A length may ask for the payload (PCM16 after a 12-byte header) to be G.711-encoded
+ * first (g711.h: ENCODE_ALAW or ENCODE_MULAW << 16; the tables set by g711Tables). With io_uring every packet of the batch is one sendmsg entry of one submission (EAGAIN
  * when a socket buffer is full, never a wait). Synchronous: the result of each send replaces its length
  * (bytes sent, or -errno). async: the batch is copied and sent by the send thread (see send_loop), meta
  * is left as it was, and the result counts the failed packets of the batches sent since the last call.
@@ -346,7 +349,7 @@ static napi_value send_batch(napi_env env, napi_callback_info info) {
   int32_t *meta = metaPtr;
   for (int32_t k = 0; k < n; k++) {
     int32_t *m = meta + (size_t)k * META;
-    if (m[1] < 0 || m[1] > SLOT || m[2] <= 0 || m[2] > 65535) return num(env, -EINVAL);
+    if (!g711_length_valid(m[1]) || m[2] <= 0 || m[2] > 65535) return num(env, -EINVAL);
   }
   struct sender *s = async ? sender_of(env) : NULL;
   if (s != NULL) {
@@ -359,6 +362,18 @@ static napi_value send_batch(napi_env env, napi_callback_info info) {
   if (use_ring) ring = ring_of(env);
 #endif
   return num(env, (double)send_packets(ring, data, meta, (size_t)n));
+}
+
+/* g711Tables(alaw: Uint8Array, mulaw: Uint8Array) -> true once the 65,536-entry encode tables are set. */
+static napi_value g711_tables(napi_env env, napi_callback_info info) {
+  napi_value argv[MAX_ARGS];
+  args(env, info, argv);
+  void *alaw, *mulaw;
+  size_t alaw_len = typed_at(env, argv[0], &alaw);
+  size_t mulaw_len = typed_at(env, argv[1], &mulaw);
+  napi_value out;
+  napi_get_boolean(env, g711_set_tables(alaw, alaw_len, mulaw, mulaw_len), &out);
+  return out;
 }
 
 /* sendWaits() -> how often a batch found the send thread's job buffers all queued and its caller waited. */
@@ -564,6 +579,7 @@ NAPI_MODULE_INIT() {
       {"sendWaits", NULL, send_waits, NULL, NULL, NULL, napi_default, NULL},
       {"ioUringReady", NULL, io_uring_ready, NULL, NULL, NULL, napi_default, NULL},
       {"drain", NULL, drain, NULL, NULL, NULL, napi_default, NULL},
+      {"g711Tables", NULL, g711_tables, NULL, NULL, NULL, napi_default, NULL},
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
   return exports;

@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include "g711.h"
 #include "packet-io.h"
 #include "send-thread.h"
 
@@ -101,7 +102,7 @@ long queue_job(struct sender *s, const unsigned char *data, const int32_t *meta,
     if (grown == NULL || meta_grown == NULL) return -1;
     job->cap = n;
   }
-  for (size_t k = 0; k < n; k++) memcpy(job->data + k * SLOT, data + k * SLOT, (size_t)meta[k * META + 1]);
+  for (size_t k = 0; k < n; k++) memcpy(job->data + k * SLOT, data + k * SLOT, (size_t)LEN_BYTES(meta[k * META + 1]));
   memcpy(job->meta, meta, n * META * sizeof *meta);
   job->n = n;
   job->use_ring = use_ring;
