@@ -1,5 +1,6 @@
 /* G.711 encoding of outgoing RTP payloads: see g711.h. */
 #include "g711.h"
+#include <pthread.h>
 #include <string.h>
 #include "packet-io.h"
 
@@ -7,16 +8,20 @@
 
 static uint8_t alaw_table[TABLE];
 static uint8_t mulaw_table[TABLE];
-/* Set once, before the first batch that asks for encoding is accepted (send_batch checks), so the send
- * thread only ever reads tables that are complete: the job queue's mutex orders the writes before. */
+/* Written once, before any batch that asks for encoding is accepted (send_batch checks), and never
+ * again: every addon instance of the process (one per worker thread that loads it) shares them. */
 static bool tables_set = false;
+static pthread_mutex_t tables_mu = PTHREAD_MUTEX_INITIALIZER;
 
 bool g711_set_tables(const uint8_t *alaw, size_t alaw_len, const uint8_t *mulaw, size_t mulaw_len) {
   if (alaw == NULL || mulaw == NULL || alaw_len < TABLE || mulaw_len < TABLE) return false;
-  if (tables_set) return true; /* the same tables (one builder); never rewritten under a send */
-  memcpy(alaw_table, alaw, TABLE);
-  memcpy(mulaw_table, mulaw, TABLE);
-  tables_set = true;
+  pthread_mutex_lock(&tables_mu);
+  if (!__atomic_load_n(&tables_set, __ATOMIC_ACQUIRE)) { /* else the same tables (one builder), in use */
+    memcpy(alaw_table, alaw, TABLE);
+    memcpy(mulaw_table, mulaw, TABLE);
+    __atomic_store_n(&tables_set, true, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&tables_mu);
   return true;
 }
 
@@ -25,7 +30,7 @@ bool g711_length_valid(int32_t v) {
   int32_t bytes = LEN_BYTES(v), encode = LEN_ENCODE(v);
   if (bytes > SLOT || encode > ENCODE_MULAW) return false;
   if (encode == ENCODE_NONE) return true;
-  return tables_set && bytes >= RTP_HEADER && (bytes - RTP_HEADER) % 2 == 0;
+  return __atomic_load_n(&tables_set, __ATOMIC_ACQUIRE) && bytes >= RTP_HEADER && (bytes - RTP_HEADER) % 2 == 0;
 }
 
 /* Byte i of the payload goes where sample i's first byte was: never past a sample not yet read. */
