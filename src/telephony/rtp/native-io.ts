@@ -78,10 +78,13 @@ export function loadRtpIoAddon(): RtpIoAddon {
     const e = err as { stderr?: Buffer; message: string };
     throw new Error(`MEDIA_IO=native: cannot build the RTP I/O addon: ${(e.stderr?.toString() || e.message).trim()}`);
   }
-  const loaded = createRequire(import.meta.url)(RTP_IO_ADDON) as RtpIoAddon;
+  const loaded = createRequire(import.meta.url)(RTP_IO_ADDON) as Partial<RtpIoAddon>;
+  // A binary built from older sources (copied in, its sources not shipped) lacks what this code calls.
+  if (typeof loaded.g711Tables !== 'function')
+    throw new Error(`MEDIA_IO=native: ${RTP_IO_ADDON} is older than this code; rebuild it (bash scripts/build-rtp-io.sh --force)`);
   const { alaw, mulaw } = g711EncodeTables();
   if (!loaded.g711Tables(alaw, mulaw)) throw new Error('MEDIA_IO=native: the RTP I/O addon refused the G.711 tables');
-  return loaded;
+  return loaded as RtpIoAddon;
 }
 
 /**
