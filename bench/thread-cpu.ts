@@ -1,6 +1,6 @@
 // CPU time of one thread of this process from Linux's per-thread accounting (/proc/self/task/<tid>/stat),
 // in µs with 10 ms resolution (USER_HZ 100); null where the OS does not tell or the thread has ended.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 export function threadCpuUs(tid: number | string): number | null {
   let stat: string;
@@ -12,4 +12,16 @@ export function threadCpuUs(tid: number | string): number | null {
   // Fields after the command's closing parenthesis (the command may contain one): utime and stime are fields 14 and 15.
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(f[11]) + Number(f[12])) * 10_000;
+}
+
+/** CPU time (µs) of this process's main thread and of all its other threads together, from /proc (Linux). */
+export function mainAndOtherThreadsCpuUs(): { main: number; others: number } {
+  let main = 0;
+  let others = 0;
+  for (const tid of readdirSync('/proc/self/task')) {
+    const us = threadCpuUs(tid) ?? 0; // null: the thread ended meanwhile
+    if (Number(tid) === process.pid) main += us;
+    else others += us;
+  }
+  return { main, others };
 }

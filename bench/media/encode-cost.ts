@@ -8,12 +8,11 @@
 // /proc (Linux, 10 ms resolution, hence rounds of a second or more).
 //   npx tsx bench/media/encode-cost.ts [--sockets 400] [--ticks 2000] [--rounds 4]
 // Prints figures; asserts nothing.
-import { readdirSync } from 'node:fs';
 import { alawEncodeInto } from '../../src/media/g711.js';
 import type { TickListener, TickSource } from '../../src/media/index.js';
 import { NativeRtpIo, nativeRtpIoAddon } from '../../src/telephony/rtp/native-io.js';
 import { writeRtpHeader, RTP_HEADER_BYTES } from '../../src/telephony/rtp/packet.js';
-import { threadCpuUs } from '../thread-cpu.js';
+import { mainAndOtherThreadsCpuUs } from '../thread-cpu.js';
 
 type Mode = 'js' | 'c';
 
@@ -42,17 +41,6 @@ class HandClock implements TickSource {
   }
 }
 
-function threadCpu(): { main: number; others: number } {
-  let main = 0;
-  let others = 0;
-  for (const tid of readdirSync('/proc/self/task')) {
-    const us = threadCpuUs(tid) ?? 0;
-    if (Number(tid) === process.pid) main += us;
-    else others += us;
-  }
-  return { main, others };
-}
-
 const addon = nativeRtpIoAddon();
 // Speech-like samples, so the table reads are not all of one entry.
 const frame = Int16Array.from({ length: SAMPLES }, (_, i) => Math.round(8000 * Math.sin(i / 3) + 500 * Math.sin(i * 1.7)));
@@ -68,7 +56,7 @@ async function round(mode: Mode): Promise<{ mainUs: number; otherUs: number }> {
     return s;
   });
   const header = { marker: false, payloadType: PCMA, sequence: 0, timestamp: 0, ssrc: 0x1234 };
-  const before = threadCpu();
+  const before = mainAndOtherThreadsCpuUs();
   for (let t = 0; t < TICKS; t++) {
     clock.fire(t);
     header.sequence = t & 0xffff;
@@ -87,7 +75,7 @@ async function round(mode: Mode): Promise<{ mainUs: number; otherUs: number }> {
     await Promise.resolve(); // the tick's flush (a microtask), as after a media tick
   }
   while (addon.sendsQueued() > 0) await new Promise((r) => setImmediate(r));
-  const after = threadCpu();
+  const after = mainAndOtherThreadsCpuUs();
   for (const s of sockets) s.close();
   addon.close(sink);
   const packets = SOCKETS * TICKS;

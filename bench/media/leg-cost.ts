@@ -14,13 +14,12 @@
 // change), so a 2-core host shared with other work gives the same figure as a quiet one, within noise.
 // Prints figures; asserts nothing.
 import dgram from 'node:dgram';
-import { readdirSync } from 'node:fs';
 import { RtpEndpoint } from '../../src/telephony/rtp/endpoint.js';
 import { serializeRtp } from '../../src/telephony/rtp/packet.js';
 import { alawEncode } from '../../src/media/g711.js';
 import type { TickListener, TickSource } from '../../src/media/index.js';
 import { defined } from '../defined.js';
-import { threadCpuUs } from '../thread-cpu.js';
+import { mainAndOtherThreadsCpuUs } from '../thread-cpu.js';
 import { LiveSession } from '../../src/sessions/live-session.js';
 import { buildEngines } from '../../src/speech/index.js';
 
@@ -34,18 +33,6 @@ const ROUNDS = arg('rounds', 3);
 const WORKERS = arg('workers', 0);
 const NATIVE = arg('native', 0) === 1;
 const SESSION = arg('session', 0) === 1;
-
-/** CPU time (µs) of this process's main thread and of all its other threads, from /proc (Linux). */
-function threadCpu(): { main: number; others: number } {
-  let main = 0;
-  let others = 0;
-  for (const tid of readdirSync('/proc/self/task')) {
-    const us = threadCpuUs(tid) ?? 0; // null: the thread ended meanwhile
-    if (Number(tid) === process.pid) main += us;
-    else others += us;
-  }
-  return { main, others };
-}
 
 function join(phase: Set<TickListener>, fn: TickListener): () => void {
   phase.add(fn);
@@ -154,10 +141,10 @@ async function round(): Promise<{
   const sent0 = eps.reduce((a, e) => a + e.stats.packetsOut, 0);
   const phoneGot0 = phoneGot;
   const cpu0 = process.cpuUsage();
-  const thr0 = threadCpu();
+  const thr0 = mainAndOtherThreadsCpuUs();
   for (let t = 100; t < 100 + TICKS; t++) await tick(t);
   const cpu = process.cpuUsage(cpu0);
-  const thr1 = threadCpu();
+  const thr1 = mainAndOtherThreadsCpuUs();
   const received = eps.reduce((a, e) => a + e.stats.packetsIn, 0) - received0;
   const sent = eps.reduce((a, e) => a + e.stats.packetsOut, 0) - sent0;
   sessions.forEach((s) => s.close('bench_done'));

@@ -25,7 +25,7 @@ bool g711_set_tables(const uint8_t *alaw, size_t alaw_len, const uint8_t *mulaw,
   return true;
 }
 
-bool g711_length_valid(int32_t v) {
+bool send_length_valid(int32_t v) {
   if (v < 0) return false;
   int32_t bytes = LEN_BYTES(v), encode = LEN_ENCODE(v);
   if (bytes > SLOT || encode > ENCODE_MULAW) return false;

@@ -21,8 +21,9 @@
 
 /* Copies the two 65,536-entry tables (indexed by the sample as uint16); false when either is short. */
 bool g711_set_tables(const uint8_t *alaw, size_t alaw_len, const uint8_t *mulaw, size_t mulaw_len);
-/* Whether a packet's length word is acceptable: a known encoding (with tables set) of an even PCM payload. */
-bool g711_length_valid(int32_t v);
+/* Whether a send's length word is acceptable: a plain length up to SLOT, or a known encoding (tables
+ * set) of an even PCM payload after the header. */
+bool send_length_valid(int32_t v);
 /* Encodes, in place, the packets of a batch that ask for it; their length words become plain lengths. */
 void g711_encode_batch(unsigned char *data, int32_t *meta, size_t n);
 #endif

@@ -350,7 +350,7 @@ static napi_value send_batch(napi_env env, napi_callback_info info) {
   int32_t *meta = metaPtr;
   for (int32_t k = 0; k < n; k++) {
     int32_t *m = meta + (size_t)k * META;
-    if (!g711_length_valid(m[1]) || m[2] <= 0 || m[2] > 65535) return num(env, -EINVAL);
+    if (!send_length_valid(m[1]) || m[2] <= 0 || m[2] > 65535) return num(env, -EINVAL);
   }
   struct sender *s = async ? sender_of(env) : NULL;
   if (s != NULL) {
