@@ -14,6 +14,27 @@ export function threadCpuUs(tid: number | string): number | null {
   return (Number(f[11]) + Number(f[12])) * 10_000;
 }
 
+/** CPU time (µs) of this process's threads named `name` (their comm), together; null where the OS does not tell. */
+export function namedThreadsCpuUs(name: string): number | null {
+  let tids: string[];
+  try {
+    tids = readdirSync('/proc/self/task');
+  } catch {
+    return null;
+  }
+  let us = 0;
+  for (const tid of tids) {
+    let comm: string;
+    try {
+      comm = readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim();
+    } catch {
+      continue; // the thread ended meanwhile
+    }
+    if (comm === name) us += threadCpuUs(tid) ?? 0;
+  }
+  return us;
+}
+
 /** CPU time (µs) of this process's main thread and of all its other threads together, from /proc (Linux). */
 export function mainAndOtherThreadsCpuUs(): { main: number; others: number } {
   let main = 0;

@@ -45,6 +45,8 @@ export interface RtpIoAddon {
   g711Tables(alaw: Uint8Array, mulaw: Uint8Array): boolean;
 }
 
+/** The addon's send thread, by the name native/send-thread.c gives it (what `top -H` shows). */
+export const RTP_SEND_THREAD_NAME = 'vb-rtp-send';
 /** Bytes per packet slot and int32 per packet of metadata: as SLOT and META in native/packet-io.h. */
 const SLOT = 2048;
 const META = 4;

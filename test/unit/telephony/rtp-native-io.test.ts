@@ -3,8 +3,9 @@
 // packets are being handed out. (Every RtpEndpoint case also runs on it: rtp-endpoint.test.ts.)
 import { afterEach, describe, expect, it } from 'vitest';
 import dgram from 'node:dgram';
+import { readdirSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { COLD_READ_TICKS, loadRtpIoAddon, NativeRtpIo, type RtpIoAddon } from '../../../src/telephony/rtp/native-io.js';
+import { COLD_READ_TICKS, loadRtpIoAddon, NativeRtpIo, RTP_SEND_THREAD_NAME, type RtpIoAddon } from '../../../src/telephony/rtp/native-io.js';
 import type { MediaSocket, PacketInfo } from '../../../src/telephony/rtp/socket-protocol.js';
 import type { TickListener, TickSource } from '../../../src/media/index.js';
 import { alawEncode, mulawEncode } from '../../../src/media/g711.js';
@@ -389,6 +390,19 @@ describe.each([
 });
 
 describe("the addon's send batch", () => {
+  it(`runs its send thread under the name ${RTP_SEND_THREAD_NAME}, so top -H tells its CPU from the event loop's`, async () => {
+    const rx = await sender();
+    let received = 0;
+    rx.on('message', () => received++);
+    const fd = addon.open(0x7f000001, 0);
+    closers.push(() => addon.close(fd));
+    // An asynchronous batch starts the thread if no earlier case did.
+    expect(addon.sendBatch(new Uint8Array(2048), Int32Array.from([fd, 12, rx.address().port, 0x7f000001]), 1, false, true)).toBeGreaterThanOrEqual(0);
+    await until(() => received === 1);
+    const names = readdirSync('/proc/self/task').map((tid) => readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim());
+    expect(names).toContain(RTP_SEND_THREAD_NAME);
+  });
+
   it('refuses a batch whose length word asks for an unknown encoding or an odd PCM payload, sending nothing', async () => {
     const rx = await sender();
     let received = 0;

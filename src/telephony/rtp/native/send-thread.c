@@ -39,6 +39,8 @@ struct sender {
 
 static void *send_loop(void *arg) {
   struct sender *s = arg;
+  /* Named, so top -H and /proc/<pid>/task/<tid>/comm tell its CPU from the event loop's (RTP_SEND_THREAD_NAME). */
+  pthread_setname_np(pthread_self(), "vb-rtp-send");
   pthread_mutex_lock(&s->mu);
   for (;;) {
     while (s->count == 0 && !s->stop) pthread_cond_wait(&s->work, &s->mu);
