@@ -8,7 +8,7 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 dir="$root/src/telephony/rtp/native"
-sources=("$dir/rtp-io.c" "$dir/send-thread.c" "$dir/g711.c")
+sources=("$dir/rtp-io.c" "$dir/send-thread.c" "$dir/recv-thread.c" "$dir/g711.c")
 out="$root/.voxbridge/native/rtp-io.node"
 
 # shellcheck source=lib/compiled-part.sh

@@ -69,6 +69,8 @@ export interface StepResult {
   gatewayMainThreadPercent: number | null;
   /** The RTP addon's send thread of the busiest node (MEDIA_IO=native: the kernel's UDP sends, nearly all of it). */
   gatewaySendThreadPercent: number | null;
+  /** Its receive thread (MEDIA_IO_RECV_THREAD=true; 0 without). */
+  gatewayRecvThreadPercent: number | null;
   cpuMsPerCallSecond: number;
   rssMbPerCall: number;
   heapMbPerCall: number;
@@ -130,8 +132,9 @@ interface Usage {
   cpu: NodeJS.CpuUsage;
   /** The main thread's share of `cpu` (null where the OS does not tell). */
   mainThreadCpuUs?: number | null;
-  /** The RTP addon's send thread's share (0 without one). */
+  /** The RTP addon's send and receive threads' shares (0 without them). */
   sendThreadCpuUs?: number | null;
+  recvThreadCpuUs?: number | null;
   rss: number;
   heapUsed?: number;
   activeCalls: number;
@@ -440,14 +443,15 @@ function combined(us: Usage[]): Usage {
     cpu: { user: sum((u) => u.cpu.user), system: sum((u) => u.cpu.system) },
     mainThreadCpuUs: us.every((u) => u.mainThreadCpuUs != null) ? sum((u) => u.mainThreadCpuUs) : null,
     sendThreadCpuUs: us.every((u) => u.sendThreadCpuUs != null) ? sum((u) => u.sendThreadCpuUs) : null,
+    recvThreadCpuUs: us.every((u) => u.recvThreadCpuUs != null) ? sum((u) => u.recvThreadCpuUs) : null,
     rss: sum((u) => u.rss),
     heapUsed: sum((u) => u.heapUsed),
     activeCalls: sum((u) => u.activeCalls),
   };
 }
 
-/** The busiest node's main thread (the event loop that saturates first), or send thread, in % of a core over `seconds`. */
-function busiestThread(thread: 'mainThreadCpuUs' | 'sendThreadCpuUs', before: Usage[], after: Usage[], seconds: number): number | null {
+/** The busiest node's main thread (the event loop that saturates first), or send or receive thread, in % of a core over `seconds`. */
+function busiestThread(thread: 'mainThreadCpuUs' | 'sendThreadCpuUs' | 'recvThreadCpuUs', before: Usage[], after: Usage[], seconds: number): number | null {
   const shares = after.flatMap((u, j) => {
     const a = u[thread];
     const b = before[j]?.[thread];
@@ -580,6 +584,7 @@ export async function runStep(nodes: BenchGateway[], scenario: Scenario, calls: 
     gatewayCpuPercentOfOneCore: Math.round((cpuSec / elapsed) * 100),
     gatewayMainThreadPercent: busiestThread('mainThreadCpuUs', usage0s, usage1s, elapsed),
     gatewaySendThreadPercent: busiestThread('sendThreadCpuUs', usage0s, usage1s, elapsed),
+    gatewayRecvThreadPercent: busiestThread('recvThreadCpuUs', usage0s, usage1s, elapsed),
     cpuMsPerCallSecond: Math.round(((cpuSec * 1000) / (elapsed * live)) * 100) / 100,
     // Against the gateway before this step's calls existed (garbage of earlier steps blurs it).
     rssMbPerCall: Math.round(((usage1.rss - baseline.rss) / 1e6 / live) * 1000) / 1000,
@@ -696,5 +701,5 @@ function latencyTimeline(start: number, sentAt: number[][], latencies: number[][
 
 export function describe(r: StepResult): string {
   const on = r.nodes > 1 ? ` on ${r.nodes} nodes` : '';
-  return `${r.scenario} ${r.connected}/${r.calls} calls${on}: latency p50 ${r.latencyP50Ms} p99 ${r.latencyP99Ms} max ${r.latencyMaxMs} ms (first ${WARMUP_TICKS / 50} s: p99 ${r.startupP99Ms} ms); bursts ${r.burstsDelivered}/${r.burstsSent}; sink short ${r.sinkShortPercent}%, gateway discarded ${r.gatewayDiscardPercent}%, concealed ${r.gatewayConcealedPercent}%; gateway ${r.gatewayCpuPercentOfOneCore}% of a core (${r.nodes > 1 ? 'busiest ' : ''}main thread ${r.gatewayMainThreadPercent ?? '?'}%, send thread ${r.gatewaySendThreadPercent ?? '?'}%, ${r.cpuMsPerCallSecond} ms CPU per call-second), RSS ${r.rssMbPerCall} MB/call, heap ${r.heapMbPerCall} MB/call; loop delay p99 ${r.gatewayLoopDelayP99Ms} ms; load generator ${r.loadGeneratorCpuPercent}%`;
+  return `${r.scenario} ${r.connected}/${r.calls} calls${on}: latency p50 ${r.latencyP50Ms} p99 ${r.latencyP99Ms} max ${r.latencyMaxMs} ms (first ${WARMUP_TICKS / 50} s: p99 ${r.startupP99Ms} ms); bursts ${r.burstsDelivered}/${r.burstsSent}; sink short ${r.sinkShortPercent}%, gateway discarded ${r.gatewayDiscardPercent}%, concealed ${r.gatewayConcealedPercent}%; gateway ${r.gatewayCpuPercentOfOneCore}% of a core (${r.nodes > 1 ? 'busiest ' : ''}main thread ${r.gatewayMainThreadPercent ?? '?'}%, send thread ${r.gatewaySendThreadPercent ?? '?'}%, receive thread ${r.gatewayRecvThreadPercent ?? '?'}%, ${r.cpuMsPerCallSecond} ms CPU per call-second), RSS ${r.rssMbPerCall} MB/call, heap ${r.heapMbPerCall} MB/call; loop delay p99 ${r.gatewayLoopDelayP99Ms} ms; load generator ${r.loadGeneratorCpuPercent}%`;
 }

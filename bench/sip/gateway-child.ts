@@ -1,7 +1,7 @@
 // The gateway under test for the concurrent-calls, media and hostile-input benchmarks, in its own
 // process (own event loop and CPU accounting): server.ts wiring with the media role, SIP on a free
 // port, engines off, MEDIA_WORKERS (RTP socket worker threads, default 0) and MEDIA_IO (auto | dgram |
-// native, default auto as in production), MEDIA_IO_URING and MEDIA_IO_SEND_THREAD from the environment, and the socket workers' or the batched
+// native, default auto as in production), MEDIA_IO_URING, MEDIA_IO_SEND_THREAD and MEDIA_IO_RECV_THREAD from the environment, and the socket workers' or the batched
 // reader's counters in `usage`. The parent picks, by environment:
 //   BENCH_GATEWAY_TRANSPORTS=udp[,tcp]   SIP transports (hostile input arrives on both)
 //   BENCH_GATEWAY_RTP_BASE=20000         first RTP port of the node's range
@@ -15,7 +15,14 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { mediaStageSummary, resetMediaStages } from '../../src/media/index.js';
 import { startBenchSipGateway } from './bench-gateway.js';
 import { runningRtpSocketPool } from '../../src/telephony/rtp/socket-pool.js';
-import { RTP_SEND_THREAD_NAME, nativeRtpIoCounts, useIoUringForRtp, useSendThreadForRtp } from '../../src/telephony/rtp/native-io.js';
+import {
+  RTP_RECV_THREAD_NAME,
+  RTP_SEND_THREAD_NAME,
+  nativeRtpIoCounts,
+  useIoUringForRtp,
+  useRecvThreadForRtp,
+  useSendThreadForRtp,
+} from '../../src/telephony/rtp/native-io.js';
 import { loadConfig } from '../../src/config/index.js';
 import { LoopProbe, benchStallMs } from './loop-probe.js';
 import { namedThreadsCpuUs, threadCpuUs } from '../thread-cpu.js';
@@ -41,12 +48,14 @@ const media = loadConfig({
   MEDIA_IO: process.env.MEDIA_IO,
   MEDIA_IO_URING: process.env.MEDIA_IO_URING,
   MEDIA_IO_SEND_THREAD: process.env.MEDIA_IO_SEND_THREAD,
+  MEDIA_IO_RECV_THREAD: process.env.MEDIA_IO_RECV_THREAD,
 }).sip;
 t.gw.config.sip.mediaWorkers = media.mediaWorkers ?? 0;
 t.gw.config.sip.mediaIo = media.mediaIo;
 // Before the first call's socket makes the batched reader.
 useIoUringForRtp(media.mediaIoUring ?? true);
 useSendThreadForRtp(media.mediaIoSendThread ?? true);
+useRecvThreadForRtp(media.mediaIoRecvThread ?? false);
 
 if (process.env.BENCH_GATEWAY_GRACE_SECONDS) t.gw.config.limits.reconnectGraceSeconds = Number(process.env.BENCH_GATEWAY_GRACE_SECONDS);
 
@@ -68,6 +77,7 @@ async function onParentMessage(msg: ParentMessage): Promise<void> {
       cpu: process.cpuUsage(),
       mainThreadCpuUs: threadCpuUs(process.pid), // the main thread alone: the event loop
       sendThreadCpuUs: namedThreadsCpuUs(RTP_SEND_THREAD_NAME), // MEDIA_IO=native: the addon's send thread, its kernel time nearly all
+      recvThreadCpuUs: namedThreadsCpuUs(RTP_RECV_THREAD_NAME), // MEDIA_IO_RECV_THREAD: the addon's receive thread
       rss: process.memoryUsage().rss,
       heapUsed: process.memoryUsage().heapUsed,
       activeCalls: telephony.activeCalls,

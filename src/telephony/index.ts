@@ -9,7 +9,15 @@ import type { DialRequest } from './dial-target.js';
 import type { CallQuality } from './rtp/call-quality.js';
 import { MediaAnchor } from './media-anchor.js';
 import { sessionPortFromRegistry } from './registry-port.js';
-import { nativeRtpIoAddon, nativeRtpIoLoadError, tryNativeRtpIoAddon, useIoUringForRtp, useSendThreadForRtp, wantsNativeRtpIo } from './rtp/native-io.js';
+import {
+  nativeRtpIoAddon,
+  nativeRtpIoLoadError,
+  tryNativeRtpIoAddon,
+  useIoUringForRtp,
+  useRecvThreadForRtp,
+  useSendThreadForRtp,
+  wantsNativeRtpIo,
+} from './rtp/native-io.js';
 import type { SessionRegistry } from '../sessions/index.js';
 
 export { TelephonyError, type TelephonyErrorCode, type TelephonyErrorDetail } from './errors.js';
@@ -78,12 +86,17 @@ export async function startTelephony(deps: TelephonyDeps): Promise<Telephony> {
   }
   // Built and loaded now, so a missing compiler or header fails the start (native) or shows in the log
   // (auto), not at the first call.
-  const { mediaIo = 'auto', mediaIoUring = true, mediaIoSendThread = true } = deps.config.sip;
+  const { mediaIo = 'auto', mediaIoUring = true, mediaIoSendThread = true, mediaIoRecvThread = false } = deps.config.sip;
   const wanted = wantsNativeRtpIo(deps.config.sip);
   const addon = !wanted ? null : mediaIo === 'native' ? nativeRtpIoAddon() : tryNativeRtpIoAddon();
   useIoUringForRtp(mediaIoUring);
   useSendThreadForRtp(mediaIoSendThread);
-  if (addon) deps.logger.info({ mediaIo, ioUring: mediaIoUring && addon.ioUringReady(), sendThread: mediaIoSendThread }, 'RTP sockets: batched I/O');
+  useRecvThreadForRtp(mediaIoRecvThread);
+  if (addon)
+    deps.logger.info(
+      { mediaIo, ioUring: mediaIoUring && addon.ioUringReady(), sendThread: mediaIoSendThread, recvThread: mediaIoRecvThread },
+      'RTP sockets: batched I/O',
+    );
   else if (wanted) deps.logger.warn({ err: String(nativeRtpIoLoadError()) }, 'MEDIA_IO=auto: the batched RTP I/O addon is unavailable; RTP sockets use dgram');
   const sessions = deps.sessions ?? (deps.registry ? sessionPortFromRegistry(deps.registry) : null);
   if (!sessions) throw new Error('startTelephony needs the session registry');

@@ -41,12 +41,27 @@ export interface RtpIoAddon {
   ioUringReady(): boolean;
   /** arrivals: each packet's kernel arrival time in ms of CLOCK_MONOTONIC (-1: none); see monotonicToPerformance. */
   drain(fds: Int32Array, out: Uint8Array, meta: Int32Array, arrivals: Float64Array, ioUring: boolean): number;
+  /** A receive thread of the addon's (MEDIA_IO_RECV_THREAD), started; null when it cannot start. Stopped by recvStop or the handle's collection. */
+  recvStart(): ReceiveThread | null;
+  recvStop(thread: ReceiveThread): void;
+  /** The thread reads fd from now on; 0, or -errno. */
+  recvWatch(thread: ReceiveThread, fd: number): number;
+  /** The thread stops reading fd and drops its packets not taken: call before close(fd), whose number may be reused at once. */
+  recvUnwatch(thread: ReceiveThread, fd: number): void;
+  /** Packets the thread has read and not handed over yet (-EINVAL: stopped). */
+  recvPending(thread: ReceiveThread): number;
+  /** What the thread read since the last call, laid out as drain's but with each packet's fd where drain puts an index. */
+  recvTake(thread: ReceiveThread, out: Uint8Array, meta: Int32Array, arrivals: Float64Array): number;
   /** Sets the G.711 encode tables (65,536 entries each) sendBatch uses for packets sent as PCM; false if either is short. */
   g711Tables(alaw: Uint8Array, mulaw: Uint8Array): boolean;
 }
 
-/** The addon's send thread, by the name native/send-thread.c gives it (what `top -H` shows). */
+/** The addon's send and receive threads, by the names native/send-thread.c and recv-thread.c give them (what `top -H` shows). */
 export const RTP_SEND_THREAD_NAME = 'vb-rtp-send';
+export const RTP_RECV_THREAD_NAME = 'vb-rtp-recv';
+/** The addon's handle on one of its receive threads (opaque). */
+export type ReceiveThread = { readonly receiveThread: unique symbol };
+
 /** Bytes per packet slot and int32 per packet of metadata: as SLOT and META in native/packet-io.h. */
 const SLOT = 2048;
 const META = 4;
@@ -82,7 +97,7 @@ export function loadRtpIoAddon(): RtpIoAddon {
   }
   const loaded = createRequire(import.meta.url)(RTP_IO_ADDON) as Partial<RtpIoAddon>;
   // A binary built from older sources (copied in, its sources not shipped) lacks what this code calls.
-  if (typeof loaded.g711Tables !== 'function')
+  if (typeof loaded.g711Tables !== 'function' || typeof loaded.recvTake !== 'function')
     throw new Error(`MEDIA_IO=native: ${RTP_IO_ADDON} is older than this code; rebuild it (bash scripts/build-rtp-io.sh --force)`);
   const { alaw, mulaw } = g711EncodeTables();
   if (!loaded.g711Tables(alaw, mulaw)) throw new Error('MEDIA_IO=native: the RTP I/O addon refused the G.711 tables');
@@ -124,7 +139,7 @@ function uintToIpv4(n: number): string {
 type MessageListener = (msg: Buffer, info: PacketInfo) => void;
 
 /** A socket the group reads; looks like the part of dgram.Socket the endpoint uses. */
-class NativeSocket extends EventEmitter implements MediaSocket {
+export class NativeSocket extends EventEmitter implements MediaSocket {
   closed = false;
   /** The 'message' listener, called directly per packet rather than through emit (one reader: its endpoint). */
   receiver: MessageListener | null = null;
@@ -218,6 +233,9 @@ export class NativeRtpIo {
   private readonly meta = new Int32Array(META * BATCH);
   private readonly arrivals = new Float64Array(BATCH);
   private readonly addresses = new Map<number, string>();
+  /** With a receive thread (started at the first bind, stopped when the last socket goes): the sockets by fd, as its packets name them. */
+  private receiveThread: ReceiveThread | null = null;
+  private readonly byFd: (NativeSocket | undefined)[] = [];
   // Packets queued for the next sendBatch: slots as in `out`, meta fd, length, port, address.
   readonly sendData = Buffer.alloc(SLOT * BATCH);
   /** sendData as samples, for payloads the addon encodes (slots and the 12-byte header keep them 2-aligned). */
@@ -237,7 +255,14 @@ export class NativeRtpIo {
     private readonly ioUring = true,
     /** Send from the addon's send thread (MEDIA_IO_SEND_THREAD); false: on this thread, waiting for the kernel. */
     private readonly sendThread = true,
+    /** Read on the addon's receive thread (MEDIA_IO_RECV_THREAD), the tick taking what it read; false: this thread reads at the tick. */
+    private readonly recvThread = false,
   ) {}
+
+  /** Packets the receive thread has read and the next tick will take (0 without one). */
+  get receivedPending(): number {
+    return this.receiveThread ? Math.max(0, this.addon.recvPending(this.receiveThread)) : 0;
+  }
 
   get socketCount(): number {
     return this.live;
@@ -250,12 +275,26 @@ export class NativeRtpIo {
     const fd = this.addon.open(a, port);
     if (fd === -EADDRINUSE) return null;
     if (fd < 0) throw new Error(`cannot bind RTP socket ${address}:${port} (errno ${-fd})`);
+    if (this.recvThread) this.watch(fd, `${address}:${port}`);
     const socket = new NativeSocket(this, fd, this.addon.port(fd), o.cold === true);
+    this.byFd[fd] = socket;
     this.sockets.push(socket);
     this.live++;
     this.dirty = true;
     this.unsubscribe ??= (this.clock.subscribeEarly ?? this.clock.subscribe).call(this.clock, this.drainAll);
     return socket;
+  }
+
+  /** Has the receive thread read fd (started now if it is not running); closes fd and throws when it cannot. */
+  private watch(fd: number, where: string): void {
+    this.receiveThread ??= this.addon.recvStart();
+    const watched = this.receiveThread ? this.addon.recvWatch(this.receiveThread, fd) : -1;
+    if (watched < 0) {
+      this.addon.close(fd);
+      throw new Error(
+        `MEDIA_IO_RECV_THREAD: no receive thread reads RTP socket ${where} (${this.receiveThread ? `errno ${-watched}` : 'the thread did not start'})`,
+      );
+    }
   }
 
   /** Queues a packet for the next batch (see queueFlush), or sends the batch at once when full. */
@@ -347,7 +386,9 @@ export class NativeRtpIo {
     const closing = this.closing;
     this.closing = [];
     for (const socket of closing) {
+      if (this.receiveThread) this.addon.recvUnwatch(this.receiveThread, socket.fd);
       this.addon.close(socket.fd);
+      if (this.byFd[socket.fd] === socket) this.byFd[socket.fd] = undefined;
       socket.emit('close');
     }
   }
@@ -362,6 +403,8 @@ export class NativeRtpIo {
       this.flushSends();
       this.unsubscribe?.();
       this.unsubscribe = null;
+      if (this.receiveThread) this.addon.recvStop(this.receiveThread);
+      this.receiveThread = null;
     } else {
       this.queueFlush();
     }
@@ -380,8 +423,12 @@ export class NativeRtpIo {
     }
     this.draining = true;
     try {
-      this.drain(this.hotSet);
-      if (++this.ticks % COLD_READ_TICKS === 0) this.drain(this.coldSet);
+      if (this.recvThread) {
+        this.take();
+      } else {
+        this.drain(this.hotSet);
+        if (++this.ticks % COLD_READ_TICKS === 0) this.drain(this.coldSet);
+      }
     } finally {
       this.draining = false;
       this.closeSockets();
@@ -400,7 +447,21 @@ export class NativeRtpIo {
     }
   }
 
-  private deliver(sockets: NativeSocket[], n: number): void {
+  /** What the receive thread read since the last tick (every socket, cold or not: its epoll set costs nothing for idle ones). */
+  private take(): void {
+    const thread = this.receiveThread;
+    if (!thread) return;
+    for (;;) {
+      const n = this.addon.recvTake(thread, this.out, this.meta, this.arrivals);
+      this.counts.reads++;
+      if (n <= 0) break;
+      this.deliver(this.byFd, n);
+      if (n < BATCH) break;
+    }
+  }
+
+  /** `sockets[meta[k * META]]` is packet k's socket: by index in the fds drained, or by fd (take). */
+  private deliver(sockets: (NativeSocket | undefined)[], n: number): void {
     const now = performance.now();
     const meta = this.meta;
     this.counts.packets += n;
@@ -445,6 +506,7 @@ let addon: RtpIoAddon | null = null;
 let loadError: Error | null = null;
 let useIoUring = true;
 let useSendThread = true;
+let useRecvThread = false;
 /** Every clock's reader adds to these (the process has one clock; tests and benches drive their own). */
 const processCounts: NativeIoCounts = { packets: 0, reads: 0, truncated: 0, sent: 0, sendErrors: 0 };
 const readers = new WeakMap<TickSource, NativeRtpIo>();
@@ -485,11 +547,16 @@ export function useSendThreadForRtp(on: boolean): void {
   useSendThread = on;
 }
 
+/** MEDIA_IO_RECV_THREAD=true: readers made from now on take their packets from the addon's receive thread. */
+export function useRecvThreadForRtp(on: boolean): void {
+  useRecvThread = on;
+}
+
 /** The batched reader of the sockets of endpoints playing out on `clock`, made on first use. */
 export function nativeRtpIoFor(clock: TickSource): NativeRtpIo {
   let io = readers.get(clock);
   if (!io) {
-    io = new NativeRtpIo(nativeRtpIoAddon(), clock, processCounts, useIoUring, useSendThread);
+    io = new NativeRtpIo(nativeRtpIoAddon(), clock, processCounts, useIoUring, useSendThread, useRecvThread);
     readers.set(clock, io);
   }
   return io;

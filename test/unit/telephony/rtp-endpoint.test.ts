@@ -2,7 +2,7 @@ import { describe, it, expect, afterEach, beforeEach } from 'vitest';
 import dgram from 'node:dgram';
 import { once } from 'node:events';
 import { RtpEndpoint } from '../../../src/telephony/rtp/endpoint.js';
-import { useIoUringForRtp, useSendThreadForRtp } from '../../../src/telephony/rtp/native-io.js';
+import { useIoUringForRtp, useRecvThreadForRtp, useSendThreadForRtp } from '../../../src/telephony/rtp/native-io.js';
 import { MediaClock } from '../../../src/media/index.js';
 import { parseRtp, serializeRtp } from '../../../src/telephony/rtp/packet.js';
 import { digitPackets } from '../../../src/telephony/rtp/dtmf.js';
@@ -14,9 +14,10 @@ const opened: RtpEndpoint[] = [];
  * How the endpoints under test do their socket I/O: every case runs on dgram, on one socket worker
  * thread (MEDIA_WORKERS=1) and batched once per tick through the native addon (MEDIA_IO=native), with
  * io_uring and without (MEDIA_IO_URING=false), sending from the addon's thread and, with
- * MEDIA_IO_SEND_THREAD=false, from the main thread.
+ * MEDIA_IO_SEND_THREAD=false, from the main thread, and reading at the tick or, with
+ * MEDIA_IO_RECV_THREAD=true, on the addon's receive thread.
  */
-type SocketIo = 'dgram' | 'worker' | 'native' | 'native-no-uring' | 'native-sync-send';
+type SocketIo = 'dgram' | 'worker' | 'native' | 'native-no-uring' | 'native-sync-send' | 'native-recv-thread';
 let socketIo: SocketIo = 'dgram';
 const sockets: dgram.Socket[] = [];
 afterEach(() => {
@@ -62,11 +63,12 @@ function until<T>(fn: () => T | undefined, ms = 5000): Promise<T> {
   });
 }
 
-describe.each<SocketIo>(['dgram', 'worker', 'native', 'native-no-uring', 'native-sync-send'])('RtpEndpoint (socket I/O: %s)', (io) => {
+describe.each<SocketIo>(['dgram', 'worker', 'native', 'native-no-uring', 'native-sync-send', 'native-recv-thread'])('RtpEndpoint (socket I/O: %s)', (io) => {
   beforeEach(() => {
     socketIo = io;
     useIoUringForRtp(io !== 'native-no-uring');
     useSendThreadForRtp(io !== 'native-sync-send');
+    useRecvThreadForRtp(io === 'native-recv-thread');
   });
 
   it('binds an even port in range and sends paced PCMU with increasing seq/timestamp', async () => {

@@ -5,7 +5,15 @@ import { afterEach, describe, expect, it } from 'vitest';
 import dgram from 'node:dgram';
 import { readdirSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { COLD_READ_TICKS, loadRtpIoAddon, NativeRtpIo, RTP_SEND_THREAD_NAME, type RtpIoAddon } from '../../../src/telephony/rtp/native-io.js';
+import {
+  COLD_READ_TICKS,
+  loadRtpIoAddon,
+  NativeRtpIo,
+  RTP_RECV_THREAD_NAME,
+  RTP_SEND_THREAD_NAME,
+  type NativeSocket,
+  type RtpIoAddon,
+} from '../../../src/telephony/rtp/native-io.js';
 import type { MediaSocket, PacketInfo } from '../../../src/telephony/rtp/socket-protocol.js';
 import type { TickListener, TickSource } from '../../../src/media/index.js';
 import { alawEncode, mulawEncode } from '../../../src/media/g711.js';
@@ -386,6 +394,86 @@ describe.each([
     const err = await new Promise<Error | null>((resolve) => s.send(Buffer.from([1]), 5000, 'example.invalid', resolve));
     expect(err?.message).toMatch(/IPv4 literals/);
     expect(io.counts.sendErrors).toBe(1);
+  });
+});
+
+describe("the addon's receive thread (MEDIA_IO_RECV_THREAD)", () => {
+  const threadNames = (): string[] => readdirSync('/proc/self/task').map((tid) => readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim());
+
+  /** A reader whose sockets the receive thread reads; the test ticks it by hand. */
+  function reader(): { clock: HandClock; io: NativeRtpIo } {
+    const clock = new HandClock();
+    return { clock, io: new NativeRtpIo(addon, clock, undefined, true, true, true) };
+  }
+
+  it('hands each packet to its own socket at the tick, in order, with the sender and its kernel arrival time', async () => {
+    const { clock, io } = reader();
+    const sockets = Array.from({ length: 8 }, () => open(io));
+    const got = sockets.map(collect);
+    const tx = await sender();
+    await untilKernelStampsArrivals(tx, sockets[0]!, got[0]!, () => clock.tick());
+    got[0]!.data.length = got[0]!.info.length = 0;
+    const before = io.counts.packets;
+    for (let round = 0; round < 3; round++) for (const [i, s] of sockets.entries()) await sendTo(tx, [i, round], s);
+    const sentAt = performance.now();
+    await until(() => io.receivedPending === 24);
+    expect(got.every((g) => g.data.length === 0)).toBe(true); // read by the thread, held for the tick
+    clock.tick();
+    expect(io.receivedPending).toBe(0);
+    got.forEach((g, i) => {
+      expect(g.data).toEqual([0, 1, 2].map((round) => [i, round]));
+      for (const info of g.info) {
+        expect(info).toMatchObject({ address: '127.0.0.1', port: tx.address().port });
+        expect(info.arrivedAt).toBeLessThanOrEqual(sentAt + 1); // the kernel's time, before the tick read it
+      }
+    });
+    expect(io.counts.packets - before).toBe(24);
+  });
+
+  it("drops a closed socket's packets not yet taken: a socket opened on its number gets none of them", async () => {
+    const { clock, io } = reader();
+    const a = io.bind('127.0.0.1', 0)!;
+    const b = open(io);
+    const gotB = collect(b);
+    const tx = await sender();
+    for (const n of [1, 2, 3]) await sendTo(tx, [n], a);
+    await sendTo(tx, [9], b);
+    await until(() => io.receivedPending === 4);
+    const fd = a.fd;
+    a.close();
+    await new Promise((r) => setImmediate(r)); // the close flush: unwatched, then closed
+    expect(io.receivedPending).toBe(1);
+    // New sockets take the lowest free numbers: one of the first few opened now takes the closed one's.
+    const reopened: NativeSocket[] = [];
+    while (reopened.length < 64 && reopened.at(-1)?.fd !== fd) reopened.push(io.bind('127.0.0.1', 0)!);
+    closers.push(() => reopened.forEach((s) => s.close()));
+    expect(reopened.at(-1)?.fd).toBe(fd);
+    const gotReopened = reopened.map(collect);
+    clock.tick();
+    expect(gotB.data).toEqual([[9]]);
+    expect(gotReopened.flatMap((g) => g.data)).toEqual([]);
+  });
+
+  it('hands over a tick of more packets than one take holds, losing none', async () => {
+    const { clock, io } = reader();
+    const sockets = Array.from({ length: 20 }, () => open(io));
+    const counts = sockets.map(() => 0);
+    sockets.forEach((s, i) => s.on('message', () => counts[i]!++));
+    const tx = await sender();
+    for (let k = 0; k < 110; k++) for (const s of sockets) await sendTo(tx, [k & 255], s);
+    await until(() => io.receivedPending === 2200);
+    clock.tick();
+    expect(counts).toEqual(sockets.map(() => 110));
+    expect(io.counts.reads).toBe(2); // 2,048 and then the rest
+  });
+
+  it('runs as ${RTP_RECV_THREAD_NAME} while the reader has sockets, and stops with the last of them', async () => {
+    const { io } = reader();
+    const before = threadNames().filter((n) => n === RTP_RECV_THREAD_NAME).length;
+    const a = io.bind('127.0.0.1', 0)!;
+    expect(threadNames().filter((n) => n === RTP_RECV_THREAD_NAME).length).toBe(before + 1);
+    a.close();
+    expect(threadNames().filter((n) => n === RTP_RECV_THREAD_NAME).length).toBe(before);
   });
 });
 

@@ -12,8 +12,9 @@
  *
  * IPv4 only (the caller falls back to dgram for IPv6 media addresses). Addresses cross the boundary
  * as host-order uint32, ports as numbers. Every function returns -errno on failure and never throws.
- * The sends may leave from a thread of the addon's own (send-thread.c, MEDIA_IO_SEND_THREAD).
- * Built by scripts/build-rtp-io.sh: gcc -O2 -shared -fPIC -pthread -I<node headers> [-DVOXBRIDGE_URING -luring] rtp-io.c send-thread.c g711.c
+ * The sends may leave from a thread of the addon's own (send-thread.c, MEDIA_IO_SEND_THREAD), and the
+ * reads be done by another (recv-thread.c, MEDIA_IO_RECV_THREAD).
+ * Built by scripts/build-rtp-io.sh: gcc -O2 -shared -fPIC -pthread -I<node headers> [-DVOXBRIDGE_URING -luring] rtp-io.c send-thread.c recv-thread.c g711.c
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -32,11 +33,10 @@
 #endif
 #include "g711.h"
 #include "packet-io.h"
+#include "recv-thread.h"
 #include "send-thread.h"
 
-#define VLEN 16   /* packets per recvmmsg call */
 #define MAX_ARGS 6
-#define CONTROL_BYTES CMSG_SPACE(sizeof(struct timespec)) /* room for SCM_TIMESTAMPNS */
 
 static napi_value num(napi_env env, double v) {
   napi_value out;
@@ -84,8 +84,7 @@ static void fill_sockaddr(struct sockaddr_in *to, uint32_t address, int32_t port
   to->sin_addr.s_addr = htonl(address);
 }
 
-/* Points `h` at one buffer, an address, and (for reads; NULL for sends) a zeroed control buffer. */
-static void point_msghdr(struct msghdr *h, struct iovec *iov, void *buf, size_t len, struct sockaddr_in *name, char *control) {
+void point_msghdr(struct msghdr *h, struct iovec *iov, void *buf, size_t len, struct sockaddr_in *name, char *control) {
   memset(h, 0, sizeof *h);
   iov->iov_base = buf;
   iov->iov_len = len;
@@ -135,7 +134,10 @@ static napi_value local_port(napi_env env, napi_callback_info info) {
 
 static struct sender *started_sender(napi_env env);
 
-/* close(fd) -> 0 or -errno; first waits for the send thread's queued packets (one may be this socket's last). */
+/*
+ * close(fd) -> 0 or -errno; first waits for the send thread's queued packets (one may be this socket's
+ * last). A socket a receive thread reads is unwatched first (recvUnwatch).
+ */
 static napi_value close_socket(napi_env env, napi_callback_info info) {
   napi_value argv[MAX_ARGS];
   args(env, info, argv);
@@ -319,6 +321,99 @@ static struct sender *sender_of(napi_env env) {
   return e->sender;
 }
 
+/*
+ * Receive threads (recv-thread.c), one per reader of the caller's (one per media clock), each behind a
+ * handle: recvStart() -> handle, or null when the thread cannot start; recvStop(handle) stops it (so
+ * does the handle's collection).
+ */
+struct receiver_handle {
+  struct receiver *r; /* NULL once stopped */
+};
+
+static void finalize_receiver(napi_env env, void *data, void *hint) {
+  (void)env;
+  (void)hint;
+  struct receiver_handle *h = data;
+  stop_receiver(h->r);
+  free(h);
+}
+
+static struct receiver *receiver_at(napi_env env, napi_value v) {
+  struct receiver_handle *h = NULL;
+  if (v == NULL || napi_get_value_external(env, v, (void **)&h) != napi_ok || h == NULL) return NULL;
+  return h->r;
+}
+
+static napi_value recv_start(napi_env env, napi_callback_info info) {
+  (void)info;
+  napi_value out;
+  napi_get_null(env, &out);
+  struct receiver_handle *h = calloc(1, sizeof *h);
+  if (h == NULL) return out;
+  h->r = start_receiver();
+  if (h->r == NULL || napi_create_external(env, h, finalize_receiver, NULL, &out) != napi_ok) {
+    stop_receiver(h->r);
+    free(h);
+    napi_get_null(env, &out);
+  }
+  return out;
+}
+
+static napi_value recv_stop(napi_env env, napi_callback_info info) {
+  napi_value argv[MAX_ARGS];
+  args(env, info, argv);
+  struct receiver_handle *h = NULL;
+  if (argv[0] != NULL && napi_get_value_external(env, argv[0], (void **)&h) == napi_ok && h != NULL) {
+    stop_receiver(h->r);
+    h->r = NULL;
+  }
+  return num(env, 0);
+}
+
+/* recvWatch(handle, fd) -> 0, or -errno: the handle's thread reads fd from now on. */
+static napi_value recv_watch(napi_env env, napi_callback_info info) {
+  napi_value argv[MAX_ARGS];
+  args(env, info, argv);
+  struct receiver *r = receiver_at(env, argv[0]);
+  return num(env, r == NULL ? -EINVAL : receiver_watch(r, int_at(env, argv[1], -1)));
+}
+
+/* recvUnwatch(handle, fd): the thread stops reading fd and drops its packets not taken, so its number may be reused. */
+static napi_value recv_unwatch(napi_env env, napi_callback_info info) {
+  napi_value argv[MAX_ARGS];
+  args(env, info, argv);
+  receiver_unwatch(receiver_at(env, argv[0]), int_at(env, argv[1], -1));
+  return num(env, 0);
+}
+
+/* recvPending(handle) -> packets the thread has read and not handed over yet (-EINVAL: stopped). */
+static napi_value recv_pending(napi_env env, napi_callback_info info) {
+  napi_value argv[MAX_ARGS];
+  args(env, info, argv);
+  struct receiver *r = receiver_at(env, argv[0]);
+  return num(env, r == NULL ? -EINVAL : (double)receiver_pending(r));
+}
+
+/*
+ * recvTake(handle, out: Uint8Array, meta: Int32Array, arrivals: Float64Array) -> packets: what the thread
+ * read since the last call (as many as the buffers hold), laid out as drain's, with each packet's socket
+ * fd in meta[k * 4] where drain puts an index; -EINVAL for a stopped handle or a missing buffer.
+ */
+static napi_value recv_take(napi_env env, napi_callback_info info) {
+  napi_value argv[MAX_ARGS];
+  args(env, info, argv);
+  void *out, *meta, *arrivals;
+  struct receiver *r = receiver_at(env, argv[0]);
+  size_t out_len = typed_at(env, argv[1], &out);
+  size_t meta_len = typed_at(env, argv[2], &meta);
+  size_t arrivals_len = typed_at(env, argv[3], &arrivals);
+  if (r == NULL || !out || !meta || !arrivals) return num(env, -EINVAL);
+  size_t capacity = out_len / SLOT;
+  if (meta_len / META < capacity) capacity = meta_len / META;
+  if (arrivals_len < capacity) capacity = arrivals_len;
+  return num(env, (double)receiver_take(r, out, meta, arrivals, capacity));
+}
+
 /* The sender of this environment if it was ever started (close_socket must not start one). */
 static struct sender *started_sender(napi_env env) {
   struct env_io *e = NULL;
@@ -401,22 +496,14 @@ static napi_value io_uring_ready(napi_env env, napi_callback_info info) {
   return out;
 }
 
-/* Packet k of a drain: which socket, its length (-1: truncated), the sender, and its age from the kernel's timestamp. */
-/* The two clocks read together at a drain's start: the kernel stamps packets on the wall clock, the caller
- * dates them on the monotonic one (process.hrtime's and performance.now()'s). */
-struct drain_clocks {
-  struct timespec wall;
-  double mono_ms;
-};
-
-static void read_clocks(struct drain_clocks *c) {
+void read_clocks(struct drain_clocks *c) {
   struct timespec mono;
   clock_gettime(CLOCK_REALTIME, &c->wall);
   clock_gettime(CLOCK_MONOTONIC, &mono);
   c->mono_ms = (double)mono.tv_sec * 1e3 + (double)mono.tv_nsec / 1e6;
 }
 
-static void record_packet(int32_t *meta, double *arrivals, size_t k, size_t socket, ssize_t len, const struct sockaddr_in *from, struct msghdr *h, const struct drain_clocks *now) {
+void record_packet(int32_t *meta, double *arrivals, size_t k, size_t socket, ssize_t len, const struct sockaddr_in *from, struct msghdr *h, const struct drain_clocks *now) {
   int32_t *m = meta + k * META;
   m[0] = (int32_t)socket;
   m[1] = (h->msg_flags & MSG_TRUNC) || len >= SLOT ? -1 : (int32_t)len;
@@ -540,21 +627,30 @@ static napi_value drain(napi_env env, napi_callback_info info) {
 
   struct drain_clocks now;
   read_clocks(&now);
+  struct io_ring *r = NULL;
 #ifdef VOXBRIDGE_URING
-  struct io_ring *r = use_ring ? ring_of(env) : NULL;
-  if (r != NULL) {
-    long got = drain_ring(r, fds, nfds, out, meta, arrivals, capacity, &now);
-    if (got >= 0) return num(env, (double)got);
-  }
+  if (use_ring) r = ring_of(env);
 #endif
-  struct mmsghdr msgs[VLEN];
-  struct iovec iov[VLEN];
-  struct sockaddr_in from[VLEN];
-  char control[VLEN][CONTROL_BYTES];
+  return num(env, (double)read_sockets(r, fds, nfds, out, meta, arrivals, capacity, &now));
+}
+
+size_t read_sockets(struct io_ring *r, const int32_t *fds, size_t nfds, unsigned char *out, int32_t *meta, double *arrivals, size_t capacity, const struct drain_clocks *now) {
+#ifdef VOXBRIDGE_URING
+  if (r != NULL) {
+    long got = drain_ring(r, fds, nfds, out, meta, arrivals, capacity, now);
+    if (got >= 0) return (size_t)got;
+  }
+#else
+  (void)r;
+#endif
+  struct mmsghdr msgs[RECV_VLEN];
+  struct iovec iov[RECV_VLEN];
+  struct sockaddr_in from[RECV_VLEN];
+  char control[RECV_VLEN][CONTROL_BYTES];
   size_t k = 0;
   for (size_t i = 0; i < nfds && k < capacity; i++) {
     for (;;) {
-      size_t want = capacity - k < VLEN ? capacity - k : VLEN;
+      size_t want = capacity - k < RECV_VLEN ? capacity - k : RECV_VLEN;
       if (want == 0) break;
       for (size_t j = 0; j < want; j++) {
         msgs[j].msg_len = 0;
@@ -562,12 +658,12 @@ static napi_value drain(napi_env env, napi_callback_info info) {
       }
       int n = recvmmsg(fds[i], msgs, (unsigned)want, MSG_DONTWAIT, NULL);
       if (n <= 0) break; /* empty (EAGAIN), or an error such as a queued ICMP one: the next tick reads on */
-      for (int j = 0; j < n; j++) record_packet(meta, arrivals, k + (size_t)j, i, msgs[j].msg_len, &from[j], &msgs[j].msg_hdr, &now);
+      for (int j = 0; j < n; j++) record_packet(meta, arrivals, k + (size_t)j, i, msgs[j].msg_len, &from[j], &msgs[j].msg_hdr, now);
       k += (size_t)n;
       if ((size_t)n < want) break; /* the queue is empty: no second call to find that out */
     }
   }
-  return num(env, (double)k);
+  return k;
 }
 
 NAPI_MODULE_INIT() {
@@ -580,6 +676,12 @@ NAPI_MODULE_INIT() {
       {"sendWaits", NULL, send_waits, NULL, NULL, NULL, napi_default, NULL},
       {"ioUringReady", NULL, io_uring_ready, NULL, NULL, NULL, napi_default, NULL},
       {"drain", NULL, drain, NULL, NULL, NULL, napi_default, NULL},
+      {"recvStart", NULL, recv_start, NULL, NULL, NULL, napi_default, NULL},
+      {"recvStop", NULL, recv_stop, NULL, NULL, NULL, napi_default, NULL},
+      {"recvWatch", NULL, recv_watch, NULL, NULL, NULL, napi_default, NULL},
+      {"recvUnwatch", NULL, recv_unwatch, NULL, NULL, NULL, napi_default, NULL},
+      {"recvPending", NULL, recv_pending, NULL, NULL, NULL, napi_default, NULL},
+      {"recvTake", NULL, recv_take, NULL, NULL, NULL, napi_default, NULL},
       {"g711Tables", NULL, g711_tables, NULL, NULL, NULL, napi_default, NULL},
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);

@@ -39,8 +39,6 @@ struct sender {
 
 static void *send_loop(void *arg) {
   struct sender *s = arg;
-  /* Named, so top -H and /proc/<pid>/task/<tid>/comm tell its CPU from the event loop's (RTP_SEND_THREAD_NAME). */
-  pthread_setname_np(pthread_self(), "vb-rtp-send");
   pthread_mutex_lock(&s->mu);
   for (;;) {
     while (s->count == 0 && !s->stop) pthread_cond_wait(&s->work, &s->mu);
@@ -127,6 +125,9 @@ struct sender *start_sender(void) {
     free_sender(s);
     return NULL;
   }
+  /* Named here, so it has its name once this returns: top -H and /proc/<pid>/task/<tid>/comm tell its CPU
+   * from the event loop's (RTP_SEND_THREAD_NAME). */
+  pthread_setname_np(s->thread, "vb-rtp-send");
   return s;
 }
 
