@@ -45,6 +45,7 @@ describe('loadConfig errors', () => {
     expect(loadConfig({ MEDIA_IO: 'auto', MEDIA_WORKERS: '2' }).sip.mediaWorkers).toBe(2);
     expect(loadConfig({ MEDIA_IO_URING: 'false' }).sip.mediaIoUring).toBe(false);
     expect(loadConfig({ MEDIA_IO_SEND_THREAD: 'false' }).sip.mediaIoSendThread).toBe(false);
+    expect(loadConfig({ MEDIA_IO_RECV_THREAD: 'true' }).sip.mediaIoRecvThread).toBe(true);
   });
 
   it('names both variables of an RTP port range that is upside down', () => {
