@@ -31,10 +31,13 @@ void read_clocks(struct drain_clocks *c);
 void point_msghdr(struct msghdr *h, struct iovec *iov, void *buf, size_t len, struct sockaddr_in *name, char *control);
 /*
  * Reads what is queued on the sockets fds[0..nfds) into out/meta/arrivals (at most `capacity` packets;
- * meta[k * META] the socket's index in fds): through `r` (io_uring: one submission per round of reads)
- * when not NULL and it works, else one recvmmsg per socket. Returns the packets read.
+ * meta[k * META] the socket's index in fds): through `r` (io_uring: one submission per round of reads,
+ * each round's sockets polled first) when not NULL and it works, else one recvmmsg per socket. `once`:
+ * the sockets are known readable (epoll said so): one read each, no poll; what is left is reported again.
+ * Returns the packets read.
  */
-size_t read_sockets(struct io_ring *r, const int32_t *fds, size_t nfds, unsigned char *out, int32_t *meta, double *arrivals, size_t capacity, const struct drain_clocks *now);
+size_t read_sockets(struct io_ring *r, const int32_t *fds, size_t nfds, unsigned char *out, int32_t *meta, double *arrivals, size_t capacity, bool once,
+                    const struct drain_clocks *now);
 /* Packet k of a read: which socket, its length (-1: truncated), the sender, and its kernel arrival time. */
 void record_packet(int32_t *meta, double *arrivals, size_t k, size_t socket, ssize_t len, const struct sockaddr_in *from, struct msghdr *h, const struct drain_clocks *now);
 

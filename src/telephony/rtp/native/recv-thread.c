@@ -50,7 +50,9 @@ struct receiver {
 
 /* Reads the ready sockets, as a drain does, into the buffer while there is room; called with mu held. */
 static void read_ready(struct receiver *r, size_t nready, const struct drain_clocks *now) {
-  size_t got = read_sockets(ring_once(&r->ring, &r->ring_tried), r->ready, nready, r->data + r->n * SLOT, r->meta + r->n * META, r->arrivals + r->n, CAPACITY - r->n, now);
+  /* Once each, without polling them again: epoll (level-triggered) reports a socket that still holds more next round. */
+  size_t got = read_sockets(ring_once(&r->ring, &r->ring_tried), r->ready, nready, r->data + r->n * SLOT, r->meta + r->n * META, r->arrivals + r->n,
+                            CAPACITY - r->n, true, now);
   for (size_t k = r->n; k < r->n + got; k++) r->meta[k * META] = r->ready[r->meta[k * META]]; /* index -> fd */
   r->n += got;
 }

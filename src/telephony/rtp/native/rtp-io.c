@@ -551,10 +551,11 @@ static size_t keep_readable(const int32_t *fds, size_t *idx, struct pollfd *p, s
  * a round in one submission (with recvmmsg each socket costs a system call even when, as usual, it
  * holds one packet). A socket that gave a packet is polled again for the next round, until none is
  * readable or the buffers are full. Packets are moved down over the slots of empty answers so that
- * they stay back to back. Returns the packets read, or -1 when nothing could be read this way
- * (recvmmsg then).
+ * they stay back to back. `once` (the receive thread, whose epoll set has just named the sockets ready):
+ * no poll, one round. Returns the packets read, or -1 when nothing could be read this way (recvmmsg then).
  */
-static long drain_ring(struct io_ring *r, const int32_t *fds, size_t nfds, unsigned char *out, int32_t *meta, double *arrivals, size_t capacity, const struct drain_clocks *now) {
+static long drain_ring(struct io_ring *r, const int32_t *fds, size_t nfds, unsigned char *out, int32_t *meta, double *arrivals, size_t capacity, bool once,
+                       const struct drain_clocks *now) {
   size_t nactive = nfds;
   if (nactive > r->active_cap) {
     size_t *grown = realloc(r->active, nactive * sizeof *grown);
@@ -566,7 +567,9 @@ static long drain_ring(struct io_ring *r, const int32_t *fds, size_t nfds, unsig
   }
   for (size_t a = 0; a < nactive; a++) r->active[a] = a;
   size_t k = 0;
-  while ((nactive = keep_readable(fds, r->active, r->polls, nactive)) > 0 && k < capacity) {
+  for (bool first = true;; first = false) {
+    if (!(once && first)) nactive = keep_readable(fds, r->active, r->polls, nactive);
+    if (nactive == 0 || k >= capacity) break;
     size_t still = 0;
     for (size_t pos = 0; pos < nactive && k < capacity;) {
       size_t chunk = nactive - pos;
@@ -592,6 +595,7 @@ static long drain_ring(struct io_ring *r, const int32_t *fds, size_t nfds, unsig
       pos += queued;
     }
     nactive = still;
+    if (once) break;
   }
   return (long)k;
 }
@@ -631,18 +635,20 @@ static napi_value drain(napi_env env, napi_callback_info info) {
 #ifdef VOXBRIDGE_URING
   if (use_ring) r = ring_of(env);
 #endif
-  return num(env, (double)read_sockets(r, fds, nfds, out, meta, arrivals, capacity, &now));
+  return num(env, (double)read_sockets(r, fds, nfds, out, meta, arrivals, capacity, false, &now));
 }
 
-size_t read_sockets(struct io_ring *r, const int32_t *fds, size_t nfds, unsigned char *out, int32_t *meta, double *arrivals, size_t capacity, const struct drain_clocks *now) {
+size_t read_sockets(struct io_ring *r, const int32_t *fds, size_t nfds, unsigned char *out, int32_t *meta, double *arrivals, size_t capacity, bool once,
+                    const struct drain_clocks *now) {
 #ifdef VOXBRIDGE_URING
   if (r != NULL) {
-    long got = drain_ring(r, fds, nfds, out, meta, arrivals, capacity, now);
+    long got = drain_ring(r, fds, nfds, out, meta, arrivals, capacity, once, now);
     if (got >= 0) return (size_t)got;
   }
 #else
   (void)r;
 #endif
+  (void)once; /* a recvmmsg per socket reads what it holds in one call anyway */
   struct mmsghdr msgs[RECV_VLEN];
   struct iovec iov[RECV_VLEN];
   struct sockaddr_in from[RECV_VLEN];
