@@ -74,7 +74,8 @@ for (let pair = 0; pair < pairs; pair++) {
 
 const median = (xs: number[]): number => {
   const s = [...xs].sort((x, y) => x - y);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+  const m = s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+  return Math.round(m * 100) / 100;
 };
 for (const side of ['a', 'b'] as const) {
   console.log(`\n${side}: ${label(side)}, ${collected[side].length} runs (median [min–max])`);
