@@ -277,10 +277,14 @@ export class NativeRtpIo {
     if (fd < 0) throw new Error(`cannot bind RTP socket ${address}:${port} (errno ${-fd})`);
     if (this.recvThread) this.watch(fd, `${address}:${port}`);
     const socket = new NativeSocket(this, fd, this.addon.port(fd), o.cold === true);
-    this.byFd[fd] = socket;
-    this.sockets.push(socket);
+    // The receive thread reads every socket it watches and names them by fd; the tick reads the read sets otherwise.
+    if (this.recvThread) {
+      this.byFd[fd] = socket;
+    } else {
+      this.sockets.push(socket);
+      this.dirty = true;
+    }
     this.live++;
-    this.dirty = true;
     this.unsubscribe ??= (this.clock.subscribeEarly ?? this.clock.subscribe).call(this.clock, this.drainAll);
     return socket;
   }
@@ -395,7 +399,7 @@ export class NativeRtpIo {
 
   remove(socket: NativeSocket): void {
     this.live--;
-    this.dirty = true;
+    this.dirty = !this.recvThread;
     this.closing.push(socket);
     if (this.live === 0) {
       this.sockets = []; // no drain follows to filter them out

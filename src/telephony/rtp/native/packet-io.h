@@ -8,15 +8,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <time.h>
 
 #define SLOT 2048 /* bytes per packet slot in the caller's buffer (RTP of any codec here fits) */
 #define META 4    /* int32 per packet in `meta`: socket index (fd when sending), length (-1: truncated), port, address */
-
-#define RECV_VLEN 16 /* packets per recvmmsg call */
-#define CONTROL_BYTES CMSG_SPACE(sizeof(struct timespec)) /* room for SCM_TIMESTAMPNS */
 
 struct io_ring;
 
@@ -27,8 +22,6 @@ struct drain_clocks {
   double mono_ms;
 };
 void read_clocks(struct drain_clocks *c);
-/* Points `h` at one buffer, an address, and (for reads; NULL for sends) a zeroed control buffer. */
-void point_msghdr(struct msghdr *h, struct iovec *iov, void *buf, size_t len, struct sockaddr_in *name, char *control);
 /*
  * Reads what is queued on the sockets fds[0..nfds) into out/meta/arrivals (at most `capacity` packets;
  * meta[k * META] the socket's index in fds): through `r` (io_uring: one submission per round of reads,
@@ -38,8 +31,6 @@ void point_msghdr(struct msghdr *h, struct iovec *iov, void *buf, size_t len, st
  */
 size_t read_sockets(struct io_ring *r, const int32_t *fds, size_t nfds, unsigned char *out, int32_t *meta, double *arrivals, size_t capacity, bool once,
                     const struct drain_clocks *now);
-/* Packet k of a read: which socket, its length (-1: truncated), the sender, and its kernel arrival time. */
-void record_packet(int32_t *meta, double *arrivals, size_t k, size_t socket, ssize_t len, const struct sockaddr_in *from, struct msghdr *h, const struct drain_clocks *now);
 
 /* The ring behind *r, made on the first call; NULL (then and after) without io_uring. */
 struct io_ring *ring_once(struct io_ring **r, bool *tried);

@@ -36,7 +36,9 @@
 #include "recv-thread.h"
 #include "send-thread.h"
 
+#define VLEN 16   /* packets per recvmmsg call */
 #define MAX_ARGS 6
+#define CONTROL_BYTES CMSG_SPACE(sizeof(struct timespec)) /* room for SCM_TIMESTAMPNS */
 
 static napi_value num(napi_env env, double v) {
   napi_value out;
@@ -77,6 +79,13 @@ static size_t typed_at(napi_env env, napi_value v, void **data) {
   return len;
 }
 
+/* Packets a read may leave in the caller's buffers: as many as the smallest of them holds. */
+static size_t read_capacity(size_t out_len, size_t meta_len, size_t arrivals_len) {
+  size_t capacity = out_len / SLOT;
+  if (meta_len / META < capacity) capacity = meta_len / META;
+  return arrivals_len < capacity ? arrivals_len : capacity;
+}
+
 static void fill_sockaddr(struct sockaddr_in *to, uint32_t address, int32_t port) {
   memset(to, 0, sizeof *to);
   to->sin_family = AF_INET;
@@ -84,7 +93,8 @@ static void fill_sockaddr(struct sockaddr_in *to, uint32_t address, int32_t port
   to->sin_addr.s_addr = htonl(address);
 }
 
-void point_msghdr(struct msghdr *h, struct iovec *iov, void *buf, size_t len, struct sockaddr_in *name, char *control) {
+/* Points `h` at one buffer, an address, and (for reads; NULL for sends) a zeroed control buffer. */
+static void point_msghdr(struct msghdr *h, struct iovec *iov, void *buf, size_t len, struct sockaddr_in *name, char *control) {
   memset(h, 0, sizeof *h);
   iov->iov_base = buf;
   iov->iov_len = len;
@@ -338,10 +348,16 @@ static void finalize_receiver(napi_env env, void *data, void *hint) {
   free(h);
 }
 
-static struct receiver *receiver_at(napi_env env, napi_value v) {
+static struct receiver_handle *handle_at(napi_env env, napi_value v) {
   struct receiver_handle *h = NULL;
-  if (v == NULL || napi_get_value_external(env, v, (void **)&h) != napi_ok || h == NULL) return NULL;
-  return h->r;
+  if (v == NULL || napi_get_value_external(env, v, (void **)&h) != napi_ok) return NULL;
+  return h;
+}
+
+/* The running thread behind a handle; NULL for a stopped one or something else. */
+static struct receiver *receiver_at(napi_env env, napi_value v) {
+  struct receiver_handle *h = handle_at(env, v);
+  return h == NULL ? NULL : h->r;
 }
 
 static napi_value recv_start(napi_env env, napi_callback_info info) {
@@ -362,8 +378,8 @@ static napi_value recv_start(napi_env env, napi_callback_info info) {
 static napi_value recv_stop(napi_env env, napi_callback_info info) {
   napi_value argv[MAX_ARGS];
   args(env, info, argv);
-  struct receiver_handle *h = NULL;
-  if (argv[0] != NULL && napi_get_value_external(env, argv[0], (void **)&h) == napi_ok && h != NULL) {
+  struct receiver_handle *h = handle_at(env, argv[0]);
+  if (h != NULL) {
     stop_receiver(h->r);
     h->r = NULL;
   }
@@ -408,10 +424,7 @@ static napi_value recv_take(napi_env env, napi_callback_info info) {
   size_t meta_len = typed_at(env, argv[2], &meta);
   size_t arrivals_len = typed_at(env, argv[3], &arrivals);
   if (r == NULL || !out || !meta || !arrivals) return num(env, -EINVAL);
-  size_t capacity = out_len / SLOT;
-  if (meta_len / META < capacity) capacity = meta_len / META;
-  if (arrivals_len < capacity) capacity = arrivals_len;
-  return num(env, (double)receiver_take(r, out, meta, arrivals, capacity));
+  return num(env, (double)receiver_take(r, out, meta, arrivals, read_capacity(out_len, meta_len, arrivals_len)));
 }
 
 /* The sender of this environment if it was ever started (close_socket must not start one). */
@@ -503,7 +516,8 @@ void read_clocks(struct drain_clocks *c) {
   c->mono_ms = (double)mono.tv_sec * 1e3 + (double)mono.tv_nsec / 1e6;
 }
 
-void record_packet(int32_t *meta, double *arrivals, size_t k, size_t socket, ssize_t len, const struct sockaddr_in *from, struct msghdr *h, const struct drain_clocks *now) {
+/* Packet k of a read: which socket, its length (-1: truncated), the sender, and its kernel arrival time. */
+static void record_packet(int32_t *meta, double *arrivals, size_t k, size_t socket, ssize_t len, const struct sockaddr_in *from, struct msghdr *h, const struct drain_clocks *now) {
   int32_t *m = meta + k * META;
   m[0] = (int32_t)socket;
   m[1] = (h->msg_flags & MSG_TRUNC) || len >= SLOT ? -1 : (int32_t)len;
@@ -625,9 +639,7 @@ static napi_value drain(napi_env env, napi_callback_info info) {
   int32_t *fds = fdsData, *meta = metaData;
   double *arrivals = arrivalsData;
   unsigned char *out = outData;
-  size_t capacity = outLen / SLOT;
-  if (metaLen / META < capacity) capacity = metaLen / META;
-  if (arrivalsLen < capacity) capacity = arrivalsLen;
+  size_t capacity = read_capacity(outLen, metaLen, arrivalsLen);
 
   struct drain_clocks now;
   read_clocks(&now);
@@ -649,14 +661,14 @@ size_t read_sockets(struct io_ring *r, const int32_t *fds, size_t nfds, unsigned
   (void)r;
 #endif
   (void)once; /* a recvmmsg per socket reads what it holds in one call anyway */
-  struct mmsghdr msgs[RECV_VLEN];
-  struct iovec iov[RECV_VLEN];
-  struct sockaddr_in from[RECV_VLEN];
-  char control[RECV_VLEN][CONTROL_BYTES];
+  struct mmsghdr msgs[VLEN];
+  struct iovec iov[VLEN];
+  struct sockaddr_in from[VLEN];
+  char control[VLEN][CONTROL_BYTES];
   size_t k = 0;
   for (size_t i = 0; i < nfds && k < capacity; i++) {
     for (;;) {
-      size_t want = capacity - k < RECV_VLEN ? capacity - k : RECV_VLEN;
+      size_t want = capacity - k < VLEN ? capacity - k : VLEN;
       if (want == 0) break;
       for (size_t j = 0; j < want; j++) {
         msgs[j].msg_len = 0;
