@@ -22,6 +22,8 @@ export async function startBenchSipGateway(o: BenchSipOptions) {
       // The test config ignores the environment: VAD_ENGINE=energy|silero picks the sessions' VAD here
       // (each party stream runs it, so it is part of a call's CPU; the default is the node's, Silero).
       ...(process.env.VAD_ENGINE ? { vad: { engine: process.env.VAD_ENGINE } } : {}),
+      // HEAP_GROWING_PERCENT likewise (0: V8's own factor), to compare it with the default.
+      ...(process.env.HEAP_GROWING_PERCENT ? { heapGrowingPercent: Number(process.env.HEAP_GROWING_PERCENT) } : {}),
       sip: {
         enabled: true,
         host: '127.0.0.1',

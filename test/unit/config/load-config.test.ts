@@ -48,6 +48,13 @@ describe('loadConfig errors', () => {
     expect(loadConfig({ MEDIA_IO_RECV_THREAD: 'true' }).sip.mediaIoRecvThread).toBe(true);
   });
 
+  it('lets the old generation grow by 100 % between full collections unless HEAP_GROWING_PERCENT says otherwise', () => {
+    expect(loadConfig({}).heapGrowingPercent).toBe(100);
+    expect(loadConfig({ HEAP_GROWING_PERCENT: '0' }).heapGrowingPercent).toBe(0);
+    expect(fails({ HEAP_GROWING_PERCENT: '-5' })).toMatch(/heapGrowingPercent \(HEAP_GROWING_PERCENT\)/);
+    expect(fails({ HEAP_GROWING_PERCENT: 'lots' })).toMatch(/heapGrowingPercent \(HEAP_GROWING_PERCENT\)/);
+  });
+
   it('names both variables of an RTP port range that is upside down', () => {
     expect(fails({ RTP_PORT_MIN: '30000', RTP_PORT_MAX: '20000' })).toMatch(/RTP_PORT_MIN.*RTP_PORT_MAX/);
   });
