@@ -124,7 +124,8 @@ class Shutdown {
  * collection, so setting it at start takes effect; it applies to the whole process.
  */
 function applyHeapGrowth(percent: number): void {
-  if (percent > 0) v8.setFlagsFromString(`--heap-growing-percent=${percent}`);
+  // 0 is V8's own flag value (its dynamic factor): set too, so a later start in the same process can go back to it.
+  v8.setFlagsFromString(`--heap-growing-percent=${percent}`);
 }
 
 export async function startGateway(config: Config, opts: StartOptions = {}): Promise<Gateway> {
