@@ -31,4 +31,7 @@ cat <<TXT
   API reference: $BASE/v1/openapi.json · health: $BASE/readyz · metrics: $BASE/metrics
 
 TXT
-exec node bin/voxbridge.js serve
+# V8's young generation is sized at start (HEAP_SEMI_SPACE_MB, scripts/lib/node-heap-flags.sh).
+heap_flags=$(bash scripts/lib/node-heap-flags.sh)
+# shellcheck disable=SC2086 # empty when HEAP_SEMI_SPACE_MB=0
+exec node $heap_flags bin/voxbridge.js serve

@@ -131,6 +131,9 @@ function applyHeapGrowth(percent: number): void {
 export async function startGateway(config: Config, opts: StartOptions = {}): Promise<Gateway> {
   const logger = opts.logger ?? createLogger(config);
   applyHeapGrowth(config.heapGrowingPercent);
+  // The young generation's size is a node flag (scripts/lib/node-heap-flags.sh): say which one this process got.
+  const semiSpace = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(' ')].find((a) => a.startsWith('--max-semi-space-size'));
+  logger.info({ heapGrowingPercent: config.heapGrowingPercent, semiSpace: semiSpace ?? "V8's own" }, 'V8 heap settings');
   const has = (role: Config['roles'][number]) => config.roles.includes(role);
   if (opts.migrate !== false) await migrate(config.databaseUrl, config.databaseSchema, (m) => logger.debug(m));
 

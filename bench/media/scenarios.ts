@@ -18,7 +18,7 @@
 // SIP work is not counted: it carries no media), and the figures are the nodes' together.
 import dgram from 'node:dgram';
 import WebSocket from 'ws';
-import { fork, type ChildProcess } from 'node:child_process';
+import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { UserAgent } from '../../src/telephony/sip/user-agent.js';
 import type { Dialog } from '../../src/telephony/sip/dialog.js';
@@ -206,6 +206,12 @@ export async function startBenchNodes(count: number): Promise<BenchGateway[]> {
   );
 }
 
+/** The node flags scripts/run.sh starts the gateway with (scripts/lib/node-heap-flags.sh reads HEAP_SEMI_SPACE_MB). */
+function nodeHeapFlags(): string[] {
+  const script = fileURLToPath(new URL('../../scripts/lib/node-heap-flags.sh', import.meta.url));
+  return execFileSync('bash', [script], { encoding: 'utf8' }).split(/\s+/).filter(Boolean);
+}
+
 export async function startBenchGateway(env: Record<string, string>): Promise<BenchGateway> {
   const profileDir = process.env.SIP_BENCH_PROFILE;
   const child = fork(fileURLToPath(new URL('../sip/gateway-child.ts', import.meta.url)), [], {
@@ -215,6 +221,8 @@ export async function startBenchGateway(env: Record<string, string>): Promise<Be
       '--import',
       'tsx',
       ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
+      // As the gateway starts in production (scripts/run.sh, the image): HEAP_SEMI_SPACE_MB, default 32.
+      ...nodeHeapFlags(),
       ...(process.env.SIP_BENCH_CHILD_NODE_ARGS ?? '').split(' ').filter(Boolean),
     ],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
