@@ -3,7 +3,8 @@
 # at HEAP_SEMI_SPACE_MB per semi-space (default 32; 0: V8's own size). Node takes this only at start,
 # unlike HEAP_GROWING_PERCENT, which the gateway sets itself. Why 32: V8's own 16 MB promoted enough of
 # the media path's short-lived objects that two nodes carrying 1,000 bridged calls lost 0.14-1.75 %;
-# with 32, 0.03-0.38 % in four runs of five (BENCHMARKS.md, twenty-fifth pass), for 32 MB more per process.
+# with 32, 0.03-0.08 % in four runs of eight (0.34-17.6 % in the others; BENCHMARKS.md, twenty-fifth pass),
+# for 32 MB more per process. 64 did no better.
 set -euo pipefail
 mb=${HEAP_SEMI_SPACE_MB:-32}
 if ! [[ $mb =~ ^[0-9]+$ ]] || ((mb > 1024)); then
