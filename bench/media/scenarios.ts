@@ -18,12 +18,13 @@
 // SIP work is not counted: it carries no media), and the figures are the nodes' together.
 import dgram from 'node:dgram';
 import WebSocket from 'ws';
-import { execFileSync, fork, type ChildProcess } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { UserAgent } from '../../src/telephony/sip/user-agent.js';
 import type { Dialog } from '../../src/telephony/sip/dialog.js';
 import { parseSdp } from '../../src/telephony/sdp/sdp.js';
 import { loopbackPhoneSdp } from '../sip/phone-sdp.js';
+import { nodeHeapFlags } from '../node-heap-flags.js';
 import { serializeRtp, parseRtp } from '../../src/telephony/rtp/packet.js';
 import { alawDecode, alawEncode, mulawDecode, mulawEncode } from '../../src/media/g711.js';
 import { literalLookup } from '../../src/telephony/rtp/literal-lookup.js';
@@ -204,12 +205,6 @@ export async function startBenchNodes(count: number): Promise<BenchGateway[]> {
   return Promise.all(
     Array.from({ length: count }, (_, i) => startBenchGateway({ BENCH_GATEWAY_RTP_BASE: String(10000 + i * span), BENCH_GATEWAY_RTP_PORTS: String(span - 1) })),
   );
-}
-
-/** The node flags scripts/run.sh starts the gateway with (scripts/lib/node-heap-flags.sh reads HEAP_SEMI_SPACE_MB). */
-function nodeHeapFlags(): string[] {
-  const script = fileURLToPath(new URL('../../scripts/lib/node-heap-flags.sh', import.meta.url));
-  return execFileSync('bash', [script], { encoding: 'utf8' }).split(/\s+/).filter(Boolean);
 }
 
 export async function startBenchGateway(env: Record<string, string>): Promise<BenchGateway> {

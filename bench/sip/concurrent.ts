@@ -19,6 +19,7 @@ import { loopbackPhoneSdp } from './phone-sdp.js';
 import { serializeRtp, parseRtp } from '../../src/telephony/rtp/packet.js';
 import { alawEncode, mulawDecode } from '../../src/media/g711.js';
 import { defined } from '../defined.js';
+import { nodeHeapFlags } from '../node-heap-flags.js';
 
 export interface ConcurrentResult {
   calls: number;
@@ -255,7 +256,12 @@ async function runOnce(child: ChildProcess, sipPort: number, ua: UserAgent, call
 export async function measureConcurrent(o: { callCounts?: number[]; seconds: number }): Promise<ConcurrentResult[]> {
   const counts = o.callCounts ?? [1, 20, 50, 200, 400];
   const child = fork(fileURLToPath(new URL('./gateway-child.ts', import.meta.url)), [], {
-    execArgv: ['--import', 'tsx', ...(process.env.SIP_BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.SIP_BENCH_PROFILE}`] : [])],
+    execArgv: [
+      '--import',
+      'tsx',
+      ...nodeHeapFlags(),
+      ...(process.env.SIP_BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.SIP_BENCH_PROFILE}`] : []),
+    ],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const ready = await new Promise<{ sipPort: number }>((resolve) => child.once('message', (m) => resolve(m as { sipPort: number })));

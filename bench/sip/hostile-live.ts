@@ -15,6 +15,7 @@ import { loopbackPhoneSdp } from './phone-sdp.js';
 import { serializeRtp, parseRtp } from '../../src/telephony/rtp/packet.js';
 import { alawEncode } from '../../src/media/g711.js';
 import type { GcPause, Stall } from './loop-probe.js';
+import { nodeHeapFlags } from '../node-heap-flags.js';
 
 export interface HostileStep {
   /** Hostile messages per second asked of the sender, and what it managed. */
@@ -114,7 +115,7 @@ export async function measureHostileLive(
   const childArgs = (process.env.SIP_BENCH_CHILD_NODE_ARGS ?? '').split(' ').filter(Boolean);
   // The gateway child with SIP over UDP and TCP, RTP ports of its own, and refusals not logged.
   const child = fork(fileURLToPath(new URL('./gateway-child.ts', import.meta.url)), [], {
-    execArgv: ['--import', 'tsx', ...childArgs],
+    execArgv: ['--import', 'tsx', ...nodeHeapFlags(), ...childArgs],
     env: { ...process.env, BENCH_GATEWAY_TRANSPORTS: 'udp,tcp', BENCH_GATEWAY_RTP_BASE: '40000', BENCH_GATEWAY_LOG_LEVEL: 'error' },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
