@@ -123,17 +123,17 @@ class Shutdown {
  * (BENCHMARKS.md, twenty-fifth pass), for a larger heap between collections. A V8 flag read at every
  * collection, so setting it at start takes effect; it applies to the whole process.
  */
-function applyHeapGrowth(percent: number): void {
+function applyHeapSettings(heapGrowingPercent: number, logger: Logger): void {
   // 0 is V8's own flag value (its dynamic factor): set too, so a later start in the same process can go back to it.
-  v8.setFlagsFromString(`--heap-growing-percent=${percent}`);
+  v8.setFlagsFromString(`--heap-growing-percent=${heapGrowingPercent}`);
+  // The young generation's size is a node flag (scripts/lib/node-heap-flags.sh): say which one this process got.
+  const semiSpace = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(' ')].find((a) => a.startsWith('--max-semi-space-size'));
+  logger.info({ heapGrowingPercent, semiSpace: semiSpace ?? "V8's own" }, 'V8 heap settings');
 }
 
 export async function startGateway(config: Config, opts: StartOptions = {}): Promise<Gateway> {
   const logger = opts.logger ?? createLogger(config);
-  applyHeapGrowth(config.heapGrowingPercent);
-  // The young generation's size is a node flag (scripts/lib/node-heap-flags.sh): say which one this process got.
-  const semiSpace = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(' ')].find((a) => a.startsWith('--max-semi-space-size'));
-  logger.info({ heapGrowingPercent: config.heapGrowingPercent, semiSpace: semiSpace ?? "V8's own" }, 'V8 heap settings');
+  applyHeapSettings(config.heapGrowingPercent, logger);
   const has = (role: Config['roles'][number]) => config.roles.includes(role);
   if (opts.migrate !== false) await migrate(config.databaseUrl, config.databaseSchema, (m) => logger.debug(m));
 
