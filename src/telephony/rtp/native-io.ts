@@ -28,6 +28,8 @@ import type { MediaSocket, PacketInfo } from './socket-protocol.js';
 
 export interface RtpIoAddon {
   open(address: number, port: number): number;
+  /** Associates fd with one peer (port 0: with none again); 0, or -errno. See NativeSocket.connectTo. */
+  connect(fd: number, address: number, port: number): number;
   port(fd: number): number;
   /** Closes fd once the send thread holds no batch (one may carry the socket's last packet). */
   close(fd: number): number;
@@ -97,7 +99,7 @@ export function loadRtpIoAddon(): RtpIoAddon {
   }
   const loaded = createRequire(import.meta.url)(RTP_IO_ADDON) as Partial<RtpIoAddon>;
   // A binary built from older sources (copied in, its sources not shipped) lacks what this code calls.
-  if (typeof loaded.g711Tables !== 'function' || typeof loaded.recvTake !== 'function')
+  if (typeof loaded.g711Tables !== 'function' || typeof loaded.recvTake !== 'function' || typeof loaded.connect !== 'function')
     throw new Error(`MEDIA_IO=native: ${RTP_IO_ADDON} is older than this code; rebuild it (bash scripts/build-rtp-io.sh --force)`);
   const { alaw, mulaw } = g711EncodeTables();
   if (!loaded.g711Tables(alaw, mulaw)) throw new Error('MEDIA_IO=native: the RTP I/O addon refused the G.711 tables');
@@ -146,6 +148,8 @@ export class NativeSocket extends EventEmitter implements MediaSocket {
   // The last destination's number: an endpoint sends to one address for a whole call.
   private lastTo = '';
   private lastToNum = 0;
+  /** The peer the socket is connected to (connectTo), or null. */
+  private peer: { address: string; port: number } | null = null;
 
   constructor(
     private readonly io: NativeRtpIo,
@@ -159,7 +163,7 @@ export class NativeSocket extends EventEmitter implements MediaSocket {
 
   send(msg: Uint8Array, port: number, address: string, callback?: (err: Error | null) => void): void {
     const to = this.closed ? null : this.destinationOf(address);
-    if (to !== null) this.io.queueSend(this.fd, msg, port, to, callback);
+    if (to !== null) this.io.queueSend(this.fd, msg, this.portOrPeer(port, address), to, callback);
     else this.io.refuseSend(new Error(this.closed ? 'socket closed' : `MEDIA_IO=native sends to IPv4 literals only, not ${address}`), callback);
   }
 
@@ -175,7 +179,30 @@ export class NativeSocket extends EventEmitter implements MediaSocket {
     const encode = payloadType === 8 ? ENCODE_ALAW : payloadType === 0 ? ENCODE_MULAW : ENCODE_NONE;
     const len = RTP_HEADER_BYTES + 2 * samples;
     const to = this.closed || encode === ENCODE_NONE || len > SLOT ? null : this.destinationOf(address);
-    return to === null ? -1 : this.io.reserveSend(this.fd, len, port, to, encode);
+    return to === null ? -1 : this.io.reserveSend(this.fd, len, this.portOrPeer(port, address), to, encode);
+  }
+
+  /**
+   * Connects the socket to one peer (connect(2)), or with null to none again. The kernel then drops
+   * datagrams from any other source before they cost a read, and sends to the peer take the route it
+   * keeps for the socket instead of looking one up per datagram: 4–11 % of a packet's cost received and
+   * sent back (BENCHMARKS.md, twenty-sixth pass). False when the kernel refused (the socket stays as it was).
+   * A packet already queued for the old peer when the association is dissolved (a re-INVITE moving the
+   * stream, in the same tick) then fails, counted as a send error: that peer is being left anyway.
+   */
+  connectTo(peer: { address: string; port: number } | null): boolean {
+    if (this.closed) return false;
+    const address = peer === null ? 0 : ipv4ToUint(peer.address);
+    if (address === null || (peer !== null && (peer.port <= 0 || peer.port > 65535))) return false;
+    if (this.io.addon.connect(this.fd, address, peer?.port ?? 0) < 0) return false;
+    this.peer = peer && { address: peer.address, port: peer.port };
+    return true;
+  }
+
+  /** 0 for a send to the connected peer: the addon sends it without a destination (see connectTo). */
+  private portOrPeer(port: number, address: string): number {
+    const peer = this.peer;
+    return peer !== null && peer.port === port && peer.address === address ? 0 : port;
   }
 
   /** The number of an IPv4 literal (the last one kept: a leg sends to one address for a whole call), or null. */

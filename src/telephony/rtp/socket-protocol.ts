@@ -26,6 +26,8 @@ export interface MediaSocket {
    * none (another payload type, a closed socket, an address that is not an IPv4 literal): encode and send().
    */
   reservePcmSend?(samples: number, payloadType: number, port: number, address: string): number;
+  /** Batched sockets: connect(2) to one peer, or with null to none again (NativeSocket.connectTo); false when refused. */
+  connectTo?(peer: { address: string; port: number } | null): boolean;
   readonly sendBuffer?: Uint8Array;
   readonly sendPcm?: Int16Array;
   address(): { port: number };

@@ -101,7 +101,7 @@ static void point_msghdr(struct msghdr *h, struct iovec *iov, void *buf, size_t 
   h->msg_iov = iov;
   h->msg_iovlen = 1;
   h->msg_name = name;
-  h->msg_namelen = sizeof *name;
+  h->msg_namelen = name == NULL ? 0 : sizeof *name;
   if (control != NULL) {
     /* Zeroed: a read that brings no timestamp then leaves nothing that parses as one. */
     memset(control, 0, CONTROL_BYTES);
@@ -130,6 +130,24 @@ static napi_value open_socket(napi_env env, napi_callback_info info) {
     return num(env, -e);
   }
   return num(env, fd);
+}
+
+/*
+ * connect(fd, address: uint32, port) -> 0 or -errno: the socket takes datagrams from address:port only
+ * (the kernel drops the rest), and a send whose meta port is 0 goes there without a destination, on
+ * the route the kernel keeps for a connected socket instead of a route lookup per datagram. Port 0
+ * dissolves the association (AF_UNSPEC): the socket takes any source again.
+ */
+static napi_value connect_socket(napi_env env, napi_callback_info info) {
+  napi_value argv[MAX_ARGS];
+  args(env, info, argv);
+  int fd = int_at(env, argv[0], -1);
+  int32_t port = int_at(env, argv[2], -1);
+  if (port < 0 || port > 65535) return num(env, -EINVAL);
+  struct sockaddr_in a;
+  fill_sockaddr(&a, uint_at(env, argv[1]), port);
+  if (port == 0) a.sin_family = AF_UNSPEC;
+  return num(env, connect(fd, (struct sockaddr *)&a, sizeof a) < 0 ? -errno : 0);
 }
 
 /* port(fd) -> the bound port, or -errno. */
@@ -263,7 +281,9 @@ static void send_each(unsigned char *data, int32_t *meta, size_t from, size_t to
   for (size_t k = from; k < to; k++) {
     int32_t *m = meta + k * META;
     fill_sockaddr(&addr, (uint32_t)m[3], m[2]);
-    ssize_t n = sendto(m[0], data + k * SLOT, (size_t)m[1], MSG_DONTWAIT, (struct sockaddr *)&addr, sizeof addr);
+    /* Port 0: the socket's connected peer (see connect_socket). */
+    ssize_t n = m[2] == 0 ? send(m[0], data + k * SLOT, (size_t)m[1], MSG_DONTWAIT)
+                          : sendto(m[0], data + k * SLOT, (size_t)m[1], MSG_DONTWAIT, (struct sockaddr *)&addr, sizeof addr);
     m[1] = n < 0 ? -errno : (int32_t)n;
   }
 }
@@ -280,7 +300,7 @@ static void send_ring(struct io_ring *r, unsigned char *data, int32_t *meta, siz
       size_t k = done + queued;
       int32_t *m = meta + k * META;
       fill_sockaddr(&r->addr[queued], (uint32_t)m[3], m[2]);
-      point_msghdr(&r->hdr[queued], &r->iov[queued], data + k * SLOT, (size_t)m[1], &r->addr[queued], NULL);
+      point_msghdr(&r->hdr[queued], &r->iov[queued], data + k * SLOT, (size_t)m[1], m[2] == 0 ? NULL : &r->addr[queued], NULL);
       io_uring_prep_sendmsg(sqe, m[0], &r->hdr[queued], MSG_DONTWAIT);
       io_uring_sqe_set_data64(sqe, queued);
     }
@@ -437,7 +457,7 @@ static struct sender *started_sender(napi_env env) {
 /*
  * sendBatch(data: Uint8Array, meta: Int32Array, n, ioUring = true, async = false) -> packets that failed.
  * Packet k is at data[k * SLOT]; meta[k * 4 ...] holds the socket fd, the length, the destination port
- * and address. A length may ask for the payload (PCM16 after a 12-byte header) to be G.711-encoded
+ * and address (port 0: the socket's connected peer, see connect_socket). A length may ask for the payload (PCM16 after a 12-byte header) to be G.711-encoded
  * first (g711.h: ENCODE_ALAW or ENCODE_MULAW << 16; the tables set by g711Tables). With io_uring every
  * packet of the batch is one sendmsg entry of one submission (EAGAIN when a socket buffer is full,
  * never a wait). Synchronous: the result of each send replaces its length
@@ -458,7 +478,7 @@ static napi_value send_batch(napi_env env, napi_callback_info info) {
   int32_t *meta = metaPtr;
   for (int32_t k = 0; k < n; k++) {
     int32_t *m = meta + (size_t)k * META;
-    if (!send_length_valid(m[1]) || m[2] <= 0 || m[2] > 65535) return num(env, -EINVAL);
+    if (!send_length_valid(m[1]) || m[2] < 0 || m[2] > 65535) return num(env, -EINVAL); /* port 0: the connected peer */
   }
   struct sender *s = async ? sender_of(env) : NULL;
   if (s != NULL) {
@@ -687,6 +707,7 @@ size_t read_sockets(struct io_ring *r, const int32_t *fds, size_t nfds, unsigned
 NAPI_MODULE_INIT() {
   napi_property_descriptor props[] = {
       {"open", NULL, open_socket, NULL, NULL, NULL, napi_default, NULL},
+      {"connect", NULL, connect_socket, NULL, NULL, NULL, napi_default, NULL},
       {"port", NULL, local_port, NULL, NULL, NULL, napi_default, NULL},
       {"close", NULL, close_socket, NULL, NULL, NULL, napi_default, NULL},
       {"sendBatch", NULL, send_batch, NULL, NULL, NULL, napi_default, NULL},
