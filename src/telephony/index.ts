@@ -86,7 +86,7 @@ export async function startTelephony(deps: TelephonyDeps): Promise<Telephony> {
   }
   // Built and loaded now, so a missing compiler or header fails the start (native) or shows in the log
   // (auto), not at the first call.
-  const { mediaIo = 'auto', mediaIoUring = true, mediaIoSendThread = true, mediaIoRecvThread = false } = deps.config.sip;
+  const { mediaIo = 'auto', mediaIoUring = true, mediaIoSendThread = true, mediaIoRecvThread = false, mediaIoConnect = true } = deps.config.sip;
   const wanted = wantsNativeRtpIo(deps.config.sip);
   const addon = !wanted ? null : mediaIo === 'native' ? nativeRtpIoAddon() : tryNativeRtpIoAddon();
   useIoUringForRtp(mediaIoUring);
@@ -94,7 +94,7 @@ export async function startTelephony(deps: TelephonyDeps): Promise<Telephony> {
   useRecvThreadForRtp(mediaIoRecvThread);
   if (addon)
     deps.logger.info(
-      { mediaIo, ioUring: mediaIoUring && addon.ioUringReady(), sendThread: mediaIoSendThread, recvThread: mediaIoRecvThread },
+      { mediaIo, ioUring: mediaIoUring && addon.ioUringReady(), sendThread: mediaIoSendThread, recvThread: mediaIoRecvThread, connect: mediaIoConnect },
       'RTP sockets: batched I/O',
     );
   else if (wanted) deps.logger.warn({ err: String(nativeRtpIoLoadError()) }, 'MEDIA_IO=auto: the batched RTP I/O addon is unavailable; RTP sockets use dgram');

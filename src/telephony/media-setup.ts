@@ -45,6 +45,7 @@ export class LegSetup {
       clock: d.clock,
       socketWorkers: s.mediaWorkers ?? 0,
       nativeIo: wantsNativeRtpIo(s),
+      connectSettled: s.mediaIoConnect ?? true,
       latching,
     });
     return new LegSetup(d, endpoint);

@@ -1,6 +1,7 @@
 // RTP source validation end to end: a real SIP call from SIPp; a third party that knows
 // the gateway's RTP port sends first. The caller's audio still reaches the session, the intruder's
-// packets are counted as strays, and the gateway sends its audio to the caller.
+// packets are counted as strays until the caller's source settles (then the kernel drops them: the
+// leg's socket is connected to the caller), and the gateway sends its audio to the caller.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import dgram from 'node:dgram';
 import { startTelephonyFixture, startSipp, eventually, attachedBeforeSippEnds, type TelephonyFixture } from '../helpers/sip-harness.js';
@@ -70,6 +71,24 @@ describe('RTP source validation', () => {
     await eventually(() => rec.frames.some((f) => mean(f) > 4000) || undefined);
     // Once the signalled source has spoken, nothing of the intruder's is played any more.
     await eventually(() => leg.rtpStats.ignoredSource >= 30 || undefined);
+    // Settled on the signalled source, the leg's socket is connected to it (MEDIA_IO_CONNECT, on by
+    // default): what the intruder sends from now on is dropped by the kernel, before the caller's next packets.
+    const strays = leg.rtpStats.ignoredSource;
+    const packetsIn = leg.rtpStats.packetsIn;
+    for (let i = 0; i < 10; i++)
+      intruder.send(
+        serializeRtp({ marker: false, payloadType: 8, sequence: 35 + i, timestamp: (35 + i) * 160, ssrc: 666, payload: intruderAudio }),
+        leg.rtpPort,
+        '127.0.0.1',
+      );
+    for (let i = 0; i < 5; i++)
+      caller.send(
+        serializeRtp({ marker: false, payloadType: 8, sequence: 130 + i, timestamp: 32000 + (30 + i) * 160, ssrc: 42, payload: callerAudio }),
+        leg.rtpPort,
+        '127.0.0.1',
+      );
+    await eventually(() => leg.rtpStats.packetsIn >= packetsIn + 5 || undefined);
+    expect(leg.rtpStats.ignoredSource).toBe(strays);
     leg.playFrame(dc(1000));
     await eventually(() => toCaller.length > 0 || undefined);
 

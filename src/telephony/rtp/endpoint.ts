@@ -85,6 +85,12 @@ export interface RtpEndpointOptions extends PortRange {
    * is not IPv4 or the addon is unavailable (startup has loaded it, or failed, for MEDIA_IO=native).
    */
   nativeIo?: boolean;
+  /**
+   * MEDIA_IO_CONNECT: once the latch settles on the signalled source (nothing else can take it until a
+   * new remote description), a batched socket is connected to it: the kernel drops every other source's
+   * packets (not counted in `ignoredSource` then) and the leg's sends skip a route lookup each.
+   */
+  connectSettled?: boolean;
 }
 
 export interface RemoteMedia {
@@ -141,6 +147,8 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
   /** The clock has a late phase: sending happens there (see OUT_QUEUE_TARGET). */
   private readonly lateSend: boolean;
   private ticks = 0;
+  /** The socket is connected to the settled source (see connectSettled). */
+  private connected = false;
   /** Where decoded frames go: a plain call, not an event (one hop per leg and tick on the hottest path). */
   private frameSink: FrameSink | null = null;
 
@@ -195,7 +203,10 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
     const moved = !this.remote || this.remote.address !== remote.address || this.remote.port !== remote.port;
     this.remote = remote;
     // A new remote description may legitimately move the stream: validate sources against it afresh.
-    if (moved && remote.address !== '0.0.0.0') this.latch.signal(remote.address, remote.port);
+    if (moved && remote.address !== '0.0.0.0') {
+      if (this.connected) this.connected = !this.socket.connectTo?.(null);
+      this.latch.signal(remote.address, remote.port);
+    }
     this.refreshTarget();
     this.lastPacketAt = performance.now();
     this.timedOut = false;
@@ -285,6 +296,7 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
     }
     if (verdict === 'latched') {
       this.refreshTarget();
+      if (this.o.connectSettled && this.latch.settled) this.connected = this.socket.connectTo?.({ address, port }) === true;
       this.safeEmit('latched', { address, port });
     }
     this.stats.packetsIn++;

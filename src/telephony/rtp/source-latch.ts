@@ -42,6 +42,14 @@ export class SourceLatch {
     return this.current;
   }
 
+  /**
+   * The latch is on the signalled source, and nothing else can take it until the next signal(): the
+   * socket may then leave the other sources to the kernel (RtpEndpoint connects it).
+   */
+  get settled(): boolean {
+    return this.latchedToSignalled;
+  }
+
   /** A (new) remote description: validation starts over against it. */
   signal(address: string, port: number): void {
     this.signalledAddress = address;

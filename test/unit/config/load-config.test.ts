@@ -46,6 +46,7 @@ describe('loadConfig errors', () => {
     expect(loadConfig({ MEDIA_IO_URING: 'false' }).sip.mediaIoUring).toBe(false);
     expect(loadConfig({ MEDIA_IO_SEND_THREAD: 'false' }).sip.mediaIoSendThread).toBe(false);
     expect(loadConfig({ MEDIA_IO_RECV_THREAD: 'true' }).sip.mediaIoRecvThread).toBe(true);
+    expect(loadConfig({ MEDIA_IO_CONNECT: 'false' }).sip.mediaIoConnect).toBe(false);
   });
 
   it('lets the old generation grow by 100 % between full collections unless HEAP_GROWING_PERCENT says otherwise', () => {

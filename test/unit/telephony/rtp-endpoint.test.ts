@@ -25,8 +25,9 @@ afterEach(() => {
   sockets.splice(0).forEach((s) => s.close());
 });
 
-async function endpoint(timeoutMs = 5000): Promise<RtpEndpoint> {
+async function endpoint(timeoutMs = 5000, connectSettled = false): Promise<RtpEndpoint> {
   const e = await RtpEndpoint.open({
+    connectSettled,
     bindAddress: '127.0.0.1',
     portMin: 40000,
     portMax: 44999,
@@ -279,5 +280,109 @@ describe.each<SocketIo>(['dgram', 'worker', 'native', 'native-no-uring', 'native
     expect(ep.stats.packetsOut).toBe(1);
     expect(got[0]!.payload[0]).toBe(mulawEncode(new Int16Array([8000]))[0]);
     expect(ep.outQueueDepth).toBe(0);
+  });
+});
+
+/** Sends `n` packets of `level` from `from` to the endpoint's port, sequence numbers from `seq`. */
+function sendLevel(from: dgram.Socket, to: RtpEndpoint, level: number, n: number, seq: number, ssrc: number): void {
+  const payload = mulawEncode(new Int16Array(160).fill(level));
+  for (let i = 0; i < n; i++)
+    from.send(serializeRtp({ marker: i === 0, payloadType: 0, sequence: seq + i, timestamp: (seq + i) * 160, ssrc, payload }), to.port, '127.0.0.1');
+}
+
+const near = (f: Int16Array, level: number): boolean => Math.abs((f[0] ?? 0) - level) < 150;
+
+// MEDIA_IO_CONNECT: a batched socket is connected to its leg's source once the latch settles on the
+// signalled one, so the kernel drops every other source's packets and sends go without a route lookup.
+describe.each<SocketIo>(['native', 'native-no-uring', 'native-sync-send', 'native-recv-thread'])('RtpEndpoint connected to a settled source (%s)', (io) => {
+  beforeEach(() => {
+    socketIo = io;
+    useIoUringForRtp(io !== 'native-no-uring');
+    useSendThreadForRtp(io !== 'native-sync-send');
+    useRecvThreadForRtp(io === 'native-recv-thread');
+  });
+
+  it('takes the caller over a NAT-latched intruder, then leaves the intruder to the kernel and still sends to the caller', async () => {
+    const ep = await endpoint(5000, true);
+    const caller = await peer();
+    const intruder = await peer();
+    ep.configure({ address: '127.0.0.1', port: caller.address().port, payloadType: 0, dtmfPayloadType: 101, send: true, expectReceive: true });
+    const frames: Int16Array[] = [];
+    ep.onFrames((f) => frames.push(f));
+    const latched: number[] = [];
+    ep.on('latched', (s) => latched.push(s.port));
+    // Before the caller speaks the socket is not connected: the intruder latches (NAT window) and is played.
+    sendLevel(intruder, ep, -8000, 3, 0, 66);
+    await until(() => (frames.some((f) => near(f, -8000)) ? true : undefined));
+    sendLevel(caller, ep, 3000, 3, 500, 7);
+    await until(() => (frames.some((f) => near(f, 3000)) ? true : undefined));
+    expect(latched).toEqual([intruder.address().port, caller.address().port]);
+    const straysBefore = ep.stats.ignoredSource;
+    const packetsBefore = ep.stats.packetsIn;
+    // Settled and connected: the intruder's packets, sent before the caller's next ones, never reach the leg.
+    const heard: number[] = [];
+    caller.on('message', (m) => heard.push(defined(parseRtp(m), 'RTP to the caller').payload[0] ?? -1));
+    frames.length = 0;
+    sendLevel(intruder, ep, -8000, 8, 3, 66);
+    sendLevel(caller, ep, 5000, 8, 503, 7);
+    await until(() => (ep.stats.packetsIn >= packetsBefore + 8 ? true : undefined));
+    expect(ep.stats.ignoredSource).toBe(straysBefore);
+    await until(() => (frames.some((f) => near(f, 5000)) ? true : undefined));
+    expect(frames.some((f) => near(f, -8000))).toBe(false);
+    // The leg's sends go to the connected caller (without a destination of their own).
+    ep.playFrame(new Int16Array(160).fill(1000));
+    const loud = mulawEncode(new Int16Array([1000]))[0];
+    await until(() => (heard.includes(loud ?? -2) ? true : undefined));
+    expect(ep.remoteAddress).toEqual({ address: '127.0.0.1', port: caller.address().port });
+  });
+
+  it('takes media from the new source once a re-INVITE moves the stream away from a connected one', async () => {
+    const ep = await endpoint(5000, true);
+    const first = await peer();
+    const second = await peer();
+    const frames: Int16Array[] = [];
+    ep.onFrames((f) => frames.push(f));
+    ep.configure({ address: '127.0.0.1', port: first.address().port, payloadType: 0, dtmfPayloadType: 101, send: true, expectReceive: true });
+    sendLevel(first, ep, 3000, 3, 0, 1);
+    await until(() => (frames.some((f) => near(f, 3000)) ? true : undefined));
+    ep.configure({ address: '127.0.0.1', port: second.address().port, payloadType: 0, dtmfPayloadType: 101, send: true, expectReceive: true });
+    const sentToSecond: number[] = [];
+    second.on('message', () => sentToSecond.push(1));
+    sendLevel(second, ep, -5000, 3, 100, 2);
+    await until(() => (frames.some((f) => near(f, -5000)) ? true : undefined));
+    expect(ep.remoteAddress).toEqual({ address: '127.0.0.1', port: second.address().port });
+    await until(() => (sentToSecond.length >= 3 ? true : undefined));
+    // Settled on the second source: the first one is now left to the kernel.
+    const strays = ep.stats.ignoredSource;
+    const packetsBefore = ep.stats.packetsIn;
+    sendLevel(first, ep, 3000, 4, 3, 1);
+    sendLevel(second, ep, -5000, 4, 103, 2);
+    await until(() => (ep.stats.packetsIn >= packetsBefore + 4 ? true : undefined));
+    expect(ep.stats.ignoredSource).toBe(strays);
+  });
+
+  it("with latching 'signalled' counts the strays before the SDP source speaks, not after", async () => {
+    const ep = await RtpEndpoint.open({
+      bindAddress: '127.0.0.1',
+      portMin: 40000,
+      portMax: 44999,
+      timeoutMs: 5000,
+      clock: new MediaClock(),
+      nativeIo: true,
+      connectSettled: true,
+      latching: 'signalled',
+    });
+    opened.push(ep);
+    const caller = await peer();
+    const intruder = await peer();
+    ep.configure({ address: '127.0.0.1', port: caller.address().port, payloadType: 0, dtmfPayloadType: 101, send: true, expectReceive: true });
+    sendLevel(intruder, ep, 1000, 5, 0, 66);
+    await until(() => (ep.stats.ignoredSource >= 5 ? true : undefined));
+    sendLevel(caller, ep, 2000, 3, 10, 7);
+    await until(() => (ep.stats.packetsIn >= 3 ? true : undefined));
+    sendLevel(intruder, ep, 1000, 5, 5, 66);
+    sendLevel(caller, ep, 2000, 3, 13, 7);
+    await until(() => (ep.stats.packetsIn >= 6 ? true : undefined));
+    expect(ep.stats.ignoredSource).toBe(5);
   });
 });
