@@ -4,8 +4,10 @@
 // 'message' callback per datagram: epoll, libuv's two recvmsg, a Buffer and rinfo object) or through
 // rtp/native-io.ts (every socket read once per 20 ms media tick into one buffer, io_uring where it can, kernel
 // arrival times kept). With --echo 1 the child sends each packet back from the socket that got it, so
-// the figure is a leg's receive plus send. Prints the child's CPU per packet for both, alternated.
-//   npx tsx bench/media/recv-cost.ts [--sockets 400] [--seconds 10] [--rounds 2] [--echo 0]
+// the figure is a leg's receive plus send; mode native-connected connects each socket to its sender
+// first, as a leg's is to its settled source (MEDIA_IO_CONNECT). Prints the child's CPU per packet for
+// each mode, alternated.
+//   npx tsx bench/media/recv-cost.ts [--sockets 400] [--seconds 10] [--rounds 2] [--echo 0] [--modes dgram,native]
 // Prints figures; asserts nothing.
 import { fork } from 'node:child_process';
 import dgram from 'node:dgram';
@@ -15,7 +17,7 @@ import { NativeRtpIo, nativeRtpIoAddon } from '../../src/telephony/rtp/native-io
 import { createMediaSocket } from '../../src/telephony/rtp/port-allocator.js';
 import type { MediaSocket } from '../../src/telephony/rtp/socket-protocol.js';
 
-type Mode = 'dgram' | 'native';
+type Mode = 'dgram' | 'native' | 'native-connected';
 interface Stats {
   packets: number;
   cpuUs: number;
@@ -53,9 +55,11 @@ async function child(mode: Mode, sockets: number, echo: boolean): Promise<void> 
     stop = () => clock.stop();
   }
   for (const s of socks) {
+    let connected = false;
     s.on('message', (msg, from) => {
       packets++;
       touched += msg[0] ?? 0;
+      if (mode === 'native-connected' && !connected) connected = s.connectTo?.({ address: from.address, port: from.port }) === true;
       if (echo) s.send(msg, from.port, from.address);
     });
   }
@@ -112,19 +116,22 @@ if (process.argv[2] === '--child') {
   const rounds = arg('rounds', 2);
   const echo = arg('echo', 0) === 1;
   nativeRtpIoAddon(); // built before the first round, not inside a measured child
-  const results: Record<Mode, number[]> = { dgram: [], native: [] };
+  const modes = (process.argv[process.argv.indexOf('--modes') + 1] ?? '').includes(',')
+    ? (process.argv[process.argv.indexOf('--modes') + 1]!.split(',') as Mode[])
+    : (['dgram', 'native'] as Mode[]);
+  const results = Object.fromEntries(modes.map((m) => [m, [] as number[]])) as Record<Mode, number[]>;
   for (let r = 0; r < rounds; r++) {
-    for (const mode of (r % 2 === 0 ? ['dgram', 'native'] : ['native', 'dgram']) as Mode[]) {
+    for (const mode of r % 2 === 0 ? modes : [...modes].reverse()) {
       const s = await measure(mode, sockets, seconds, echo);
       const us = s.cpuUs / Math.max(1, s.packets);
       results[mode].push(us);
       console.log(
-        `round ${r + 1} ${mode.padEnd(5)}: ${s.packets} packets to ${sockets} sockets, ${us.toFixed(2)} µs CPU per packet ${echo ? 'received and sent back' : 'received'} (${Math.round((s.systemUs / Math.max(1, s.cpuUs)) * 100)} % kernel), receiver ${((s.cpuUs / (seconds * 1e6)) * 100).toFixed(1)} % of a core`,
+        `round ${r + 1} ${mode.padEnd(16)}: ${s.packets} packets to ${sockets} sockets, ${us.toFixed(2)} µs CPU per packet ${echo ? 'received and sent back' : 'received'} (${Math.round((s.systemUs / Math.max(1, s.cpuUs)) * 100)} % kernel), receiver ${((s.cpuUs / (seconds * 1e6)) * 100).toFixed(1)} % of a core`,
       );
     }
   }
   const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)] ?? NaN;
   console.log(
-    `median: dgram ${median(results.dgram).toFixed(2)} µs, native (batched per tick) ${median(results.native).toFixed(2)} µs of CPU per packet ${echo ? 'received and sent back' : 'received'}`,
+    `median µs of CPU per packet ${echo ? 'received and sent back' : 'received'}: ${modes.map((m) => `${m} ${median(results[m]).toFixed(2)}`).join(', ')}`,
   );
 }
