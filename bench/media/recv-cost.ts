@@ -12,6 +12,7 @@
 import { fork } from 'node:child_process';
 import dgram from 'node:dgram';
 import { fileURLToPath } from 'node:url';
+import { measureWindow, nextMessage } from './child-window.js';
 import { MediaClock } from '../../src/media/index.js';
 import { NativeRtpIo, nativeRtpIoAddon } from '../../src/telephony/rtp/native-io.js';
 import { createMediaSocket } from '../../src/telephony/rtp/port-allocator.js';
@@ -87,20 +88,14 @@ async function child(mode: Mode, sockets: number, echo: boolean): Promise<void> 
 
 async function measure(mode: Mode, sockets: number, seconds: number, echo: boolean): Promise<Stats> {
   const c = fork(fileURLToPath(import.meta.url), ['--child', mode, String(sockets), echo ? '1' : '0'], { execArgv: process.execArgv });
-  const next = () => new Promise<unknown>((r) => c.once('message', r));
-  const { ports } = (await next()) as { ports: number[] };
+  const { ports } = await nextMessage<{ ports: number[] }>(c);
   const tx = dgram.createSocket('udp4');
   await new Promise<void>((r) => tx.bind(0, '127.0.0.1', () => r()));
   const packet = Buffer.alloc(172, 0x55);
   const sender = setInterval(() => {
     for (const p of ports) tx.send(packet, p, '127.0.0.1');
   }, 20);
-  await new Promise((r) => setTimeout(r, 1000)); // warm-up
-  c.send('mark');
-  await next();
-  await new Promise((r) => setTimeout(r, seconds * 1000));
-  c.send('stats');
-  const stats = (await next()) as Stats;
+  const stats = await measureWindow<Stats>(c, seconds); // the first second a warm-up
   clearInterval(sender);
   tx.close();
   c.send('stop');

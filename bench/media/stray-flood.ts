@@ -9,6 +9,7 @@
 import { fork } from 'node:child_process';
 import dgram from 'node:dgram';
 import { fileURLToPath } from 'node:url';
+import { measureWindow, nextMessage } from './child-window.js';
 import { RtpEndpoint } from '../../src/telephony/rtp/endpoint.js';
 import { nativeRtpIoAddon } from '../../src/telephony/rtp/native-io.js';
 import { serializeRtp } from '../../src/telephony/rtp/packet.js';
@@ -82,8 +83,7 @@ async function measure(legs: number, connect: boolean, flood: number, seconds: n
   const stray = await bound();
   const callerPorts = callers.map((c) => c.address().port);
   const c = fork(fileURLToPath(import.meta.url), ['--child', String(legs), connect ? '1' : '0', callerPorts.join(',')], { execArgv: process.execArgv });
-  const next = () => new Promise<unknown>((r) => c.once('message', r));
-  const { ports } = (await next()) as { ports: number[] };
+  const { ports } = await nextMessage<{ ports: number[] }>(c);
   const payload = Buffer.alloc(160, 0xff);
   let seq = 0;
   let strayAt = 0;
@@ -94,12 +94,7 @@ async function measure(legs: number, connect: boolean, flood: number, seconds: n
     callers.forEach((caller, i) => caller.send(packet, ports[i] ?? 0, '127.0.0.1'));
     for (let k = 0; k < perTick; k++) stray.send(packet, ports[strayAt++ % ports.length] ?? 0, '127.0.0.1');
   }, 20);
-  await new Promise((r) => setTimeout(r, 1000)); // warm-up: the latches settle
-  c.send('mark');
-  await next();
-  await new Promise((r) => setTimeout(r, seconds * 1000));
-  c.send('stats');
-  const stats = (await next()) as Stats;
+  const stats = await measureWindow<Stats>(c, seconds); // the first second a warm-up: the latches settle
   clearInterval(sender);
   c.send('stop');
   await new Promise((r) => c.once('exit', r));

@@ -1,7 +1,7 @@
 import { describe, it, expect, afterEach, beforeEach } from 'vitest';
 import dgram from 'node:dgram';
 import { once } from 'node:events';
-import { RtpEndpoint } from '../../../src/telephony/rtp/endpoint.js';
+import { RtpEndpoint, type RtpEndpointOptions } from '../../../src/telephony/rtp/endpoint.js';
 import { useIoUringForRtp, useRecvThreadForRtp, useSendThreadForRtp } from '../../../src/telephony/rtp/native-io.js';
 import { MediaClock } from '../../../src/media/index.js';
 import { parseRtp, serializeRtp } from '../../../src/telephony/rtp/packet.js';
@@ -25,13 +25,14 @@ afterEach(() => {
   sockets.splice(0).forEach((s) => s.close());
 });
 
-async function endpoint(timeoutMs = 5000, connectSettled = false): Promise<RtpEndpoint> {
+/** An endpoint doing its socket I/O as `socketIo` says; `o` as in RtpEndpointOptions. */
+async function endpoint(o: Partial<Pick<RtpEndpointOptions, 'timeoutMs' | 'connectSettled' | 'latching'>> = {}): Promise<RtpEndpoint> {
   const e = await RtpEndpoint.open({
-    connectSettled,
+    ...o,
     bindAddress: '127.0.0.1',
     portMin: 40000,
     portMax: 44999,
-    timeoutMs,
+    timeoutMs: o.timeoutMs ?? 5000,
     clock: new MediaClock(),
     jitter: { targetFrames: 2, adaptive: false },
     socketWorkers: socketIo === 'worker' ? 1 : 0,
@@ -64,13 +65,29 @@ function until<T>(fn: () => T | undefined, ms = 5000): Promise<T> {
   });
 }
 
+/** An endpoint whose SDP names `caller`, an `intruder` that knows its port, and what the endpoint plays and latches to. */
+async function hijackScene(connectSettled: boolean) {
+  const ep = await endpoint({ connectSettled });
+  const caller = await peer();
+  const intruder = await peer();
+  ep.configure({ address: '127.0.0.1', port: caller.address().port, payloadType: 0, dtmfPayloadType: 101, send: true, expectReceive: true });
+  const frames: Int16Array[] = [];
+  ep.onFrames((f) => frames.push(f));
+  const latched: number[] = [];
+  ep.on('latched', (s) => latched.push(s.port));
+  return { ep, caller, intruder, frames, latched };
+}
+
+/** The endpoints opened from now on do their socket I/O as `io` says. */
+function useSocketIo(io: SocketIo): void {
+  socketIo = io;
+  useIoUringForRtp(io !== 'native-no-uring');
+  useSendThreadForRtp(io !== 'native-sync-send');
+  useRecvThreadForRtp(io === 'native-recv-thread');
+}
+
 describe.each<SocketIo>(['dgram', 'worker', 'native', 'native-no-uring', 'native-sync-send', 'native-recv-thread'])('RtpEndpoint (socket I/O: %s)', (io) => {
-  beforeEach(() => {
-    socketIo = io;
-    useIoUringForRtp(io !== 'native-no-uring');
-    useSendThreadForRtp(io !== 'native-sync-send');
-    useRecvThreadForRtp(io === 'native-recv-thread');
-  });
+  beforeEach(() => useSocketIo(io));
 
   it('binds an even port in range and sends paced PCMU with increasing seq/timestamp', async () => {
     const ep = await endpoint();
@@ -114,14 +131,7 @@ describe.each<SocketIo>(['dgram', 'worker', 'native', 'native-no-uring', 'native
   });
 
   it('keeps the caller when a third party sends first to the port (no media hijack), counting the strays', async () => {
-    const ep = await endpoint();
-    const caller = await peer();
-    const intruder = await peer();
-    ep.configure({ address: '127.0.0.1', port: caller.address().port, payloadType: 0, dtmfPayloadType: 101, send: true, expectReceive: true });
-    const frames: Int16Array[] = [];
-    ep.onFrames((f) => frames.push(f));
-    const latched: number[] = [];
-    ep.on('latched', (s) => latched.push(s.port));
+    const { ep, caller, intruder, frames, latched } = await hijackScene(false);
     const intruderAudio = mulawEncode(new Int16Array(160).fill(-8000));
     for (let i = 0; i < 3; i++)
       intruder.send(serializeRtp({ marker: i === 0, payloadType: 0, sequence: i, timestamp: i * 160, ssrc: 66, payload: intruderAudio }), ep.port, '127.0.0.1');
@@ -228,7 +238,7 @@ describe.each<SocketIo>(['dgram', 'worker', 'native', 'native-no-uring', 'native
   });
 
   it('reports an RTP timeout when the peer stops sending', async () => {
-    const ep = await endpoint(300);
+    const ep = await endpoint({ timeoutMs: 300 });
     const far = await peer();
     ep.configure({ address: '127.0.0.1', port: far.address().port, payloadType: 8, dtmfPayloadType: null, send: true, expectReceive: true });
     await once(ep, 'timeout');
@@ -295,22 +305,10 @@ const near = (f: Int16Array, level: number): boolean => Math.abs((f[0] ?? 0) - l
 // MEDIA_IO_CONNECT: a batched socket is connected to its leg's source once the latch settles on the
 // signalled one, so the kernel drops every other source's packets and sends go without a route lookup.
 describe.each<SocketIo>(['native', 'native-no-uring', 'native-sync-send', 'native-recv-thread'])('RtpEndpoint connected to a settled source (%s)', (io) => {
-  beforeEach(() => {
-    socketIo = io;
-    useIoUringForRtp(io !== 'native-no-uring');
-    useSendThreadForRtp(io !== 'native-sync-send');
-    useRecvThreadForRtp(io === 'native-recv-thread');
-  });
+  beforeEach(() => useSocketIo(io));
 
   it('takes the caller over a NAT-latched intruder, then leaves the intruder to the kernel and still sends to the caller', async () => {
-    const ep = await endpoint(5000, true);
-    const caller = await peer();
-    const intruder = await peer();
-    ep.configure({ address: '127.0.0.1', port: caller.address().port, payloadType: 0, dtmfPayloadType: 101, send: true, expectReceive: true });
-    const frames: Int16Array[] = [];
-    ep.onFrames((f) => frames.push(f));
-    const latched: number[] = [];
-    ep.on('latched', (s) => latched.push(s.port));
+    const { ep, caller, intruder, frames, latched } = await hijackScene(true);
     // Before the caller speaks the socket is not connected: the intruder latches (NAT window) and is played.
     sendLevel(intruder, ep, -8000, 3, 0, 66);
     await until(() => (frames.some((f) => near(f, -8000)) ? true : undefined));
@@ -337,7 +335,7 @@ describe.each<SocketIo>(['native', 'native-no-uring', 'native-sync-send', 'nativ
   });
 
   it('takes media from the new source once a re-INVITE moves the stream away from a connected one', async () => {
-    const ep = await endpoint(5000, true);
+    const ep = await endpoint({ connectSettled: true });
     const first = await peer();
     const second = await peer();
     const frames: Int16Array[] = [];
@@ -362,17 +360,7 @@ describe.each<SocketIo>(['native', 'native-no-uring', 'native-sync-send', 'nativ
   });
 
   it("with latching 'signalled' counts the strays before the SDP source speaks, not after", async () => {
-    const ep = await RtpEndpoint.open({
-      bindAddress: '127.0.0.1',
-      portMin: 40000,
-      portMax: 44999,
-      timeoutMs: 5000,
-      clock: new MediaClock(),
-      nativeIo: true,
-      connectSettled: true,
-      latching: 'signalled',
-    });
-    opened.push(ep);
+    const ep = await endpoint({ connectSettled: true, latching: 'signalled' });
     const caller = await peer();
     const intruder = await peer();
     ep.configure({ address: '127.0.0.1', port: caller.address().port, payloadType: 0, dtmfPayloadType: 101, send: true, expectReceive: true });
