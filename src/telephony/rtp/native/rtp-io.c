@@ -457,8 +457,9 @@ static struct sender *started_sender(napi_env env) {
 /*
  * sendBatch(data: Uint8Array, meta: Int32Array, n, ioUring = true, async = false) -> packets that failed.
  * Packet k is at data[k * SLOT]; meta[k * 4 ...] holds the socket fd, the length, the destination port
- * and address (port 0: the socket's connected peer, see connect_socket). A length may ask for the payload (PCM16 after a 12-byte header) to be G.711-encoded
- * first (g711.h: ENCODE_ALAW or ENCODE_MULAW << 16; the tables set by g711Tables). With io_uring every
+ * and address (port 0: the socket's connected peer, see connect_socket). A length may ask for the
+ * payload (PCM16 after a 12-byte header) to be G.711-encoded first (g711.h: ENCODE_ALAW or
+ * ENCODE_MULAW << 16; the tables set by g711Tables). With io_uring every
  * packet of the batch is one sendmsg entry of one submission (EAGAIN when a socket buffer is full,
  * never a wait). Synchronous: the result of each send replaces its length
  * (bytes sent, or -errno). async: the batch is copied and sent by the send thread (see send_loop), meta
