@@ -17,15 +17,7 @@ source "$root/scripts/lib/compiled-part.sh"
 skip_if_built "$out" "$(ls -t "$dir"/*.c "$dir"/*.h | head -1)" "${1:-}"
 require_gcc build-rtp-io
 
-include="${NODE_INCLUDE:-}"
-if [[ -z "$include" ]]; then
-  # The headers of the node that runs the gateway: <prefix>/include/node.
-  include="$(dirname "$(dirname "$(readlink -f "$(command -v node)")")")/include/node"
-fi
-if [[ ! -f "$include/node_api.h" ]]; then
-  echo "build-rtp-io: node_api.h not found in $include; set NODE_INCLUDE to Node's include/node directory" >&2
-  exit 1
-fi
+include="$(node_api_include build-rtp-io)"
 
 uring=()
 if echo '#include <liburing.h>' | gcc -E -x c - >/dev/null 2>&1; then

@@ -14,15 +14,11 @@
 // receiver's delivery and costs twice a read, so the main loop hands a tick's batch over and goes on.
 // IPv4 only.
 import { EventEmitter } from 'node:events';
-import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import net from 'node:net';
 import { constants } from 'node:os';
-import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { g711EncodeTables, type TickSource } from '../../media/index.js';
+import { addonPath, buildAndLoadAddon } from '../../native-addon.js';
 import { RTP_HEADER_BYTES } from './packet.js';
 import type { MediaSocket, PacketInfo } from './socket-protocol.js';
 
@@ -84,20 +80,16 @@ const BATCH = 2048;
 export const COLD_READ_TICKS = 5;
 const { EADDRINUSE } = constants.errno;
 
-// src/telephony/rtp (or dist/telephony/rtp) -> package root.
-const packageRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-export const RTP_IO_ADDON = path.join(packageRoot, '.voxbridge/native/rtp-io.node');
-const BUILD_SCRIPT = path.join(packageRoot, 'scripts/build-rtp-io.sh');
+export const RTP_IO_ADDON = addonPath('rtp-io');
 
-/** Builds the addon if missing or stale (the script returns at once otherwise) and loads it. */
+/** Builds the addon if missing or stale and loads it. */
 export function loadRtpIoAddon(): RtpIoAddon {
+  let loaded: Partial<RtpIoAddon>;
   try {
-    if (existsSync(BUILD_SCRIPT)) execFileSync('bash', [BUILD_SCRIPT], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 120_000 });
+    loaded = buildAndLoadAddon('rtp-io') as Partial<RtpIoAddon>;
   } catch (err) {
-    const e = err as { stderr?: Buffer; message: string };
-    throw new Error(`MEDIA_IO=native: cannot build the RTP I/O addon: ${(e.stderr?.toString() || e.message).trim()}`);
+    throw new Error(`MEDIA_IO=native: ${(err as Error).message}`);
   }
-  const loaded = createRequire(import.meta.url)(RTP_IO_ADDON) as Partial<RtpIoAddon>;
   // A binary built from older sources (copied in, its sources not shipped) lacks what this code calls.
   if (typeof loaded.g711Tables !== 'function' || typeof loaded.recvTake !== 'function' || typeof loaded.connect !== 'function')
     throw new Error(`MEDIA_IO=native: ${RTP_IO_ADDON} is older than this code; rebuild it (bash scripts/build-rtp-io.sh --force)`);
