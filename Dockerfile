@@ -8,7 +8,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY . .
-RUN npx tsc -p tsconfig.json && npm run -s build:web && bash scripts/fetch-model.sh && bash scripts/fetch-vad-model.sh && (test ! -f scripts/build-sphinx-decoder.sh || bash scripts/build-sphinx-decoder.sh) && bash scripts/build-rtp-io.sh
+RUN npx tsc -p tsconfig.json && npm run -s build:web && bash scripts/fetch-model.sh && bash scripts/fetch-vad-model.sh && (test ! -f scripts/build-sphinx-decoder.sh || bash scripts/build-sphinx-decoder.sh) && bash scripts/build-rtp-io.sh && bash scripts/build-tcp-send-queue.sh
 EXPOSE 8080 5060/udp 5060/tcp
 # node flags for V8's young generation (HEAP_SEMI_SPACE_MB; scripts/lib/node-heap-flags.sh); exec keeps node as PID 1.
 CMD ["bash", "-c", "flags=$(bash scripts/lib/node-heap-flags.sh) && exec node $flags bin/voxbridge.js serve"]

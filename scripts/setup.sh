@@ -44,8 +44,9 @@ PACKAGES=(
 # The SIP edge (sip/kamailio/): for the edge itself and for its end-to-end tests.
 if [ $FOR_TEST = 1 ] || [ $WITH_KAMAILIO = 1 ]; then PACKAGES+=(kamailio kamailio-tls-modules openssl); fi
 # A real softphone for the SIP interop tests (test/e2e/sip-baresip.test.ts); `ss` (iproute2) reads a
-# socket's kernel buffer back in test/unit/telephony/sip-udp-buffer.test.ts.
-if [ $FOR_TEST = 1 ]; then PACKAGES+=(baresip-core iproute2); fi
+# socket's kernel buffer back in test/unit/telephony/sip-udp-buffer.test.ts and
+# test/e2e/stream-output-backpressure.test.ts, whose client with a small receive buffer is python3.
+if [ $FOR_TEST = 1 ]; then PACKAGES+=(baresip-core iproute2 python3); fi
 missing=()
 for p in "${PACKAGES[@]}"; do
   [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || missing+=("$p")
@@ -151,6 +152,8 @@ bash scripts/fetch-vad-model.sh || [ "${VAD_ENGINE:-silero}" = energy ] || die "
 if [ -f scripts/build-sphinx-decoder.sh ]; then bash scripts/build-sphinx-decoder.sh; fi
 # ---- media: the batched RTP socket addon (MEDIA_IO=auto uses dgram without it) ------------------
 bash scripts/build-rtp-io.sh || log "the RTP I/O addon did not build: RTP sockets will use dgram (MEDIA_IO=auto), MEDIA_IO=native will not start"
+# ---- stream: the kernel send queue's bound (TCP_NOTSENT_LOWAT) --------------------------------
+bash scripts/build-tcp-send-queue.sh || log "the TCP send-queue addon did not build: a stream client that falls behind may get audio seconds late (set net.ipv4.tcp_notsent_lowat)"
 
 # ---- schema ----------------------------------------------------------------------------------
 DATABASE_URL=${DATABASE_URL:-postgres://voxbridge:voxbridge@127.0.0.1:5432/voxbridge} node bin/voxbridge.js migrate >/dev/null

@@ -19,7 +19,7 @@ import { secretResolver } from './secrets/index.js';
 import { SessionRegistry, sharedMediaClock } from './sessions/index.js';
 import { NodeHeartbeat, SessionOwnership, SessionRpc, createRedis, ownerOf } from './coord/index.js';
 import { registerMediaStageMetrics, SileroModel } from './media/index.js';
-import { attachStreamServer, type StreamServer } from './stream/index.js';
+import { attachStreamServer, registerStreamMetrics, type StreamServer } from './stream/index.js';
 import { registerTelephonyMetrics, startTelephony, type Telephony } from './telephony/index.js';
 import { AgentServices, configSecretResolver, type SecretResolver } from './agents/index.js';
 import { ConsoleCookieAuthenticator, SignInStore, consoleRoutes } from './console/index.js';
@@ -275,7 +275,10 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     );
     shutdown.add('http', () => app.close());
     const stream = registry ? attachStreamServer(app.server, { config, logger, db, redis, registry }) : undefined;
-    if (stream) shutdown.add('stream', () => stream.close());
+    if (stream) {
+      registerStreamMetrics(metricsRegistry, stream);
+      shutdown.add('stream', () => stream.close());
+    }
 
     let sweeper: InactivitySweeper | undefined;
     let nodeLostSweeper: NodeLostSweeper | undefined;

@@ -4,6 +4,8 @@
 //   pipeline       the frame's synchronous trip through the session chain (bridge, VAD, STT feed)
 //   pacer          queued in the session's output pacer → released on a media-clock tick
 //   rtp_send       queued on the RTP endpoint → handed to the UDP socket
+//   socket_send    an audio.output message handed to the WebSocket → written into the kernel (the
+//                  time it waited in Node's buffer because the client or its path was not keeping up)
 // The histograms live here (not in the API's registry) so media code records without knowing who
 // serves /metrics; the composition root registers them once.
 //
@@ -13,12 +15,12 @@
 // into prom-client's shape only when /metrics is read.
 import type { Metric, Registry } from 'prom-client';
 
-export type MediaStage = 'jitter_buffer' | 'pipeline' | 'pacer' | 'rtp_send';
-const STAGES: readonly MediaStage[] = ['jitter_buffer', 'pipeline', 'pacer', 'rtp_send'];
+export type MediaStage = 'jitter_buffer' | 'pipeline' | 'pacer' | 'rtp_send' | 'socket_send';
+const STAGES: readonly MediaStage[] = ['jitter_buffer', 'pipeline', 'pacer', 'rtp_send', 'socket_send'];
 
 const BUCKETS_MS = [0.5, 1, 2, 5, 10, 20, 30, 40, 60, 80, 100, 150, 200, 300, 500, 1000];
 const NAME = 'voxbridge_media_stage_ms';
-const HELP = 'Time one 20 ms frame spends in each media stage (jitter_buffer, pipeline, pacer, rtp_send), milliseconds';
+const HELP = 'Time one 20 ms frame spends in each media stage (jitter_buffer, pipeline, pacer, rtp_send, socket_send), milliseconds';
 
 /** One stage's histogram: per-bucket counts (the last slot is above every bound), sum and count. */
 class StageCounts {
@@ -59,6 +61,7 @@ const counts: Record<MediaStage, StageCounts> = {
   pipeline: new StageCounts(),
   pacer: new StageCounts(),
   rtp_send: new StageCounts(),
+  socket_send: new StageCounts(),
 };
 
 /** Records `ms` spent by one frame in `stage`. */

@@ -20,6 +20,7 @@ import { SessionEndedError, SessionNotFoundError, SessionOwnedElsewhereError, ty
 import { CLOSE } from './protocol.js';
 import { allowConnect, claimStream, CLAIM_TTL_MS, refreshStreamClaims, releaseStream, replaceStream, streamHolder } from './stream-claims.js';
 import { StreamConnection } from './stream-connection.js';
+import { boundUnsentBytes } from './tcp-send-queue.js';
 
 export interface StreamServerDeps {
   config: Config;
@@ -34,6 +35,8 @@ export interface StreamServerDeps {
 export interface StreamServer {
   /** Connected streams on this node. */
   readonly connections: number;
+  /** audio.output frames dropped since start because a socket was not keeping up (stream-connection.ts). */
+  readonly outputDropped: number;
   /** Closes every socket with 1001 (going away) and stops listening for upgrades; idempotent. */
   close(): Promise<void>;
 }
@@ -68,6 +71,8 @@ export function attachStreamServer(httpServer: Server, deps: StreamServerDeps): 
   const wss = new WebSocketServer({ noServer: true, maxPayload: socketMaxPayload(ceiling), perMessageDeflate: false });
   const live = new Map<WebSocket, { sessionId: string; holder: string; alive: boolean }>();
   let closing = false;
+  let outputDropped = 0;
+  let unboundedLogged = false;
 
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     const url = new URL(req.url ?? '/', 'http://localhost');
@@ -146,12 +151,21 @@ export function attachStreamServer(httpServer: Server, deps: StreamServerDeps): 
       const c = live.get(ws);
       if (c) c.alive = true;
     });
+    const bound = boundUnsentBytes(req.socket);
+    if (!bound.bounded && !unboundedLogged) {
+      unboundedLogged = true; // once per node: the reason is the same for every socket
+      log.warn(
+        { reason: bound.reason },
+        'stream sockets: the kernel send queue is not bounded; audio.output to a client that falls behind may arrive late by seconds (set net.ipv4.tcp_notsent_lowat)',
+      );
+    }
     new StreamConnection({
       ws,
       session,
       registry: deps.registry,
       maxMessageBytes: ceiling,
       logger: log.child({ session_id: sessionId }),
+      onOutputDropped: () => outputDropped++,
       onClosed: () => {
         live.delete(ws);
         releaseStream(deps.redis, sessionId, holder).catch((err) => log.warn({ err, session_id: sessionId }, 'releasing stream claim failed'));
@@ -205,6 +219,9 @@ export function attachStreamServer(httpServer: Server, deps: StreamServerDeps): 
   return {
     get connections() {
       return live.size;
+    },
+    get outputDropped() {
+      return outputDropped;
     },
     close(): Promise<void> {
       return (closed ??= (async () => {

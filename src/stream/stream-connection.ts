@@ -3,7 +3,7 @@
 // session.ended). The socket is a carrier only: when it drops, the session lives on (reconnect grace).
 import type { WebSocket, RawData } from 'ws';
 import type { Logger } from 'pino';
-import { Framer, mulawDecodeInto, mulawEncodeInto } from '../media/index.js';
+import { Framer, mulawDecodeInto, mulawEncodeInto, observeStage } from '../media/index.js';
 import {
   FRAME_SAMPLES,
   PARTIES,
@@ -17,8 +17,13 @@ import {
 } from '../sessions/index.js';
 import { CLOSE, endedMessage, errorMessage, parseClientMessage, pongMessage, readyMessage, type SocketErrorCode } from './protocol.js';
 
-/** Output audio is skipped rather than queued without bound when a client stops reading. */
-const MAX_BUFFERED_BYTES = 1 << 20;
+/**
+ * audio.output frames that may wait in Node's buffer for the socket (100 ms of audio); past them a frame is
+ * dropped, not queued: a client that stops reading, or whose path slows down, then hears the audio late by
+ * no more than that plus what the kernel holds (tcp-send-queue.ts bounds it), and current audio again as
+ * soon as it catches up.
+ */
+export const MAX_UNWRITTEN_OUTPUT_FRAMES = 5;
 
 export interface StreamConnectionOptions {
   ws: WebSocket;
@@ -28,6 +33,8 @@ export interface StreamConnectionOptions {
   logger: Logger;
   /** Called once when the socket has closed (claims, bookkeeping). */
   onClosed(): void;
+  /** Called for each audio.output frame dropped because the socket was not keeping up. */
+  onOutputDropped?(): void;
 }
 
 export class StreamConnection {
@@ -41,7 +48,9 @@ export class StreamConnection {
   private outputSequence = 0;
   private ending = false;
   private finished = false;
-  /** audio.output frames skipped because the client was not reading. */
+  /** When each audio.output frame handed to ws and not yet written into the kernel was handed over, oldest first. */
+  private readonly unwrittenSince: number[] = [];
+  /** audio.output frames dropped because the socket was not keeping up. */
   droppedOutput = 0;
 
   constructor(private readonly opts: StreamConnectionOptions) {
@@ -148,15 +157,24 @@ export class StreamConnection {
 
   private readonly onOutput = (o: SessionOutput): void => {
     if (this.ws.readyState !== this.ws.OPEN) return;
-    if (this.ws.bufferedAmount > MAX_BUFFERED_BYTES) {
+    if (this.unwrittenSince.length >= MAX_UNWRITTEN_OUTPUT_FRAMES) {
       this.droppedOutput++;
+      this.opts.onOutputDropped?.();
       return;
     }
     mulawEncodeInto(o.frame, this.encodeBuf);
     const payload = Buffer.from(this.encodeBuf.buffer, this.encodeBuf.byteOffset, o.frame.length).toString('base64');
+    this.unwrittenSince.push(performance.now());
     this.ws.send(
       `{"type":"audio.output","sequence":${++this.outputSequence},"timestamp_ms":${o.timestampMs},"speaker":${JSON.stringify(o.speaker)},"audio":{"encoding":"mulaw","sample_rate_hz":8000,"payload":"${payload}"}}`,
+      this.onOutputWritten,
     );
+  };
+
+  /** ws calls back once per send, in order: when the frame is in the kernel, or with the error that lost it. */
+  private readonly onOutputWritten = (err?: Error): void => {
+    const since = this.unwrittenSince.shift();
+    if (since !== undefined && !err) observeStage('socket_send', performance.now() - since);
   };
 
   private readonly onError = (e: SessionErrorInfo): void => {

@@ -1,0 +1,26 @@
+// Prometheus metrics of the streaming socket, read from the stream server at scrape time.
+import { Gauge, type Registry } from 'prom-client';
+import type { StreamServer } from './server.js';
+
+const METRIC_NAMES = ['voxbridge_stream_connections', 'voxbridge_stream_output_dropped_frames'];
+
+/** Registers the gauges, replacing those of a previous stream server in this process (restart, tests). */
+export function registerStreamMetrics(registry: Registry, stream: StreamServer): void {
+  for (const name of METRIC_NAMES) registry.removeSingleMetric(name);
+  new Gauge({
+    name: 'voxbridge_stream_connections',
+    help: 'Streaming sockets connected to this node',
+    registers: [registry],
+    collect() {
+      this.set(stream.connections);
+    },
+  });
+  new Gauge({
+    name: 'voxbridge_stream_output_dropped_frames',
+    help: 'audio.output frames dropped since start because a socket was not keeping up (more than 100 ms of audio waiting to be written)',
+    registers: [registry],
+    collect() {
+      this.set(stream.outputDropped);
+    },
+  });
+}

@@ -1,0 +1,47 @@
+// The kernel's share of a stream socket's send queue, bounded (see native/tcp-send-queue.c): without a
+// bound, audio.output for a client that is not keeping up waits in the kernel's send buffer (up to
+// megabytes, minutes of audio) where nothing can drop it. With TCP_NOTSENT_LOWAT the kernel takes a
+// few frames more than it has sent and Node keeps the rest, where the stream connection counts and
+// drops it (stream-connection.ts).
+import type { Socket } from 'node:net';
+import { buildAndLoadAddon } from '../native-addon.js';
+
+/** Bytes written and not yet sent that the kernel accepts before the socket stops being writable: ~6 audio.output frames. */
+export const UNSENT_LOWAT_BYTES = 2048;
+
+interface TcpSendQueueAddon {
+  notSentLowat(fd: number, bytes: number): number;
+}
+
+let addon: TcpSendQueueAddon | null | undefined;
+let loadError: Error | null = null;
+
+function tcpSendQueueAddon(): TcpSendQueueAddon | null {
+  if (addon !== undefined) return addon;
+  try {
+    const loaded = buildAndLoadAddon('tcp-send-queue') as Partial<TcpSendQueueAddon>;
+    if (typeof loaded.notSentLowat !== 'function')
+      throw new Error('the tcp-send-queue addon is older than this code; rebuild it (bash scripts/build-tcp-send-queue.sh --force)');
+    addon = loaded as TcpSendQueueAddon;
+  } catch (err) {
+    loadError = err as Error;
+    addon = null;
+  }
+  return addon;
+}
+
+/** The descriptor under a plain TCP socket; null for any other (a TLS socket's is not exposed). */
+function fdOf(socket: Socket): number | null {
+  const fd = (socket as Socket & { _handle?: { fd?: unknown } })._handle?.fd;
+  return typeof fd === 'number' && fd >= 0 ? fd : null;
+}
+
+/** Caps what the kernel holds unsent for `socket`; the reason when it could not. */
+export function boundUnsentBytes(socket: Socket, bytes = UNSENT_LOWAT_BYTES): { bounded: true } | { bounded: false; reason: string } {
+  const a = tcpSendQueueAddon();
+  if (!a) return { bounded: false, reason: String(loadError?.message ?? 'addon not loaded') };
+  const fd = fdOf(socket);
+  if (fd === null) return { bounded: false, reason: 'not a plain TCP socket (no file descriptor to set the option on)' };
+  const rc = a.notSentLowat(fd, bytes);
+  return rc === 0 ? { bounded: true } : { bounded: false, reason: `setsockopt(TCP_NOTSENT_LOWAT) failed: errno ${-rc}` };
+}

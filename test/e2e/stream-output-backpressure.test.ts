@@ -1,0 +1,83 @@
+// A client that falls behind must not make the gateway queue audio.output without bound (issue 12: live
+// queues converge to a small depth, never grow). Without a bound, the kernel's send buffer takes hundreds
+// of kilobytes (tens of seconds of 20 ms frames) before Node sees any backpressure; with TCP_NOTSENT_LOWAT
+// (src/stream/tcp-send-queue.ts) it holds a few frames, Node's buffer at most MAX_UNWRITTEN_OUTPUT_FRAMES,
+// and the rest is dropped and counted. The client is a real peer with a small receive buffer
+// (test/helpers/slow-ws-client.py): a Node client cannot set one, and the kernel grows an unset one to
+// megabytes while its reader sleeps.
+import { execFileSync, spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { metricsRegistry } from '../../src/api/index.js';
+import { UNSENT_LOWAT_BYTES } from '../../src/stream/tcp-send-queue.js';
+import { startStreamGateway, type StreamTestGateway } from '../helpers/stream.js';
+
+const SLOW_CLIENT = fileURLToPath(new URL('../helpers/slow-ws-client.py', import.meta.url));
+
+let t: StreamTestGateway;
+
+beforeAll(async () => {
+  t = await startStreamGateway({ engines: 'none' });
+});
+afterAll(async () => {
+  await t?.stop();
+});
+
+/** The kernel's unsent bytes (tcp_info notsent) on the gateway's side of its established connections. */
+function gatewayUnsentBytes(port: number): number[] {
+  const out = execFileSync('ss', ['-tniH', 'state', 'established', `( sport = :${port} )`]).toString();
+  // ss prints each socket's address line, then its tcp_info line; notsent is absent when nothing waits.
+  return out
+    .split('\n')
+    .filter((line) => /\brtt:/.test(line))
+    .map((line) => Number(/\bnotsent:(\d+)/.exec(line)?.[1] ?? 0));
+}
+
+describe('audio.output to a client that falls behind', () => {
+  it('is dropped and counted past a few frames, the kernel holding no more than its bound; once the client reads, current audio again', async () => {
+    const { id, token } = await t.createSession({ mode: 'assistive_translation', source_language: 'en', target_language: 'es' });
+    const url = new URL(t.wsUrl(id, token));
+    const port = Number(url.port);
+    const client = spawn('python3', [SLOW_CLIENT, url.hostname, url.port, `${url.pathname}${url.search}`], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const frames: Array<{ sequence: number; timestamp_ms: number }> = [];
+    createInterface({ input: client.stdout }).on('line', (line) => {
+      const m = JSON.parse(line) as { type: string; sequence: number; timestamp_ms: number };
+      if (m.type === 'audio.output') frames.push(m);
+    });
+    try {
+      // The client sends the customer's voice (bridged to the agent: audio.output flows) and reads nothing.
+      await vi.waitFor(() => expect(t.stream.outputDropped).toBeGreaterThan(20), { timeout: 30_000, interval: 50 });
+
+      // Dropping, not queueing: the kernel keeps its bound while frames keep coming and being dropped.
+      const droppedBefore = t.stream.outputDropped;
+      await vi.waitFor(() => expect(t.stream.outputDropped).toBeGreaterThan(droppedBefore + 50), { timeout: 30_000, interval: 50 });
+      const unsent = gatewayUnsentBytes(port);
+      expect(unsent.length).toBeGreaterThan(0);
+      // TCP_NOTSENT_LOWAT lets a write that starts under the mark go in whole: one message over it at most.
+      for (const n of unsent) expect(n).toBeLessThanOrEqual(UNSENT_LOWAT_BYTES + 1024);
+
+      const metrics = await metricsRegistry.metrics();
+      expect(Number(/^voxbridge_stream_output_dropped_frames (\d+)/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(droppedBefore + 50);
+      expect(metrics).toMatch(/^voxbridge_media_stage_ms_count\{stage="socket_send"\} [1-9]/m);
+      expect(metrics).toMatch(/^voxbridge_stream_connections 1$/m);
+
+      // Reading: what the buffers held arrives, then current audio. The dropped stretch is a gap in the
+      // timeline (timestamp_ms), not audio delivered late, and sequence numbers stay consecutive.
+      client.stdin.write('read\n');
+      await vi.waitFor(() => expect(frames.length).toBeGreaterThanOrEqual(100), { timeout: 30_000, interval: 50 });
+      const jumps = frames.slice(1).map((f, i) => f.timestamp_ms - frames[i]!.timestamp_ms);
+      expect(Math.max(...jumps)).toBeGreaterThanOrEqual(50 * 20); // the 50 frames dropped above, at least, as one gap
+      frames.slice(1).forEach((f, i) => expect(f.sequence).toBe(frames[i]!.sequence + 1));
+
+      // Caught up: a client that reads loses nothing more.
+      const droppedCaughtUp = t.stream.outputDropped;
+      const seen = frames.length;
+      await vi.waitFor(() => expect(frames.length).toBeGreaterThanOrEqual(seen + 50), { timeout: 20_000, interval: 50 });
+      expect(t.stream.outputDropped).toBe(droppedCaughtUp);
+    } finally {
+      client.stdin.end('quit\n');
+      if (client.exitCode === null) await new Promise((resolve) => client.once('exit', resolve));
+    }
+  }, 120_000);
+});
