@@ -20,7 +20,7 @@ import { SessionEndedError, SessionNotFoundError, SessionOwnedElsewhereError, ty
 import { CLOSE } from './protocol.js';
 import { allowConnect, claimStream, CLAIM_TTL_MS, refreshStreamClaims, releaseStream, replaceStream, streamHolder } from './stream-claims.js';
 import { StreamConnection } from './stream-connection.js';
-import { boundUnsentBytes } from './tcp-send-queue.js';
+import { boundUnsentBytes, tcpSendQueueAddon } from './tcp-send-queue.js';
 
 export interface StreamServerDeps {
   config: Config;
@@ -73,6 +73,7 @@ export function attachStreamServer(httpServer: Server, deps: StreamServerDeps): 
   let closing = false;
   let outputDropped = 0;
   let unboundedLogged = false;
+  tcpSendQueueAddon();
 
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     const url = new URL(req.url ?? '/', 'http://localhost');

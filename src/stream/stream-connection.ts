@@ -50,8 +50,6 @@ export class StreamConnection {
   private finished = false;
   /** When each audio.output frame handed to ws and not yet written into the kernel was handed over, oldest first. */
   private readonly unwrittenSince: number[] = [];
-  /** audio.output frames dropped because the socket was not keeping up. */
-  droppedOutput = 0;
 
   constructor(private readonly opts: StreamConnectionOptions) {
     this.ws = opts.ws;
@@ -158,7 +156,6 @@ export class StreamConnection {
   private readonly onOutput = (o: SessionOutput): void => {
     if (this.ws.readyState !== this.ws.OPEN) return;
     if (this.unwrittenSince.length >= MAX_UNWRITTEN_OUTPUT_FRAMES) {
-      this.droppedOutput++;
       this.opts.onOutputDropped?.();
       return;
     }

@@ -16,7 +16,8 @@ interface TcpSendQueueAddon {
 let addon: TcpSendQueueAddon | null | undefined;
 let loadError: Error | null = null;
 
-function tcpSendQueueAddon(): TcpSendQueueAddon | null {
+/** Builds (if needed) and loads the addon once; at start, so no socket's admission waits for the build script. */
+export function tcpSendQueueAddon(): TcpSendQueueAddon | null {
   if (addon !== undefined) return addon;
   try {
     const loaded = buildAndLoadAddon('tcp-send-queue') as Partial<TcpSendQueueAddon>;
