@@ -102,8 +102,8 @@ while True:
     ready, _, _ = select.select(watch, [], [], max(0.0, next_send - time.monotonic()))
     if sys.stdin in ready:
         line = sys.stdin.readline().strip()
-        if line == "read":
-            reading = True
+        if line in ("read", "pause"):
+            reading = line == "read"
         elif line in ("quit", ""):
             sock.close()
             sys.exit(0)
