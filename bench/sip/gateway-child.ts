@@ -85,6 +85,7 @@ async function onParentMessage(msg: ParentMessage): Promise<void> {
       probe: probe.take(),
       media: {
         ...telephony.mediaStats(),
+        streamOutputDropped: t.stream.outputDropped,
         loopDelayP99Ms: Math.round(loopDelay.percentile(99) / 1e5) / 10,
         loopDelayMaxMs: Math.round(loopDelay.max / 1e5) / 10,
         ...Object.fromEntries(Object.entries(runningRtpSocketPool()?.counts ?? {}).map(([k, v]) => [`worker_${k}`, v])),

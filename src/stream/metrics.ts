@@ -17,7 +17,7 @@ export function registerStreamMetrics(registry: Registry, stream: StreamServer):
   });
   new Gauge({
     name: 'voxbridge_stream_output_dropped_frames',
-    help: 'audio.output frames dropped since start because a socket was not keeping up (more than 100 ms of audio waiting to be written)',
+    help: "audio.output frames dropped since start because a socket was not keeping up (more than 2 KB, about 6 frames, waiting in Node's buffer)",
     registers: [registry],
     collect() {
       this.set(stream.outputDropped);

@@ -18,12 +18,13 @@ import {
 import { CLOSE, endedMessage, errorMessage, parseClientMessage, pongMessage, readyMessage, type SocketErrorCode } from './protocol.js';
 
 /**
- * audio.output frames that may wait in Node's buffer for the socket (100 ms of audio); past them a frame is
- * dropped, not queued: a client that stops reading, or whose path slows down, then hears the audio late by
- * no more than that plus what the kernel holds (tcp-send-queue.ts bounds it), and current audio again as
- * soon as it catches up.
+ * Bytes that may wait in Node's buffer for the socket before audio.output is dropped: about 6 frames
+ * (120 ms). A client that stops reading, or whose path slows down, then gets the audio late by no more than
+ * that plus what the kernel holds (tcp-send-queue.ts bounds it), and current audio as soon as it catches up.
+ * ws.bufferedAmount is exact at once: a write the kernel took is off it when send() returns (its callback
+ * comes later, after the running task, which may be several media ticks run back to back).
  */
-export const MAX_UNWRITTEN_OUTPUT_FRAMES = 5;
+export const MAX_QUEUED_OUTPUT_BYTES = 2048;
 
 export interface StreamConnectionOptions {
   ws: WebSocket;
@@ -48,8 +49,8 @@ export class StreamConnection {
   private outputSequence = 0;
   private ending = false;
   private finished = false;
-  /** When each audio.output frame handed to ws and not yet written into the kernel was handed over, oldest first. */
-  private readonly unwrittenSince: number[] = [];
+  /** Per audio.output frame not yet called back, oldest first: when it was queued in Node's buffer, or -1 if it went straight to the kernel. */
+  private readonly queuedSince: number[] = [];
 
   constructor(private readonly opts: StreamConnectionOptions) {
     this.ws = opts.ws;
@@ -155,23 +156,25 @@ export class StreamConnection {
 
   private readonly onOutput = (o: SessionOutput): void => {
     if (this.ws.readyState !== this.ws.OPEN) return;
-    if (this.unwrittenSince.length >= MAX_UNWRITTEN_OUTPUT_FRAMES) {
+    if (this.ws.bufferedAmount > MAX_QUEUED_OUTPUT_BYTES) {
       this.opts.onOutputDropped?.();
       return;
     }
     mulawEncodeInto(o.frame, this.encodeBuf);
     const payload = Buffer.from(this.encodeBuf.buffer, this.encodeBuf.byteOffset, o.frame.length).toString('base64');
-    this.unwrittenSince.push(performance.now());
+    const sentAt = performance.now();
     this.ws.send(
       `{"type":"audio.output","sequence":${++this.outputSequence},"timestamp_ms":${o.timestampMs},"speaker":${JSON.stringify(o.speaker)},"audio":{"encoding":"mulaw","sample_rate_hz":8000,"payload":"${payload}"}}`,
       this.onOutputWritten,
     );
+    this.queuedSince.push(this.ws.bufferedAmount > 0 ? sentAt : -1);
   };
 
   /** ws calls back once per send, in order: when the frame is in the kernel, or with the error that lost it. */
   private readonly onOutputWritten = (err?: Error): void => {
-    const since = this.unwrittenSince.shift();
-    if (since !== undefined && !err) observeStage('socket_send', performance.now() - since);
+    const since = this.queuedSince.shift();
+    if (since === undefined || err) return;
+    observeStage('socket_send', since < 0 ? 0 : performance.now() - since);
   };
 
   private readonly onError = (e: SessionErrorInfo): void => {

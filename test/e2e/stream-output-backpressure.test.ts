@@ -1,7 +1,7 @@
 // A client that falls behind must not make the gateway queue audio.output without bound (issue 12: live
 // queues converge to a small depth, never grow). Without a bound, the kernel's send buffer takes hundreds
 // of kilobytes (tens of seconds of 20 ms frames) before Node sees any backpressure; with TCP_NOTSENT_LOWAT
-// (src/stream/tcp-send-queue.ts) it holds a few frames, Node's buffer at most MAX_UNWRITTEN_OUTPUT_FRAMES,
+// (src/stream/tcp-send-queue.ts) it holds a few frames, Node's buffer at most MAX_QUEUED_OUTPUT_BYTES,
 // and the rest is dropped and counted. The client is a real peer with a small receive buffer
 // (test/helpers/slow-ws-client.py): a Node client cannot set one, and the kernel grows an unset one to
 // megabytes while its reader sleeps.
@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { metricsRegistry } from '../../src/api/index.js';
 import { UNSENT_LOWAT_BYTES } from '../../src/stream/tcp-send-queue.js';
+import type { SessionOutput } from '../../src/sessions/index.js';
 import { startStreamGateway, type StreamTestGateway } from '../helpers/stream.js';
 
 const SLOW_CLIENT = fileURLToPath(new URL('../helpers/slow-ws-client.py', import.meta.url));
@@ -80,4 +81,22 @@ describe('audio.output to a client that falls behind', () => {
       if (client.exitCode === null) await new Promise((resolve) => client.once('exit', resolve));
     }
   }, 120_000);
+
+  it('loses nothing for a client that keeps up when the media clock runs several ticks in one task (catching up after a stall)', async () => {
+    const { id, token } = await t.createSession({ mode: 'assistive_translation', source_language: 'en', target_language: 'es' });
+    const s = await t.connect(id, token);
+    await s.waitForType('session.ready');
+    const session = t.registry.get(id);
+    if (!session) throw new Error('the session is not live on this node');
+    const droppedBefore = t.stream.outputDropped;
+    // What a clock that runs 15 ticks back to back releases: 15 frames before any write's callback.
+    for (let i = 0; i < 15; i++) {
+      const out: SessionOutput = { to: 'agent', speaker: 'customer_original', frame: new Int16Array(160).fill(1000), timestampMs: 20 * i };
+      session.emit('output', out);
+    }
+    const frames = await s.waitForCount('audio.output', 15);
+    expect(frames.map((f) => f.timestamp_ms)).toEqual(Array.from({ length: 15 }, (_, i) => 20 * i));
+    expect(t.stream.outputDropped).toBe(droppedBefore);
+    await s.close();
+  });
 });
