@@ -160,14 +160,20 @@ export function attachStreamServer(httpServer: Server, deps: StreamServerDeps): 
         'stream sockets: the kernel send queue is not bounded; audio.output to a client that falls behind may arrive late by seconds (set net.ipv4.tcp_notsent_lowat)',
       );
     }
+    let droppedHere = 0;
     new StreamConnection({
       ws,
       session,
       registry: deps.registry,
       maxMessageBytes: ceiling,
       logger: log.child({ session_id: sessionId }),
-      onOutputDropped: () => outputDropped++,
+      onOutputDropped: () => {
+        outputDropped++;
+        // Once per connection: an operator sees which session's client fell behind; the count comes at close.
+        if (droppedHere++ === 0) log.warn({ session_id: sessionId }, 'stream client falling behind: audio.output dropped');
+      },
       onClosed: () => {
+        log.info({ session_id: sessionId, output_dropped_frames: droppedHere }, 'stream disconnected');
         live.delete(ws);
         releaseStream(deps.redis, sessionId, holder).catch((err) => log.warn({ err, session_id: sessionId }, 'releasing stream claim failed'));
         if (!session.closed) deps.registry.streamDetached(sessionId);
