@@ -147,8 +147,6 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
   /** The clock has a late phase: sending happens there (see OUT_QUEUE_TARGET). */
   private readonly lateSend: boolean;
   private ticks = 0;
-  /** The socket is connected to the settled source (see connectSettled). */
-  private connected = false;
   /** Where decoded frames go: a plain call, not an event (one hop per leg and tick on the hottest path). */
   private frameSink: FrameSink | null = null;
 
@@ -204,7 +202,7 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
     this.remote = remote;
     // A new remote description may legitimately move the stream: validate sources against it afresh.
     if (moved && remote.address !== '0.0.0.0') {
-      if (this.connected) this.connected = !this.socket.connectTo?.(null);
+      this.socket.connectTo?.(null); // a connected socket (connectSettled) would keep dropping the new source
       this.latch.signal(remote.address, remote.port);
     }
     this.refreshTarget();
@@ -296,7 +294,7 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
     }
     if (verdict === 'latched') {
       this.refreshTarget();
-      if (this.o.connectSettled && this.latch.settled) this.connected = this.socket.connectTo?.({ address, port }) === true;
+      if (this.o.connectSettled && this.latch.settled) this.socket.connectTo?.({ address, port });
       this.safeEmit('latched', { address, port });
     }
     this.stats.packetsIn++;

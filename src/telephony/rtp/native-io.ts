@@ -178,12 +178,14 @@ export class NativeSocket extends EventEmitter implements MediaSocket {
    * Connects the socket to one peer (connect(2)), or with null to none again. The kernel then drops
    * datagrams from any other source before they cost a read, and sends to the peer take the route it
    * keeps for the socket instead of looking one up per datagram: 4–11 % of a packet's cost received and
-   * sent back (BENCHMARKS.md, twenty-sixth pass). False when the kernel refused (the socket stays as it was).
+   * sent back (BENCHMARKS.md, twenty-sixth pass). False when the kernel refused (the socket stays as it was);
+   * null on an unconnected socket is true at once.
    * A packet already queued for the old peer when the association is dissolved (a re-INVITE moving the
    * stream, in the same tick) then fails, counted as a send error: that peer is being left anyway.
    */
   connectTo(peer: { address: string; port: number } | null): boolean {
     if (this.closed) return false;
+    if (peer === null && this.peer === null) return true; // nothing to dissolve: no system call
     const address = peer === null ? 0 : ipv4ToUint(peer.address);
     if (address === null || (peer !== null && (peer.port <= 0 || peer.port > 65535))) return false;
     if (this.io.addon.connect(this.fd, address, peer?.port ?? 0) < 0) return false;
