@@ -5,16 +5,13 @@
 // and the rest is dropped and counted. The client is a real peer with a small receive buffer
 // (test/helpers/slow-ws-client.py): a Node client cannot set one, and the kernel grows an unset one to
 // megabytes while its reader sleeps.
-import { execFileSync, spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { metricsRegistry } from '../../src/api/index.js';
 import { UNSENT_LOWAT_BYTES } from '../../src/stream/tcp-send-queue.js';
 import type { SessionOutput } from '../../src/sessions/index.js';
+import { startSlowClient } from '../helpers/slow-ws-client.js';
 import { startStreamGateway, type StreamTestGateway } from '../helpers/stream.js';
-
-const SLOW_CLIENT = fileURLToPath(new URL('../helpers/slow-ws-client.py', import.meta.url));
 
 let t: StreamTestGateway;
 
@@ -40,12 +37,8 @@ describe('audio.output to a client that falls behind', () => {
     const { id, token } = await t.createSession({ mode: 'assistive_translation', source_language: 'en', target_language: 'es' });
     const url = new URL(t.wsUrl(id, token));
     const port = Number(url.port);
-    const client = spawn('python3', [SLOW_CLIENT, url.hostname, url.port, `${url.pathname}${url.search}`], { stdio: ['pipe', 'pipe', 'inherit'] });
-    const frames: Array<{ sequence: number; timestamp_ms: number }> = [];
-    createInterface({ input: client.stdout }).on('line', (line) => {
-      const m = JSON.parse(line) as { type: string; sequence: number; timestamp_ms: number };
-      if (m.type === 'audio.output') frames.push(m);
-    });
+    const client = startSlowClient(url.href);
+    const frames = client.frames;
     try {
       // The client sends the customer's voice (bridged to the agent: audio.output flows) and reads nothing.
       await vi.waitFor(() => expect(t.stream.outputDropped).toBeGreaterThan(20), { timeout: 30_000, interval: 50 });
@@ -65,7 +58,7 @@ describe('audio.output to a client that falls behind', () => {
 
       // Reading: what the buffers held arrives, then current audio. The dropped stretch is a gap in the
       // timeline (timestamp_ms), not audio delivered late, and sequence numbers stay consecutive.
-      client.stdin.write('read\n');
+      client.command('read');
       await vi.waitFor(() => expect(frames.length).toBeGreaterThanOrEqual(100), { timeout: 30_000, interval: 50 });
       const jumps = frames.slice(1).map((f, i) => f.timestamp_ms - frames[i]!.timestamp_ms);
       expect(Math.max(...jumps)).toBeGreaterThanOrEqual(50 * 20); // the 50 frames dropped above, at least, as one gap
@@ -77,8 +70,7 @@ describe('audio.output to a client that falls behind', () => {
       await vi.waitFor(() => expect(frames.length).toBeGreaterThanOrEqual(seen + 50), { timeout: 20_000, interval: 50 });
       expect(t.stream.outputDropped).toBe(droppedCaughtUp);
     } finally {
-      client.stdin.end('quit\n');
-      if (client.exitCode === null) await new Promise((resolve) => client.once('exit', resolve));
+      await client.stop();
     }
   }, 120_000);
 
