@@ -162,12 +162,12 @@ export class StreamConnection {
     }
     mulawEncodeInto(o.frame, this.encodeBuf);
     const payload = Buffer.from(this.encodeBuf.buffer, this.encodeBuf.byteOffset, o.frame.length).toString('base64');
-    const sentAt = performance.now();
     this.ws.send(
       `{"type":"audio.output","sequence":${++this.outputSequence},"timestamp_ms":${o.timestampMs},"speaker":${JSON.stringify(o.speaker)},"audio":{"encoding":"mulaw","sample_rate_hz":8000,"payload":"${payload}"}}`,
       this.onOutputWritten,
     );
-    this.queuedSince.push(this.ws.bufferedAmount > 0 ? sentAt : -1);
+    // Read the clock only for a frame left waiting (the usual frame went straight to the kernel).
+    this.queuedSince.push(this.ws.bufferedAmount > 0 ? performance.now() : -1);
   };
 
   /** ws calls back once per send, in order: when the frame is in the kernel, or with the error that lost it. */
