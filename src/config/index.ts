@@ -27,6 +27,8 @@ export const ConfigSchema = Type.Object({
    * which on a media node settled near 10 % and ran a full collection about once a second under socket load).
    */
   heapGrowingPercent: Type.Integer({ minimum: 0, maximum: 400 }),
+  /** audio.output written to the stream socket by the addon while Node's buffer is empty (src/stream/direct-send.ts); default true. */
+  streamDirectSend: Type.Optional(Type.Boolean()),
   logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l))),
   dataDir: Type.String({ minLength: 1 }),
   secretKey: Type.String({ minLength: 16 }),
@@ -315,6 +317,7 @@ const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' 
   REDIS_KEY_PREFIX: { path: ['redisKeyPrefix'], kind: 'string' },
   LOG_LEVEL: { path: ['logLevel'], kind: 'string' },
   HEAP_GROWING_PERCENT: { path: ['heapGrowingPercent'], kind: 'int' },
+  STREAM_DIRECT_SEND: { path: ['streamDirectSend'], kind: 'bool' },
   DATA_DIR: { path: ['dataDir'], kind: 'string' },
   SECRET_KEY: { path: ['secretKey'], kind: 'string' },
   CONSOLE_ENABLED: { path: ['console', 'enabled'], kind: 'bool' },

@@ -19,6 +19,7 @@ import { ownerOf, resolveStreamToken } from '../coord/index.js';
 import { SessionEndedError, SessionNotFoundError, SessionOwnedElsewhereError, type SessionRegistry } from '../sessions/index.js';
 import { CLOSE } from './protocol.js';
 import { allowConnect, claimStream, CLAIM_TTL_MS, refreshStreamClaims, releaseStream, replaceStream, streamHolder } from './stream-claims.js';
+import { DirectTextSender } from './direct-send.js';
 import { StreamConnection } from './stream-connection.js';
 import { boundUnsentBytes, tcpSendQueueAddon } from './tcp-send-queue.js';
 
@@ -166,6 +167,7 @@ export function attachStreamServer(httpServer: Server, deps: StreamServerDeps): 
       session,
       registry: deps.registry,
       maxMessageBytes: ceiling,
+      directSend: deps.config.streamDirectSend === false ? null : DirectTextSender.for(req.socket),
       logger: log.child({ session_id: sessionId }),
       onOutputDropped: () => {
         outputDropped++;

@@ -15,6 +15,7 @@ import {
   type TranscriptPartial,
   type SessionErrorInfo,
 } from '../sessions/index.js';
+import type { DirectTextSender } from './direct-send.js';
 import { CLOSE, endedMessage, errorMessage, parseClientMessage, pongMessage, readyMessage, type SocketErrorCode } from './protocol.js';
 
 /**
@@ -36,6 +37,8 @@ export interface StreamConnectionOptions {
   onClosed(): void;
   /** Called for each audio.output frame dropped because the socket was not keeping up. */
   onOutputDropped?(): void;
+  /** Writes audio.output straight to the kernel while Node's buffer is empty; absent: always `ws.send`. */
+  directSend?: DirectTextSender | null;
 }
 
 export class StreamConnection {
@@ -162,16 +165,19 @@ export class StreamConnection {
     }
     mulawEncodeInto(o.frame, this.encodeBuf);
     const payload = Buffer.from(this.encodeBuf.buffer, this.encodeBuf.byteOffset, o.frame.length).toString('base64');
-    this.ws.send(
-      `{"type":"audio.output","sequence":${++this.outputSequence},"timestamp_ms":${o.timestampMs},"speaker":${JSON.stringify(o.speaker)},"audio":{"encoding":"mulaw","sample_rate_hz":8000,"payload":"${payload}"}}`,
-      this.onOutputWritten,
-    );
+    const text = `{"type":"audio.output","sequence":${++this.outputSequence},"timestamp_ms":${o.timestampMs},"speaker":${JSON.stringify(o.speaker)},"audio":{"encoding":"mulaw","sample_rate_hz":8000,"payload":"${payload}"}}`;
+    const direct = this.opts.directSend?.send(text, this.onOutputWritten) ?? 'refused';
+    if (direct === 'sent') {
+      observeStage('socket_send', 0);
+      return;
+    }
+    if (direct === 'refused') this.ws.send(text, this.onOutputWritten);
     // Read the clock only for a frame left waiting (the usual frame went straight to the kernel).
     this.queuedSince.push(this.ws.bufferedAmount > 0 ? performance.now() : -1);
   };
 
   /** ws calls back once per send, in order: when the frame is in the kernel, or with the error that lost it. */
-  private readonly onOutputWritten = (err?: Error): void => {
+  private readonly onOutputWritten = (err?: Error | null): void => {
     const since = this.queuedSince.shift();
     if (since === undefined || err) return;
     observeStage('socket_send', since < 0 ? 0 : performance.now() - since);

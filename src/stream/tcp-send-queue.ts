@@ -9,8 +9,10 @@ import { buildAndLoadAddon } from '../native-addon.js';
 /** Bytes written and not yet sent that the kernel accepts before the socket stops being writable: ~6 audio.output frames. */
 export const UNSENT_LOWAT_BYTES = 2048;
 
-interface TcpSendQueueAddon {
+export interface TcpSendQueueAddon {
   notSentLowat(fd: number, bytes: number): number;
+  /** One send(2), never blocking: the bytes the kernel took, or -errno. */
+  sendNow(fd: number, data: Buffer, offset: number, length: number): number;
 }
 
 let addon: TcpSendQueueAddon | null | undefined;
@@ -21,7 +23,7 @@ export function tcpSendQueueAddon(): TcpSendQueueAddon | null {
   if (addon !== undefined) return addon;
   try {
     const loaded = buildAndLoadAddon('tcp-send-queue') as Partial<TcpSendQueueAddon>;
-    if (typeof loaded.notSentLowat !== 'function')
+    if (typeof loaded.notSentLowat !== 'function' || typeof loaded.sendNow !== 'function')
       throw new Error('the tcp-send-queue addon is older than this code; rebuild it (bash scripts/build-tcp-send-queue.sh --force)');
     addon = loaded as TcpSendQueueAddon;
   } catch (err) {
@@ -31,8 +33,9 @@ export function tcpSendQueueAddon(): TcpSendQueueAddon | null {
   return addon;
 }
 
-/** The descriptor under a plain TCP socket; null for any other (a TLS socket's is not exposed). */
-function fdOf(socket: Socket): number | null {
+/** The descriptor under a plain TCP socket; null for any other (a TLS socket's is not exposed) or once it is closed. */
+export function fdOf(socket: Socket): number | null {
+  if ((socket as Socket & { encrypted?: boolean }).encrypted) return null; // a TLS socket's fd carries ciphertext
   const fd = (socket as Socket & { _handle?: { fd?: unknown } })._handle?.fd;
   return typeof fd === 'number' && fd >= 0 ? fd : null;
 }
