@@ -42,14 +42,17 @@ const { t, telephony, prepareSessions } = await startBenchSipGateway({
   logLevel: process.env.BENCH_GATEWAY_LOG_LEVEL ?? 'warn',
 });
 // The telephony service reads its SIP settings from this object at each call's set-up. MEDIA_WORKERS and
-// MEDIA_IO are parsed and checked as the gateway's own configuration does (the test config ignores the environment).
-const media = loadConfig({
+// MEDIA_IO (and STREAM_DIRECT_SEND) are parsed and checked as the gateway's own configuration does (the test config ignores the environment).
+const fromEnv = loadConfig({
   MEDIA_WORKERS: process.env.MEDIA_WORKERS,
   MEDIA_IO: process.env.MEDIA_IO,
   MEDIA_IO_URING: process.env.MEDIA_IO_URING,
   MEDIA_IO_SEND_THREAD: process.env.MEDIA_IO_SEND_THREAD,
   MEDIA_IO_RECV_THREAD: process.env.MEDIA_IO_RECV_THREAD,
-}).sip;
+  STREAM_DIRECT_SEND: process.env.STREAM_DIRECT_SEND,
+});
+const media = fromEnv.sip;
+t.gw.config.streamDirectSend = fromEnv.streamDirectSend; // read at each stream connection
 t.gw.config.sip.mediaWorkers = media.mediaWorkers ?? 0;
 t.gw.config.sip.mediaIo = media.mediaIo;
 // Before the first call's socket makes the batched reader.
