@@ -25,28 +25,31 @@ let stage: Buffer | undefined;
 export class DirectTextSender {
   private constructor(
     private readonly socket: Socket,
+    /** Read once: a live socket keeps its descriptor, and reading it is a call into C++. */
+    private readonly fd: number,
     private readonly addon: TcpSendQueueAddon,
   ) {}
 
   /** A sender for `socket`, or null where frames cannot be written directly (no addon, TLS). */
   static for(socket: Socket): DirectTextSender | null {
     const addon = tcpSendQueueAddon();
-    return addon && fdOf(socket) !== null ? new DirectTextSender(socket, addon) : null;
+    const fd = fdOf(socket);
+    return addon && fd !== null ? new DirectTextSender(socket, fd, addon) : null;
   }
 
   /** Writes `text` as one WebSocket text frame, if it can without reordering anything. */
   send(text: string, onQueuedWritten: (err?: Error | null) => void): DirectSendResult {
     const socket = this.socket;
     if (socket.writableLength > 0 || text.length < 126 || text.length * 3 > MAX_PAYLOAD_BYTES) return 'refused';
-    const fd = fdOf(socket); // null once the socket is closed: its descriptor may belong to another by now
-    if (fd === null || socket.destroyed) return 'refused';
+    // A destroyed socket's descriptor is closed at once (and may belong to another socket by now).
+    if (socket.destroyed) return 'refused';
     stage ??= Buffer.allocUnsafe(HEADER_BYTES + MAX_PAYLOAD_BYTES);
     const payloadBytes = stage.write(text, HEADER_BYTES, 'utf8');
     stage[0] = 0x81;
     stage[1] = 126;
     stage.writeUInt16BE(payloadBytes, 2);
     const frameBytes = HEADER_BYTES + payloadBytes;
-    const sent = this.addon.sendNow(fd, stage, 0, frameBytes);
+    const sent = this.addon.sendNow(this.fd, stage, 0, frameBytes);
     if (sent === frameBytes) return 'sent';
     if (sent <= 0) return 'refused'; // -EAGAIN: the kernel's bound is reached; any other error: Node's own write reports it
     socket.write(Buffer.from(stage.subarray(sent, frameBytes)), onQueuedWritten);
