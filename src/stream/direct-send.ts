@@ -40,9 +40,8 @@ export class DirectTextSender {
   /** Writes `text` as one WebSocket text frame, if it can without reordering anything. */
   send(text: string, onQueuedWritten: (err?: Error | null) => void): DirectSendResult {
     const socket = this.socket;
-    if (socket.writableLength > 0 || text.length < 126 || text.length * 3 > MAX_PAYLOAD_BYTES) return 'refused';
     // A destroyed socket's descriptor is closed at once (and may belong to another socket by now).
-    if (socket.destroyed) return 'refused';
+    if (socket.destroyed || socket.writableLength > 0 || text.length < 126 || text.length * 3 > MAX_PAYLOAD_BYTES) return 'refused';
     stage ??= Buffer.allocUnsafe(HEADER_BYTES + MAX_PAYLOAD_BYTES);
     const payloadBytes = stage.write(text, HEADER_BYTES, 'utf8');
     stage[0] = 0x81;

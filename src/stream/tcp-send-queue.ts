@@ -33,9 +33,9 @@ export function tcpSendQueueAddon(): TcpSendQueueAddon | null {
   return addon;
 }
 
-/** The descriptor under a plain TCP socket; null for any other (a TLS socket's is not exposed) or once it is closed. */
+/** The descriptor under a plain TCP socket; null once it is closed, and for TLS (its descriptor carries ciphertext). */
 export function fdOf(socket: Socket): number | null {
-  if ((socket as Socket & { encrypted?: boolean }).encrypted) return null; // a TLS socket's fd carries ciphertext
+  if ((socket as Socket & { encrypted?: boolean }).encrypted) return null;
   const fd = (socket as Socket & { _handle?: { fd?: unknown } })._handle?.fd;
   return typeof fd === 'number' && fd >= 0 ? fd : null;
 }

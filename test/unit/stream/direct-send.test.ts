@@ -2,11 +2,14 @@
 // the same frames, in the same order, as if `ws` had written them, also when the kernel takes only part
 // of a frame and when other messages go through `ws` in between.
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
-import type { Socket } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
+import tls from 'node:tls';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
 import { DirectTextSender, type DirectSendResult } from '../../../src/stream/direct-send.js';
+import { makeTestPki } from '../../helpers/tls-certs.js';
 
 interface Pair {
   server: WebSocket;
@@ -112,6 +115,22 @@ describe('audio.output written straight to the kernel', () => {
     p.server.send(second);
     p.socket.uncork();
     await vi.waitFor(() => expect(p.received).toEqual([first, second]), { timeout: 20_000, interval: 20 });
+  });
+
+  it('is never made for a TLS socket, whose descriptor carries ciphertext', async () => {
+    const pki = makeTestPki();
+    const server = tls.createServer({ cert: readFileSync(pki.serverCert), key: readFileSync(pki.serverKey) });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const accepted = once(server, 'secureConnection') as Promise<[tls.TLSSocket]>;
+    const client = tls.connect({ port: (server.address() as AddressInfo).port, host: '127.0.0.1', ca: readFileSync(pki.caFile) });
+    const [socket] = await accepted;
+    cleanups.push(() => {
+      client.destroy();
+      socket.destroy();
+      server.close();
+    });
+    expect(DirectTextSender.for(socket)).toBeNull();
   });
 
   it('refuses a closed socket, whose descriptor may already be another', async () => {
