@@ -48,7 +48,7 @@ export class DirectTextSender {
     stage[1] = 126;
     stage.writeUInt16BE(payloadBytes, 2);
     const frameBytes = HEADER_BYTES + payloadBytes;
-    const sent = this.addon.sendNow(this.fd, stage, 0, frameBytes);
+    const sent = this.addon.sendNow(this.fd, stage, frameBytes);
     if (sent === frameBytes) return 'sent';
     if (sent <= 0) return 'refused'; // -EAGAIN: the kernel's bound is reached; any other error: Node's own write reports it
     socket.write(Buffer.from(stage.subarray(sent, frameBytes)), onQueuedWritten);

@@ -11,8 +11,8 @@ export const UNSENT_LOWAT_BYTES = 2048;
 
 export interface TcpSendQueueAddon {
   notSentLowat(fd: number, bytes: number): number;
-  /** One send(2), never blocking: the bytes the kernel took, or -errno. */
-  sendNow(fd: number, data: Buffer, offset: number, length: number): number;
+  /** One send(2) of `data`'s first `length` bytes, never blocking: the bytes the kernel took, or -errno. */
+  sendNow(fd: number, data: Buffer, length: number): number;
 }
 
 let addon: TcpSendQueueAddon | null | undefined;

@@ -43,21 +43,20 @@ static napi_value not_sent_lowat(napi_env env, napi_callback_info info) {
 }
 
 /*
- * sendNow(fd, buffer, offset, length) -> bytes the kernel took (possibly fewer than length), or -errno
+ * sendNow(fd, buffer, length) -> bytes the kernel took of buffer's first `length` (possibly fewer), or -errno
  * (-EAGAIN: none). Never blocks (MSG_DONTWAIT) and never raises SIGPIPE (MSG_NOSIGNAL).
  */
 static napi_value send_now(napi_env env, napi_callback_info info) {
-  size_t argc = 4;
-  napi_value argv[4];
+  size_t argc = 3;
+  napi_value argv[3];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
   int fd = int_arg(env, argv, argc, 0);
-  int offset = int_arg(env, argv, argc, 2);
-  int length = int_arg(env, argv, argc, 3);
+  int length = int_arg(env, argv, argc, 2);
   void *data = NULL;
   size_t size = 0;
   if (argc < 2 || napi_get_buffer_info(env, argv[1], &data, &size) != napi_ok) return number(env, -EINVAL);
-  if (fd < 0 || offset < 0 || length < 0 || (size_t)offset + (size_t)length > size) return number(env, -EINVAL);
-  ssize_t sent = send(fd, (const char *)data + offset, (size_t)length, MSG_DONTWAIT | MSG_NOSIGNAL);
+  if (fd < 0 || length < 0 || (size_t)length > size) return number(env, -EINVAL);
+  ssize_t sent = send(fd, data, (size_t)length, MSG_DONTWAIT | MSG_NOSIGNAL);
   return number(env, sent < 0 ? -errno : (int32_t)sent);
 }
 
