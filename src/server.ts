@@ -16,7 +16,7 @@ import { createPool, getOrgEngines, migrate, type Db } from './store/index.js';
 import { buildApp, callCommandExecutor, callRoutes, metricsRegistry, type ExtraRoutes } from './api/index.js';
 import { createEngines, EmbeddedEngines, EngineDirectory, PocketsphinxEngine, type Engines } from './speech/index.js';
 import { secretResolver } from './secrets/index.js';
-import { SessionRegistry, sharedMediaClock } from './sessions/index.js';
+import { SessionRegistry, registerPacerMetrics, sharedMediaClock } from './sessions/index.js';
 import { NodeHeartbeat, SessionOwnership, SessionRpc, createRedis, ownerOf } from './coord/index.js';
 import { registerMediaStageMetrics, SileroModel } from './media/index.js';
 import { attachStreamServer, registerStreamMetrics, type StreamServer } from './stream/index.js';
@@ -184,6 +184,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
         await embedded.close();
       });
       registerMediaStageMetrics(metricsRegistry);
+      registerPacerMetrics(metricsRegistry);
       // One clock for session pacers and RTP endpoints (media/processMediaClock).
       sharedMediaClock.onListenerError((err) => logger.error({ err }, 'media clock listener failed'));
       ownership = new SessionOwnership(redis, { node: config.nodeId, url: config.publicUrl }, config.limits.ownerClaimTtlSeconds * 1000);

@@ -29,6 +29,13 @@ export const ConfigSchema = Type.Object({
   heapGrowingPercent: Type.Integer({ minimum: 0, maximum: 400 }),
   /** audio.output written to the stream socket by the addon while Node's buffer is empty (src/stream/direct-send.ts); default true. */
   streamDirectSend: Type.Optional(Type.Boolean()),
+  /**
+   * The smallest margin the session pacer's live queue keeps against late frames, in 20 ms frames
+   * (src/media/live-queue.ts): 0 (default) while frames arrive in time, 1 to keep one frame always.
+   */
+  liveMinMarginFrames: Type.Optional(Type.Integer({ minimum: 0, maximum: 1 })),
+  /** The largest margin repeated underruns may raise it to, in frames (1 keeps it at the floor or one frame). */
+  liveMaxMarginFrames: Type.Optional(Type.Integer({ minimum: 1, maximum: 10 })),
   logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l))),
   dataDir: Type.String({ minLength: 1 }),
   secretKey: Type.String({ minLength: 16 }),
@@ -318,6 +325,8 @@ const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' 
   LOG_LEVEL: { path: ['logLevel'], kind: 'string' },
   HEAP_GROWING_PERCENT: { path: ['heapGrowingPercent'], kind: 'int' },
   STREAM_DIRECT_SEND: { path: ['streamDirectSend'], kind: 'bool' },
+  LIVE_MIN_MARGIN_FRAMES: { path: ['liveMinMarginFrames'], kind: 'int' },
+  LIVE_MAX_MARGIN_FRAMES: { path: ['liveMaxMarginFrames'], kind: 'int' },
   DATA_DIR: { path: ['dataDir'], kind: 'string' },
   SECRET_KEY: { path: ['secretKey'], kind: 'string' },
   CONSOLE_ENABLED: { path: ['console', 'enabled'], kind: 'bool' },

@@ -17,13 +17,30 @@
 //   as soon as they are queued: shortening a pause is inaudible. Only when a whole further run
 //   brings too little silence (continuous speech or a noisy line) is the rest cut from the quietest
 //   frames queued, so a surplus cannot stand longer;
-// - a hard cap drops the oldest frames at once, so a stall can never add more than `maxFrames`.
+// - a hard cap drops the oldest frames at once, so a stall can never add more than `maxFrames`;
+// - adaptive (`minTargetFrames` below `maxTargetFrames`): the target is the margin kept against a
+//   producer's late frames. An underrun (a tick with nothing to release between ticks that had
+//   something, a gap of at most UNDERRUN_GAP_TICKS) means the margin was too small. It grows by a
+//   frame when underruns repeat; a lone one (a stall of the producer or of the host) is not cured by
+//   depth, and growing on it held the added latency on every call for seconds. After SHRINK_AFTER_TICKS
+//   without an underrun it shrinks a frame, then a frame every SHRINK_STEP_TICKS once convergence has
+//   removed the last one (silence first), but only while the queue did not stand at the margin or
+//   every frame timed meanwhile would still have had SHRINK_SLACK_MS to spare with a frame less (their waits here, when `shift` is given the time):
+//   a producer whose frames arrive just before the tick keeps its margin instead of losing it and
+//   underrunning. A shrink that an underrun soon follows is undone, and the next waits twice as long
+//   (up to MAX_SHRINK_AFTER_TICKS). A producer on the consumer's own clock (a leg's jitter buffer
+//   releasing in the same tick) never underruns and keeps no margin; a socket client whose frames
+//   arrive mid-tick keeps none either, so its frames wait only for the next tick.
 //
 // Order is kept; nothing is dropped while the producer and consumer keep pace at or below the target.
 
 export interface LiveQueueOptions {
-  /** Backlog kept after convergence, in frames. Default 1. */
+  /** Backlog kept after convergence, in frames (the starting target when adaptive). Default 1. */
   targetFrames?: number;
+  /** Adaptive: the smallest target, kept while arrivals keep time. Default `targetFrames` (fixed). */
+  minTargetFrames?: number;
+  /** Adaptive: the largest target repeated underruns may raise it to. Default `targetFrames`. */
+  maxTargetFrames?: number;
   /**
    * Most ticks the depth must stay above the target before its minimum is taken as surplus. Default
    * 50 (1 s). Within this, the window follows the arrivals (see above).
@@ -38,6 +55,8 @@ export interface LiveQueueOptions {
    * without delay. In `frameEnergy`'s units; default SILENT_FRAME_ENERGY (-50 dBFS).
    */
   silenceEnergy?: number;
+  /** Also counts into this (shared by many queues: a process-wide figure for /metrics). */
+  totals?: LiveQueueStats;
 }
 
 export interface LiveQueueStats {
@@ -47,10 +66,29 @@ export interface LiveQueueStats {
   trimmedVoiced: number;
   /** Frames removed by the hard cap. */
   overflowed: number;
+  /** Ticks that found nothing to release while the producer was sending (a late frame: a gap in the output). */
+  underruns: number;
 }
 
 /** Ticks (5 s) of one span over which the producer's pacing is counted; the last two spans count. */
 const PACING_SPAN_TICKS = 250;
+/** Empty ticks between two releases that count as one underrun; a longer gap is a pause in the producer. */
+const UNDERRUN_GAP_TICKS = 5;
+/** Ticks (1 s) without an underrun before an adaptive target shrinks by a frame; then a frame every SHRINK_STEP_TICKS (100 ms). */
+const SHRINK_AFTER_TICKS = 50;
+const SHRINK_STEP_TICKS = 5;
+/** A frame of margin goes only if every frame of the spell waited at least this long beyond one frame (ms). */
+const SHRINK_SLACK_MS = 5;
+const FRAME_MS = 20;
+/** The longest that wait grows to (60 s) after shrinks that underruns followed; it resets after as long without one. */
+const MAX_SHRINK_AFTER_TICKS = 3000;
+/**
+ * An underrun within this many ticks (2 s) of the previous one is a repeat, and the margin grows. A line
+ * whose frames are often late repeats within that; the stalls of a busy host (ours or the sender's), a
+ * few seconds apart and hitting every call at once, do not, and growing on them held 20-40 ms more on
+ * every call of the media bench at 400 calls.
+ */
+const REPEATED_UNDERRUN_TICKS = 100;
 
 export class LiveQueue<T> {
   /**
@@ -75,12 +113,30 @@ export class LiveQueue<T> {
   private spanArrivalTicks = 0;
   private lastSpanTicks = 0;
   private lastSpanArrivalTicks = 0;
-  readonly stats: LiveQueueStats = { trimmed: 0, trimmedVoiced: 0, overflowed: 0 };
-  private readonly target: number;
+  readonly stats: LiveQueueStats = { trimmed: 0, trimmedVoiced: 0, overflowed: 0, underruns: 0 };
+  private target: number;
+  private readonly minTarget: number;
+  private readonly maxTarget: number;
+  /** Ticks so far (endTick), the tick of the last release, underrun and shrink, and the wait before a shrink. */
+  private tickNo = 0;
+  private lastReleaseTick = -Infinity;
+  private lastUnderrunTick = -Infinity;
+  private lastShrinkTick = -Infinity;
+  /**
+   * The current steady spell: its first tick, the shortest wait of a frame in it (Infinity: none timed)
+   * and the deepest the queue stood after a release.
+   */
+  private spellTick = 0;
+  private spellMinWait = Infinity;
+  private spellMaxDepth = 0;
+  /** A shrink's frame of backlog is still standing (convergence has not removed it yet). */
+  private shrinkTrimPending = false;
+  private shrinkAfter = SHRINK_AFTER_TICKS;
   private readonly window: number;
   private readonly minWindow: number;
   private readonly max: number;
   private readonly silence: number;
+  private readonly totals: LiveQueueStats | undefined;
 
   /** @param energyOf loudness of an item (`frameEnergy` or any monotonic measure in the units of `silenceEnergy`). */
   constructor(
@@ -88,10 +144,13 @@ export class LiveQueue<T> {
     o: LiveQueueOptions = {},
   ) {
     this.target = Math.max(0, o.targetFrames ?? 1);
+    this.minTarget = Math.min(this.target, Math.max(0, o.minTargetFrames ?? this.target));
+    this.maxTarget = Math.max(this.target, o.maxTargetFrames ?? this.target);
     this.window = Math.max(1, o.windowTicks ?? 50);
     this.minWindow = Math.min(this.window, Math.max(1, o.minWindowTicks ?? 10));
-    this.max = Math.max(this.target + 1, o.maxFrames ?? 15);
+    this.max = Math.max(this.maxTarget + 1, o.maxFrames ?? 15);
     this.silence = o.silenceEnergy ?? SILENT_FRAME_ENERGY;
+    this.totals = o.totals;
   }
 
   get length(): number {
@@ -103,6 +162,11 @@ export class LiveQueue<T> {
     return this.owed;
   }
 
+  /** The backlog convergence keeps now, in frames (moves between the bounds when adaptive). */
+  get targetFrames(): number {
+    return this.target;
+  }
+
   push(item: T, now = 0): void {
     this.arrivedSinceTick = true;
     this.items.push(item);
@@ -110,17 +174,25 @@ export class LiveQueue<T> {
     this.energies.push(NaN);
     while (this.length > this.max) {
       this.items[this.head++] = undefined;
-      this.stats.overflowed++;
+      this.count('overflowed', 1);
     }
   }
 
-  /** The next frame and when it was queued (for the wait histograms), or undefined. */
-  shift(): T | undefined {
+  /**
+   * The next frame and when it was queued (for the wait histograms), or undefined. With `nowMs` (the
+   * clock `push` was given), its wait here counts toward whether the margin may shrink.
+   */
+  shift(nowMs = NaN): T | undefined {
     if (this.head >= this.items.length) return undefined;
     const item = this.items[this.head];
     this.items[this.head] = undefined;
     this.lastEnqueuedAt = this.enqueuedAt[this.head] ?? 0;
     this.head++;
+    const wait = nowMs - this.lastEnqueuedAt;
+    if (wait < this.spellMinWait) this.spellMinWait = wait; // false for NaN
+    const gap = this.tickNo - this.lastReleaseTick - 1;
+    if (gap >= 1 && gap <= UNDERRUN_GAP_TICKS) this.underran();
+    this.lastReleaseTick = this.tickNo;
     if (this.head > 64 && this.head * 2 > this.items.length) this.compact();
     return item;
   }
@@ -135,9 +207,17 @@ export class LiveQueue<T> {
    * silence). Returns how many frames were removed.
    */
   endTick(): number {
+    this.tickNo++;
     this.noteArrivals();
+    this.maybeShrink();
     let removed = this.owed > 0 ? this.drop(this.owed, true) : 0;
     const depth = this.length;
+    if (depth > this.spellMaxDepth) this.spellMaxDepth = depth;
+    if (this.shrinkTrimPending && (depth <= this.target || removed > 0)) {
+      // The shrink took effect: the next step is judged on the waits from here on.
+      this.shrinkTrimPending = false;
+      this.newSpell();
+    }
     if (depth <= this.target) {
       // Touched the target: nothing stands, whatever was owed has drained on its own.
       this.runMin = Infinity;
@@ -159,6 +239,51 @@ export class LiveQueue<T> {
     this.owed = excess;
     if (this.owed > 0) removed += this.drop(this.owed, true);
     return removed;
+  }
+
+  private count(what: keyof LiveQueueStats, n: number): void {
+    this.stats[what] += n;
+    if (this.totals) this.totals[what] += n;
+  }
+
+  /** A release after a short gap: the margin was too small for this producer's lateness. */
+  private underran(): void {
+    this.count('underruns', 1);
+    if (this.minTarget === this.maxTarget) return;
+    const t = this.tickNo;
+    // A shrink this soon followed by an underrun was premature: the frame comes back, and the next try
+    // waits twice as long.
+    const shrinkFailed = t - this.lastShrinkTick <= this.shrinkAfter;
+    if (shrinkFailed) this.shrinkAfter = Math.min(2 * this.shrinkAfter, MAX_SHRINK_AFTER_TICKS);
+    const repeated = t - this.lastUnderrunTick <= REPEATED_UNDERRUN_TICKS;
+    if (this.target < this.maxTarget && (repeated || shrinkFailed)) this.target++;
+    this.lastUnderrunTick = t;
+    this.newSpell();
+  }
+
+  private newSpell(): void {
+    this.spellTick = this.tickNo;
+    this.spellMinWait = Infinity;
+    this.spellMaxDepth = 0;
+  }
+
+  /** After a steady spell, one frame less margin at a time; the frames it held go by convergence. */
+  private maybeShrink(): void {
+    if (this.target <= this.minTarget) return;
+    const t = this.tickNo;
+    if (t - this.lastUnderrunTick >= MAX_SHRINK_AFTER_TICKS) this.shrinkAfter = SHRINK_AFTER_TICKS;
+    // Shrinking already, with no underrun since: the next step, once the last one took effect.
+    // Otherwise the steady spell first.
+    const stepping = this.lastShrinkTick > this.lastUnderrunTick;
+    if (stepping && this.shrinkTrimPending) return;
+    if (t - this.spellTick < (stepping ? SHRINK_STEP_TICKS : this.shrinkAfter)) return;
+    // A margin the queue never stood at is not in use: it goes without removing anything.
+    const roomy = this.spellMaxDepth < this.target || this.spellMinWait - FRAME_MS >= SHRINK_SLACK_MS;
+    this.newSpell();
+    if (!roomy) return;
+    this.target--;
+    this.lastShrinkTick = t;
+    this.shrinkTrimPending = true;
   }
 
   /** The current window: short for a frame-paced producer, the full one otherwise (and until one is seen). */
@@ -189,6 +314,9 @@ export class LiveQueue<T> {
     this.runMin = Infinity;
     this.runTicks = 0;
     this.owed = 0;
+    // What follows a clear (an interruption) is not late: no underrun for the gap before it.
+    this.lastReleaseTick = -Infinity;
+    this.shrinkTrimPending = false;
   }
 
   /**
@@ -220,8 +348,8 @@ export class LiveQueue<T> {
     this.items = this.items.filter(keep);
     this.enqueuedAt = this.enqueuedAt.filter(keep);
     this.energies = this.energies.filter(keep);
-    this.stats.trimmed += gone.size;
-    if (!silentOnly) for (const i of gone) if ((energies[i] ?? 0) > this.silence) this.stats.trimmedVoiced++;
+    this.count('trimmed', gone.size);
+    if (!silentOnly) for (const i of gone) if ((energies[i] ?? 0) > this.silence) this.count('trimmedVoiced', 1);
     this.owed = Math.max(0, this.owed - gone.size);
     return gone.size;
   }

@@ -83,6 +83,9 @@ export interface LiveSessionOptions {
   lastSequence?: number;
   vad?: VadChoice;
   bargeIn?: boolean;
+  /** The output pacer's live margin bounds (OutputPacerOptions). */
+  liveMinMarginFrames?: number;
+  liveMaxMarginFrames?: number;
   agent?: LiveAgentOptions;
   /** Bound to the session already (session_id); the session does not add it again. */
   logger?: Logger;
@@ -133,6 +136,8 @@ export class LiveSession extends SafeEmitter<LiveSessionEvents> {
         clock: opts.clock,
         vad: opts.vad,
         bargeIn: opts.bargeIn,
+        liveMinMarginFrames: opts.liveMinMarginFrames,
+        liveMaxMarginFrames: opts.liveMaxMarginFrames,
         agent: agent && {
           language: agent.language,
           bargeInMinSpeechMs: agent.bargeInMinSpeechMs,

@@ -109,6 +109,9 @@ export interface PipelineOptions {
   vad?: VadChoice;
   /** Drop queued output for a party who starts speaking (off for interpreters: they finish the sentence). */
   bargeIn?: boolean;
+  /** The output pacer's live margin bounds (OutputPacerOptions). */
+  liveMinMarginFrames?: number;
+  liveMaxMarginFrames?: number;
   /** Agent modes with an agent: its stages are added (see buildAgentStages). */
   agent?: AgentPipelineOptions;
   /** Language resolution for parties whose language is null (see replanWithDetected). */
@@ -194,7 +197,7 @@ export function buildPipeline(opts: PipelineOptions, sink: FrameSink): Pipeline 
     stages.push(new TtsProcessor(engines.tts, opts.voice));
   }
   if (opts.bargeIn) stages.push(new InterruptionProcessor());
-  const pacer = new OutputPacer(opts.clock);
+  const pacer = new OutputPacer(opts.clock, { liveMinMarginFrames: opts.liveMinMarginFrames, liveMaxMarginFrames: opts.liveMaxMarginFrames });
   stages.push(pacer);
   return { input: chain(stages, sink), vad, pacer, stages, agent: null };
 }
@@ -205,7 +208,7 @@ function buildAgentPipeline(opts: PipelineOptions, agent: AgentPipelineOptions, 
   const handoff = new HandoffBridge();
   const vad = new VadProcessor({ ...opts.vad, hangoverMs: Math.min(opts.vad?.hangoverMs ?? AGENT_VAD_HANGOVER_MS, AGENT_VAD_HANGOVER_MS) });
   const speech = new AgentSpeechStage(ledger, { tts: engines.tts, voice: opts.voice, language: agent.language, timelineMs: agent.timelineMs });
-  const pacer = new OutputPacer(opts.clock);
+  const pacer = new OutputPacer(opts.clock, { liveMinMarginFrames: opts.liveMinMarginFrames, liveMaxMarginFrames: opts.liveMaxMarginFrames });
   const stages: FrameProcessor[] = [
     handoff,
     vad,

@@ -216,6 +216,8 @@ export class SessionRegistry {
       awaitsLeg: awaitsPhoneLeg(row),
       lastSequence,
       vad: this.deps.vad,
+      liveMinMarginFrames: config.liveMinMarginFrames,
+      liveMaxMarginFrames: config.liveMaxMarginFrames,
       logger: log,
       agent:
         agents && agentDef

@@ -55,6 +55,9 @@ describe('audio.output to a client that falls behind', () => {
       expect(Number(/^voxbridge_stream_output_dropped_frames (\d+)/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(droppedBefore + 50);
       expect(metrics).toMatch(/^voxbridge_media_stage_ms_count\{stage="socket_send"\} [1-9]/m);
       expect(metrics).toMatch(/^voxbridge_stream_connections 1$/m);
+      // The session's pacer carried the bridged audio through its live queue; its figures are there.
+      expect(metrics).toMatch(/^voxbridge_pacer_live_frames\{counter="underruns"\} \d+$/m);
+      expect(metrics).toMatch(/^voxbridge_media_stage_ms_count\{stage="pacer"\} [1-9]/m);
 
       // Reading: what the buffers held arrives, then current audio. The dropped stretch is a gap in the
       // timeline (timestamp_ms), not audio delivered late, and sequence numbers stay consecutive.

@@ -6,11 +6,14 @@
 //
 // Live (bridged) audio has its own converging queue (media/LiveQueue): it arrives already paced by
 // another clock (a leg's jitter buffer) or in 100-200 ms chunks from a socket client, and a plain
-// FIFO between two clocks keeps whatever depth start-up left it with. TTS audio is
+// FIFO between two clocks keeps whatever depth start-up left it with. Its margin against late frames
+// adapts (LiveQueue): none while frames arrive in time (a leg playing out in the same tick, a steady
+// socket client: a socket frame then waits only for the next tick), one frame after an underrun, more
+// if underruns repeat, back down after a steady spell. TTS audio is
 // queued in full (it is produced faster than real time on purpose). When both are due for one
 // listener in the same tick they are mixed.
 import { performance } from 'node:perf_hooks';
-import { LiveQueue, frameEnergy, mixFrames, observeStage } from '../../media/index.js';
+import { LiveQueue, frameEnergy, mixFrames, observeStage, type LiveQueueStats } from '../../media/index.js';
 import { FRAME_MS, FRAME_SAMPLES, PARTIES, type Party, type PcmFrame } from '../contracts.js';
 import type { Frame } from '../frames.js';
 import type { TickSource } from '../media-clock.js';
@@ -21,11 +24,26 @@ export const MAX_QUEUED_FRAMES = 1500;
 
 /**
  * Hard cap on live (bridged) audio queued for a listener: 300 ms, the oldest go beyond it. Below the
- * cap the live queue converges to LIVE_TARGET_FRAMES of standing backlog (see LiveQueue).
+ * cap the live queue converges to its margin of standing backlog (see LiveQueue).
  */
 export const MAX_LIVE_BACKLOG_FRAMES = 15;
-/** Standing backlog the live queue converges to, in frames. */
-export const LIVE_TARGET_FRAMES = 1;
+/** The live queue's margin against late frames: where it starts, and the most repeated underruns raise it to. */
+export const LIVE_START_MARGIN_FRAMES = 1;
+export const LIVE_MAX_MARGIN_FRAMES = 4;
+/** The smallest margin by default: none, while frames arrive in time. */
+export const LIVE_MIN_MARGIN_FRAMES = 0;
+
+/** Every pacer's live queues together since start (for /metrics). */
+export const pacerLiveTotals: LiveQueueStats = { trimmed: 0, trimmedVoiced: 0, overflowed: 0, underruns: 0 };
+
+export interface OutputPacerOptions {
+  /** The live queue's smallest margin, in frames (0 or 1; 1 keeps a frame of margin always). Default 0. */
+  liveMinMarginFrames?: number;
+  /** The largest margin repeated underruns raise it to, in frames. Default LIVE_MAX_MARGIN_FRAMES. */
+  liveMaxMarginFrames?: number;
+  /** The clock live frames are timed on, in ms (tests); default performance.now. */
+  now?: () => number;
+}
 /** Ticks with nothing queued before the pacer leaves the clock (1 s). */
 export const IDLE_TICKS = 50;
 
@@ -79,11 +97,23 @@ export class OutputPacer extends FrameProcessor {
   private unsubscribe: (() => void) | null = null;
   private firstTick = -1;
   private idleTicks = 0;
+  private readonly now: () => number;
 
-  constructor(private readonly clock: TickSource) {
+  constructor(
+    private readonly clock: TickSource,
+    o: OutputPacerOptions = {},
+  ) {
     super();
+    this.now = o.now ?? (() => performance.now());
+    const minTargetFrames = Math.min(o.liveMinMarginFrames ?? LIVE_MIN_MARGIN_FRAMES, LIVE_START_MARGIN_FRAMES);
     this.laneList = PARTIES.map((to) => {
-      const live = new LiveQueue<Queued>((q) => frameEnergy(q.pcm), { targetFrames: LIVE_TARGET_FRAMES, maxFrames: MAX_LIVE_BACKLOG_FRAMES });
+      const live = new LiveQueue<Queued>((q) => frameEnergy(q.pcm), {
+        targetFrames: LIVE_START_MARGIN_FRAMES,
+        minTargetFrames,
+        maxTargetFrames: Math.max(o.liveMaxMarginFrames ?? LIVE_MAX_MARGIN_FRAMES, LIVE_START_MARGIN_FRAMES),
+        maxFrames: MAX_LIVE_BACKLOG_FRAMES,
+        totals: pacerLiveTotals,
+      });
       return (this.lanes[to] = { to, synth: new FrameQueue(), live });
     });
   }
@@ -99,20 +129,20 @@ export class OutputPacer extends FrameProcessor {
     return this.lanes[party].live.length;
   }
 
+  /** The live queue's margin for `party` now, in frames. */
+  liveMargin(party: Party): number {
+    return this.lanes[party].live.targetFrames;
+  }
+
   /**
    * Live frames removed so far: by convergence (`trimmed`; of which `trimmedVoiced` above the silence
-   * level, cut only when a window brought too little silence) and by the hard cap (`overflowed`).
+   * level, cut only when a window brought too little silence) and by the hard cap (`overflowed`); and
+   * ticks a late frame left empty (`underruns`).
    */
-  liveDrops(): { trimmed: number; trimmedVoiced: number; overflowed: number } {
-    let trimmed = 0;
-    let trimmedVoiced = 0;
-    let overflowed = 0;
-    for (const { live } of this.laneList) {
-      trimmed += live.stats.trimmed;
-      trimmedVoiced += live.stats.trimmedVoiced;
-      overflowed += live.stats.overflowed;
-    }
-    return { trimmed, trimmedVoiced, overflowed };
+  liveDrops(): LiveQueueStats {
+    const sum: LiveQueueStats = { trimmed: 0, trimmedVoiced: 0, overflowed: 0, underruns: 0 };
+    for (const { live } of this.laneList) for (const k of Object.keys(sum) as (keyof LiveQueueStats)[]) sum[k] += live.stats[k];
+    return sum;
   }
 
   process(frame: Frame): void {
@@ -133,7 +163,7 @@ export class OutputPacer extends FrameProcessor {
         return;
       }
       case 'output_audio': {
-        this.lanes[frame.to].live.push({ speaker: frame.speaker, pcm: frame.pcm }, performance.now());
+        this.lanes[frame.to].live.push({ speaker: frame.speaker, pcm: frame.pcm }, this.now());
         this.start();
         return;
       }
@@ -160,11 +190,9 @@ export class OutputPacer extends FrameProcessor {
     let now = NaN;
     for (const { to, synth: q, live: lq } of this.laneList) {
       const synth = q.shift();
-      const live = lq.shift();
-      if (live) {
-        if (Number.isNaN(now)) now = performance.now();
-        observeStage('pacer', now - lq.lastEnqueuedAt);
-      }
+      if (lq.length > 0 && Number.isNaN(now)) now = this.now();
+      const live = lq.shift(now);
+      if (live) observeStage('pacer', now - lq.lastEnqueuedAt);
       lq.endTick();
       const item = synth && live ? { speaker: synth.speaker, pcm: mixFrames(synth.pcm, live.pcm) } : (synth ?? live);
       if (item) this.push({ kind: 'playout', to, speaker: item.speaker, pcm: item.pcm, timestampMs: (tick - this.firstTick) * FRAME_MS });

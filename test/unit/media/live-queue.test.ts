@@ -157,6 +157,160 @@ describe('LiveQueue', () => {
   });
 });
 
+describe('LiveQueue, adaptive margin', () => {
+  const adaptive = (): LiveQueue<F> => new LiveQueue<F>(energy, { targetFrames: 1, minTargetFrames: 0, maxTargetFrames: 4 });
+  const quiet = () => false;
+  /**
+   * Frame k of a 20 ms producer arrives at k * 20 + lateMs(k) ms; tick t releases at t * 20 ms, after
+   * everything that arrived up to then (a frame arriving exactly on the tick makes it).
+   */
+  const arrivingAt = (lateMs: (k: number) => number) => {
+    let k = 0;
+    return (t: number): number => {
+      let n = 0;
+      while (k * 20 + lateMs(k) <= t * 20) {
+        k++;
+        n++;
+      }
+      return n;
+    };
+  };
+
+  it('drops its one frame of margin after a steady spell, when frames arrive in time', () => {
+    const q = adaptive();
+    // A start-up backlog of one frame: the margin the queue starts with holds it.
+    const { out, produced, depths } = run(q, 600, (t) => (t === 0 ? 2 : 1), quiet);
+    expect(depths.slice(10, 45).every((d) => d === 1)).toBe(true);
+    expect(q.targetFrames).toBe(0);
+    expect(depths.slice(-300).every((d) => d === 0)).toBe(true);
+    // One quiet frame went (the margin's), nothing else; the rest in order.
+    expect(q.stats).toEqual({ trimmed: 1, trimmedVoiced: 0, overflowed: 0, underruns: 0 });
+    expect(out.length + q.length + 1).toBe(produced);
+    for (let i = 1; i < out.length; i++) expect(defined(out[i])).toBeGreaterThan(defined(out[i - 1]));
+  });
+
+  it('grows a frame when late frames repeat, not for a lone one, and never past its ceiling', () => {
+    const q = adaptive();
+    run(q, 300, () => 1, quiet); // settled at no margin
+    expect(q.targetFrames).toBe(0);
+    // One frame 10 ms late: its tick finds nothing (an underrun). A lone one: no margin comes back, and
+    // the frame of delay the gap left goes again (silence first).
+    const lone = run(
+      q,
+      300,
+      arrivingAt((k) => (k === 5 ? 10 : 0)),
+      quiet,
+    );
+    expect(q.stats.underruns).toBe(1);
+    expect(q.targetFrames).toBe(0);
+    expect(lone.depths.slice(-200).every((d) => d === 0)).toBe(true);
+    // Late again 6 s on (lone again), then half a second later (a repeat within 2 s): a frame of margin,
+    // which absorbs the same lateness 200 ms after that.
+    run(
+      q,
+      250,
+      arrivingAt((k) => (k === 200 || k === 225 || k === 235 ? 10 : 0)),
+      quiet,
+    );
+    expect(q.stats.underruns).toBe(3);
+    expect(q.targetFrames).toBe(1);
+    // A second in time, and it shrinks back.
+    run(q, 100, () => 1, quiet);
+    expect(q.targetFrames).toBe(0);
+    expect(q.stats.underruns).toBe(3);
+    // A 40 ms hiccup on the way every second (two ticks without a frame, then three at once): a frame of
+    // margin does not cover it, and the lateness repeats within 10 s, so the margin grows to two frames,
+    // which do. Its tries to shrink back fail, further and further apart: 60 hiccups, a handful of gaps.
+    const hiccups = (gapTicks: number) => (t: number) => (t % 50 >= 1 && t % 50 <= gapTicks ? 0 : t % 50 === gapTicks + 1 ? gapTicks + 1 : 1);
+    const q2 = adaptive();
+    run(q2, 3000, hiccups(2), quiet);
+    expect(q2.targetFrames).toBe(2);
+    const settled = q2.stats.underruns;
+    expect(settled).toBeGreaterThan(1);
+    expect(settled).toBeLessThanOrEqual(8);
+    run(q2, 1000, hiccups(2), quiet);
+    expect(q2.stats.underruns - settled).toBeLessThanOrEqual(1);
+    // 100 ms hiccups: the margin stops at its ceiling of four frames.
+    const q3 = adaptive();
+    run(q3, 3000, hiccups(5), quiet);
+    expect(q3.targetFrames).toBe(4);
+  });
+
+  it('shrinks back from its ceiling a frame at a time, each step once the last took effect, on timed waits', () => {
+    const q = adaptive();
+    // 100 ms hiccups every half second raise the margin to its ceiling (no steady spell in between).
+    run(q, 130, (t) => (t % 25 >= 1 && t % 25 <= 5 ? 0 : t % 25 === 6 ? 6 : 1), quiet);
+    expect(q.targetFrames).toBe(4);
+    const { underruns, trimmed } = q.stats;
+    // Standing at that margin (a burst that the margin keeps), then frames arrive 8 ms into every 20 ms
+    // tick, timed: the waits leave room, so the margin steps down and convergence lets the backlog go.
+    const steps: { tick: number; target: number; depthBefore: number }[] = [];
+    let n = 0;
+    for (let i = 0; i < 4; i++) q.push({ n: n++, loud: false }, 0);
+    for (let t = 0; t < 400; t++) {
+      q.push({ n: n++, loud: false }, t * 20 + 8);
+      const depthBefore = q.length - 1;
+      const before = q.targetFrames;
+      q.shift((t + 1) * 20);
+      q.endTick();
+      if (q.targetFrames !== before) steps.push({ tick: t, target: q.targetFrames, depthBefore });
+    }
+    expect(steps.map((s) => s.target)).toEqual([3, 2, 1, 0]);
+    expect(q.length).toBe(0);
+    expect(q.stats.underruns).toBe(underruns);
+    expect(q.stats.trimmedVoiced).toBe(0);
+    expect(q.stats.trimmed - trimmed).toBe(4);
+    // The first after a 1 s steady spell, the rest within half a second of it; never two before the
+    // frame the last one let go had gone.
+    expect(defined(steps[0]).tick).toBeGreaterThanOrEqual(49);
+    expect(defined(steps[3]).tick - defined(steps[0]).tick).toBeLessThan(25 + 3 * 20);
+    for (let i = 1; i < steps.length; i++) expect(defined(steps[i]).depthBefore).toBeLessThanOrEqual(defined(steps[i - 1]).target);
+  });
+
+  it('lets go of margin the queue does not stand at, however little room the waits leave', () => {
+    const q = adaptive();
+    run(q, 130, (t) => (t % 25 >= 1 && t % 25 <= 5 ? 0 : t % 25 === 6 ? 6 : 1), quiet);
+    expect(q.targetFrames).toBe(4);
+    // The producer is back in time with nothing standing; its frames come 2 ms before the tick.
+    for (let t = 0; t < 200; t++) {
+      q.push({ n: t, loud: false }, t * 20 + 18);
+      q.shift((t + 1) * 20);
+      q.endTick();
+    }
+    expect(q.targetFrames).toBe(0);
+  });
+
+  it('backs off when its frames straddle the tick: a glitch now and then, not every few seconds', () => {
+    // Arrivals 19–22 ms after their grid point: about one in four misses its tick by a hair.
+    const q = adaptive();
+    const lateMs = (k: number): number => 19 + ((k * 7919) % 4);
+    const { out, produced } = run(q, 3000, arrivingAt(lateMs), quiet);
+    // A fixed shrink every 3 s would have failed about 19 times in these 60 s; doubling waits fail ≤ 5.
+    expect(q.stats.underruns).toBeGreaterThanOrEqual(1);
+    expect(q.stats.underruns).toBeLessThanOrEqual(6);
+    // Nothing voiced lost, order kept.
+    expect(q.stats.trimmedVoiced + q.stats.overflowed).toBe(0);
+    expect(out.length + q.length + q.stats.trimmed).toBe(produced);
+    for (let i = 1; i < out.length; i++) expect(defined(out[i])).toBeGreaterThan(defined(out[i - 1]));
+  });
+
+  it('a fixed queue counts underruns and keeps its target', () => {
+    const q = new LiveQueue<F>(energy, { targetFrames: 0 });
+    // A 20 ms hiccup every 400 ms: each one leaves a tick empty.
+    run(q, 200, (t) => (t % 20 === 5 ? 0 : t % 20 === 6 ? 2 : 1), quiet);
+    expect(q.stats.underruns).toBe(10);
+    expect(q.targetFrames).toBe(0);
+  });
+
+  it('takes a pause of the producer (longer than 100 ms) and an interruption for what they are, not lateness', () => {
+    const q = adaptive();
+    run(q, 300, (t) => (t >= 100 && t < 110 ? 0 : 1), quiet); // 200 ms of nothing
+    q.clear();
+    run(q, 10, (t) => (t < 2 ? 0 : 1), quiet); // resumes two ticks after the clear
+    expect(q.stats.underruns).toBe(0);
+  });
+});
+
 // Real PCM frames, as the pacer and the RTP sender queue them.
 const tone1k = (amp: number): Int16Array => Int16Array.from({ length: 160 }, (_, i) => Math.round(amp * Math.sin((2 * Math.PI * 1000 * i) / 8000)));
 const steady = (v: number): Int16Array => new Int16Array(160).fill(v);

@@ -41,7 +41,7 @@ describe('OutputPacer live audio', () => {
       clock.tick();
     }
     expect(out).toEqual(Array.from({ length: sent() }, (_, i) => i + 1));
-    expect(pacer.liveDrops()).toEqual({ trimmed: 0, trimmedVoiced: 0, overflowed: 0 });
+    expect(pacer.liveDrops()).toEqual({ trimmed: 0, trimmedVoiced: 0, overflowed: 0, underruns: 0 });
   });
 
   it('carries 100 ms chunks that arrive with jitter (early, late) without loss', () => {
@@ -74,6 +74,43 @@ describe('OutputPacer live audio', () => {
     expect(out.length + pacer.liveQueued('agent') + pacer.liveDrops().trimmed).toBe(sent());
     expect(pacer.liveDrops().trimmed).toBeGreaterThan(0);
     expect(pacer.liveDrops().overflowed).toBe(0);
+  });
+
+  // Frames sent `arriveMs` into each 20 ms interval, the tick at its end; a start-up backlog of one frame.
+  function timedRun(arriveMs: number, floor?: number) {
+    const clock = new ManualClock();
+    let nowMs = 0;
+    const out: number[] = [];
+    const pacer = new OutputPacer(clock, { liveMinMarginFrames: floor, now: () => nowMs }).link((f: Frame) => {
+      if (f.kind === 'playout' && f.to === 'agent') out.push(defined(f.pcm[0], 'first sample'));
+    });
+    let n = 0;
+    const send = () => pacer.process({ kind: 'output_audio', to: 'agent', speaker: 'customer_original', pcm: new Int16Array(160).fill(++n % 2) });
+    send();
+    for (let t = 0; t < 400; t++) {
+      nowMs = t * 20 + arriveMs;
+      send();
+      nowMs = (t + 1) * 20;
+      clock.tick();
+    }
+    return { pacer, out, sent: n };
+  }
+
+  it('lets frames that arrive in time wait only for the next tick once the margin has gone; a floor of one frame keeps it', () => {
+    for (const floor of [0, 1]) {
+      const { pacer, out, sent } = timedRun(8, floor);
+      // Each tick now plays the frame sent just before it (floor 0), or the one before that (floor 1).
+      expect(out.at(-1), `floor ${floor}`).toBe((sent - floor) % 2);
+      expect(pacer.liveQueued('agent'), `floor ${floor}`).toBe(floor);
+      expect(pacer.liveDrops(), `floor ${floor}`).toEqual({ trimmed: 1 - floor, trimmedVoiced: 0, overflowed: 0, underruns: 0 });
+    }
+  });
+
+  it('keeps the margin for frames that arrive just before the tick, which the smallest lateness would make miss it', () => {
+    const { pacer, out, sent } = timedRun(18);
+    expect(pacer.liveMargin('agent')).toBe(1);
+    expect(out.at(-1)).toBe((sent - 1) % 2);
+    expect(pacer.liveDrops()).toEqual({ trimmed: 0, trimmedVoiced: 0, overflowed: 0, underruns: 0 });
   });
 
   it('never holds more than the hard cap after a stall', () => {
