@@ -50,6 +50,7 @@ function runOnce(env: Record<string, string>): StepResult[] {
 const FIGURES = [
   'latencyP99Ms',
   'lossPercent',
+  'pacerGapPercent',
   'gatewayCpuPercentOfOneCore',
   'gatewayMainThreadPercent',
   'gatewaySendThreadPercent',

@@ -58,6 +58,11 @@ export interface StepResult {
    * played, in the window. Not loss (the packet still plays, later), but a glitch the listener hears.
    */
   gatewayConcealedPercent: number;
+  /**
+   * Ticks the session pacers' live queues found empty while their producer was sending (a late frame: the
+   * leg sends a 20 ms silence in its place), over the frames expected. Not loss either, but heard.
+   */
+  pacerGapPercent: number;
   /** The step's loss figure: the worst of sink short, bursts missed and gateway discards. */
   lossPercent: number;
   latencyP50Ms: number;
@@ -587,6 +592,7 @@ export async function runStep(nodes: BenchGateway[], scenario: Scenario, calls: 
     burstLossPercent,
     gatewayDiscardPercent,
     gatewayConcealedPercent: pct(media('concealed'), media('played') + media('concealed')),
+    pacerGapPercent: pct(media('pacerLive_underruns'), framesExpected),
     lossPercent: Math.max(sinkShortPercent, burstLossPercent, gatewayDiscardPercent),
     latencyP50Ms: percentile(latencies, 50),
     latencyP99Ms: percentile(latencies, 99),
@@ -712,5 +718,5 @@ function latencyTimeline(start: number, sentAt: number[][], latencies: number[][
 
 export function describe(r: StepResult): string {
   const on = r.nodes > 1 ? ` on ${r.nodes} nodes` : '';
-  return `${r.scenario} ${r.connected}/${r.calls} calls${on}: latency p50 ${r.latencyP50Ms} p99 ${r.latencyP99Ms} max ${r.latencyMaxMs} ms (first ${WARMUP_TICKS / 50} s: p99 ${r.startupP99Ms} ms); bursts ${r.burstsDelivered}/${r.burstsSent}; sink short ${r.sinkShortPercent}%, gateway discarded ${r.gatewayDiscardPercent}%, concealed ${r.gatewayConcealedPercent}%; gateway ${r.gatewayCpuPercentOfOneCore}% of a core (${r.nodes > 1 ? 'busiest ' : ''}main thread ${r.gatewayMainThreadPercent ?? '?'}%, send thread ${r.gatewaySendThreadPercent ?? '?'}%, receive thread ${r.gatewayRecvThreadPercent ?? '?'}%, ${r.cpuMsPerCallSecond} ms CPU per call-second), RSS ${r.rssMbPerCall} MB/call, heap ${r.heapMbPerCall} MB/call; loop delay p99 ${r.gatewayLoopDelayP99Ms} ms; load generator ${r.loadGeneratorCpuPercent}%`;
+  return `${r.scenario} ${r.connected}/${r.calls} calls${on}: latency p50 ${r.latencyP50Ms} p99 ${r.latencyP99Ms} max ${r.latencyMaxMs} ms (first ${WARMUP_TICKS / 50} s: p99 ${r.startupP99Ms} ms); bursts ${r.burstsDelivered}/${r.burstsSent}; sink short ${r.sinkShortPercent}%, gateway discarded ${r.gatewayDiscardPercent}%, concealed ${r.gatewayConcealedPercent}%, pacer gaps ${r.pacerGapPercent}%; gateway ${r.gatewayCpuPercentOfOneCore}% of a core (${r.nodes > 1 ? 'busiest ' : ''}main thread ${r.gatewayMainThreadPercent ?? '?'}%, send thread ${r.gatewaySendThreadPercent ?? '?'}%, receive thread ${r.gatewayRecvThreadPercent ?? '?'}%, ${r.cpuMsPerCallSecond} ms CPU per call-second), RSS ${r.rssMbPerCall} MB/call, heap ${r.heapMbPerCall} MB/call; loop delay p99 ${r.gatewayLoopDelayP99Ms} ms; load generator ${r.loadGeneratorCpuPercent}%`;
 }

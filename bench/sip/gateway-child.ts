@@ -24,6 +24,7 @@ import {
   useSendThreadForRtp,
 } from '../../src/telephony/rtp/native-io.js';
 import { loadConfig } from '../../src/config/index.js';
+import { pacerLiveTotals } from '../../src/sessions/index.js';
 import { LoopProbe, benchStallMs } from './loop-probe.js';
 import { namedThreadsCpuUs, threadCpuUs } from '../thread-cpu.js';
 
@@ -42,7 +43,7 @@ const { t, telephony, prepareSessions } = await startBenchSipGateway({
   logLevel: process.env.BENCH_GATEWAY_LOG_LEVEL ?? 'warn',
 });
 // The telephony service reads its SIP settings from this object at each call's set-up. MEDIA_WORKERS and
-// MEDIA_IO (and STREAM_DIRECT_SEND) are parsed and checked as the gateway's own configuration does (the test config ignores the environment).
+// MEDIA_IO (and STREAM_DIRECT_SEND, LIVE_MIN/MAX_MARGIN_FRAMES) are parsed and checked as the gateway's own configuration does (the test config ignores the environment).
 const fromEnv = loadConfig({
   MEDIA_WORKERS: process.env.MEDIA_WORKERS,
   MEDIA_IO: process.env.MEDIA_IO,
@@ -50,9 +51,13 @@ const fromEnv = loadConfig({
   MEDIA_IO_SEND_THREAD: process.env.MEDIA_IO_SEND_THREAD,
   MEDIA_IO_RECV_THREAD: process.env.MEDIA_IO_RECV_THREAD,
   STREAM_DIRECT_SEND: process.env.STREAM_DIRECT_SEND,
+  LIVE_MIN_MARGIN_FRAMES: process.env.LIVE_MIN_MARGIN_FRAMES,
+  LIVE_MAX_MARGIN_FRAMES: process.env.LIVE_MAX_MARGIN_FRAMES,
 });
 const media = fromEnv.sip;
 t.gw.config.streamDirectSend = fromEnv.streamDirectSend; // read at each stream connection
+t.gw.config.liveMinMarginFrames = fromEnv.liveMinMarginFrames; // read at each session's start
+t.gw.config.liveMaxMarginFrames = fromEnv.liveMaxMarginFrames;
 t.gw.config.sip.mediaWorkers = media.mediaWorkers ?? 0;
 t.gw.config.sip.mediaIo = media.mediaIo;
 // Before the first call's socket makes the batched reader.
@@ -89,6 +94,7 @@ async function onParentMessage(msg: ParentMessage): Promise<void> {
       media: {
         ...telephony.mediaStats(),
         streamOutputDropped: t.stream.outputDropped,
+        ...Object.fromEntries(Object.entries(pacerLiveTotals).map(([k, v]) => [`pacerLive_${k}`, v])),
         loopDelayP99Ms: Math.round(loopDelay.percentile(99) / 1e5) / 10,
         loopDelayMaxMs: Math.round(loopDelay.max / 1e5) / 10,
         ...Object.fromEntries(Object.entries(runningRtpSocketPool()?.counts ?? {}).map(([k, v]) => [`worker_${k}`, v])),
