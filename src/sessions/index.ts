@@ -9,7 +9,7 @@ export { BridgeProcessor, ORIGINAL_SPEAKER_LABEL } from './processors/bridge.js'
 export { TranslateProcessor, type TranslationRoute } from './processors/translate.js';
 export { TtsProcessor, TRANSLATED_SPEAKER_LABEL } from './processors/tts.js';
 export { InterruptionProcessor } from './processors/interruption.js';
-export { OutputPacer, MAX_QUEUED_FRAMES, MAX_LIVE_BACKLOG_FRAMES, IDLE_TICKS, pacerLiveTotals } from './processors/pacer.js';
+export { OutputPacer, MAX_QUEUED_FRAMES, MAX_LIVE_BACKLOG_FRAMES, IDLE_TICKS, pacerLiveTotals, type OutputPacerOptions } from './processors/pacer.js';
 export { registerPacerMetrics } from './metrics.js';
 export { MediaClock, sharedMediaClock, type TickListener, type TickSource } from './media-clock.js';
 export { planPipeline, buildPipeline, vadParties, type PipelinePlan } from './pipeline.js';

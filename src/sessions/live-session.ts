@@ -19,6 +19,7 @@ import type { Frame } from './frames.js';
 import type { TickSource } from './media-clock.js';
 import type { SessionMode } from './modes.js';
 import { buildPipeline, planPipeline, type Pipeline, type PipelinePlan } from './pipeline.js';
+import type { OutputPacerOptions } from './processors/pacer.js';
 import { SafeEmitter } from '../events/index.js';
 import { ORIGINAL_SPEAKER_LABEL } from './processors/bridge.js';
 import { splitSentences, type AgentHost, type AgentRuntime, type TransferOutcome } from '../agents/index.js';
@@ -83,9 +84,8 @@ export interface LiveSessionOptions {
   lastSequence?: number;
   vad?: VadChoice;
   bargeIn?: boolean;
-  /** The output pacer's live margin bounds (OutputPacerOptions). */
-  liveMinMarginFrames?: number;
-  liveMaxMarginFrames?: number;
+  /** The output pacer's live margin bounds. */
+  pacer?: OutputPacerOptions;
   agent?: LiveAgentOptions;
   /** Bound to the session already (session_id); the session does not add it again. */
   logger?: Logger;
@@ -136,8 +136,7 @@ export class LiveSession extends SafeEmitter<LiveSessionEvents> {
         clock: opts.clock,
         vad: opts.vad,
         bargeIn: opts.bargeIn,
-        liveMinMarginFrames: opts.liveMinMarginFrames,
-        liveMaxMarginFrames: opts.liveMaxMarginFrames,
+        pacer: opts.pacer,
         agent: agent && {
           language: agent.language,
           bargeInMinSpeechMs: agent.bargeInMinSpeechMs,

@@ -17,7 +17,7 @@ import { SttProcessor } from './processors/stt.js';
 import { TranslateProcessor, type TranslationRoute } from './processors/translate.js';
 import { TtsProcessor } from './processors/tts.js';
 import { InterruptionProcessor } from './processors/interruption.js';
-import { OutputPacer } from './processors/pacer.js';
+import { OutputPacer, type OutputPacerOptions } from './processors/pacer.js';
 import { AgentPlayoutTracker, AgentSpeechLedger, AgentSpeechStage } from './processors/agent-speech.js';
 import { AgentBargeInProcessor } from './processors/barge-in.js';
 import { AgentListener, HandoffBridge, type CustomerTurnSink } from './processors/agent-listener.js';
@@ -109,9 +109,8 @@ export interface PipelineOptions {
   vad?: VadChoice;
   /** Drop queued output for a party who starts speaking (off for interpreters: they finish the sentence). */
   bargeIn?: boolean;
-  /** The output pacer's live margin bounds (OutputPacerOptions). */
-  liveMinMarginFrames?: number;
-  liveMaxMarginFrames?: number;
+  /** The output pacer's live margin bounds. */
+  pacer?: OutputPacerOptions;
   /** Agent modes with an agent: its stages are added (see buildAgentStages). */
   agent?: AgentPipelineOptions;
   /** Language resolution for parties whose language is null (see replanWithDetected). */
@@ -197,7 +196,7 @@ export function buildPipeline(opts: PipelineOptions, sink: FrameSink): Pipeline 
     stages.push(new TtsProcessor(engines.tts, opts.voice));
   }
   if (opts.bargeIn) stages.push(new InterruptionProcessor());
-  const pacer = new OutputPacer(opts.clock, { liveMinMarginFrames: opts.liveMinMarginFrames, liveMaxMarginFrames: opts.liveMaxMarginFrames });
+  const pacer = new OutputPacer(opts.clock, opts.pacer);
   stages.push(pacer);
   return { input: chain(stages, sink), vad, pacer, stages, agent: null };
 }
@@ -208,7 +207,7 @@ function buildAgentPipeline(opts: PipelineOptions, agent: AgentPipelineOptions, 
   const handoff = new HandoffBridge();
   const vad = new VadProcessor({ ...opts.vad, hangoverMs: Math.min(opts.vad?.hangoverMs ?? AGENT_VAD_HANGOVER_MS, AGENT_VAD_HANGOVER_MS) });
   const speech = new AgentSpeechStage(ledger, { tts: engines.tts, voice: opts.voice, language: agent.language, timelineMs: agent.timelineMs });
-  const pacer = new OutputPacer(opts.clock, { liveMinMarginFrames: opts.liveMinMarginFrames, liveMaxMarginFrames: opts.liveMaxMarginFrames });
+  const pacer = new OutputPacer(opts.clock, opts.pacer);
   const stages: FrameProcessor[] = [
     handoff,
     vad,

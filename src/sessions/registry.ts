@@ -216,8 +216,7 @@ export class SessionRegistry {
       awaitsLeg: awaitsPhoneLeg(row),
       lastSequence,
       vad: this.deps.vad,
-      liveMinMarginFrames: config.liveMinMarginFrames,
-      liveMaxMarginFrames: config.liveMaxMarginFrames,
+      pacer: { liveMinMarginFrames: config.liveMinMarginFrames, liveMaxMarginFrames: config.liveMaxMarginFrames },
       logger: log,
       agent:
         agents && agentDef

@@ -27,14 +27,18 @@ export const MAX_QUEUED_FRAMES = 1500;
  * cap the live queue converges to its margin of standing backlog (see LiveQueue).
  */
 export const MAX_LIVE_BACKLOG_FRAMES = 15;
-/** The live queue's margin against late frames: where it starts, and the most repeated underruns raise it to. */
+/** The live queue's margin against late frames where it starts, in frames. */
 export const LIVE_START_MARGIN_FRAMES = 1;
+/** The most that underruns repeating within 2 s raise it to, by default. */
 export const LIVE_MAX_MARGIN_FRAMES = 4;
 /** The smallest margin by default: none, while frames arrive in time. */
 export const LIVE_MIN_MARGIN_FRAMES = 0;
 
 /** Every pacer's live queues together since start (for /metrics). */
 export const pacerLiveTotals: LiveQueueStats = { trimmed: 0, trimmedVoiced: 0, overflowed: 0, underruns: 0 };
+
+/** Ticks with nothing queued before the pacer leaves the clock (1 s). */
+export const IDLE_TICKS = 50;
 
 export interface OutputPacerOptions {
   /** The live queue's smallest margin, in frames (0 or 1; 1 keeps a frame of margin always). Default 0. */
@@ -44,8 +48,6 @@ export interface OutputPacerOptions {
   /** The clock live frames are timed on, in ms (tests); default performance.now. */
   now?: () => number;
 }
-/** Ticks with nothing queued before the pacer leaves the clock (1 s). */
-export const IDLE_TICKS = 50;
 
 interface Queued {
   speaker: string;
