@@ -21,14 +21,15 @@
 // - adaptive (`minTargetFrames` below `maxTargetFrames`): the target is the margin kept against a
 //   producer's late frames. An underrun (a tick with nothing to release between ticks that had
 //   something, a gap of at most UNDERRUN_GAP_TICKS) means the margin was too small. It grows by a
-//   frame when underruns repeat; a lone one (a stall of the producer or of the host) is not cured by
-//   depth, and growing on it held the added latency on every call for seconds. After SHRINK_AFTER_TICKS
-//   without an underrun it shrinks a frame, then a frame every SHRINK_STEP_TICKS once convergence has
-//   removed the last one (silence first), but only while the queue did not stand at the margin or
-//   every frame timed meanwhile would still have had SHRINK_SLACK_MS to spare with a frame less (their waits here, when `shift` is given the time):
-//   a producer whose frames arrive just before the tick keeps its margin instead of losing it and
-//   underrunning. A shrink that an underrun soon follows is undone, and the next waits twice as long
-//   (up to MAX_SHRINK_AFTER_TICKS). A producer on the consumer's own clock (a leg's jitter buffer
+//   frame when underruns repeat; a lone one (a stall of the producer or of the host) is not cured
+//   by depth, and growing on it held the added latency on every call for seconds. After
+//   SHRINK_AFTER_TICKS without an underrun it shrinks a frame, then a frame every SHRINK_STEP_TICKS
+//   once convergence has removed the last one (silence first). It shrinks only if the queue did not
+//   stand at the margin, or if every frame timed meanwhile (its wait here, when `shift` is given
+//   the time) would still have had SHRINK_SLACK_MS to spare with a frame less: a producer whose
+//   frames arrive just before the tick keeps its margin instead of losing it and underrunning. A
+//   shrink that an underrun soon follows is undone, and the next waits twice as long (up to
+//   MAX_SHRINK_AFTER_TICKS). A producer on the consumer's own clock (a leg's jitter buffer
 //   releasing in the same tick) never underruns and keeps no margin; a socket client whose frames
 //   arrive mid-tick keeps none either, so its frames wait only for the next tick.
 //
