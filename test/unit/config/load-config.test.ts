@@ -56,6 +56,13 @@ describe('loadConfig errors', () => {
     expect(fails({ HEAP_GROWING_PERCENT: 'lots' })).toMatch(/heapGrowingPercent \(HEAP_GROWING_PERCENT\)/);
   });
 
+  it('bounds the session pacer live margin: a floor of 0 or 1 frame, a ceiling of 1 to 10', () => {
+    expect(loadConfig({}).liveMinMarginFrames).toBeUndefined(); // the pacer's defaults: 0 and 4
+    expect(loadConfig({ LIVE_MIN_MARGIN_FRAMES: '1', LIVE_MAX_MARGIN_FRAMES: '6' })).toMatchObject({ liveMinMarginFrames: 1, liveMaxMarginFrames: 6 });
+    expect(fails({ LIVE_MIN_MARGIN_FRAMES: '2' })).toMatch(/liveMinMarginFrames \(LIVE_MIN_MARGIN_FRAMES\)/);
+    expect(fails({ LIVE_MAX_MARGIN_FRAMES: '0' })).toMatch(/liveMaxMarginFrames \(LIVE_MAX_MARGIN_FRAMES\)/);
+  });
+
   it('names both variables of an RTP port range that is upside down', () => {
     expect(fails({ RTP_PORT_MIN: '30000', RTP_PORT_MAX: '20000' })).toMatch(/RTP_PORT_MIN.*RTP_PORT_MAX/);
   });
