@@ -23,5 +23,5 @@ export { MediaClock, processMediaClock, type TickListener, type TickSource, type
 export { WavFileWriter, parseWav, encodeWav, type ParsedWav } from './wav.js';
 // The jitter buffer is written by the telephony helper; this door re-exports it.
 export * from './jitter-buffer.js';
-export { LiveQueue, frameEnergy, SILENT_FRAME_ENERGY, type LiveQueueOptions, type LiveQueueStats } from './live-queue.js';
+export { LiveQueue, frameEnergy, emptyLiveQueueStats, SILENT_FRAME_ENERGY, type LiveQueueOptions, type LiveQueueStats } from './live-queue.js';
 export { observeStage, registerMediaStageMetrics, mediaStageSummary, resetMediaStages, type MediaStage } from './stage-timing.js';

@@ -35,6 +35,8 @@
 //
 // Order is kept; nothing is dropped while the producer and consumer keep pace at or below the target.
 
+import { FRAME_MS } from './constants.js';
+
 export interface LiveQueueOptions {
   /** Backlog kept after convergence, in frames (the starting target when adaptive). Default 1. */
   targetFrames?: number;
@@ -60,6 +62,9 @@ export interface LiveQueueOptions {
   totals?: LiveQueueStats;
 }
 
+/** A zeroed LiveQueueStats (a queue's own, a shared tally, a sum). */
+export const emptyLiveQueueStats = (): LiveQueueStats => ({ trimmed: 0, trimmedVoiced: 0, overflowed: 0, underruns: 0 });
+
 export interface LiveQueueStats {
   /** Frames removed by convergence (silence first, then the quietest). */
   trimmed: number;
@@ -80,7 +85,6 @@ const SHRINK_AFTER_TICKS = 50;
 const SHRINK_STEP_TICKS = 5;
 /** A frame of margin goes only if every frame of the spell waited at least this long beyond one frame (ms). */
 const SHRINK_SLACK_MS = 5;
-const FRAME_MS = 20;
 /** The longest that wait grows to (60 s) after shrinks that underruns followed; it resets after as long without one. */
 const MAX_SHRINK_AFTER_TICKS = 3000;
 /**
@@ -114,7 +118,7 @@ export class LiveQueue<T> {
   private spanArrivalTicks = 0;
   private lastSpanTicks = 0;
   private lastSpanArrivalTicks = 0;
-  readonly stats: LiveQueueStats = { trimmed: 0, trimmedVoiced: 0, overflowed: 0, underruns: 0 };
+  readonly stats: LiveQueueStats = emptyLiveQueueStats();
   private target: number;
   private readonly minTarget: number;
   private readonly maxTarget: number;

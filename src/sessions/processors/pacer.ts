@@ -13,7 +13,7 @@
 // queued in full (it is produced faster than real time on purpose). When both are due for one
 // listener in the same tick they are mixed.
 import { performance } from 'node:perf_hooks';
-import { LiveQueue, frameEnergy, mixFrames, observeStage, type LiveQueueStats } from '../../media/index.js';
+import { LiveQueue, emptyLiveQueueStats, frameEnergy, mixFrames, observeStage, type LiveQueueStats } from '../../media/index.js';
 import { FRAME_MS, FRAME_SAMPLES, PARTIES, type Party, type PcmFrame } from '../contracts.js';
 import type { Frame } from '../frames.js';
 import type { TickSource } from '../media-clock.js';
@@ -35,7 +35,7 @@ export const LIVE_MAX_MARGIN_FRAMES = 4;
 export const LIVE_MIN_MARGIN_FRAMES = 0;
 
 /** Every pacer's live queues together since start (for /metrics). */
-export const pacerLiveTotals: LiveQueueStats = { trimmed: 0, trimmedVoiced: 0, overflowed: 0, underruns: 0 };
+export const pacerLiveTotals: LiveQueueStats = emptyLiveQueueStats();
 
 /** Ticks with nothing queued before the pacer leaves the clock (1 s). */
 export const IDLE_TICKS = 50;
@@ -107,12 +107,12 @@ export class OutputPacer extends FrameProcessor {
   ) {
     super();
     this.now = o.now ?? (() => performance.now());
-    const minTargetFrames = Math.min(o.liveMinMarginFrames ?? LIVE_MIN_MARGIN_FRAMES, LIVE_START_MARGIN_FRAMES);
     this.laneList = PARTIES.map((to) => {
       const live = new LiveQueue<Queued>((q) => frameEnergy(q.pcm), {
+        // LiveQueue keeps the bounds either side of the start.
         targetFrames: LIVE_START_MARGIN_FRAMES,
-        minTargetFrames,
-        maxTargetFrames: Math.max(o.liveMaxMarginFrames ?? LIVE_MAX_MARGIN_FRAMES, LIVE_START_MARGIN_FRAMES),
+        minTargetFrames: o.liveMinMarginFrames ?? LIVE_MIN_MARGIN_FRAMES,
+        maxTargetFrames: o.liveMaxMarginFrames ?? LIVE_MAX_MARGIN_FRAMES,
         maxFrames: MAX_LIVE_BACKLOG_FRAMES,
         totals: pacerLiveTotals,
       });
@@ -142,7 +142,7 @@ export class OutputPacer extends FrameProcessor {
    * ticks a late frame left empty (`underruns`).
    */
   liveDrops(): LiveQueueStats {
-    const sum: LiveQueueStats = { trimmed: 0, trimmedVoiced: 0, overflowed: 0, underruns: 0 };
+    const sum = emptyLiveQueueStats();
     for (const { live } of this.laneList) for (const k of Object.keys(sum) as (keyof LiveQueueStats)[]) sum[k] += live.stats[k];
     return sum;
   }
