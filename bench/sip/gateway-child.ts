@@ -43,7 +43,7 @@ const { t, telephony, prepareSessions } = await startBenchSipGateway({
   logLevel: process.env.BENCH_GATEWAY_LOG_LEVEL ?? 'warn',
 });
 // The telephony service reads its SIP settings from this object at each call's set-up. MEDIA_WORKERS and
-// MEDIA_IO (and STREAM_DIRECT_SEND, LIVE_MIN/MAX_MARGIN_FRAMES) are parsed and checked as the gateway's own configuration does (the test config ignores the environment).
+// MEDIA_IO (and STREAM_DIRECT_SEND, LIVE_MIN/MAX_MARGIN_FRAMES, JITTER_TRIM_SLACK) are parsed and checked as the gateway's own configuration does (the test config ignores the environment).
 const fromEnv = loadConfig({
   MEDIA_WORKERS: process.env.MEDIA_WORKERS,
   MEDIA_IO: process.env.MEDIA_IO,
@@ -53,6 +53,7 @@ const fromEnv = loadConfig({
   STREAM_DIRECT_SEND: process.env.STREAM_DIRECT_SEND,
   LIVE_MIN_MARGIN_FRAMES: process.env.LIVE_MIN_MARGIN_FRAMES,
   LIVE_MAX_MARGIN_FRAMES: process.env.LIVE_MAX_MARGIN_FRAMES,
+  JITTER_TRIM_SLACK: process.env.JITTER_TRIM_SLACK,
 });
 const media = fromEnv.sip;
 t.gw.config.streamDirectSend = fromEnv.streamDirectSend; // read at each stream connection
@@ -60,6 +61,7 @@ t.gw.config.liveMinMarginFrames = fromEnv.liveMinMarginFrames; // read at each s
 t.gw.config.liveMaxMarginFrames = fromEnv.liveMaxMarginFrames;
 t.gw.config.sip.mediaWorkers = media.mediaWorkers ?? 0;
 t.gw.config.sip.mediaIo = media.mediaIo;
+t.gw.config.sip.jitterTrimSlack = media.jitterTrimSlack;
 // Before the first call's socket makes the batched reader.
 useIoUringForRtp(media.mediaIoUring ?? true);
 useSendThreadForRtp(media.mediaIoSendThread ?? true);

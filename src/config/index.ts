@@ -83,6 +83,8 @@ export const ConfigSchema = Type.Object({
     mediaIoRecvThread: Type.Optional(Type.Boolean()),
     /** Batched RTP sockets connected to their leg's source once it is settled (RtpEndpointOptions.connectSettled); default true. */
     mediaIoConnect: Type.Optional(Type.Boolean()),
+    /** Legs' jitter buffers drop a standing frame their frames' waits show unneeded (JitterBufferOptions.trimSlack); default true. */
+    jitterTrimSlack: Type.Optional(Type.Boolean()),
     maxConcurrentCalls: PositiveInt,
     realm: Type.String({ minLength: 1 }),
     /** On shutdown (SIGTERM), live calls may run this long while new INVITEs get 503 + Retry-After. */
@@ -347,6 +349,7 @@ const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' 
   MEDIA_IO_SEND_THREAD: { path: ['sip', 'mediaIoSendThread'], kind: 'bool' },
   MEDIA_IO_RECV_THREAD: { path: ['sip', 'mediaIoRecvThread'], kind: 'bool' },
   MEDIA_IO_CONNECT: { path: ['sip', 'mediaIoConnect'], kind: 'bool' },
+  JITTER_TRIM_SLACK: { path: ['sip', 'jitterTrimSlack'], kind: 'bool' },
   SIP_MAX_DATAGRAM_BYTES: { path: ['sip', 'limits', 'maxDatagramBytes'], kind: 'int' },
   SIP_MAX_HEADER_BYTES: { path: ['sip', 'limits', 'maxHeaderBytes'], kind: 'int' },
   SIP_MAX_BODY_BYTES: { path: ['sip', 'limits', 'maxBodyBytes'], kind: 'int' },

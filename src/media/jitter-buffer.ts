@@ -10,6 +10,11 @@
 //   stays above target (a quiet one when one comes within a window, see pop). A slower sender drains
 //   the buffer; the underrun inserts concealment frames without advancing playout (a stretch) and the
 //   buffer re-primes.
+// - Standing depth: the target is the depth the buffer primes to, and the most it lets stand; what
+//   actually stands below it depends on when the stream (re)started relative to our tick, so a leg
+//   could carry a frame of margin it never used, or not, by chance. When every frame of a steady
+//   second (no underrun) waited here at least a frame plus SLACK_MS, one standing frame goes (a quiet
+//   one, as surplus does). A trim an underrun soon follows makes the next wait twice as long.
 
 import { FrameSlab } from './frame-slab.js';
 import { SILENT_FRAME_ENERGY, frameEnergy } from './live-queue.js';
@@ -25,6 +30,11 @@ export interface JitterBufferOptions {
   concealFrames?: number;
   /** Slots held (frames). Default 64 (1.28 s). */
   capacityFrames?: number;
+  /**
+   * Remove a standing frame that the frames' waits show was never needed (see the header). Needs pop()'s
+   * `nowMs` (untimed pops never trim). Default true.
+   */
+  trimSlack?: boolean;
 }
 
 export interface JitterBufferStats {
@@ -64,6 +74,11 @@ const SHRINK_EVERY_PACKETS = 5;
 /** An underrun within this many packets (10 s) of the last one is a repeat: the line's delay spikes recur. */
 const REPEATED_UNDERRUN_PACKETS = 500;
 const FADE = [1, 0.7, 0.5, 0.35, 0.25, 0.15, 0.1, 0.05];
+/** Ticks (1 s) without an underrun over which the frames' waits are judged; after failed trims up to 60 s. */
+const SLACK_SPELL_TICKS = 50;
+const MAX_SLACK_SPELL_TICKS = 3000;
+/** A standing frame goes only if every frame of the spell would still have waited this long without it (ms). */
+const SLACK_MS = 5;
 
 type State = 'idle' | 'priming' | 'playing';
 
@@ -102,6 +117,18 @@ export class JitterBuffer {
   private surplusWaitTicks = 0;
   private jitter = 0;
   private prevTransit = NaN;
+  private readonly trimSlack: boolean;
+  /** Ticks since the first pop; the tick the current steady spell began, of the last underrun and slack trim. */
+  private ticks = 0;
+  private spellStart = 0;
+  private lastUnderrunTick = -Infinity;
+  private lastTrimTick = -Infinity;
+  /** The shortest wait of a frame played in the spell (Infinity: none timed). */
+  private spellMinWait = Infinity;
+  private spellTicks = SLACK_SPELL_TICKS;
+  /** A standing frame the waits showed unneeded, to go as a quiet one comes due (ticks waited for one). */
+  private slackOwed = false;
+  private slackWaitTicks = 0;
   private readonly s: JitterBufferStats;
   /** The frames pop() makes (views on a slab: see frame-slab.ts). */
   private readonly frames = new FrameSlab(SAMPLES);
@@ -112,6 +139,7 @@ export class JitterBuffer {
     this.minFrames = o.minFrames ?? 3;
     this.maxFrames = o.maxFrames ?? 12;
     this.concealFrames = Math.min(o.concealFrames ?? 5, FADE.length - 1);
+    this.trimSlack = o.trimSlack ?? true;
     this.target = Math.min(Math.max(o.targetFrames ?? 3, 1), this.capacity / 2);
     this.store = new Int16Array(this.capacity * SAMPLES);
     this.slots = new Float64Array(this.capacity * SLOT_FIELDS).fill(NaN);
@@ -166,6 +194,7 @@ export class JitterBuffer {
     this.next = 0;
     this.prevTransit = NaN;
     this.settleSurplus();
+    this.newSlackSpell();
   }
 
   /**
@@ -224,6 +253,7 @@ export class JitterBuffer {
   pop(out?: Int16Array, nowMs = NaN): Int16Array | null {
     this.lastWaitMs = NaN;
     if (this.state === 'idle') return null;
+    this.ticks++;
     if (this.state === 'priming') {
       // Play once the target is buffered, or after waiting that long anyway (a short burst).
       if (this.level >= this.target || (this.level > 0 && ++this.primingTicks >= this.target)) {
@@ -250,6 +280,7 @@ export class JitterBuffer {
       const repeated = this.s.received - this.lastUnderrunAt <= REPEATED_UNDERRUN_PACKETS;
       if (this.adaptive && repeated && this.target < Math.min(this.maxFrames, this.jitterTarget() + 2)) this.target++;
       this.lastUnderrunAt = this.s.received;
+      this.slackUnderrun();
       return this.conceal(out ?? this.frames.next());
     }
     if (level > this.maxFrames + this.target) {
@@ -277,12 +308,14 @@ export class JitterBuffer {
       }
       if (this.surplusOwed > 0) this.paySurplus();
     }
+    if (this.trimSlack) this.judgeSlack();
     const slot = this.slotOf(this.next);
     const at = slot * SLOT_FIELDS;
     this.next++;
     if (this.slots[at] === this.next - 1) {
       this.slots[at] = NaN;
       this.lastWaitMs = nowMs - (this.slots[at + 1] ?? nowMs);
+      if (this.lastWaitMs < this.spellMinWait) this.spellMinWait = this.lastWaitMs; // false for NaN
       out ??= this.frames.next();
       out.set(this.store.subarray(slot * SAMPLES, (slot + 1) * SAMPLES));
       this.lastPlayedSlot = slot;
@@ -310,6 +343,46 @@ export class JitterBuffer {
       this.surplusOwed--;
       this.surplusWaitTicks = 0;
     }
+  }
+
+  /**
+   * Once per playing tick, before the frame is taken: after a steady spell whose every frame waited a
+   * frame plus SLACK_MS or more, one standing frame is owed, and goes when a quiet one is next (or
+   * after a window anyway), provided a frame stands behind it.
+   */
+  private judgeSlack(): void {
+    if (this.slackOwed) {
+      if (this.level < 2) {
+        this.slackOwed = false;
+      } else if (this.nextIsQuiet() || ++this.slackWaitTicks >= SURPLUS_WINDOW_TICKS) {
+        this.discard(1);
+        this.slackOwed = false;
+        this.lastTrimTick = this.ticks;
+        this.newSlackSpell();
+      }
+      return;
+    }
+    if (this.ticks - this.lastUnderrunTick >= MAX_SLACK_SPELL_TICKS) this.spellTicks = SLACK_SPELL_TICKS;
+    if (this.ticks - this.spellStart < this.spellTicks) return;
+    const slack = Number.isFinite(this.spellMinWait) && this.spellMinWait - FRAME_MS >= SLACK_MS;
+    this.newSlackSpell();
+    if (slack && this.level >= 2) {
+      this.slackOwed = true;
+      this.slackWaitTicks = 0;
+    }
+  }
+
+  /** An underrun ends the spell; one soon after a trim shows the frame was needed: wait longer before the next. */
+  private slackUnderrun(): void {
+    if (this.ticks - this.lastTrimTick <= this.spellTicks) this.spellTicks = Math.min(2 * this.spellTicks, MAX_SLACK_SPELL_TICKS);
+    this.lastUnderrunTick = this.ticks;
+    this.slackOwed = false;
+    this.newSlackSpell();
+  }
+
+  private newSlackSpell(): void {
+    this.spellStart = this.ticks;
+    this.spellMinWait = Infinity;
   }
 
   private settleSurplus(): void {

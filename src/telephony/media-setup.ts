@@ -46,6 +46,7 @@ export class LegSetup {
       socketWorkers: s.mediaWorkers ?? 0,
       nativeIo: wantsNativeRtpIo(s),
       connectSettled: s.mediaIoConnect ?? true,
+      jitter: { trimSlack: s.jitterTrimSlack ?? true },
       latching,
     });
     return new LegSetup(d, endpoint);

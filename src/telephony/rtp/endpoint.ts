@@ -43,7 +43,8 @@ const OUT_QUEUE_TARGET = 1;
 // The jitter buffer starts at, and may shrink back to, two frames (40 ms): the popped frame plus one
 // frame of margin absorbs up to 20 ms of lateness on top of the arrival phase, and the adaptive target
 // grows at once when measured jitter asks for more (1 + 3 × jitter / 20 ms frames) or on an underrun.
-// Three frames as the floor put every leg's added latency at 40–60 ms before anything else ran.
+// The margin frame stands only while the frames' waits show it is needed (JitterBufferOptions.trimSlack,
+// JITTER_TRIM_SLACK). Three frames as the floor put every leg's added latency at 40–60 ms before anything else ran.
 const JITTER_START_FRAMES = 2;
 const JITTER_MIN_FRAMES = 2;
 const OUT_QUEUE_MAX = 15;

@@ -49,6 +49,12 @@ describe('loadConfig errors', () => {
     expect(loadConfig({ MEDIA_IO_CONNECT: 'false' }).sip.mediaIoConnect).toBe(false);
   });
 
+  it("trims legs' unneeded standing jitter-buffer frames unless JITTER_TRIM_SLACK=false", () => {
+    expect(loadConfig({}).sip.jitterTrimSlack).toBeUndefined(); // LegSetup's default: true
+    expect(loadConfig({ JITTER_TRIM_SLACK: 'false' }).sip.jitterTrimSlack).toBe(false);
+    expect(fails({ JITTER_TRIM_SLACK: 'sometimes' })).toMatch(/JITTER_TRIM_SLACK/);
+  });
+
   it('lets the old generation grow by 100 % between full collections unless HEAP_GROWING_PERCENT says otherwise', () => {
     expect(loadConfig({}).heapGrowingPercent).toBe(100);
     expect(loadConfig({ HEAP_GROWING_PERCENT: '0' }).heapGrowingPercent).toBe(0);
