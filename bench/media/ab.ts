@@ -48,8 +48,10 @@ function runOnce(env: Record<string, string>): StepResult[] {
 }
 
 const FIGURES = [
+  'latencyP50Ms',
   'latencyP99Ms',
   'lossPercent',
+  'gatewayConcealedPercent',
   'pacerGapPercent',
   'gatewayCpuPercentOfOneCore',
   'gatewayMainThreadPercent',
