@@ -16,6 +16,7 @@
 //   second (no underrun) waited here at least a frame plus SLACK_MS, one standing frame goes (a quiet
 //   one, as surplus does). A trim an underrun soon follows makes the next wait twice as long.
 
+import { FRAME_MS, FRAME_SAMPLES } from './constants.js';
 import { FrameSlab } from './frame-slab.js';
 import { SILENT_FRAME_ENERGY, frameEnergy } from './live-queue.js';
 
@@ -52,8 +53,7 @@ export interface JitterBufferStats {
   jitterMs: number;
 }
 
-const SAMPLES = 160;
-const FRAME_MS = 20;
+const SAMPLES = FRAME_SAMPLES;
 /** Float64 fields per slot in `slots`: frame index held, arrival time, frame index last written. */
 const SLOT_FIELDS = 3;
 /**
