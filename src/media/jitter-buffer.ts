@@ -14,11 +14,13 @@
 //   actually stands below it depends on when the stream (re)started relative to our tick, so a leg
 //   could carry a frame of margin it never used, or not, by chance. When every frame of a steady
 //   second (no underrun) waited here at least a frame plus SLACK_MS, one standing frame goes (a quiet
-//   one, as surplus does). A trim an underrun soon follows makes the next wait twice as long.
+//   one, as surplus does). A trim an underrun soon follows makes the next wait twice as long (the
+//   rule the session pacer's margin follows too: SteadySpell).
 
 import { FRAME_MS, FRAME_SAMPLES } from './constants.js';
 import { FrameSlab } from './frame-slab.js';
 import { SILENT_FRAME_ENERGY, frameEnergy } from './live-queue.js';
+import { SteadySpell } from './steady-spell.js';
 
 export interface JitterBufferOptions {
   /** Initial (and, when not adaptive, fixed) playout delay in frames. Default 3 (60 ms). */
@@ -74,11 +76,6 @@ const SHRINK_EVERY_PACKETS = 5;
 /** An underrun within this many packets (10 s) of the last one is a repeat: the line's delay spikes recur. */
 const REPEATED_UNDERRUN_PACKETS = 500;
 const FADE = [1, 0.7, 0.5, 0.35, 0.25, 0.15, 0.1, 0.05];
-/** Ticks (1 s) without an underrun over which the frames' waits are judged; after failed trims up to 60 s. */
-const SLACK_SPELL_TICKS = 50;
-const MAX_SLACK_SPELL_TICKS = 3000;
-/** A standing frame goes only if every frame of the spell would still have waited this long without it (ms). */
-const SLACK_MS = 5;
 
 type State = 'idle' | 'priming' | 'playing';
 
@@ -118,14 +115,9 @@ export class JitterBuffer {
   private jitter = 0;
   private prevTransit = NaN;
   private readonly trimSlack: boolean;
-  /** Ticks since the first pop; the tick the current steady spell began, of the last underrun and slack trim. */
+  /** Ticks since the first pop, and the steady spell a slack trim waits for (its underruns and trims). */
   private ticks = 0;
-  private spellStart = 0;
-  private lastUnderrunTick = -Infinity;
-  private lastTrimTick = -Infinity;
-  /** The shortest wait of a frame played in the spell (Infinity: none timed). */
-  private spellMinWait = Infinity;
-  private spellTicks = SLACK_SPELL_TICKS;
+  private readonly spell = new SteadySpell();
   /** A standing frame the waits showed unneeded, to go as a quiet one comes due (ticks waited for one). */
   private slackOwed = false;
   private slackWaitTicks = 0;
@@ -194,7 +186,7 @@ export class JitterBuffer {
     this.next = 0;
     this.prevTransit = NaN;
     this.settleSurplus();
-    this.newSlackSpell();
+    this.spell.restart(this.ticks);
   }
 
   /**
@@ -315,7 +307,7 @@ export class JitterBuffer {
     if (this.slots[at] === this.next - 1) {
       this.slots[at] = NaN;
       this.lastWaitMs = nowMs - (this.slots[at + 1] ?? nowMs);
-      if (this.lastWaitMs < this.spellMinWait) this.spellMinWait = this.lastWaitMs; // false for NaN
+      this.spell.noteWait(this.lastWaitMs);
       out ??= this.frames.next();
       out.set(this.store.subarray(slot * SAMPLES, (slot + 1) * SAMPLES));
       this.lastPlayedSlot = slot;
@@ -357,32 +349,26 @@ export class JitterBuffer {
       } else if (this.nextIsQuiet() || ++this.slackWaitTicks >= SURPLUS_WINDOW_TICKS) {
         this.discard(1);
         this.slackOwed = false;
-        this.lastTrimTick = this.ticks;
-        this.newSlackSpell();
+        this.spell.cut(this.ticks);
       }
       return;
     }
-    if (this.ticks - this.lastUnderrunTick >= MAX_SLACK_SPELL_TICKS) this.spellTicks = SLACK_SPELL_TICKS;
-    if (this.ticks - this.spellStart < this.spellTicks) return;
-    const slack = Number.isFinite(this.spellMinWait) && this.spellMinWait - FRAME_MS >= SLACK_MS;
-    this.newSlackSpell();
+    const spell = this.spell;
+    spell.relax(this.ticks);
+    if (!spell.elapsed(this.ticks)) return;
+    // Untimed pops leave the spell without a wait, which is no evidence of slack.
+    const slack = Number.isFinite(spell.minWait) && spell.hasSlack;
+    spell.restart(this.ticks);
     if (slack && this.level >= 2) {
       this.slackOwed = true;
       this.slackWaitTicks = 0;
     }
   }
 
-  /** An underrun ends the spell; one soon after a trim shows the frame was needed: wait longer before the next. */
+  /** An underrun ends the spell; one soon after a trim shows the frame was needed, and the next spell is longer. */
   private slackUnderrun(): void {
-    if (this.ticks - this.lastTrimTick <= this.spellTicks) this.spellTicks = Math.min(2 * this.spellTicks, MAX_SLACK_SPELL_TICKS);
-    this.lastUnderrunTick = this.ticks;
+    this.spell.underrun(this.ticks);
     this.slackOwed = false;
-    this.newSlackSpell();
-  }
-
-  private newSlackSpell(): void {
-    this.spellStart = this.ticks;
-    this.spellMinWait = Infinity;
   }
 
   private settleSurplus(): void {

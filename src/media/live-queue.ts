@@ -22,20 +22,20 @@
 //   producer's late frames. An underrun (a tick with nothing to release between ticks that had
 //   something, a gap of at most UNDERRUN_GAP_TICKS) means the margin was too small. It grows by a
 //   frame when underruns repeat; a lone one (a stall of the producer or of the host) is not cured
-//   by depth, and growing on it held the added latency on every call for seconds. After
-//   SHRINK_AFTER_TICKS without an underrun it shrinks a frame, then a frame every SHRINK_STEP_TICKS
+//   by depth, and growing on it held the added latency on every call for seconds. After a steady
+//   spell (SteadySpell: 1 s without an underrun) it shrinks a frame, then a frame every SHRINK_STEP_TICKS
 //   once convergence has removed the last one (silence first). It shrinks only if the queue did not
 //   stand at the margin, or if every frame timed meanwhile (its wait here, when `shift` is given
-//   the time) would still have had SHRINK_SLACK_MS to spare with a frame less: a producer whose
+//   the time) would still have had SLACK_MS to spare with a frame less: a producer whose
 //   frames arrive just before the tick keeps its margin instead of losing it and underrunning. A
 //   shrink that an underrun soon follows is undone, and the next waits twice as long (up to
-//   MAX_SHRINK_AFTER_TICKS). A producer on the consumer's own clock (a leg's jitter buffer
+//   MAX_SPELL_TICKS). A producer on the consumer's own clock (a leg's jitter buffer
 //   releasing in the same tick) never underruns and keeps no margin; a socket client whose frames
 //   arrive mid-tick keeps none either, so its frames wait only for the next tick.
 //
 // Order is kept; nothing is dropped while the producer and consumer keep pace at or below the target.
 
-import { FRAME_MS } from './constants.js';
+import { SteadySpell } from './steady-spell.js';
 
 export interface LiveQueueOptions {
   /** Backlog kept after convergence, in frames (the starting target when adaptive). Default 1. */
@@ -80,13 +80,8 @@ export interface LiveQueueStats {
 const PACING_SPAN_TICKS = 250;
 /** Empty ticks between two releases that count as one underrun; a longer gap is a pause in the producer. */
 const UNDERRUN_GAP_TICKS = 5;
-/** Ticks (1 s) without an underrun before an adaptive target shrinks by a frame; then a frame every SHRINK_STEP_TICKS (100 ms). */
-const SHRINK_AFTER_TICKS = 50;
+/** Once shrinking, a further frame every this many ticks (100 ms); the first waits for a steady spell (SteadySpell). */
 const SHRINK_STEP_TICKS = 5;
-/** A frame of margin goes only if every frame of the spell waited at least this long beyond one frame (ms). */
-const SHRINK_SLACK_MS = 5;
-/** The longest that wait grows to (60 s) after shrinks that underruns followed; it resets after as long without one. */
-const MAX_SHRINK_AFTER_TICKS = 3000;
 /**
  * An underrun within this many ticks (2 s) of the previous one is a repeat, and the margin grows. A line
  * whose frames are often late repeats within that; the stalls of a busy host (ours or the sender's), a
@@ -122,21 +117,14 @@ export class LiveQueue<T> {
   private target: number;
   private readonly minTarget: number;
   private readonly maxTarget: number;
-  /** Ticks so far (endTick), the tick of the last release, underrun and shrink, and the wait before a shrink. */
+  /** Ticks so far (endTick) and the tick of the last release. */
   private tickNo = 0;
   private lastReleaseTick = -Infinity;
-  private lastUnderrunTick = -Infinity;
-  private lastShrinkTick = -Infinity;
-  /**
-   * The current steady spell: its first tick, the shortest wait of a frame in it (Infinity: none timed)
-   * and the deepest the queue stood after a release.
-   */
-  private spellTick = 0;
-  private spellMinWait = Infinity;
+  /** The steady spell a shrink waits for (its underruns and shrinks), and the deepest the queue stood after a release in it. */
+  private readonly spell = new SteadySpell();
   private spellMaxDepth = 0;
   /** A shrink's frame of backlog is still standing (convergence has not removed it yet). */
   private shrinkTrimPending = false;
-  private shrinkAfter = SHRINK_AFTER_TICKS;
   private readonly window: number;
   private readonly minWindow: number;
   private readonly max: number;
@@ -193,8 +181,7 @@ export class LiveQueue<T> {
     this.items[this.head] = undefined;
     this.lastEnqueuedAt = this.enqueuedAt[this.head] ?? 0;
     this.head++;
-    const wait = nowMs - this.lastEnqueuedAt;
-    if (wait < this.spellMinWait) this.spellMinWait = wait; // false for NaN
+    this.spell.noteWait(nowMs - this.lastEnqueuedAt);
     const gap = this.tickNo - this.lastReleaseTick - 1;
     if (gap >= 1 && gap <= UNDERRUN_GAP_TICKS) this.underran();
     this.lastReleaseTick = this.tickNo;
@@ -256,19 +243,16 @@ export class LiveQueue<T> {
     this.count('underruns', 1);
     if (this.minTarget === this.maxTarget) return;
     const t = this.tickNo;
-    // A shrink this soon followed by an underrun was premature: the frame comes back, and the next try
-    // waits twice as long.
-    const shrinkFailed = t - this.lastShrinkTick <= this.shrinkAfter;
-    if (shrinkFailed) this.shrinkAfter = Math.min(2 * this.shrinkAfter, MAX_SHRINK_AFTER_TICKS);
-    const repeated = t - this.lastUnderrunTick <= REPEATED_UNDERRUN_TICKS;
+    const repeated = t - this.spell.lastUnderrun <= REPEATED_UNDERRUN_TICKS;
+    // A shrink this soon followed by an underrun was premature: the frame comes back (and the next try
+    // waits twice as long).
+    const shrinkFailed = this.spell.underrun(t);
     if (this.target < this.maxTarget && (repeated || shrinkFailed)) this.target++;
-    this.lastUnderrunTick = t;
-    this.newSpell();
+    this.spellMaxDepth = 0;
   }
 
   private newSpell(): void {
-    this.spellTick = this.tickNo;
-    this.spellMinWait = Infinity;
+    this.spell.restart(this.tickNo);
     this.spellMaxDepth = 0;
   }
 
@@ -276,18 +260,19 @@ export class LiveQueue<T> {
   private maybeShrink(): void {
     if (this.target <= this.minTarget) return;
     const t = this.tickNo;
-    if (t - this.lastUnderrunTick >= MAX_SHRINK_AFTER_TICKS) this.shrinkAfter = SHRINK_AFTER_TICKS;
+    const spell = this.spell;
+    spell.relax(t);
     // Shrinking already, with no underrun since: the next step, once the last one took effect.
     // Otherwise the steady spell first.
-    const stepping = this.lastShrinkTick > this.lastUnderrunTick;
+    const stepping = spell.lastCut > spell.lastUnderrun;
     if (stepping && this.shrinkTrimPending) return;
-    if (t - this.spellTick < (stepping ? SHRINK_STEP_TICKS : this.shrinkAfter)) return;
+    if (!spell.elapsed(t, stepping ? SHRINK_STEP_TICKS : spell.length)) return;
     // A margin the queue never stood at is not in use: it goes without removing anything.
-    const roomy = this.spellMaxDepth < this.target || this.spellMinWait - FRAME_MS >= SHRINK_SLACK_MS;
+    const roomy = this.spellMaxDepth < this.target || spell.hasSlack;
     this.newSpell();
     if (!roomy) return;
     this.target--;
-    this.lastShrinkTick = t;
+    spell.cut(t);
     this.shrinkTrimPending = true;
   }
 
