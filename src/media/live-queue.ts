@@ -23,15 +23,15 @@
 //   something, a gap of at most UNDERRUN_GAP_TICKS) means the margin was too small. It grows by a
 //   frame when underruns repeat; a lone one (a stall of the producer or of the host) is not cured
 //   by depth, and growing on it held the added latency on every call for seconds. After a steady
-//   spell (SteadySpell: 1 s without an underrun) it shrinks a frame, then a frame every SHRINK_STEP_TICKS
-//   once convergence has removed the last one (silence first). It shrinks only if the queue did not
-//   stand at the margin, or if every frame timed meanwhile (its wait here, when `shift` is given
-//   the time) would still have had SLACK_MS to spare with a frame less: a producer whose
-//   frames arrive just before the tick keeps its margin instead of losing it and underrunning. A
-//   shrink that an underrun soon follows is undone, and the next waits twice as long (up to
-//   MAX_SPELL_TICKS). A producer on the consumer's own clock (a leg's jitter buffer
-//   releasing in the same tick) never underruns and keeps no margin; a socket client whose frames
-//   arrive mid-tick keeps none either, so its frames wait only for the next tick.
+//   spell (SteadySpell: 1 s without an underrun) it shrinks a frame, then a frame every
+//   SHRINK_STEP_TICKS once convergence has removed the last one (silence first). It shrinks only if
+//   the queue did not stand at the margin, or if every frame timed meanwhile (its wait here, when
+//   `shift` is given the time) would still have had SLACK_MS to spare with a frame less: a producer
+//   whose frames arrive just before the tick keeps its margin instead of losing it and underrunning.
+//   A shrink that an underrun soon follows is undone, and the next waits twice as long (up to
+//   MAX_SPELL_TICKS). A producer on the consumer's own clock (a leg's jitter buffer releasing in the
+//   same tick) never underruns and keeps no margin; a socket client whose frames arrive mid-tick
+//   keeps none either, so its frames wait only for the next tick.
 //
 // Order is kept; nothing is dropped while the producer and consumer keep pace at or below the target.
 
