@@ -14,7 +14,7 @@
 //   actually stands below it depends on when the stream (re)started relative to our tick, so a leg
 //   could carry a frame of margin it never used, or not, by chance. When every frame of a steady
 //   second (no underrun) waited here at least a frame plus SLACK_MS, one standing frame goes (a quiet
-//   one, as surplus does). A trim an underrun soon follows makes the next wait twice as long (the
+//   one, never a voiced one). A trim an underrun soon follows makes the next wait twice as long (the
 //   rule the session pacer's margin follows too: SteadySpell).
 
 import { FRAME_MS, FRAME_SAMPLES } from './constants.js';
@@ -118,9 +118,8 @@ export class JitterBuffer {
   /** Ticks since the first pop, and the steady spell a slack trim waits for (its underruns and trims). */
   private ticks = 0;
   private readonly spell = new SteadySpell();
-  /** A standing frame the waits showed unneeded, to go as a quiet one comes due (ticks waited for one). */
+  /** A standing frame the waits showed unneeded, to go as a quiet one comes due. */
   private slackOwed = false;
-  private slackWaitTicks = 0;
   private readonly s: JitterBufferStats;
   /** The frames pop() makes (views on a slab: see frame-slab.ts). */
   private readonly frames = new FrameSlab(SAMPLES);
@@ -339,14 +338,15 @@ export class JitterBuffer {
 
   /**
    * Once per playing tick, before the frame is taken: after a steady spell whose every frame waited a
-   * frame plus SLACK_MS or more, one standing frame is owed, and goes when a quiet one is next (or
-   * after a window anyway), provided a frame stands behind it.
+   * frame plus SLACK_MS or more, one standing frame is owed, and goes when a quiet (or missing) one is
+   * next, provided a frame stands behind it. Never a voiced one: unlike a surplus, one frame of slack
+   * costs only 20 ms, and cutting it from a word costs the listener (and the recognizer) more.
    */
   private judgeSlack(): void {
     if (this.slackOwed) {
       if (this.level < 2) {
         this.slackOwed = false;
-      } else if (this.nextIsQuiet() || ++this.slackWaitTicks >= SURPLUS_WINDOW_TICKS) {
+      } else if (this.nextIsQuiet()) {
         this.discard(1);
         this.slackOwed = false;
         this.spell.cut(this.ticks);
@@ -359,10 +359,7 @@ export class JitterBuffer {
     // Untimed pops leave the spell without a wait, which is no evidence of slack.
     const slack = Number.isFinite(spell.minWait) && spell.hasSlack;
     spell.restart(this.ticks);
-    if (slack && this.level >= 2) {
-      this.slackOwed = true;
-      this.slackWaitTicks = 0;
-    }
+    if (slack && this.level >= 2) this.slackOwed = true;
   }
 
   /** An underrun ends the spell; one soon after a trim shows the frame was needed, and the next spell is longer. */

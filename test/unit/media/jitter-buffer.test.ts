@@ -390,6 +390,30 @@ describe('JitterBuffer standing slack', () => {
     expect(jb.level).toBe(0);
   });
 
+  it('takes the frame from a pause, never from speech, however long the speech lasts', () => {
+    const jb = legBuffer();
+    const loud = Int16Array.from({ length: 160 }, (_, i) => Math.round(8000 * Math.sin(i / 3)));
+    // Three seconds of speech, then quiet: every frame 8 ms early, so a frame of slack stands throughout.
+    const talking = (n: number) => n < 150;
+    let n = 0;
+    let loudPlayed = 0;
+    let droppedInSpeech = -1;
+    for (let k = 1; k <= 300; k++) {
+      const now = k * 20;
+      while (n * 20 + 12 <= now) {
+        jb.push(n * 160, talking(n) ? loud : frame(8), n * 20 + 12);
+        n++;
+      }
+      const f = jb.pop(undefined, now);
+      if (f && Math.max(...f) > 6000) loudPlayed++;
+      if (k === 140) droppedInSpeech = jb.stats.dropped;
+    }
+    expect(droppedInSpeech).toBe(0);
+    expect(loudPlayed).toBe(150);
+    expect(jb.stats.dropped).toBe(1); // in the pause
+    expect(jb.stats.underruns).toBe(0);
+  });
+
   it('keeps it without trimSlack, and when untimed pops give no waits', () => {
     const fixed = legBuffer(false);
     const waits = run(fixed, 500, () => 12);
