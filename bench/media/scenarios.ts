@@ -51,8 +51,13 @@ export interface StepResult {
   burstsSent: number;
   burstsDelivered: number;
   burstLossPercent: number;
-  /** Frames the gateway's jitter buffers discarded (drift drops, late), over packets received. */
+  /**
+   * Frames the gateway's jitter buffers discarded (drift drops, bursts cut back, late), over packets
+   * received; not the quiet frames they took out of pauses (gatewaySilenceTrimmedPercent).
+   */
   gatewayDiscardPercent: number;
+  /** Quiet or missing frames the jitter buffers took out of pauses to shorten a standing depth: no audio lost. */
+  gatewaySilenceTrimmedPercent: number;
   /**
    * Frames the gateway's jitter buffers made up (no packet in time: a repeated, faded frame) over frames
    * played, in the window. Not loss (the packet still plays, later), but a glitch the listener hears.
@@ -576,7 +581,7 @@ export async function runStep(nodes: BenchGateway[], scenario: Scenario, calls: 
   const media = (k: string): number => (usage1.media?.[k] ?? 0) - (usage0.media?.[k] ?? 0);
   const sinkShortPercent = Math.max(0, pct(framesExpected - framesAtSink, framesExpected));
   const burstLossPercent = Math.max(0, pct(burstsSent - latencies.length - stillAwaiting, burstsSent));
-  const gatewayDiscardPercent = pct(media('dropped') + media('late'), media('packetsIn'));
+  const gatewayDiscardPercent = pct(media('dropped') - media('silenceTrimmed') + media('late'), media('packetsIn'));
   const live = Math.max(1, ends.length);
   const r: StepResult = {
     scenario,
@@ -591,6 +596,7 @@ export async function runStep(nodes: BenchGateway[], scenario: Scenario, calls: 
     burstsDelivered: latencies.length,
     burstLossPercent,
     gatewayDiscardPercent,
+    gatewaySilenceTrimmedPercent: pct(media('silenceTrimmed'), media('packetsIn')),
     gatewayConcealedPercent: pct(media('concealed'), media('played') + media('concealed')),
     pacerGapPercent: pct(media('pacerLive_underruns'), framesExpected),
     lossPercent: Math.max(sinkShortPercent, burstLossPercent, gatewayDiscardPercent),
@@ -718,5 +724,5 @@ function latencyTimeline(start: number, sentAt: number[][], latencies: number[][
 
 export function describe(r: StepResult): string {
   const on = r.nodes > 1 ? ` on ${r.nodes} nodes` : '';
-  return `${r.scenario} ${r.connected}/${r.calls} calls${on}: latency p50 ${r.latencyP50Ms} p99 ${r.latencyP99Ms} max ${r.latencyMaxMs} ms (first ${WARMUP_TICKS / 50} s: p99 ${r.startupP99Ms} ms); bursts ${r.burstsDelivered}/${r.burstsSent}; sink short ${r.sinkShortPercent}%, gateway discarded ${r.gatewayDiscardPercent}%, concealed ${r.gatewayConcealedPercent}%, pacer gaps ${r.pacerGapPercent}%; gateway ${r.gatewayCpuPercentOfOneCore}% of a core (${r.nodes > 1 ? 'busiest ' : ''}main thread ${r.gatewayMainThreadPercent ?? '?'}%, send thread ${r.gatewaySendThreadPercent ?? '?'}%, receive thread ${r.gatewayRecvThreadPercent ?? '?'}%, ${r.cpuMsPerCallSecond} ms CPU per call-second), RSS ${r.rssMbPerCall} MB/call, heap ${r.heapMbPerCall} MB/call; loop delay p99 ${r.gatewayLoopDelayP99Ms} ms; load generator ${r.loadGeneratorCpuPercent}%`;
+  return `${r.scenario} ${r.connected}/${r.calls} calls${on}: latency p50 ${r.latencyP50Ms} p99 ${r.latencyP99Ms} max ${r.latencyMaxMs} ms (first ${WARMUP_TICKS / 50} s: p99 ${r.startupP99Ms} ms); bursts ${r.burstsDelivered}/${r.burstsSent}; sink short ${r.sinkShortPercent}%, gateway discarded ${r.gatewayDiscardPercent}% (silence trimmed ${r.gatewaySilenceTrimmedPercent}%), concealed ${r.gatewayConcealedPercent}%, pacer gaps ${r.pacerGapPercent}%; gateway ${r.gatewayCpuPercentOfOneCore}% of a core (${r.nodes > 1 ? 'busiest ' : ''}main thread ${r.gatewayMainThreadPercent ?? '?'}%, send thread ${r.gatewaySendThreadPercent ?? '?'}%, receive thread ${r.gatewayRecvThreadPercent ?? '?'}%, ${r.cpuMsPerCallSecond} ms CPU per call-second), RSS ${r.rssMbPerCall} MB/call, heap ${r.heapMbPerCall} MB/call; loop delay p99 ${r.gatewayLoopDelayP99Ms} ms; load generator ${r.loadGeneratorCpuPercent}%`;
 }

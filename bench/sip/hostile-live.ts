@@ -196,7 +196,7 @@ export async function measureHostileLive(
       const sent = rtpSent - sent0;
       const d = (k: string): number => (u1.media[k] ?? 0) - (u0.media[k] ?? 0);
       const packetsIn = d('packetsIn');
-      const discarded = d('dropped') + d('late');
+      const discarded = d('dropped') - d('silenceTrimmed') + d('late');
       const rtpOut = live.reduce((a, c) => a + c.rtpIn, 0) - in0;
       const expectedOut = Math.round(elapsed * 50) * live.length;
       const socketFrames = live.reduce((a, c) => a + c.socketFrames, 0) - sock0;

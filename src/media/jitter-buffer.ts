@@ -45,7 +45,13 @@ export interface JitterBufferStats {
   duplicates: number;
   late: number;
   concealed: number;
+  /** Frames removed ahead of playout, for any reason (drift, a burst cut back, standing depth). */
   dropped: number;
+  /**
+   * Of `dropped`, the quiet or missing frames taken out of a pause to shorten a standing depth (a surplus
+   * paid in quiet frames, a slack trim): silence shortened, no audio lost.
+   */
+  silenceTrimmed: number;
   underruns: number;
   resyncs: number;
   played: number;
@@ -140,6 +146,7 @@ export class JitterBuffer {
       late: 0,
       concealed: 0,
       dropped: 0,
+      silenceTrimmed: 0,
       underruns: 0,
       resyncs: 0,
       played: 0,
@@ -322,7 +329,7 @@ export class JitterBuffer {
   private paySurplus(): void {
     let paid = false;
     while (this.surplusOwed > 0 && this.level > this.target && this.nextIsQuiet()) {
-      this.discard(1);
+      this.trimQuiet();
       this.surplusOwed--;
       paid = true;
     }
@@ -347,7 +354,7 @@ export class JitterBuffer {
       if (this.level < 2) {
         this.slackOwed = false;
       } else if (this.nextIsQuiet()) {
-        this.discard(1);
+        this.trimQuiet();
         this.slackOwed = false;
         this.spell.cut(this.ticks);
       }
@@ -385,6 +392,12 @@ export class JitterBuffer {
   private slotOf(idx: number): number {
     const r = idx % this.capacity;
     return r < 0 ? r + this.capacity : r;
+  }
+
+  /** Removes the quiet (or missing) frame due next: a pause shortened by a frame. */
+  private trimQuiet(): void {
+    this.discard(1);
+    this.s.silenceTrimmed++;
   }
 
   private discard(n: number): void {

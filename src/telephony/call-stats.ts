@@ -10,6 +10,7 @@ type MediaTotals = {
   ignoredSource: number;
   concealed: number;
   dropped: number;
+  silenceTrimmed: number;
   late: number;
   underruns: number;
   played: number;
@@ -19,7 +20,17 @@ export class CallStats {
   /** Call outcomes since start, keyed "direction:result". */
   readonly callCounts: Record<string, number> = {};
   /** Media counters of legs that have ended (live legs are added by mediaStats). */
-  private readonly endedMedia: MediaTotals = { packetsIn: 0, packetsOut: 0, ignoredSource: 0, concealed: 0, dropped: 0, late: 0, underruns: 0, played: 0 };
+  private readonly endedMedia: MediaTotals = {
+    packetsIn: 0,
+    packetsOut: 0,
+    ignoredSource: 0,
+    concealed: 0,
+    dropped: 0,
+    silenceTrimmed: 0,
+    late: 0,
+    underruns: 0,
+    played: 0,
+  };
 
   constructor(private readonly clock: TickSource) {}
 
@@ -38,6 +49,7 @@ export class CallStats {
     m.ignoredSource += fin.rtp.ignoredSource;
     m.concealed += fin.jitter.concealed;
     m.dropped += fin.jitter.dropped;
+    m.silenceTrimmed += fin.jitter.silenceTrimmed;
     m.late += fin.jitter.late;
     m.underruns += fin.jitter.underruns;
     m.played += fin.jitter.played;
@@ -62,6 +74,7 @@ export class CallStats {
       sum.ignoredSource += r.ignoredSource;
       sum.concealed += j.concealed;
       sum.dropped += j.dropped;
+      sum.silenceTrimmed += j.silenceTrimmed;
       sum.late += j.late;
       sum.underruns += j.underruns;
       sum.played += j.played;

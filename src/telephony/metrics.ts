@@ -67,7 +67,7 @@ export function registerTelephonyMetrics(registry: Registry, telephony: Telephon
   });
   new Gauge({
     name: 'voxbridge_rtp_media',
-    help: 'RTP media counters since start: packets_in, packets_out, ignored_source, concealed, dropped, late, underruns, played',
+    help: 'RTP media counters since start: packets_in, packets_out, ignored_source, concealed, dropped (by the jitter buffers, any reason), silence_trimmed (the part of dropped taken from pauses: quiet or missing frames), late, underruns, played',
     labelNames: ['counter'] as const,
     registers: [registry],
     collect() {
@@ -78,6 +78,7 @@ export function registerTelephonyMetrics(registry: Registry, telephony: Telephon
         ignoredSource: 'ignored_source',
         concealed: 'concealed',
         dropped: 'dropped',
+        silenceTrimmed: 'silence_trimmed',
         late: 'late',
         underruns: 'underruns',
         played: 'played',

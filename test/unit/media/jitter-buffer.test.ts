@@ -148,6 +148,7 @@ describe('JitterBuffer', () => {
     // Frames 2..7 arrived; 2..5 were covered by concealment: play resumes at 6, the target's depth.
     expect(drain(jb, 2)).toEqual([6, 7]);
     expect(jb.stats.dropped).toBe(4);
+    expect(jb.stats.silenceTrimmed).toBe(0); // audio that came too late to play, not a pause shortened
   });
 
   it('grows the target with measured jitter when adaptive', () => {
@@ -328,6 +329,7 @@ describe('JitterBuffer', () => {
     }
     expect(levels[0]).toBe(7);
     expect(jb.stats.dropped).toBe(5);
+    expect(jb.stats.silenceTrimmed).toBe(5);
     // Found after one window above the target, paid in the quiet frames due then.
     const back = levels.findIndex((l) => l === 2);
     expect(back).toBeGreaterThan(0);
@@ -349,6 +351,7 @@ describe('JitterBuffer', () => {
       n++;
     }
     expect(jb.stats.dropped).toBe(1);
+    expect(jb.stats.silenceTrimmed).toBe(0); // a voiced frame
     expect(levels[10]).toBe(3); // found at the first window's end, kept while a quiet frame may come
     expect(levels.slice(-10).every((l) => l === 2)).toBe(true);
   });
@@ -385,6 +388,7 @@ describe('JitterBuffer standing slack', () => {
     const waits = run(jb, 500, () => 12);
     expect(waits[10]).toBeCloseTo(28);
     expect(jb.stats.dropped).toBe(1);
+    expect(jb.stats.silenceTrimmed).toBe(1);
     expect(jb.stats.underruns).toBe(0);
     expect(waits.slice(-400).every((w) => Math.abs(w - 8) < 1e-9)).toBe(true);
     expect(jb.level).toBe(0);
@@ -411,6 +415,7 @@ describe('JitterBuffer standing slack', () => {
     expect(droppedInSpeech).toBe(0);
     expect(loudPlayed).toBe(150);
     expect(jb.stats.dropped).toBe(1); // in the pause
+    expect(jb.stats.silenceTrimmed).toBe(1);
     expect(jb.stats.underruns).toBe(0);
   });
 
