@@ -51,6 +51,7 @@ const FIGURES = [
   'latencyP50Ms',
   'latencyP99Ms',
   'lossPercent',
+  'gatewaySilenceTrimmedPercent',
   'gatewayConcealedPercent',
   'pacerGapPercent',
   'gatewayCpuPercentOfOneCore',
