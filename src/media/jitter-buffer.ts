@@ -258,9 +258,12 @@ export class JitterBuffer {
         this.primingTicks = 0;
         this.state = 'playing';
         // Re-priming after an underrun: the gap was already covered by concealment, so frames beyond
-        // the target (the burst that follows a stall) would only add their length to the latency for
-        // good; the oldest go, the newest `target` play. (At the very first start nothing is cut.)
-        if (this.hasPlayed && this.level > this.target) this.discard(this.level - this.target);
+        // the target (the burst that follows a stall) would add their length to the latency for good.
+        // They are owed at once as a surplus, paid in quiet frames as they come due (below): cutting the
+        // oldest outright lost whatever was said during the stall, a word the listener and the
+        // recognizer never got. A burst longer than maxFrames is still cut back at once (below).
+        // (At the very first start nothing is owed.)
+        if (this.hasPlayed && this.level > this.target) this.surplusOwed = Math.max(this.surplusOwed, this.level - this.target);
       } else {
         if (!this.hasPlayed) return null;
         return this.conceal(out ?? this.frames.next());

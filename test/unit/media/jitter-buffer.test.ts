@@ -136,7 +136,7 @@ describe('JitterBuffer', () => {
     expect(levels.slice(-20).every((l) => l === 2)).toBe(true);
   });
 
-  it('re-primes after an underrun at the target, dropping the stale part of the burst that ends the gap', () => {
+  it('re-primes after an underrun at the target, shedding the stale quiet part of the burst that ends the gap at once', () => {
     const jb = new JitterBuffer({ targetFrames: 2, adaptive: false });
     let n = 0;
     for (; n < 2; n++) jb.push(n * 160, frame(n), n * 20);
@@ -148,7 +148,33 @@ describe('JitterBuffer', () => {
     // Frames 2..7 arrived; 2..5 were covered by concealment: play resumes at 6, the target's depth.
     expect(drain(jb, 2)).toEqual([6, 7]);
     expect(jb.stats.dropped).toBe(4);
-    expect(jb.stats.silenceTrimmed).toBe(0); // audio that came too late to play, not a pause shortened
+    expect(jb.stats.silenceTrimmed).toBe(4); // quiet frames: the pause shortened at once
+  });
+
+  // A stall (ours, the sender's, the network's) ends in a burst holding what was said meanwhile. Cutting
+  // the burst's oldest frames back to the target lost those words; the depth goes from the next pause instead.
+  it('after an underrun keeps the speech of the burst that ends the gap, and sheds the depth in the pause after it', () => {
+    const jb = new JitterBuffer({ targetFrames: 2, adaptive: false });
+    const speech = (n: number) => frame(1000 + n); // above the silence level; the value still names the frame
+    let n = 0;
+    for (; n < 2; n++) jb.push(n * 160, frame(n), n * 20);
+    expect(drain(jb, 2)).toEqual([0, 1]);
+    drain(jb, 4); // the sender stalls for four ticks: concealment
+    expect(jb.stats.underruns).toBe(1);
+    // Its backlog arrives at once: three frames of speech, then quiet.
+    for (let k = 0; k < 6; k++, n++) jb.push(n * 160, k < 3 ? speech(n) : frame(n), 200);
+    const played: number[] = [];
+    const levels: number[] = [];
+    for (let tick = 0; tick < 10; tick++, n++) {
+      played.push(...drain(jb, 1));
+      levels.push(jb.level);
+      jb.push(n * 160, frame(n), 220 + tick * 20);
+    }
+    expect(played.slice(0, 3)).toEqual([1002, 1003, 1004]); // every frame of the speech, in order
+    expect(played[3]).toBe(9); // then the four frames of depth from the pause: 5–8
+    expect(jb.stats.dropped).toBe(4);
+    expect(jb.stats.silenceTrimmed).toBe(4);
+    expect(levels.slice(3).every((l) => l === 1)).toBe(true); // back at the target (one frame ahead once popped)
   });
 
   it('grows the target with measured jitter when adaptive', () => {
