@@ -261,8 +261,9 @@ export class JitterBuffer {
         // the target (the burst that follows a stall) would add their length to the latency for good.
         // They are owed at once as a surplus, paid in quiet frames as they come due (below): cutting the
         // oldest outright lost whatever was said during the stall, a word the listener and the
-        // recognizer never got. A burst longer than maxFrames is still cut back at once (below).
-        // (At the very first start nothing is owed.)
+        // recognizer never got. Speech that lasts keeps the depth until a pause, or loses a frame per
+        // window (paySurplus); a burst more than maxFrames above the target is still cut back at once
+        // (below). (At the very first start nothing is owed.)
         if (this.hasPlayed && this.level > this.target) this.surplusOwed = Math.max(this.surplusOwed, this.level - this.target);
       } else {
         if (!this.hasPlayed) return null;
