@@ -143,6 +143,13 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
   private asmFill = 0;
   private asmTs = 0;
   private readonly silence = new Int16Array(SAMPLES);
+  /**
+   * A copy of the last frame sent, while the tick after it may conceal its absence: a frame that comes a
+   * tick late (a socket client's, a pacer gap) left 20 ms of silence in the middle of speech, a dropout the
+   * caller hears; one faded repeat bridges it, as the receive side's jitter buffer does for a lost packet.
+   */
+  private readonly lastSent = new Int16Array(SAMPLES);
+  private lastSentValid = false;
   private readonly unsubscribe: () => void;
   private readonly unsubscribeLate: () => void;
   /** The clock has a late phase: sending happens there (see OUT_QUEUE_TARGET). */
@@ -235,9 +242,10 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
     this.outQueue.push(frame, performance.now());
   }
 
-  /** Drops queued outbound audio (barge-in). */
+  /** Drops queued outbound audio (barge-in): nothing of it is repeated either. */
   clearOutput(): void {
     this.outQueue.clear();
+    this.lastSentValid = false;
   }
 
   sendDigit(digit: string, durationMs = 100): void {
@@ -408,6 +416,7 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
     this.outQueue.endTick();
     if (!remote || !to || !remote.send) return;
     if (this.dtmfQueue.length > 0 && remote.dtmfPayloadType !== null) {
+      this.lastSentValid = false;
       const d = this.dtmfQueue.shift()!;
       if (d.marker) this.dtmfTs = this.ts;
       const buf = Buffer.allocUnsafe(RTP_HEADER_BYTES + 4);
@@ -418,7 +427,7 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
       this.marker = true;
       return;
     }
-    const pcm = next && next.length === SAMPLES ? next : this.silence;
+    const pcm = next && next.length === SAMPLES ? this.keepLastSent(next) : this.concealOrSilence();
     const len = RTP_HEADER_BYTES + SAMPLES;
     // A batched socket lends a slot of its send batch: the header and the samples are written there,
     // and the addon encodes them as G.711 on its send thread, off the event loop.
@@ -436,6 +445,22 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
     this.marker = false;
     if (next) observeStage('rtp_send', performance.now() - queuedAt);
     this.ts = (this.ts + SAMPLES) >>> 0;
+  }
+
+  /** Keeps a copy of `frame`, the frame this tick sends, for concealOrSilence. */
+  private keepLastSent(frame: Int16Array): Int16Array {
+    this.lastSent.set(frame);
+    this.lastSentValid = true;
+    return frame;
+  }
+
+  /** The tick after a frame, with none queued: that frame once more at 70 % (the jitter buffer's first fade); then silence. */
+  private concealOrSilence(): Int16Array {
+    if (!this.lastSentValid) return this.silence;
+    this.lastSentValid = false;
+    const f = this.lastSent;
+    for (let i = 0; i < SAMPLES; i++) f[i] = Math.round((f[i] ?? 0) * 0.7);
+    return f;
   }
 
   private writeAudioPacket(out: Uint8Array, at: number, payloadType: number, pcm: Int16Array): void {

@@ -6,7 +6,7 @@ import { useIoUringForRtp, useRecvThreadForRtp, useSendThreadForRtp } from '../.
 import { MediaClock } from '../../../src/media/index.js';
 import { parseRtp, serializeRtp } from '../../../src/telephony/rtp/packet.js';
 import { digitPackets } from '../../../src/telephony/rtp/dtmf.js';
-import { mulawEncode } from '../../../src/media/g711.js';
+import { mulawDecode, mulawEncode } from '../../../src/media/g711.js';
 import { defined } from '../../helpers/defined.js';
 
 const opened: RtpEndpoint[] = [];
@@ -245,40 +245,7 @@ describe.each<SocketIo>(['dgram', 'worker', 'native', 'native-no-uring', 'native
   });
 
   it('sends a frame played during a tick in that same tick (late phase), not one tick later', async () => {
-    // A clock the test drives: ordinary listeners, then late ones, like MediaClock.
-    const early = new Set<(tick: number) => void>();
-    const late = new Set<(tick: number) => void>();
-    const clock = {
-      subscribe: (fn: (tick: number) => void) => {
-        early.add(fn);
-        return () => {
-          early.delete(fn);
-        };
-      },
-      subscribeLate: (fn: (tick: number) => void) => {
-        late.add(fn);
-        return () => {
-          late.delete(fn);
-        };
-      },
-    };
-    const tick = () => {
-      for (const fn of [...early]) fn(1);
-      for (const fn of [...late]) fn(1);
-    };
-    const ep = await RtpEndpoint.open({
-      bindAddress: '127.0.0.1',
-      portMin: 40000,
-      portMax: 44999,
-      timeoutMs: 5000,
-      clock,
-      jitter: { targetFrames: 2, adaptive: false },
-    });
-    opened.push(ep);
-    const far = await peer();
-    const got: ReturnType<typeof parseRtp>[] = [];
-    far.on('message', (m) => got.push(parseRtp(m)));
-    ep.configure({ address: '127.0.0.1', port: far.address().port, payloadType: 0, dtmfPayloadType: null, send: true, expectReceive: false });
+    const { clock, tick, ep, got } = await drivenEndpoint();
     // A pacer on the same clock that subscribed after the endpoint releases a loud frame in tick 1.
     let released = false;
     clock.subscribe(() => {
@@ -291,7 +258,69 @@ describe.each<SocketIo>(['dgram', 'worker', 'native', 'native-no-uring', 'native
     expect(got[0]!.payload[0]).toBe(mulawEncode(new Int16Array([8000]))[0]);
     expect(ep.outQueueDepth).toBe(0);
   });
+
+  // A frame a tick late (a socket client's, a pacer gap) used to leave 20 ms of silence mid-speech.
+  it('bridges one missing frame with the last one faded, then sends silence; nothing of audio cleared for a barge-in', async () => {
+    const { tick, ep, got } = await drivenEndpoint();
+    const level = (n: number) => new Int16Array(160).fill(n);
+    const sendTicks = async (frames: (Int16Array | 'clear' | null)[]) => {
+      for (const f of frames) {
+        if (f === 'clear') ep.clearOutput();
+        else if (f) ep.playFrame(f);
+        tick();
+      }
+      await until(() => (got.length >= ep.stats.packetsOut ? true : undefined));
+    };
+    await sendTicks([level(8000), null, level(4000), null, null, level(8000), 'clear', level(4000), 'clear']);
+    const heard = got.map((p) => mulawDecode(Buffer.from(p!.payload))[0]);
+    const about = (x: number | undefined, n: number) => x !== undefined && Math.abs(x - n) <= Math.max(8, n * 0.03);
+    expect(heard).toHaveLength(9);
+    expect([about(heard[0], 8000), about(heard[1], 5600), about(heard[2], 4000), about(heard[3], 2800)]).toEqual([true, true, true, true]);
+    expect(heard[4]).toBe(0); // one repeat only
+    expect(about(heard[5], 8000)).toBe(true);
+    expect(heard[6]).toBe(0); // cleared (barge-in): not repeated
+    expect(about(heard[7], 4000)).toBe(true);
+    expect(heard[8]).toBe(0);
+  });
 });
+
+/** An endpoint on a clock the test drives (ordinary listeners, then late ones, like MediaClock), sending to a peer that collects its packets. */
+async function drivenEndpoint() {
+  const early = new Set<(tick: number) => void>();
+  const late = new Set<(tick: number) => void>();
+  const clock = {
+    subscribe: (fn: (tick: number) => void) => {
+      early.add(fn);
+      return () => {
+        early.delete(fn);
+      };
+    },
+    subscribeLate: (fn: (tick: number) => void) => {
+      late.add(fn);
+      return () => {
+        late.delete(fn);
+      };
+    },
+  };
+  const tick = () => {
+    for (const fn of [...early]) fn(1);
+    for (const fn of [...late]) fn(1);
+  };
+  const ep = await RtpEndpoint.open({
+    bindAddress: '127.0.0.1',
+    portMin: 40000,
+    portMax: 44999,
+    timeoutMs: 5000,
+    clock,
+    jitter: { targetFrames: 2, adaptive: false },
+  });
+  opened.push(ep);
+  const far = await peer();
+  const got: ReturnType<typeof parseRtp>[] = [];
+  far.on('message', (m) => got.push(parseRtp(m)));
+  ep.configure({ address: '127.0.0.1', port: far.address().port, payloadType: 0, dtmfPayloadType: null, send: true, expectReceive: false });
+  return { clock, tick, ep, got };
+}
 
 /** Sends `n` packets of `level` from `from` to the endpoint's port, sequence numbers from `seq`. */
 function sendLevel(from: dgram.Socket, to: RtpEndpoint, level: number, n: number, seq: number, ssrc: number): void {
