@@ -69,7 +69,7 @@ export interface StepResult {
   gatewayConcealedPercent: number;
   /**
    * Ticks the session pacers' live queues found empty while their producer was sending (a late frame: the
-   * leg sends a 20 ms silence in its place), over the frames expected. Not loss either, but heard.
+   * leg repeats the frame before it, faded, in its place), over the frames expected. Not loss either, but heard.
    */
   pacerGapPercent: number;
   /** The step's loss figure: the worst of sink short, bursts missed and gateway discards. */
