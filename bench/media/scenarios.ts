@@ -32,6 +32,7 @@ import { FRAME_MS, MediaClock } from '../../src/media/index.js';
 import { NativeRtpIo, nativeRtpIoAddon } from '../../src/telephony/rtp/native-io.js';
 import type { MediaSocket } from '../../src/telephony/rtp/socket-protocol.js';
 import { LoopProbe, benchStallMs } from '../sip/loop-probe.js';
+import { SinkFrames, framesShort } from '../sink-frames.js';
 
 export type Scenario = 'rtp_to_socket' | 'socket_to_rtp' | 'socket_chunks_to_rtp' | 'rtp_to_rtp';
 export const SCENARIOS: Scenario[] = ['rtp_to_socket', 'socket_to_rtp', 'rtp_to_rtp', 'socket_chunks_to_rtp'];
@@ -180,10 +181,8 @@ interface CallEnds {
   latencies: number[];
   /** performance.now() of each latency sample's loud send (to place the tail in time). */
   latencySentAt: number[];
-  framesAtSink: number;
-  /** The first and last sink frame of the window, by position (RTP sequence, extended; `timestamp_ms` / 20); NaN: none yet. */
-  sinkFirst: number;
-  sinkLast: number;
+  /** The sink's frames in the window, by position (RTP sequence, `timestamp_ms` / 20). */
+  sink: SinkFrames;
   burstsSent: number;
   /** Socket messages the client received, by type (what the gateway spends socket writes on). */
   wsTypes: Record<string, number>;
@@ -306,14 +305,8 @@ async function udp(): Promise<MediaSocket> {
   return sock;
 }
 
-/**
- * Marks a sink frame at stream position `pos` (frames): counts it, tracks the window's first and last
- * positions and, when a loud frame is awaited, measures its latency (to `arrivedAt`, default now).
- */
-function atSink(c: CallEnds, pos: number, pcm: () => Int16Array, arrivedAt?: number): void {
-  c.framesAtSink++;
-  if (Number.isNaN(c.sinkFirst)) c.sinkFirst = pos;
-  if (!(pos <= c.sinkLast)) c.sinkLast = pos;
+/** A frame at the sink (noted in `c.sink` by the caller): when a loud frame is awaited, measures its latency (to `arrivedAt`, default now). */
+function atSink(c: CallEnds, pcm: () => Int16Array, arrivedAt?: number): void {
   if (!c.awaitingLoud) return;
   if (peakOf(pcm()) > LOUD_PEAK) {
     c.latencies.push((arrivedAt ?? performance.now()) - c.lastLoudSentAt);
@@ -348,9 +341,7 @@ async function connectCall(gw: BenchGateway, scenario: Scenario, i: number, s: {
     awaitingLoud: false,
     latencies: [],
     latencySentAt: [],
-    framesAtSink: 0,
-    sinkFirst: NaN,
-    sinkLast: NaN,
+    sink: new SinkFrames(),
     burstsSent: 0,
     wsTypes: {},
   };
@@ -363,8 +354,8 @@ async function connectCall(gw: BenchGateway, scenario: Scenario, i: number, s: {
     ws.on('message', (raw) => {
       const text = raw.toString();
       if (!text.startsWith('{"type":"audio.output"')) return;
-      const pos = Number(/"timestamp_ms":(\d+)/.exec(text)?.[1]) / FRAME_MS;
-      atSink(c, pos, () => mulawDecode(Buffer.from(/"payload":"([^"]+)"/.exec(text)?.[1] ?? '', 'base64')));
+      c.sink.note(Number(/"timestamp_ms":(\d+)/.exec(text)?.[1]) / FRAME_MS);
+      atSink(c, () => mulawDecode(Buffer.from(/"payload":"([^"]+)"/.exec(text)?.[1] ?? '', 'base64')));
     });
   }
   if (customerIsPhone(scenario)) {
@@ -380,9 +371,8 @@ async function connectCall(gw: BenchGateway, scenario: Scenario, i: number, s: {
     agent.on('message', (m, from) => {
       const p = parseRtp(m);
       if (!p || p.payloadType > 8) return;
-      // The sequence extended past its 16-bit wrap from the last one seen (RFC 3550 A.1).
-      const pos = Number.isNaN(c.sinkLast) ? p.sequence : c.sinkLast + (((p.sequence - c.sinkLast) << 16) >> 16);
-      atSink(c, pos, () => (p.payloadType === 8 ? alawDecode(p.payload) : mulawDecode(p.payload)), from.arrivedAt);
+      c.sink.noteRtpSequence(p.sequence);
+      atSink(c, () => (p.payloadType === 8 ? alawDecode(p.payload) : mulawDecode(p.payload)), from.arrivedAt);
     });
     const user = `agent${i}x${Date.now() % 100000}`;
     gw.pendingAgents.set(user, c);
@@ -553,9 +543,7 @@ export async function runStep(nodes: BenchGateway[], scenario: Scenario, calls: 
             startupSentAt.push(...c.latencySentAt);
             c.latencies = [];
             c.latencySentAt = [];
-            c.framesAtSink = 0;
-            c.sinkFirst = NaN;
-            c.sinkLast = NaN;
+            c.sink.reset();
             c.burstsSent = 0;
             c.awaitingLoud = false;
           }
@@ -587,7 +575,7 @@ export async function runStep(nodes: BenchGateway[], scenario: Scenario, calls: 
   const usage1 = combined(usage1s);
   const genStalls = genProbe?.take();
   genProbe?.stop();
-  const framesAtSink = ends.reduce((a, c) => a + c.framesAtSink, 0);
+  const framesAtSink = ends.reduce((a, c) => a + c.sink.count, 0);
   const burstsSent = ends.reduce((a, c) => a + c.burstsSent, 0);
   // In-flight loud frames land; the last burst of each call is not counted when it is still on its way.
   await new Promise((r) => setTimeout(r, 300));
@@ -598,10 +586,13 @@ export async function runStep(nodes: BenchGateway[], scenario: Scenario, calls: 
   const cpuSec = (usage1.cpu.user - usage0.cpu.user + usage1.cpu.system - usage0.cpu.system) / 1e6;
   const framesExpected = Math.round(elapsed * 50) * ends.length;
   const media = (k: string): number => (usage1.media?.[k] ?? 0) - (usage0.media?.[k] ?? 0);
-  // A window of T s holds T × 50 frames give or take one, by the phase of the gateway's clock against
-  // it: that frame is no loss (it read as 0.2 % at 10 s); a gap inside a call's stream is.
-  const gaps = ends.reduce((a, c) => a + (Number.isNaN(c.sinkFirst) ? 0 : Math.max(0, c.sinkLast - c.sinkFirst + 1 - c.framesAtSink)), 0);
-  const sinkShortPercent = pct(Math.max(0, gaps, framesExpected - ends.length - framesAtSink), framesExpected);
+  const sinkShortPercent = pct(
+    framesShort(
+      ends.map((c) => c.sink),
+      framesExpected,
+    ),
+    framesExpected,
+  );
   const burstLossPercent = Math.max(0, pct(burstsSent - latencies.length - stillAwaiting, burstsSent));
   const gatewayDiscardPercent = pct(media('dropped') - media('silenceTrimmed') + media('late'), media('packetsIn'));
   const live = Math.max(1, ends.length);

@@ -20,6 +20,7 @@ import { serializeRtp, parseRtp } from '../../src/telephony/rtp/packet.js';
 import { alawEncode, mulawDecode } from '../../src/media/g711.js';
 import { defined } from '../defined.js';
 import { nodeHeapFlags } from '../node-heap-flags.js';
+import { SinkFrames, framesShort } from '../sink-frames.js';
 
 export interface ConcurrentResult {
   calls: number;
@@ -64,8 +65,9 @@ interface CallState {
   lastLoudSentAt: number;
   awaitingLoud: boolean;
   latencies: number[];
-  framesToSocket: number;
-  rtpIn: number;
+  /** audio.output frames at the socket and RTP packets at the phone, in the window, by stream position. */
+  socketSink: SinkFrames;
+  rtpSink: SinkFrames;
 }
 
 const pct = (a: number, b: number): number => (b > 0 ? Math.round((a / b) * 10000) / 100 : 0);
@@ -115,13 +117,13 @@ async function runOnce(child: ChildProcess, sipPort: number, ua: UserAgent, call
       lastLoudSentAt: 0,
       awaitingLoud: false,
       latencies: [],
-      framesToSocket: 0,
-      rtpIn: 0,
+      socketSink: new SinkFrames(),
+      rtpSink: new SinkFrames(),
     };
     ws.on('message', (raw) => {
       const text = raw.toString();
       if (!text.startsWith('{"type":"audio.output"')) return;
-      st.framesToSocket++;
+      st.socketSink.note(Number(/"timestamp_ms":(\d+)/.exec(text)?.[1]) / 20);
       if (!st.awaitingLoud) return;
       const payload = /"payload":"([^"]+)"/.exec(text)?.[1];
       if (!payload) return;
@@ -134,7 +136,8 @@ async function runOnce(child: ChildProcess, sipPort: number, ua: UserAgent, call
       }
     });
     peer.on('message', (m) => {
-      if (parseRtp(m)) st.rtpIn++;
+      const p = parseRtp(m);
+      if (p) st.rtpSink.noteRtpSequence(p.sequence);
     });
     const offer = loopbackPhoneSdp(peer.address().port, String(i));
     try {
@@ -166,8 +169,8 @@ async function runOnce(child: ChildProcess, sipPort: number, ua: UserAgent, call
           genCpu0 = process.cpuUsage();
           for (const s of live) {
             s.latencies = [];
-            s.framesToSocket = 0;
-            s.rtpIn = 0;
+            s.socketSink.reset();
+            s.rtpSink.reset();
           }
         }
         const loud = tick % BURST_EVERY === 0;
@@ -210,13 +213,21 @@ async function runOnce(child: ChildProcess, sipPort: number, ua: UserAgent, call
   console.log('gateway per-stage time (ms, histogram bucket bounds):', JSON.stringify(usage1.stages));
   // Counters are read at the end of sending: the gateway keeps emitting (concealment, silence)
   // afterwards, and the window start and end both lag by the same path latency.
-  const framesToSocket = live.reduce((a, s) => a + s.framesToSocket, 0);
-  const rtpOutReceived = live.reduce((a, s) => a + s.rtpIn, 0);
+  const measuredTicks = totalTicks - warmupTicks;
+  const framesSent = measuredTicks * live.length;
+  const framesToSocket = live.reduce((a, s) => a + s.socketSink.count, 0);
+  const rtpOutReceived = live.reduce((a, s) => a + s.rtpSink.count, 0);
+  const socketShort = framesShort(
+    live.map((s) => s.socketSink),
+    framesSent,
+  );
+  const rtpShort = framesShort(
+    live.map((s) => s.rtpSink),
+    framesSent,
+  );
   const burstsSent = live.length * Math.floor((totalTicks - warmupTicks) / BURST_EVERY);
   // Let in-flight frames land.
   await new Promise((r) => setTimeout(r, 500));
-  const measuredTicks = totalTicks - warmupTicks;
-  const framesSent = measuredTicks * live.length;
   const latencies = live.flatMap((s) => s.latencies);
   const cpuSec = (cpu.user + cpu.system) / 1e6;
   for (const s of live) await s.dialog?.bye('bench_done');
@@ -230,10 +241,10 @@ async function runOnce(child: ChildProcess, sipPort: number, ua: UserAgent, call
     seconds: Math.round(elapsed * 10) / 10,
     framesSent,
     framesToSocket,
-    lossInPercent: Math.max(0, Math.round((1 - framesToSocket / framesSent) * 10000) / 100),
+    lossInPercent: pct(socketShort, framesSent),
     rtpOutExpected: framesSent,
     rtpOutReceived,
-    lossOutPercent: Math.max(0, Math.round((1 - rtpOutReceived / framesSent) * 10000) / 100),
+    lossOutPercent: pct(rtpShort, framesSent),
     burstsSent,
     burstsDelivered: latencies.length,
     latencyP50Ms: percentile(latencies, 50),
