@@ -33,6 +33,7 @@ import { NativeRtpIo, nativeRtpIoAddon } from '../../src/telephony/rtp/native-io
 import type { MediaSocket } from '../../src/telephony/rtp/socket-protocol.js';
 import { LoopProbe, benchStallMs } from '../sip/loop-probe.js';
 import { SinkFrames, framesShort } from '../sink-frames.js';
+import { audioDiscarded } from '../gateway-discards.js';
 
 export type Scenario = 'rtp_to_socket' | 'socket_to_rtp' | 'socket_chunks_to_rtp' | 'rtp_to_rtp';
 export const SCENARIOS: Scenario[] = ['rtp_to_socket', 'socket_to_rtp', 'rtp_to_rtp', 'socket_chunks_to_rtp'];
@@ -594,7 +595,7 @@ export async function runStep(nodes: BenchGateway[], scenario: Scenario, calls: 
     framesExpected,
   );
   const burstLossPercent = Math.max(0, pct(burstsSent - latencies.length - stillAwaiting, burstsSent));
-  const gatewayDiscardPercent = pct(media('dropped') - media('silenceTrimmed') + media('late'), media('packetsIn'));
+  const gatewayDiscardPercent = pct(audioDiscarded(media), media('packetsIn'));
   const live = Math.max(1, ends.length);
   const r: StepResult = {
     scenario,

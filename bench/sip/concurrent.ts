@@ -21,6 +21,7 @@ import { alawEncode, mulawDecode } from '../../src/media/g711.js';
 import { defined } from '../defined.js';
 import { nodeHeapFlags } from '../node-heap-flags.js';
 import { SinkFrames, framesShort } from '../sink-frames.js';
+import { audioDiscarded } from '../gateway-discards.js';
 
 export interface ConcurrentResult {
   calls: number;
@@ -71,8 +72,6 @@ interface CallState {
 }
 
 const pct = (a: number, b: number): number => (b > 0 ? Math.round((a / b) * 10000) / 100 : 0);
-/** Frames the jitter buffers discarded or got too late, not counting the quiet ones taken out of pauses. */
-const discarded = (m: Record<string, number> | undefined): number => (m?.dropped ?? 0) - (m?.silenceTrimmed ?? 0) + (m?.late ?? 0);
 
 function percentile(xs: number[], p: number): number {
   if (xs.length === 0) return NaN;
@@ -252,7 +251,10 @@ async function runOnce(child: ChildProcess, sipPort: number, ua: UserAgent, call
     cpuPercentOfOneCore: Math.round((cpuSec / elapsed) * 100),
     loadGeneratorCpuPercent: Math.round(((genCpu.user + genCpu.system) / 1e6 / elapsed) * 100),
     gatewayClockLateTicks: usage1.media?.clockLateTicks,
-    gatewayDiscardPercent: pct(discarded(usage1.media) - discarded(usage0.media), (usage1.media?.packetsIn ?? 0) - (usage0.media?.packetsIn ?? 0)),
+    gatewayDiscardPercent: pct(
+      audioDiscarded((k) => (usage1.media?.[k] ?? 0) - (usage0.media?.[k] ?? 0)),
+      (usage1.media?.packetsIn ?? 0) - (usage0.media?.packetsIn ?? 0),
+    ),
     gatewayConcealPercent: pct(
       (usage1.media?.concealed ?? 0) - (usage0.media?.concealed ?? 0),
       (usage1.media?.packetsIn ?? 0) - (usage0.media?.packetsIn ?? 0),

@@ -16,6 +16,7 @@ import { serializeRtp, parseRtp } from '../../src/telephony/rtp/packet.js';
 import { alawEncode } from '../../src/media/g711.js';
 import type { GcPause, Stall } from './loop-probe.js';
 import { nodeHeapFlags } from '../node-heap-flags.js';
+import { audioDiscarded } from '../gateway-discards.js';
 
 export interface HostileStep {
   /** Hostile messages per second asked of the sender, and what it managed. */
@@ -196,7 +197,7 @@ export async function measureHostileLive(
       const sent = rtpSent - sent0;
       const d = (k: string): number => (u1.media[k] ?? 0) - (u0.media[k] ?? 0);
       const packetsIn = d('packetsIn');
-      const discarded = d('dropped') - d('silenceTrimmed') + d('late');
+      const discarded = audioDiscarded(d);
       const rtpOut = live.reduce((a, c) => a + c.rtpIn, 0) - in0;
       const expectedOut = Math.round(elapsed * 50) * live.length;
       const socketFrames = live.reduce((a, c) => a + c.socketFrames, 0) - sock0;
