@@ -10,7 +10,9 @@
 // BENCH_STAGES=1 also prints the gateway's per-stage histograms (warm-up and window apart), the latency by
 // send time in 500 ms bins (warm-up included: how long an event held added latency), both processes' loop
 // stalls over BENCH_STALL_MS (default 50) and GC pauses in the warm-up, and when the window's tail happened
-// next to those of the window; SIP_BENCH_PROFILE=<dir> writes a
+// next to those of the window; BENCH_TIMELINE_MS=250 has each gateway node print a `timeline` line that
+// often (underruns, concealed and dropped frames, the legs' mean jitter-buffer target, each stage's mean
+// time since the last line: which rule added latency when, and to how many legs); SIP_BENCH_PROFILE=<dir> writes a
 // V8 CPU profile of the gateway. BENCH_HANGUP_HALF=1 hangs up every odd call halfway through the window
 // (a mass hang-up; the figures are the survivors'), BENCH_GATEWAY_GRACE_SECONDS=1 ends their sessions a
 // second later. MEDIA_IO=dgram|native picks the gateway's RTP socket I/O (default auto: native when the

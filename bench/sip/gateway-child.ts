@@ -8,10 +8,11 @@
 //   BENCH_GATEWAY_RTP_PORTS=9999         ports in that range (several nodes on one host split one range)
 //   BENCH_GATEWAY_LOG_LEVEL=warn         (hostile input would log a refusal per source otherwise)
 //   BENCH_GATEWAY_GRACE_SECONDS=300      how long a session outlives its last leg and socket
+//   BENCH_TIMELINE_MS=250                a `timeline` line on stderr this often while legs are up (see startTimeline)
 // IPC: {cmd:'prepare', calls} → {sessions:[{number,id,token}]}; {cmd:'usage'} → cpu/memory, media and
 // refusal counters, loop stalls and GC pauses since the last usage (loop-probe.ts);
 // {cmd:'dial', sessionId, to} → {ok} | {error} (an agent leg dialled out, bench/media); {cmd:'stop'}.
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { mediaStageSummary, resetMediaStages } from '../../src/media/index.js';
 import { startBenchSipGateway } from './bench-gateway.js';
 import { runningRtpSocketPool } from '../../src/telephony/rtp/socket-pool.js';
@@ -117,6 +118,37 @@ async function onParentMessage(msg: ParentMessage): Promise<void> {
     process.exit(0);
   }
 }
+
+/**
+ * Every `everyMs` while the node has legs, one line on stderr of what they did since the last: underruns,
+ * concealed and dropped frames, the legs' mean jitter-buffer target, and each stage's mean time (ms since
+ * this process started). It shows when in a run latency was added, to how many legs at once, and by which
+ * rule (a target grown on repeated underruns, frames trimmed and then missed), which the window's
+ * histograms cannot.
+ */
+function startTimeline(everyMs: number): void {
+  let before: Record<string, number> = {};
+  let stagesBefore: Awaited<ReturnType<typeof mediaStageSummary>> = {};
+  const meanSince = (now: typeof stagesBefore, stage: string): number => {
+    const a = now[stage];
+    const b = stagesBefore[stage] ?? { count: 0, meanMs: 0 };
+    const count = (a?.count ?? 0) - b.count;
+    return count > 0 ? Math.round(((a!.count * a!.meanMs - b.count * b.meanMs) / count) * 10) / 10 : NaN;
+  };
+  const line = async (): Promise<void> => {
+    const m = telephony.mediaStats();
+    if (!m.legs) return;
+    const stages = await mediaStageSummary();
+    const since = (k: string): number => (m[k] ?? 0) - (before[k] ?? 0);
+    console.error(
+      `timeline ${Math.round(performance.now())} ms: legs ${m.legs}, underruns ${since('underruns')}, concealed ${since('concealed')}, dropped ${since('dropped')} (trimmed ${since('silenceTrimmed')}), target ${m.jitterTargetFramesAvg} frames; mean ms: jitter buffer ${meanSince(stages, 'jitter_buffer')}, pacer ${meanSince(stages, 'pacer')}, rtp send ${meanSince(stages, 'rtp_send')}`,
+    );
+    before = m;
+    stagesBefore = stages;
+  };
+  setInterval(() => void line(), everyMs).unref();
+}
+if (process.env.BENCH_TIMELINE_MS) startTimeline(Number(process.env.BENCH_TIMELINE_MS));
 
 // A rejected handler would be an unhandled rejection: the handler catches, the listener discards.
 process.on('message', (m: ParentMessage) => void onParentMessage(m));
