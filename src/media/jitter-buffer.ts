@@ -275,10 +275,6 @@ export class JitterBuffer {
       // Underrun: stretch (do not advance playout) and re-prime.
       this.s.underruns++;
       this.state = 'priming';
-      // One that follows a slack trim within its spell shows that trim was premature: re-priming puts
-      // the frame back, and the next spell is longer (slackUnderrun). The buffer ran dry below its
-      // target, so it is no evidence against the target, nor a line's delay spike to count as one.
-      if (this.slackUnderrun()) return this.conceal(out ?? this.frames.next());
       // Grow on an underrun that repeats one within REPEATED_UNDERRUN_PACKETS, and only up to two frames
       // above what the measured jitter asks for. A lone spike (a stall of our loop, of the sender or of
       // the host) is not cured by depth: growing on it held 20-40 ms more on every call for the 1 s
@@ -286,6 +282,7 @@ export class JitterBuffer {
       const repeated = this.s.received - this.lastUnderrunAt <= REPEATED_UNDERRUN_PACKETS;
       if (this.adaptive && repeated && this.target < Math.min(this.maxFrames, this.jitterTarget() + 2)) this.target++;
       this.lastUnderrunAt = this.s.received;
+      this.slackUnderrun();
       return this.conceal(out ?? this.frames.next());
     }
     if (level > this.maxFrames + this.target) {
@@ -376,13 +373,10 @@ export class JitterBuffer {
     if (slack && this.level >= 2) this.slackOwed = true;
   }
 
-  /**
-   * An underrun ends the spell; one soon after a trim shows the frame was needed, and the next spell is
-   * longer. Returns whether it was such a one (never without trimSlack: nothing is trimmed then).
-   */
-  private slackUnderrun(): boolean {
+  /** An underrun ends the spell; one soon after a trim shows the frame was needed, and the next spell is longer. */
+  private slackUnderrun(): void {
+    this.spell.underrun(this.ticks);
     this.slackOwed = false;
-    return this.spell.underrun(this.ticks);
   }
 
   private settleSurplus(): void {
