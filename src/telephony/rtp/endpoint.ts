@@ -144,12 +144,14 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
   private asmTs = 0;
   private readonly silence = new Int16Array(SAMPLES);
   /**
-   * A copy of the last frame sent, while the tick after it may conceal its absence: a frame that comes a
-   * tick late (a socket client's, a pacer gap) left 20 ms of silence in the middle of speech, a dropout the
-   * caller hears; one faded repeat bridges it, as the receive side's jitter buffer does for a lost packet.
+   * The last frame sent, while the tick after it may conceal its absence: a frame that comes a tick late
+   * (a socket client's, a pacer gap) left 20 ms of silence in the middle of speech, a dropout the caller
+   * hears; one faded repeat bridges it, as the receive side's jitter buffer does for a lost packet. Kept by
+   * reference (frames are not changed once played; others may hold this one, the recorder's tap say), and
+   * faded into `faded` only on the tick that repeats it, not copied on every tick.
    */
-  private readonly lastSent = new Int16Array(SAMPLES);
-  private lastSentValid = false;
+  private lastSent: Int16Array | null = null;
+  private readonly faded = new Int16Array(SAMPLES);
   private readonly unsubscribe: () => void;
   private readonly unsubscribeLate: () => void;
   /** The clock has a late phase: sending happens there (see OUT_QUEUE_TARGET). */
@@ -245,7 +247,7 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
   /** Drops queued outbound audio (barge-in): nothing of it is repeated either. */
   clearOutput(): void {
     this.outQueue.clear();
-    this.lastSentValid = false;
+    this.lastSent = null;
   }
 
   sendDigit(digit: string, durationMs = 100): void {
@@ -416,7 +418,7 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
     this.outQueue.endTick();
     if (!remote || !to || !remote.send) return;
     if (this.dtmfQueue.length > 0 && remote.dtmfPayloadType !== null) {
-      this.lastSentValid = false;
+      this.lastSent = null;
       const d = this.dtmfQueue.shift()!;
       if (d.marker) this.dtmfTs = this.ts;
       const buf = Buffer.allocUnsafe(RTP_HEADER_BYTES + 4);
@@ -427,7 +429,7 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
       this.marker = true;
       return;
     }
-    const pcm = next && next.length === SAMPLES ? this.keepLastSent(next) : this.concealOrSilence();
+    const pcm = next && next.length === SAMPLES ? (this.lastSent = next) : this.concealOrSilence();
     const len = RTP_HEADER_BYTES + SAMPLES;
     // A batched socket lends a slot of its send batch: the header and the samples are written there,
     // and the addon encodes them as G.711 on its send thread, off the event loop.
@@ -447,20 +449,13 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
     this.ts = (this.ts + SAMPLES) >>> 0;
   }
 
-  /** Keeps a copy of `frame`, the frame this tick sends, for concealOrSilence. */
-  private keepLastSent(frame: Int16Array): Int16Array {
-    this.lastSent.set(frame);
-    this.lastSentValid = true;
-    return frame;
-  }
-
   /** The tick after a frame, with none queued: that frame once more at 70 % (the jitter buffer's first fade); then silence. */
   private concealOrSilence(): Int16Array {
-    if (!this.lastSentValid) return this.silence;
-    this.lastSentValid = false;
-    const f = this.lastSent;
-    for (let i = 0; i < SAMPLES; i++) f[i] = Math.round((f[i] ?? 0) * 0.7);
-    return f;
+    const last = this.lastSent;
+    if (!last) return this.silence;
+    this.lastSent = null;
+    for (let i = 0; i < SAMPLES; i++) this.faded[i] = Math.round((last[i] ?? 0) * 0.7);
+    return this.faded;
   }
 
   private writeAudioPacket(out: Uint8Array, at: number, payloadType: number, pcm: Int16Array): void {
