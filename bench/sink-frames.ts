@@ -2,6 +2,8 @@
 // stream position, so what is missing is what the stream skipped: a window of T s holds T × 50 of the
 // gateway's frames give or take one, by where its clock's phase falls, and counting against the window's
 // length alone read that one frame as loss (0.2 % at 10 s, 0.4 % at 5 s).
+import { FRAME_MS } from '../src/media/index.js';
+
 export class SinkFrames {
   /** Frames noted since the last reset. */
   count = 0;
@@ -13,6 +15,11 @@ export class SinkFrames {
     this.count++;
     if (Number.isNaN(this.first)) this.first = pos;
     if (!(pos <= this.last)) this.last = pos;
+  }
+
+  /** An `audio.output` frame by its `timestamp_ms`. */
+  noteTimestampMs(ms: number): void {
+    this.note(ms / FRAME_MS);
   }
 
   /** An RTP packet's sequence number, extended past its 16-bit wrap from the last one seen (RFC 3550 A.1). */

@@ -28,7 +28,7 @@ import { nodeHeapFlags } from '../node-heap-flags.js';
 import { serializeRtp, parseRtp } from '../../src/telephony/rtp/packet.js';
 import { alawDecode, alawEncode, mulawDecode, mulawEncode } from '../../src/media/g711.js';
 import { literalLookup } from '../../src/telephony/rtp/literal-lookup.js';
-import { FRAME_MS, MediaClock } from '../../src/media/index.js';
+import { MediaClock } from '../../src/media/index.js';
 import { NativeRtpIo, nativeRtpIoAddon } from '../../src/telephony/rtp/native-io.js';
 import type { MediaSocket } from '../../src/telephony/rtp/socket-protocol.js';
 import { LoopProbe, benchStallMs } from '../sip/loop-probe.js';
@@ -355,7 +355,7 @@ async function connectCall(gw: BenchGateway, scenario: Scenario, i: number, s: {
     ws.on('message', (raw) => {
       const text = raw.toString();
       if (!text.startsWith('{"type":"audio.output"')) return;
-      c.sink.note(Number(/"timestamp_ms":(\d+)/.exec(text)?.[1]) / FRAME_MS);
+      c.sink.noteTimestampMs(Number(/"timestamp_ms":(\d+)/.exec(text)?.[1]));
       atSink(c, () => mulawDecode(Buffer.from(/"payload":"([^"]+)"/.exec(text)?.[1] ?? '', 'base64')));
     });
   }

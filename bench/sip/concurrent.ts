@@ -122,7 +122,7 @@ async function runOnce(child: ChildProcess, sipPort: number, ua: UserAgent, call
     ws.on('message', (raw) => {
       const text = raw.toString();
       if (!text.startsWith('{"type":"audio.output"')) return;
-      st.socketSink.note(Number(/"timestamp_ms":(\d+)/.exec(text)?.[1]) / 20);
+      st.socketSink.noteTimestampMs(Number(/"timestamp_ms":(\d+)/.exec(text)?.[1]));
       if (!st.awaitingLoud) return;
       const payload = /"payload":"([^"]+)"/.exec(text)?.[1];
       if (!payload) return;
@@ -229,6 +229,8 @@ async function runOnce(child: ChildProcess, sipPort: number, ua: UserAgent, call
   await new Promise((r) => setTimeout(r, 500));
   const latencies = live.flatMap((s) => s.latencies);
   const cpuSec = (cpu.user + cpu.system) / 1e6;
+  /** A gateway media counter's change over the window. */
+  const media = (k: string): number => (usage1.media?.[k] ?? 0) - (usage0.media?.[k] ?? 0);
   for (const s of live) await s.dialog?.bye('bench_done');
   for (const s of states) {
     s.ws.close();
@@ -251,14 +253,8 @@ async function runOnce(child: ChildProcess, sipPort: number, ua: UserAgent, call
     cpuPercentOfOneCore: Math.round((cpuSec / elapsed) * 100),
     loadGeneratorCpuPercent: Math.round(((genCpu.user + genCpu.system) / 1e6 / elapsed) * 100),
     gatewayClockLateTicks: usage1.media?.clockLateTicks,
-    gatewayDiscardPercent: pct(
-      audioDiscarded((k) => (usage1.media?.[k] ?? 0) - (usage0.media?.[k] ?? 0)),
-      (usage1.media?.packetsIn ?? 0) - (usage0.media?.packetsIn ?? 0),
-    ),
-    gatewayConcealPercent: pct(
-      (usage1.media?.concealed ?? 0) - (usage0.media?.concealed ?? 0),
-      (usage1.media?.packetsIn ?? 0) - (usage0.media?.packetsIn ?? 0),
-    ),
+    gatewayDiscardPercent: pct(audioDiscarded(media), media('packetsIn')),
+    gatewayConcealPercent: pct(media('concealed'), media('packetsIn')),
     gatewayLoopDelayP99Ms: usage1.media?.loopDelayP99Ms,
     cpuMsPerCallSecond: Math.round(((cpuSec * 1000) / (elapsed * Math.max(1, live.length))) * 100) / 100,
     rssMbPerCall: Math.round(((rss - rss0) / 1e6 / Math.max(1, live.length)) * 100) / 100,
