@@ -29,8 +29,11 @@ export interface RtpIoAddon {
   port(fd: number): number;
   /** Closes fd once the send thread holds no batch (one may carry the socket's last packet). */
   close(fd: number): number;
-  /** async: the addon's send thread sends a copy of the batch; the result then counts earlier batches' failed packets. */
-  sendBatch(data: Uint8Array, meta: Int32Array, n: number, ioUring: boolean, async: boolean): number;
+  /**
+   * async: the addon's send thread sends a copy of the batch; the result then counts earlier batches' failed packets.
+   * notBeforeMs (CLOCK_MONOTONIC ms, async only): the thread holds the batch, and those behind it, until then.
+   */
+  sendBatch(data: Uint8Array, meta: Int32Array, n: number, ioUring: boolean, async: boolean, notBeforeMs?: number): number;
   /** Batches the send thread still holds: closing a socket now would wait for them. */
   sendsQueued(): number;
   /** Times a batch found the send thread's four job buffers all queued, so the event loop waited for it. */
@@ -263,6 +266,8 @@ export class NativeRtpIo {
   readonly sendPcm = new Int16Array(this.sendData.buffer, this.sendData.byteOffset, this.sendData.length / 2);
   private readonly sendMeta = new Int32Array(META * BATCH);
   private sendCount = 0;
+  /** The queued packets' earliest departure on CLOCK_MONOTONIC, in ms (0: at once); see sendNotBefore. */
+  private sendNotBeforeMs = 0;
   private sendCallbacks: { k: number; callback: (err: Error | null) => void }[] = [];
   private flushQueued = false;
   private closeRetry: NodeJS.Timeout | null = null;
@@ -350,6 +355,20 @@ export class NativeRtpIo {
     return k * SLOT;
   }
 
+  /**
+   * Packets queued from now on leave from the send thread no earlier than `performanceMs` (a
+   * performance.now() time; 0 or a time passed: at once). What is queued already leaves first, with its
+   * own. The media bench's phones queue a few ticks ahead, so their packets leave on the 20 ms grid
+   * however late the load generator's event loop runs; the gateway never holds its sends. Without the
+   * send thread the packets leave when flushed, as always.
+   */
+  sendNotBefore(performanceMs: number): void {
+    const monotonicMs = performanceMs > 0 ? performanceMs - monotonicToPerformance : 0;
+    if (monotonicMs === this.sendNotBeforeMs) return;
+    this.flushSends();
+    this.sendNotBeforeMs = monotonicMs;
+  }
+
   /** Counts a send that cannot go, and tells its callback later, as dgram does (RTCP's BYE closes the sockets from it). */
   refuseSend(err: Error, callback?: (err: Error | null) => void): void {
     this.counts.sendErrors++;
@@ -377,7 +396,7 @@ export class NativeRtpIo {
       this.sendCount = 0;
       const callbacks = this.sendCallbacks;
       this.sendCallbacks = [];
-      const failed = this.addon.sendBatch(this.sendData, this.sendMeta, n, this.ioUring, this.sendThread);
+      const failed = this.addon.sendBatch(this.sendData, this.sendMeta, n, this.ioUring, this.sendThread, this.sendNotBeforeMs);
       this.counts.sent += n;
       this.counts.sendErrors += failed < 0 ? n : failed;
       // Sent here, each packet's result replaced its length; handed to the send thread, the lengths stay

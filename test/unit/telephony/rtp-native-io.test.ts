@@ -176,7 +176,8 @@ describe.each([
     const io = new NativeRtpIo(addon, clock, undefined, ioUring, sendThread);
     const sockets = Array.from({ length: 200 }, () => open(io));
     const got = sockets.map(() => [] as number[]);
-    sockets.forEach((s, i) => s.on('message', (msg) => got[i]!.push(msg[0] ?? -1)));
+    // Only this case's one-byte packets: 200 ephemeral ports may include one another test file's RTP is still sent to.
+    sockets.forEach((s, i) => s.on('message', (msg) => msg.length === 1 && got[i]!.push(msg[0] ?? -1)));
     // 12,000 packets in one task: six full batches handed over back to back (the thread holds four).
     for (let round = 0; round < 60; round++) {
       for (const s of sockets) s.send(Buffer.from([round]), s.address().port, '127.0.0.1');
@@ -490,6 +491,27 @@ describe("the addon's send batch", () => {
     const names = readdirSync('/proc/self/task').map((tid) => readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim());
     expect(names).toContain(RTP_SEND_THREAD_NAME);
   });
+
+  it.each([true, false])(
+    'holds packets queued after sendNotBefore until that time, and keeps their order with those sent at once after them (io_uring: %s)',
+    async (ioUring) => {
+      const rx = await sender();
+      const arrivals: { byte: number; at: number }[] = [];
+      rx.on('message', (msg) => arrivals.push({ byte: msg[12] ?? -1, at: performance.now() }));
+      const io = new NativeRtpIo(addon, new HandClock(), undefined, ioUring, true);
+      const tx = open(io);
+      const packet = (byte: number): Buffer => Buffer.concat([Buffer.alloc(12), Buffer.from([byte])]);
+      const heldUntil = performance.now() + 150;
+      io.sendNotBefore(heldUntil);
+      tx.send(packet(1), rx.address().port, '127.0.0.1');
+      io.sendNotBefore(0); // flushes the held packet's batch; this one goes behind it
+      tx.send(packet(2), rx.address().port, '127.0.0.1');
+      await until(() => arrivals.length === 2);
+      expect(arrivals.map((a) => a.byte)).toEqual([1, 2]);
+      // The kernel had the packet only once the thread sent it, so it cannot have been seen earlier.
+      expect(arrivals[0]!.at).toBeGreaterThanOrEqual(heldUntil);
+    },
+  );
 
   it('refuses a batch whose length word asks for an unknown encoding or an odd PCM payload, sending nothing', async () => {
     const rx = await sender();

@@ -65,6 +65,12 @@ static bool bool_at(napi_env env, napi_value v, bool fallback) {
   return out;
 }
 
+static double double_at(napi_env env, napi_value v, double fallback) {
+  double out = fallback;
+  if (v == NULL || napi_get_value_double(env, v, &out) != napi_ok) return fallback;
+  return out;
+}
+
 static uint32_t uint_at(napi_env env, napi_value v) {
   uint32_t out = 0;
   if (v != NULL) napi_get_value_uint32(env, v, &out);
@@ -455,7 +461,7 @@ static struct sender *started_sender(napi_env env) {
 }
 
 /*
- * sendBatch(data: Uint8Array, meta: Int32Array, n, ioUring = true, async = false) -> packets that failed.
+ * sendBatch(data: Uint8Array, meta: Int32Array, n, ioUring = true, async = false, notBeforeMs = 0) -> packets that failed.
  * Packet k is at data[k * SLOT]; meta[k * 4 ...] holds the socket fd, the length, the destination port
  * and address (port 0: the socket's connected peer, see connect_socket). A length may ask for the
  * payload (PCM16 after a 12-byte header) to be G.711-encoded first (g711.h: ENCODE_ALAW or
@@ -463,7 +469,8 @@ static struct sender *started_sender(napi_env env) {
  * packet of the batch is one sendmsg entry of one submission (EAGAIN when a socket buffer is full,
  * never a wait). Synchronous: the result of each send replaces its length
  * (bytes sent, or -errno). async: the batch is copied and sent by the send thread (see send_loop), meta
- * is left as it was, and the result counts the failed packets of the batches sent since the last call.
+ * is left as it was, and the result counts the failed packets of the batches sent since the last call;
+ * notBeforeMs (CLOCK_MONOTONIC ms, async only) holds the batch, and every one behind it, until then.
  */
 static napi_value send_batch(napi_env env, napi_callback_info info) {
   napi_value argv[MAX_ARGS];
@@ -474,6 +481,7 @@ static napi_value send_batch(napi_env env, napi_callback_info info) {
   int32_t n = int_at(env, argv[2], 0);
   bool use_ring = bool_at(env, argv[3], true);
   bool async = bool_at(env, argv[4], false);
+  double not_before_ms = double_at(env, argv[5], 0);
   if (!dataPtr || !metaPtr || n < 0 || (size_t)n > dataLen / SLOT || (size_t)n > metaLen / META) return num(env, -EINVAL);
   unsigned char *data = dataPtr;
   int32_t *meta = metaPtr;
@@ -483,7 +491,7 @@ static napi_value send_batch(napi_env env, napi_callback_info info) {
   }
   struct sender *s = async ? sender_of(env) : NULL;
   if (s != NULL) {
-    long failed = queue_job(s, data, meta, (size_t)n, use_ring);
+    long failed = queue_job(s, data, meta, (size_t)n, use_ring, not_before_ms > 0 ? not_before_ms : 0);
     if (failed >= 0) return num(env, (double)failed);
   }
   wait_sent(started_sender(env)); /* in order behind what the thread still holds */

@@ -5,12 +5,16 @@
  * (about 6 µs against 3 µs for a read: the send also runs the receiving socket's delivery), a quarter
  * of the gateway's main thread at 400 bridged calls. Jobs are sent in order; the addon's close waits
  * for the queue to empty, so a socket's last packet (its RTCP BYE) always leaves before its fd closes
- * and its number can be reused.
+ * and its number can be reused. A job may carry a time it must not leave before (the media bench's
+ * phones queue their packets a few ticks ahead, so that they leave on their 20 ms grid whatever the
+ * load generator's event loop is doing, as independent phones' would); the gateway's leave at once.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "g711.h"
 #include "packet-io.h"
 #include "send-thread.h"
@@ -21,6 +25,7 @@ struct send_job {
   unsigned char *data;
   int32_t *meta;
   bool use_ring;
+  double not_before_ms; /* CLOCK_MONOTONIC ms; 0: at once */
 };
 
 struct sender {
@@ -37,6 +42,14 @@ struct sender {
   bool ring_tried;
 };
 
+/* Sleeps until CLOCK_MONOTONIC reads `ms` (returns at once for a time already passed). */
+static void sleep_until(double ms) {
+  long long ns = (long long)(ms * 1e6);
+  struct timespec at = {.tv_sec = (time_t)(ns / 1000000000LL), .tv_nsec = (long)(ns % 1000000000LL)};
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL) == EINTR) {
+  }
+}
+
 static void *send_loop(void *arg) {
   struct sender *s = arg;
   pthread_mutex_lock(&s->mu);
@@ -45,6 +58,7 @@ static void *send_loop(void *arg) {
     if (s->count == 0) break; /* stopping, and every job sent */
     struct send_job *job = &s->jobs[s->head];
     pthread_mutex_unlock(&s->mu); /* the job at head is the thread's until count drops */
+    if (job->not_before_ms > 0) sleep_until(job->not_before_ms);
     struct io_ring *ring = job->use_ring ? ring_once(&s->ring, &s->ring_tried) : NULL;
     long failed = send_packets(ring, job->data, job->meta, job->n);
     pthread_mutex_lock(&s->mu);
@@ -87,7 +101,7 @@ void stop_sender(struct sender *s) {
   free_sender(s);
 }
 
-long queue_job(struct sender *s, const unsigned char *data, const int32_t *meta, size_t n, bool use_ring) {
+long queue_job(struct sender *s, const unsigned char *data, const int32_t *meta, size_t n, bool use_ring, double not_before_ms) {
   pthread_mutex_lock(&s->mu);
   if (s->count == JOBS) s->waits++;
   while (s->count == JOBS) pthread_cond_wait(&s->idle, &s->mu);
@@ -106,6 +120,7 @@ long queue_job(struct sender *s, const unsigned char *data, const int32_t *meta,
   memcpy(job->meta, meta, n * META * sizeof *meta);
   job->n = n;
   job->use_ring = use_ring;
+  job->not_before_ms = not_before_ms;
   pthread_mutex_lock(&s->mu);
   s->count++;
   long failed = s->failed;
