@@ -292,6 +292,16 @@ const phoneIo = process.env.BENCH_PHONES_IO === 'native' ? new NativeRtpIo(nativ
  * (the figures of passes before the twenty-sixth).
  */
 const PHONES_CONNECT = process.env.BENCH_PHONES_CONNECT !== '0';
+/**
+ * With batched phones, in the scenarios whose measured audio starts at a phone (RTP→socket, RTP→RTP): the
+ * phones' packets are queued BENCH_PHONES_LEAD_TICKS 20 ms ticks ahead (default 2) and the addon's send
+ * thread holds each tick's batch until the tick's time (NativeRtpIo.sendNotBefore). A stall of the load
+ * generator's event loop shorter than that then no longer makes every call's frame late at once, which
+ * no set of independent phones does; the gateway's jitter buffers grew on those (BENCHMARKS.md,
+ * thirty-second pass). At most 2: the send thread holds four batches, and a fifth would make the loop
+ * wait for it. 0: the packets leave when the loop gets to them (the passes before the thirty-third).
+ */
+const PHONES_LEAD_TICKS = phoneIo ? Math.max(0, Math.min(2, Math.floor(Number(process.env.BENCH_PHONES_LEAD_TICKS ?? 2)))) : 0;
 
 async function udp(): Promise<MediaSocket> {
   if (phoneIo) {
@@ -384,7 +394,7 @@ async function connectCall(gw: BenchGateway, scenario: Scenario, i: number, s: {
   return c;
 }
 
-/** One 20 ms tick of the phones and the socket. */
+/** One 20 ms tick of the phones and the socket; `now` is when its packets leave (a loud frame's send time). */
 function sendTick(scenario: Scenario, c: CallEnds, tick: number, now: number): void {
   const loud = tick % BURST_EVERY === c.markerPhase;
   if (c.customer) {
@@ -529,9 +539,12 @@ export async function runStep(nodes: BenchGateway[], scenario: Scenario, calls: 
   let hangupAtMs = NaN;
   /** The hang-up on the monotonic clock every process shares, in µs: profile-top's --until is counted on it. */
   let hangupHrUs = 0;
+  // Tick t is the phones' and the socket's frame of time start + (t + 1) × 20 ms; with a lead it is
+  // queued that many ticks before, to leave at that time.
+  const lead = customerIsPhone(scenario) ? PHONES_LEAD_TICKS : 0;
   await new Promise<void>((resolve) => {
     const timer = setInterval(() => {
-      const due = Math.min(totalTicks, Math.floor((performance.now() - start) / 20));
+      const due = Math.min(totalTicks, Math.floor((performance.now() - start) / 20) + lead);
       for (; tick < due; tick++) {
         if (tick === WARMUP_TICKS) {
           // The stage histograms restart here, so the ones printed cover the measured window only.
@@ -557,7 +570,9 @@ export async function runStep(nodes: BenchGateway[], scenario: Scenario, calls: 
           for (const c of leaving) void hangUp(c);
         }
         const now = performance.now();
-        for (const c of ends) sendTick(scenario, c, tick, now);
+        const sendAt = lead > 0 ? Math.max(now, start + (tick + 1) * 20) : now;
+        if (lead > 0) phoneIo?.sendNotBefore(sendAt);
+        for (const c of ends) sendTick(scenario, c, tick, sendAt);
       }
       if (tick >= totalTicks) {
         clearInterval(timer);
