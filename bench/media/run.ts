@@ -17,7 +17,9 @@
 // (a mass hang-up; the figures are the survivors'), BENCH_GATEWAY_GRACE_SECONDS=1 ends their sessions a
 // second later. MEDIA_IO=dgram|native picks the gateway's RTP socket I/O (default auto: native when the
 // addon is built, as in production); BENCH_PHONES_IO=native reads the load generator's phones the same batched way
-// (latency then ends at the kernel's arrival time). Each call's loud marker frame goes out in its own tick of
+// (latency then ends at the kernel's arrival time) and has their packets leave from the addon's send thread on
+// their 20 ms grid, queued BENCH_PHONES_LEAD_TICKS ticks ahead (default 2, 0 to 2), so the generator's own loop
+// stalls under 40 ms do not make every call's frame late at once. Each call's loud marker frame goes out in its own tick of
 // every 25 (call i in tick i mod 25); BENCH_MARKERS=lockstep sends every call's in the same tick, as the
 // fifteenth and earlier passes did. --nodes N runs N gateway processes on this host, as N voxbridge nodes
 // behind the edge's dispatcher (sip/kamailio), and deals the calls to them round robin: one event loop
