@@ -298,10 +298,19 @@ const PHONES_CONNECT = process.env.BENCH_PHONES_CONNECT !== '0';
  * thread holds each tick's batch until the tick's time (NativeRtpIo.sendNotBefore). A stall of the load
  * generator's event loop shorter than that then no longer makes every call's frame late at once, which
  * no set of independent phones does; the gateway's jitter buffers grew on those (BENCHMARKS.md,
- * thirty-second pass). At most 2: the send thread holds four batches, and a fifth would make the loop
- * wait for it. 0: the packets leave when the loop gets to them (the passes before the thirty-third).
+ * thirty-second pass). At most 2 (the send thread holds sixteen held batches: three ticks of four phases).
+ * 0: the packets leave when the loop gets to them (the passes before the thirty-third).
  */
 const PHONES_LEAD_TICKS = phoneIo ? Math.max(0, Math.min(2, Math.floor(Number(process.env.BENCH_PHONES_LEAD_TICKS ?? 2)))) : 0;
+/**
+ * BENCH_PHONES_PHASES=N (1, 2 or 4; batched phones): call i's phones send (i mod 25) mod N × 20/N ms into each
+ * 20 ms frame instead of all at its start, as independent phones' phases spread over the frame. With one
+ * phase (the default, and every pass before the thirty-third) every call's packet arrives at the same
+ * point of the gateway's tick, a point each run draws at random: the wait for the next tick is then
+ * the same for every call and differs from run to run; with four, a run covers every phase (BENCH_STAGES
+ * prints the latency of each). Each phase is a batch of its own for the send thread.
+ */
+const PHONES_PHASES = phoneIo ? ([1, 2, 4].find((n) => n === Number(process.env.BENCH_PHONES_PHASES ?? 1)) ?? 1) : 1;
 
 async function udp(): Promise<MediaSocket> {
   if (phoneIo) {
@@ -540,8 +549,10 @@ export async function runStep(nodes: BenchGateway[], scenario: Scenario, calls: 
   /** The hang-up on the monotonic clock every process shares, in µs: profile-top's --until is counted on it. */
   let hangupHrUs = 0;
   // Tick t is the phones' and the socket's frame of time start + (t + 1) × 20 ms; with a lead it is
-  // queued that many ticks before, to leave at that time.
+  // queued that many ticks before, to leave at that time (each phase's part at its own).
+  const phases = customerIsPhone(scenario) ? PHONES_PHASES : 1;
   const lead = customerIsPhone(scenario) ? PHONES_LEAD_TICKS : 0;
+  const phaseOf = (c: CallEnds): number => c.markerPhase % phases;
   await new Promise<void>((resolve) => {
     const timer = setInterval(() => {
       const due = Math.min(totalTicks, Math.floor((performance.now() - start) / 20) + lead);
@@ -570,9 +581,16 @@ export async function runStep(nodes: BenchGateway[], scenario: Scenario, calls: 
           for (const c of leaving) void hangUp(c);
         }
         const now = performance.now();
-        const sendAt = lead > 0 ? Math.max(now, start + (tick + 1) * 20) : now;
-        if (lead > 0) phoneIo?.sendNotBefore(sendAt);
-        for (const c of ends) sendTick(scenario, c, tick, sendAt);
+        if (phases === 1 && lead === 0) {
+          for (const c of ends) sendTick(scenario, c, tick, now);
+          continue;
+        }
+        for (let phase = 0; phase < phases; phase++) {
+          const sendAt = Math.max(now, start + (tick + 1) * 20 + (phase * 20) / phases);
+          phoneIo?.sendNotBefore(sendAt);
+          for (const c of ends) if (phaseOf(c) === phase) sendTick(scenario, c, tick, sendAt);
+        }
+        phoneIo?.sendNotBefore(0);
       }
       if (tick >= totalTicks) {
         clearInterval(timer);
@@ -652,6 +670,14 @@ export async function runStep(nodes: BenchGateway[], scenario: Scenario, calls: 
     console.log(`${scenario} ${calls}: gateway per-stage time in the window (ms):`, JSON.stringify(usage1.stages));
     console.log(`${scenario} ${calls}: gateway media counters:`, JSON.stringify(usage1.media));
     console.log(`${scenario} ${calls}: latency p50/max ms by loud frames' send time (s from the calls' start, warm-up included): ${timeline}`);
+    if (phases > 1) {
+      const byPhase = Array.from({ length: phases }, (_, phase) => {
+        const sorted = ends.filter((c) => phaseOf(c) === phase).flatMap((c) => c.latencies);
+        sorted.sort((a, b) => a - b);
+        return `${(phase * 20) / phases} ms: ${percentile(sorted, 50)}/${percentile(sorted, 99)}`;
+      });
+      console.log(`${scenario} ${calls}: latency p50/p99 ms by the phones' phase in the frame: ${byPhase.join(', ')}`);
+    }
   }
   if (STAGES && usage0.probe) {
     // The warm-up's stalls, in ms from the calls' start (the gateway's clock placed by the warm-up's end).

@@ -36,7 +36,7 @@ export interface RtpIoAddon {
   sendBatch(data: Uint8Array, meta: Int32Array, n: number, ioUring: boolean, async: boolean, notBeforeMs?: number): number;
   /** Batches the send thread still holds: closing a socket now would wait for them. */
   sendsQueued(): number;
-  /** Times a batch found the send thread's four job buffers all queued, so the event loop waited for it. */
+  /** Times a batch found the send thread's queue full (four batches, sixteen held ones), so the event loop waited for it. */
   sendWaits(): number;
   /** io_uring is compiled in and the kernel allows it (sendBatch and drain use it when asked to). */
   ioUringReady(): boolean;

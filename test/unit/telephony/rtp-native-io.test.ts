@@ -513,6 +513,27 @@ describe("the addon's send batch", () => {
     },
   );
 
+  it('queues sixteen held batches without making the caller wait, and sends them all in order', async () => {
+    const rx = await sender();
+    const got: number[] = [];
+    rx.on('message', (msg) => got.push(msg[12] ?? -1));
+    const fd = addon.open(0x7f000001, 0);
+    closers.push(() => addon.close(fd));
+    const waitsBefore = addon.sendWaits();
+    const heldUntil = performance.now() + 100;
+    const data = new Uint8Array(2048);
+    for (let k = 0; k < 16; k++) {
+      data[12] = k;
+      const notBefore = heldUntil + k; // on performance.now()'s clock; the addon's is CLOCK_MONOTONIC, later by a constant
+      expect(
+        addon.sendBatch(data, Int32Array.from([fd, 13, rx.address().port, 0x7f000001]), 1, false, true, notBefore + monotonicOffset()),
+      ).toBeGreaterThanOrEqual(0);
+    }
+    expect(addon.sendWaits()).toBe(waitsBefore);
+    await until(() => got.length === 16);
+    expect(got).toEqual(Array.from({ length: 16 }, (_, k) => k));
+  });
+
   it('refuses a batch whose length word asks for an unknown encoding or an odd PCM payload, sending nothing', async () => {
     const rx = await sender();
     let received = 0;
@@ -530,6 +551,9 @@ describe("the addon's send batch", () => {
     await until(() => received === 1);
   });
 });
+
+/** CLOCK_MONOTONIC (process.hrtime's, the addon's) minus performance.now(), in ms. */
+const monotonicOffset = (): number => Number(process.hrtime.bigint()) / 1e6 - performance.now();
 
 /** Resolves once `done` holds (the datagrams cross loopback through the event loop). */
 async function until(done: () => boolean): Promise<void> {

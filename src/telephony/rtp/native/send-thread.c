@@ -19,7 +19,10 @@
 #include "packet-io.h"
 #include "send-thread.h"
 
+/* Batches queued at most: JOBS, or HELD_JOBS while the batch being queued is held for a time (a load
+ * generator's phones queue a few ticks of several batches ahead; the gateway's never wait to leave). */
 #define JOBS 4
+#define HELD_JOBS 16
 struct send_job {
   size_t n, cap; /* packets, and the room of data (cap * SLOT bytes) and meta */
   unsigned char *data;
@@ -33,10 +36,10 @@ struct sender {
   pthread_mutex_t mu;
   pthread_cond_t work; /* signalled to the thread: a job queued, or stop */
   pthread_cond_t idle; /* signalled by the thread: a job done */
-  struct send_job jobs[JOBS];
-  size_t head, count;  /* the queued jobs are jobs[head], jobs[head + 1], ... (mod JOBS), count of them */
+  struct send_job jobs[HELD_JOBS];
+  size_t head, count;  /* the queued jobs are jobs[head], jobs[head + 1], ... (mod HELD_JOBS), count of them */
   long failed;         /* packets that failed since sendBatch last collected the figure */
-  double waits;        /* batches handed over while all JOBS were queued: the caller waited (sendWaits) */
+  double waits;        /* batches handed over while the queue was full: the caller waited (sendWaits) */
   bool stop;
   struct io_ring *ring; /* the thread's own, made on its first job that asks for io_uring */
   bool ring_tried;
@@ -63,7 +66,7 @@ static void *send_loop(void *arg) {
     long failed = send_packets(ring, job->data, job->meta, job->n);
     pthread_mutex_lock(&s->mu);
     s->failed += failed;
-    s->head = (s->head + 1) % JOBS;
+    s->head = (s->head + 1) % HELD_JOBS;
     s->count--;
     pthread_cond_broadcast(&s->idle);
   }
@@ -94,7 +97,7 @@ void stop_sender(struct sender *s) {
   pthread_mutex_unlock(&s->mu);
   pthread_join(s->thread, NULL); /* after the jobs still queued have left */
   free_ring(s->ring);
-  for (size_t j = 0; j < JOBS; j++) {
+  for (size_t j = 0; j < HELD_JOBS; j++) {
     free(s->jobs[j].data);
     free(s->jobs[j].meta);
   }
@@ -102,11 +105,12 @@ void stop_sender(struct sender *s) {
 }
 
 long queue_job(struct sender *s, const unsigned char *data, const int32_t *meta, size_t n, bool use_ring, double not_before_ms) {
+  size_t most = not_before_ms > 0 ? HELD_JOBS : JOBS;
   pthread_mutex_lock(&s->mu);
-  if (s->count == JOBS) s->waits++;
-  while (s->count == JOBS) pthread_cond_wait(&s->idle, &s->mu);
+  if (s->count >= most) s->waits++;
+  while (s->count >= most) pthread_cond_wait(&s->idle, &s->mu);
   /* head + count stays the same while the thread finishes jobs: this slot is ours until we count it. */
-  struct send_job *job = &s->jobs[(s->head + s->count) % JOBS];
+  struct send_job *job = &s->jobs[(s->head + s->count) % HELD_JOBS];
   pthread_mutex_unlock(&s->mu);
   if (job->cap < n) {
     unsigned char *grown = realloc(job->data, n * SLOT);
