@@ -19,7 +19,9 @@
 // addon is built, as in production); BENCH_PHONES_IO=native reads the load generator's phones the same batched way
 // (latency then ends at the kernel's arrival time) and has their packets leave from the addon's send thread on
 // their 20 ms grid, queued BENCH_PHONES_LEAD_TICKS ticks ahead (default 2, 0 to 2), so the generator's own loop
-// stalls under 40 ms do not make every call's frame late at once. Each call's loud marker frame goes out in its own tick of
+// stalls under 40 ms do not make every call's frame late at once, and spreads the calls' phones over four
+// phases of the frame, 5 ms apart, as independent phones' are (BENCH_PHONES_PHASES=1: all at one point, as
+// before the thirty-third pass; see scenarios.ts). Each call's loud marker frame goes out in its own tick of
 // every 25 (call i in tick i mod 25); BENCH_MARKERS=lockstep sends every call's in the same tick, as the
 // fifteenth and earlier passes did. --nodes N runs N gateway processes on this host, as N voxbridge nodes
 // behind the edge's dispatcher (sip/kamailio), and deals the calls to them round robin: one event loop

@@ -303,14 +303,15 @@ const PHONES_CONNECT = process.env.BENCH_PHONES_CONNECT !== '0';
  */
 const PHONES_LEAD_TICKS = phoneIo ? Math.max(0, Math.min(2, Math.floor(Number(process.env.BENCH_PHONES_LEAD_TICKS ?? 2)))) : 0;
 /**
- * BENCH_PHONES_PHASES=N (1, 2 or 4; batched phones): call i's phones send (i mod 25) mod N × 20/N ms into each
- * 20 ms frame instead of all at its start, as independent phones' phases spread over the frame. With one
- * phase (the default, and every pass before the thirty-third) every call's packet arrives at the same
- * point of the gateway's tick, a point each run draws at random: the wait for the next tick is then
- * the same for every call and differs from run to run; with four, a run covers every phase (BENCH_STAGES
- * prints the latency of each). Each phase is a batch of its own for the send thread.
+ * BENCH_PHONES_PHASES=N (4 by default, or 2 or 1; batched phones): call i's phones send (i mod 25) mod N ×
+ * 20/N ms into each 20 ms frame, as independent phones' phases spread over the frame. With one phase (every
+ * pass before the thirty-third) every call's packet arrives at the same point of the gateway's tick, a
+ * point each run draws at random: the wait for the next tick is then the same for every call and differs
+ * from run to run (the median call's latency at 400 calls moved 15–33 ms between runs); with four, every
+ * run covers every phase (BENCH_STAGES prints the latency of each). Each phase is a batch of its own for
+ * the send thread.
  */
-const PHONES_PHASES = phoneIo ? ([1, 2, 4].find((n) => n === Number(process.env.BENCH_PHONES_PHASES ?? 1)) ?? 1) : 1;
+const PHONES_PHASES = phoneIo ? ([1, 2, 4].find((n) => n === Number(process.env.BENCH_PHONES_PHASES ?? 4)) ?? 4) : 1;
 
 async function udp(): Promise<MediaSocket> {
   if (phoneIo) {
