@@ -187,6 +187,9 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       registerPacerMetrics(metricsRegistry);
       // One clock for session pacers and RTP endpoints (media/processMediaClock).
       sharedMediaClock.onListenerError((err) => logger.error({ err }, 'media clock listener failed'));
+      // Set before any leg or pacer listens (a process runs one gateway; tests' servers all ask the same).
+      const subTicks = config.sip.mediaSubTicks ?? 1;
+      if (sharedMediaClock.subTicks !== subTicks) sharedMediaClock.setSubTicks(subTicks);
       ownership = new SessionOwnership(redis, { node: config.nodeId, url: config.publicUrl }, config.limits.ownerClaimTtlSeconds * 1000);
       const wavDir = recordingsDir(config.dataDir);
       const recorders = new Set<CallRecorder>();

@@ -13,7 +13,7 @@
 // refusal counters, loop stalls and GC pauses since the last usage (loop-probe.ts);
 // {cmd:'dial', sessionId, to} → {ok} | {error} (an agent leg dialled out, bench/media); {cmd:'stop'}.
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { mediaStageSummary, resetMediaStages } from '../../src/media/index.js';
+import { mediaStageSummary, processMediaClock, resetMediaStages } from '../../src/media/index.js';
 import { startBenchSipGateway } from './bench-gateway.js';
 import { runningRtpSocketPool } from '../../src/telephony/rtp/socket-pool.js';
 import {
@@ -44,7 +44,7 @@ const { t, telephony, prepareSessions } = await startBenchSipGateway({
   logLevel: process.env.BENCH_GATEWAY_LOG_LEVEL ?? 'warn',
 });
 // The telephony service reads its SIP settings from this object at each call's set-up. MEDIA_WORKERS and
-// MEDIA_IO (and STREAM_DIRECT_SEND, LIVE_MIN/MAX_MARGIN_FRAMES, JITTER_TRIM_SLACK) are parsed and checked as the gateway's own configuration does (the test config ignores the environment).
+// MEDIA_IO (and STREAM_DIRECT_SEND, LIVE_MIN/MAX_MARGIN_FRAMES, JITTER_TRIM_SLACK, MEDIA_SUBTICKS) are parsed and checked as the gateway's own configuration does (the test config ignores the environment).
 const fromEnv = loadConfig({
   MEDIA_WORKERS: process.env.MEDIA_WORKERS,
   MEDIA_IO: process.env.MEDIA_IO,
@@ -55,6 +55,7 @@ const fromEnv = loadConfig({
   LIVE_MIN_MARGIN_FRAMES: process.env.LIVE_MIN_MARGIN_FRAMES,
   LIVE_MAX_MARGIN_FRAMES: process.env.LIVE_MAX_MARGIN_FRAMES,
   JITTER_TRIM_SLACK: process.env.JITTER_TRIM_SLACK,
+  MEDIA_SUBTICKS: process.env.MEDIA_SUBTICKS,
 });
 const media = fromEnv.sip;
 t.gw.config.streamDirectSend = fromEnv.streamDirectSend; // read at each stream connection
@@ -63,7 +64,8 @@ t.gw.config.liveMaxMarginFrames = fromEnv.liveMaxMarginFrames;
 t.gw.config.sip.mediaWorkers = media.mediaWorkers ?? 0;
 t.gw.config.sip.mediaIo = media.mediaIo;
 t.gw.config.sip.jitterTrimSlack = media.jitterTrimSlack;
-// Before the first call's socket makes the batched reader.
+// Before the first call's socket makes the batched reader, and before anything listens to the clock.
+processMediaClock.setSubTicks(media.mediaSubTicks ?? 1);
 useIoUringForRtp(media.mediaIoUring ?? true);
 useSendThreadForRtp(media.mediaIoSendThread ?? true);
 useRecvThreadForRtp(media.mediaIoRecvThread ?? false);

@@ -85,6 +85,11 @@ export const ConfigSchema = Type.Object({
     mediaIoConnect: Type.Optional(Type.Boolean()),
     /** Legs' jitter buffers drop a standing frame their frames' waits show unneeded (JitterBufferOptions.trimSlack); default true. */
     jitterTrimSlack: Type.Optional(Type.Boolean()),
+    /**
+     * Sub-ticks per 20 ms frame of the media clock (1, 2 or 4): a leg plays out in the sub-tick after its
+     * packets arrive (media/playout-phase.ts) instead of at one instant per frame shared by every leg.
+     */
+    mediaSubTicks: Type.Optional(Type.Union([Type.Literal(1), Type.Literal(2), Type.Literal(4)])),
     maxConcurrentCalls: PositiveInt,
     realm: Type.String({ minLength: 1 }),
     /** On shutdown (SIGTERM), live calls may run this long while new INVITEs get 503 + Retry-After. */
@@ -350,6 +355,7 @@ const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' 
   MEDIA_IO_RECV_THREAD: { path: ['sip', 'mediaIoRecvThread'], kind: 'bool' },
   MEDIA_IO_CONNECT: { path: ['sip', 'mediaIoConnect'], kind: 'bool' },
   JITTER_TRIM_SLACK: { path: ['sip', 'jitterTrimSlack'], kind: 'bool' },
+  MEDIA_SUBTICKS: { path: ['sip', 'mediaSubTicks'], kind: 'int' },
   SIP_MAX_DATAGRAM_BYTES: { path: ['sip', 'limits', 'maxDatagramBytes'], kind: 'int' },
   SIP_MAX_HEADER_BYTES: { path: ['sip', 'limits', 'maxHeaderBytes'], kind: 'int' },
   SIP_MAX_BODY_BYTES: { path: ['sip', 'limits', 'maxBodyBytes'], kind: 'int' },

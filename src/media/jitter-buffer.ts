@@ -38,6 +38,11 @@ export interface JitterBufferOptions {
    * `nowMs` (untimed pops never trim). Default true.
    */
   trimSlack?: boolean;
+  /**
+   * Jitter (three times the RFC 3550 estimate, ms) that the playout point already absorbs, so the target
+   * grows only for more: a leg placed after its late arrivals (media/playout-phase.ts). Default 0.
+   */
+  jitterAllowanceMs?: number;
 }
 
 export interface JitterBufferStats {
@@ -121,6 +126,7 @@ export class JitterBuffer {
   private jitter = 0;
   private prevTransit = NaN;
   private readonly trimSlack: boolean;
+  private readonly jitterAllowanceMs: number;
   /** Ticks since the first pop, and the steady spell a slack trim waits for (its underruns and trims). */
   private ticks = 0;
   private readonly spell = new SteadySpell();
@@ -137,6 +143,7 @@ export class JitterBuffer {
     this.maxFrames = o.maxFrames ?? 12;
     this.concealFrames = Math.min(o.concealFrames ?? 5, FADE.length - 1);
     this.trimSlack = o.trimSlack ?? true;
+    this.jitterAllowanceMs = o.jitterAllowanceMs ?? 0;
     this.target = Math.min(Math.max(o.targetFrames ?? 3, 1), this.capacity / 2);
     this.store = new Int16Array(this.capacity * SAMPLES);
     this.slots = new Float64Array(this.capacity * SLOT_FIELDS).fill(NaN);
@@ -453,9 +460,9 @@ export class JitterBuffer {
     return this.tsCycles + raw;
   }
 
-  /** The target the measured jitter asks for: one frame plus three times the jitter, within bounds. */
+  /** The target the measured jitter asks for: one frame plus three times the jitter (less the allowance), within bounds. */
   private jitterTarget(): number {
-    const wanted = 1 + Math.ceil((3 * this.jitter) / FRAME_MS);
+    const wanted = 1 + Math.ceil(Math.max(0, 3 * this.jitter - this.jitterAllowanceMs) / FRAME_MS);
     return Math.min(Math.max(wanted, this.minFrames), this.maxFrames);
   }
 

@@ -7,22 +7,58 @@ import { FRAME_MS } from './constants.js';
 /** A timer this late (ms) means the loop was busy: the tick waits for the loop's pending I/O. */
 const DEFER_LATE_MS = 2;
 
-export type TickListener = (tick: number) => void;
+/** `subTick`: which of the clock's sub-ticks of the frame is running (0 on a clock without sub-ticks). */
+export type TickListener = (tick: number, subTick?: number) => void;
+
+/**
+ * The sub-tick of the 20 ms frame a listener runs in (0 to subTicks - 1), owned and moved by the
+ * listener: a leg plays out just after its packets arrive, a pacer releases and a leg sends in the
+ * sub-tick its frames came in. A moved listener still runs about once per frame: the interval of the
+ * move is 10 to 25 ms, never two runs 5 ms apart nor a frame skipped (see MediaClock.runPhased).
+ */
+export interface TickPhase {
+  readonly phase: number;
+}
+
+/**
+ * The phase of a listener fed by another's frames (a pacer's lane by a leg's playout, a leg's sending
+ * by a lane): it follows its source's phase as that moves, so the chain moves in one sub-tick and no
+ * link runs once in between with nothing to take. Without a source, its own (0 at first).
+ */
+export class FollowingPhase implements TickPhase {
+  private source: TickPhase | null = null;
+
+  get phase(): number {
+    return this.source === null ? 0 : this.source.phase;
+  }
+
+  /** Follows `source` from now on; ignored where it would follow itself, through others or not. */
+  follow(source: TickPhase): void {
+    if (source === this.source) return;
+    for (let at: TickPhase | null = source; at instanceof FollowingPhase; at = at.source) if (at === this) return;
+    this.source = source;
+  }
+}
 /** What happens to an error thrown by a tick listener (the owner logs it; the clock carries on). */
 export type TickErrorHook = (err: unknown, tick: number) => void;
 
 /** What a pacer needs from a clock (tests drive a manual one). */
 export interface TickSource {
-  subscribe(fn: TickListener): () => void;
+  /**
+   * `phase`: the sub-tick this listener runs in, read at every sub-tick (the listener may move it);
+   * without one, the first of the frame. A source without sub-ticks ignores it.
+   */
+  subscribe(fn: TickListener, phase?: TickPhase): () => void;
   /**
    * Calls `fn` on every tick after every `subscribe` listener has run for that tick: senders use it
    * so a frame released by a pacer in a tick leaves in the same tick, not one tick (20 ms) later.
    * Optional: a source without it gets its late work done in the ordinary phase.
    */
-  subscribeLate?(fn: TickListener): () => void;
+  subscribeLate?(fn: TickListener, phase?: TickPhase): () => void;
   /**
    * Calls `fn` on every tick before any `subscribe` listener: input read once per tick (batched RTP
    * sockets, MEDIA_IO=native) is in the jitter buffers before they play out. Optional like the late phase.
+   * Early listeners run in every sub-tick.
    */
   subscribeEarly?(fn: TickListener): () => void;
   /**
@@ -30,27 +66,50 @@ export interface TickSource {
    * (the senders): output pacers release there, so a frame a leg played out leaves in the same tick
    * whatever order the leg and the pacer subscribed in. Optional: a source without it uses `subscribe`.
    */
-  subscribePace?(fn: TickListener): () => void;
+  subscribePace?(fn: TickListener, phase?: TickPhase): () => void;
   /**
    * True while the clock runs its listeners. Work they queue can go in a microtask after the tick;
    * work queued outside one (by a SIP request, say) can wait for the end of the loop turn and
    * go with the rest of that turn's. Optional: a source without it is taken as always ticking.
    */
   readonly ticking?: boolean;
+  /** Sub-ticks per frame (1 or absent: none; the process clock's MEDIA_SUBTICKS). */
+  readonly subTicks?: number;
+  /** The sub-tick running now, or the next one outside a tick. */
+  readonly subTick?: number;
+  /** The first sub-tick whose time is at or after `performanceMs` (its phase in the frame). */
+  phaseAt?(performanceMs: number): number;
+  /** The time of that sub-tick. */
+  subTickAt?(performanceMs: number): number;
+  /** The phase of the phased listener running now (null: none, or an unphased one). */
+  readonly runningPhase?: TickPhase | null;
+}
+
+interface Subscription {
+  fn: TickListener;
+  phase: TickPhase | null;
+  /** The sub-tick (counted since start) it last ran in. */
+  lastRun: number;
 }
 
 export class MediaClock implements TickSource {
-  private readonly earlyListeners = new Set<TickListener>();
-  private readonly listeners = new Set<TickListener>();
-  private readonly paceListeners = new Set<TickListener>();
-  private readonly lateListeners = new Set<TickListener>();
+  private readonly earlyListeners = new Set<Subscription>();
+  private readonly listeners = new Set<Subscription>();
+  private readonly paceListeners = new Set<Subscription>();
+  private readonly lateListeners = new Set<Subscription>();
   private timer: NodeJS.Timeout | null = null;
   /** Inside run(): a listener that subscribes then must not restart the timer (it would reset the tick grid). */
   private running = false;
   /** A late tick is waiting for setImmediate (see run): counts as a running timer. */
   private deferred: NodeJS.Immediate | null = null;
+  /** Time of the next sub-tick, and the count of sub-ticks run (the one running while `running`). */
   private nextAt = 0;
-  private tickNo = 0;
+  private subNo = -1;
+  private subTicksPerFrame = 1;
+  private subMs: number;
+  /** A phased listener runs at least this many sub-ticks after its last run (half a frame, rounded up). */
+  private minGap = 1;
+  private runningSub: Subscription | null = null;
   /** Stalls longer than the catch-up allowance (their ticks were skipped); a health figure. */
   lateTicks = 0;
   /** Errors thrown by listeners so far (each also went to the hook). */
@@ -60,19 +119,65 @@ export class MediaClock implements TickSource {
   /**
    * @param maxCatchUpTicks ticks fired back to back after a stall (default 25 = 500 ms), so a short
    *   stall delays output once instead of adding to every queue's latency for good; a longer one is skipped.
+   * @param subTicks sub-ticks per frame (1: none): see setSubTicks.
    */
   constructor(
     readonly periodMs: number = FRAME_MS,
     private readonly maxCatchUpTicks = 25,
-  ) {}
+    subTicks = 1,
+  ) {
+    this.subMs = periodMs;
+    this.setSubTicks(subTicks);
+  }
+
+  /**
+   * Splits each frame into `n` sub-ticks (1, 2 or 4; MEDIA_SUBTICKS): early listeners (the socket
+   * reads) run in every one, the others in the sub-tick their TickPhase names, once per frame, so a
+   * leg's frame plays out a sub-tick after its packets arrive instead of waiting for the one instant
+   * per frame every leg shares. Only while nobody listens (the grid would change under them).
+   */
+  setSubTicks(n: number): this {
+    if (![1, 2, 4].includes(n)) throw new Error(`sub-ticks per frame: 1, 2 or 4, not ${n}`);
+    if (this.listenerCount > 0) throw new Error('sub-ticks change only while the clock has no listeners');
+    this.subTicksPerFrame = n;
+    this.subMs = this.periodMs / n;
+    this.minGap = Math.ceil(n / 2);
+    // The next sub-tick starts a frame.
+    this.subNo = Math.ceil((this.subNo + 1) / n) * n - 1;
+    return this;
+  }
+
+  get subTicks(): number {
+    return this.subTicksPerFrame;
+  }
+
+  /** The sub-tick running now, or the next one outside a tick. */
+  get subTick(): number {
+    return (this.running ? this.subNo : this.subNo + 1) % this.subTicksPerFrame;
+  }
+
+  get runningPhase(): TickPhase | null {
+    return this.runningSub?.phase ?? null;
+  }
+
+  subTickAt(performanceMs: number): number {
+    return this.nextAt + Math.ceil((performanceMs - this.nextAt) / this.subMs) * this.subMs;
+  }
+
+  phaseAt(performanceMs: number): number {
+    // nextAt is the time of sub-tick subNo + 1, inside a tick or not (while stopped, of the one a start begins with).
+    const ahead = Math.ceil((performanceMs - this.nextAt) / this.subMs);
+    const n = this.subTicksPerFrame;
+    return (((this.subNo + 1 + ahead) % n) + n) % n;
+  }
 
   get ticking(): boolean {
     return this.running;
   }
 
-  /** Ticks fired so far (monotonic across stops and starts). */
+  /** Ticks fired so far (monotonic across stops and starts); within a frame's sub-ticks, that frame's. */
   get tick(): number {
-    return this.tickNo;
+    return Math.floor(this.subNo / this.subTicksPerFrame) + 1;
   }
 
   get listenerCount(): number {
@@ -86,30 +191,31 @@ export class MediaClock implements TickSource {
   }
 
   /** Calls `fn` on every tick until the returned function is called. */
-  subscribe(fn: TickListener): () => void {
-    return this.add(this.listeners, fn);
+  subscribe(fn: TickListener, phase?: TickPhase): () => void {
+    return this.add(this.listeners, fn, phase);
   }
 
-  subscribeLate(fn: TickListener): () => void {
-    return this.add(this.lateListeners, fn);
+  subscribeLate(fn: TickListener, phase?: TickPhase): () => void {
+    return this.add(this.lateListeners, fn, phase);
   }
 
   subscribeEarly(fn: TickListener): () => void {
     return this.add(this.earlyListeners, fn);
   }
 
-  subscribePace(fn: TickListener): () => void {
-    return this.add(this.paceListeners, fn);
+  subscribePace(fn: TickListener, phase?: TickPhase): () => void {
+    return this.add(this.paceListeners, fn, phase);
   }
 
-  private add(set: Set<TickListener>, fn: TickListener): () => void {
-    set.add(fn);
+  private add(set: Set<Subscription>, fn: TickListener, phase?: TickPhase): () => void {
+    const sub: Subscription = { fn, phase: phase ?? null, lastRun: -Infinity };
+    set.add(sub);
     if (!this.timer && !this.running && !this.deferred) {
-      this.nextAt = performance.now() + this.periodMs;
+      this.nextAt = performance.now() + this.subMs;
       this.schedule();
     }
     return () => {
-      set.delete(fn);
+      set.delete(sub);
     };
   }
 
@@ -144,36 +250,59 @@ export class MediaClock implements TickSource {
   private readonly run = (): void => {
     this.running = true;
     const now = performance.now();
+    const n = this.subTicksPerFrame;
     let fired = 0;
-    while (now >= this.nextAt && fired < this.maxCatchUpTicks) {
-      this.tickNo++;
+    while (now >= this.nextAt && fired < this.maxCatchUpTicks * n) {
+      this.subNo++;
       fired++;
-      this.nextAt += this.periodMs;
-      for (const fn of this.earlyListeners) this.call(fn);
-      for (const fn of this.listeners) this.call(fn);
-      for (const fn of this.paceListeners) this.call(fn);
-      for (const fn of this.lateListeners) this.call(fn);
+      this.nextAt += this.subMs;
+      const tick = this.tick;
+      const sub = this.subNo % n;
+      for (const s of this.earlyListeners) this.call(s.fn, tick, sub);
+      this.runPhased(this.listeners, tick, sub);
+      this.runPhased(this.paceListeners, tick, sub);
+      this.runPhased(this.lateListeners, tick, sub);
     }
     if (now >= this.nextAt) {
       // Stalled too long: skip the rest rather than burst. The tick count still advances with real
       // time, so media timestamps keep matching the wall clock (the skip shows as a gap, like RTP).
-      const skipped = Math.floor((now - this.nextAt) / this.periodMs) + 1;
+      const skipped = Math.floor((now - this.nextAt) / this.subMs) + 1;
       this.lateTicks++;
-      this.tickNo += skipped;
-      this.nextAt += skipped * this.periodMs;
+      this.subNo += skipped;
+      this.nextAt += skipped * this.subMs;
     }
     this.running = false;
     if (this.listenerCount > 0) this.schedule();
   };
 
-  private call(fn: TickListener): void {
+  /**
+   * Each listener in its phase's sub-tick (unphased ones in the frame's first), never twice within half
+   * a frame, and never more than a sub-tick past a frame since its last run: moved to a later phase
+   * it runs there (a 25 ms interval, say), moved earlier, there or, if that has passed in this frame,
+   * at once (25 then 10 ms): about once per frame, give or take the move, never a frame skipped.
+   */
+  private runPhased(set: Set<Subscription>, tick: number, sub: number): void {
+    const n = this.subTicksPerFrame;
+    for (const s of set) {
+      const gap = this.subNo - s.lastRun;
+      // (A new listener has not run: it waits for its phase's sub-tick.)
+      const due = (s.phase === null ? 0 : s.phase.phase % n) === sub ? gap >= this.minGap : gap > n && gap !== Infinity;
+      if (!due) continue;
+      s.lastRun = this.subNo;
+      this.runningSub = s;
+      this.call(s.fn, tick, sub);
+    }
+    this.runningSub = null;
+  }
+
+  private call(fn: TickListener, tick: number, sub: number): void {
     try {
-      fn(this.tickNo);
+      fn(tick, sub);
     } catch (err) {
       // One session's fault must not stop the others' audio: count it, hand it on, carry on.
       this.listenerErrors++;
       try {
-        this.errorHook(err, this.tickNo);
+        this.errorHook(err, tick);
       } catch {
         // a failing hook must not stop the clock either
       }
@@ -199,5 +328,6 @@ export class MediaClock implements TickSource {
  * release and the endpoints send, in that order (four phases), so a bridged frame leaves in the tick
  * it was played out instead of waiting for the phase of a second clock. Catch-up is
  * 10 ticks (200 ms): a longer stall is skipped rather than replayed as a burst into every queue.
+ * Its sub-ticks (MEDIA_SUBTICKS) are set at start-up, before anything listens.
  */
 export const processMediaClock = new MediaClock(FRAME_MS, 10);

@@ -2,6 +2,6 @@
 // (media/processMediaClock; tests pass their own).
 import { processMediaClock } from '../media/index.js';
 
-export { MediaClock, type TickListener, type TickSource } from '../media/index.js';
+export { MediaClock, FollowingPhase, type TickListener, type TickPhase, type TickSource } from '../media/index.js';
 
 export const sharedMediaClock = processMediaClock;

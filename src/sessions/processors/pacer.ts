@@ -16,7 +16,7 @@ import { performance } from 'node:perf_hooks';
 import { LiveQueue, emptyLiveQueueStats, frameEnergy, mixFrames, observeStage, type LiveQueueStats } from '../../media/index.js';
 import { FRAME_MS, FRAME_SAMPLES, PARTIES, type Party, type PcmFrame } from '../contracts.js';
 import type { Frame } from '../frames.js';
-import type { TickSource } from '../media-clock.js';
+import { FollowingPhase, type TickSource } from '../media-clock.js';
 import { FrameProcessor } from './processor.js';
 
 /** Most audio queued per listener (30 s); older frames are dropped beyond it so memory stays bounded. */
@@ -85,20 +85,28 @@ class FrameQueue {
   }
 }
 
-/** What waits for one listener: synthesized speech (queued in full) and live audio (converging). */
+/**
+ * What waits for one listener: synthesized speech (queued in full) and live audio (converging). Each
+ * lane is on the clock by itself, in the sub-tick its live frames were queued in (a clock with
+ * sub-ticks): a bridged frame a leg played out leaves in that sub-tick, whichever the other lane's is.
+ */
 interface Lane {
   to: Party;
   synth: FrameQueue;
   live: LiveQueue<Queued>;
+  phase: FollowingPhase;
+  unsubscribe: (() => void) | null;
+  idleTicks: number;
+  /** The last playout's timestamp: kept increasing when a move of the lane's sub-tick repeats a tick. */
+  lastTimestampMs: number;
+  onTick: (tick: number) => void;
 }
 
 export class OutputPacer extends FrameProcessor {
   /** Per party, and the same lanes as a list for the tick (no Map iterator per pacer and tick). */
   private readonly lanes = {} as Record<Party, Lane>;
   private readonly laneList: Lane[];
-  private unsubscribe: (() => void) | null = null;
   private firstTick = -1;
-  private idleTicks = 0;
   private readonly now: () => number;
 
   constructor(
@@ -116,7 +124,17 @@ export class OutputPacer extends FrameProcessor {
         maxFrames: MAX_LIVE_BACKLOG_FRAMES,
         totals: pacerLiveTotals,
       });
-      return (this.lanes[to] = { to, synth: new FrameQueue(), live });
+      const lane: Lane = {
+        to,
+        synth: new FrameQueue(),
+        live,
+        phase: new FollowingPhase(),
+        unsubscribe: null,
+        idleTicks: 0,
+        lastTimestampMs: -Infinity,
+        onTick: (tick) => this.tickLane(lane, tick),
+      };
+      return (this.lanes[to] = lane);
     });
   }
 
@@ -161,12 +179,16 @@ export class OutputPacer extends FrameProcessor {
           }
           q.push({ speaker: frame.speaker, pcm: f });
         }
-        this.start();
+        this.start(this.lanes[frame.to]);
         return;
       }
       case 'output_audio': {
-        this.lanes[frame.to].live.push({ speaker: frame.speaker, pcm: frame.pcm }, this.now());
-        this.start();
+        const lane = this.lanes[frame.to];
+        lane.live.push({ speaker: frame.speaker, pcm: frame.pcm }, this.now());
+        // Played out by a leg: released in its sub-tick from now on (a socket's frame, outside a tick, keeps the lane's).
+        const source = this.clock.runningPhase;
+        if (source) lane.phase.follow(source);
+        this.start(lane);
         return;
       }
       case 'interruption':
@@ -179,41 +201,41 @@ export class OutputPacer extends FrameProcessor {
     }
   }
 
-  private start(): void {
-    this.idleTicks = 0;
-    if (this.unsubscribe || this.closed) return;
-    // The pacing phase runs after every leg's playout of the tick, whenever this pacer subscribed.
-    this.unsubscribe = (this.clock.subscribePace ?? this.clock.subscribe).call(this.clock, this.onTick);
+  private start(lane: Lane): void {
+    lane.idleTicks = 0;
+    if (lane.unsubscribe || this.closed) return;
+    // The pacing phase runs after every leg's playout of the (sub-)tick, whenever this lane subscribed.
+    lane.unsubscribe = (this.clock.subscribePace ?? this.clock.subscribe).call(this.clock, lane.onTick, lane.phase);
   }
 
-  private readonly onTick = (tick: number): void => {
+  private tickLane(lane: Lane, tick: number): void {
     if (this.firstTick < 0) this.firstTick = tick;
-    let pending = 0;
-    let now = NaN;
-    for (const { to, synth: q, live: lq } of this.laneList) {
-      const synth = q.shift();
-      if (lq.length > 0 && Number.isNaN(now)) now = this.now();
-      const live = lq.shift(now);
-      if (live) observeStage('pacer', now - lq.lastEnqueuedAt);
-      lq.endTick();
-      const item = synth && live ? { speaker: synth.speaker, pcm: mixFrames(synth.pcm, live.pcm) } : (synth ?? live);
-      if (item) this.push({ kind: 'playout', to, speaker: item.speaker, pcm: item.pcm, timestampMs: (tick - this.firstTick) * FRAME_MS });
-      pending += q.length + lq.length;
+    const { to, synth: q, live: lq } = lane;
+    const synth = q.shift();
+    const now = lq.length > 0 ? this.now() : NaN;
+    const live = lq.shift(now);
+    if (live) observeStage('pacer', now - lq.lastEnqueuedAt);
+    lq.endTick();
+    const item = synth && live ? { speaker: synth.speaker, pcm: mixFrames(synth.pcm, live.pcm) } : (synth ?? live);
+    if (item) {
+      const timestampMs = Math.max((tick - this.firstTick) * FRAME_MS, lane.lastTimestampMs + FRAME_MS);
+      lane.lastTimestampMs = timestampMs;
+      this.push({ kind: 'playout', to, speaker: item.speaker, pcm: item.pcm, timestampMs });
     }
-    if (pending > 0) this.idleTicks = 0;
-    else if (++this.idleTicks >= IDLE_TICKS) this.stop();
-  };
+    if (q.length + lq.length > 0) lane.idleTicks = 0;
+    else if (++lane.idleTicks >= IDLE_TICKS) this.stopLane(lane);
+  }
 
-  private stop(): void {
-    this.unsubscribe?.();
-    this.unsubscribe = null;
+  private stopLane(lane: Lane): void {
+    lane.unsubscribe?.();
+    lane.unsubscribe = null;
   }
 
   override close(): void {
     if (this.closed) return;
     super.close();
-    this.stop();
     for (const lane of this.laneList) {
+      this.stopLane(lane);
       lane.synth.clear();
       lane.live.clear();
     }

@@ -9,7 +9,7 @@ import { SourceLatch, type LatchingMode } from './source-latch.js';
 import { parseRtpHeader, rtpHeader, writeRtpHeader, RTP_HEADER_BYTES } from './packet.js';
 import { DtmfDecoder, digitPackets, type DigitDetected } from './dtmf.js';
 import { bindNativeRtcpSocket, bindNativeRtpSocket, bindPooledRtpSocket, bindRtcpSocket, bindRtpSocket, type PortRange } from './port-allocator.js';
-import type { MediaSocket } from './socket-protocol.js';
+import type { MediaSocket, PacketInfo } from './socket-protocol.js';
 import { sharedRtpSocketPool } from './socket-pool.js';
 import { nativeRtpIoFor, tryNativeRtpIoAddon } from './native-io.js';
 import { looksLikeRtcp } from './rtcp.js';
@@ -23,11 +23,13 @@ import {
   processMediaClock,
   frameEnergy,
   observeStage,
+  PlayoutPhase,
   alawDecodeInto,
   alawEncodeInto,
   mulawDecodeInto,
   mulawEncodeInto,
   type JitterBufferOptions,
+  FollowingPhase,
   type TickSource,
 } from '../../media/index.js';
 
@@ -47,6 +49,11 @@ const OUT_QUEUE_TARGET = 1;
 // JITTER_TRIM_SLACK). Three frames as the floor put every leg's added latency at 40–60 ms before anything else ran.
 const JITTER_START_FRAMES = 2;
 const JITTER_MIN_FRAMES = 2;
+// On a clock with sub-ticks a leg plays out just after its late arrivals (media/playout-phase.ts): that
+// placement is the margin, so the buffer holds only the frame due, and grows on repeated underruns or
+// on jitter beyond what the placement absorbs (JITTER_PLACED_ALLOWANCE_MS, three times the RFC 3550 estimate).
+const PLACED_JITTER_FRAMES = 1;
+const JITTER_PLACED_ALLOWANCE_MS = 15;
 const OUT_QUEUE_MAX = 15;
 
 /** Takes one decoded 20 ms frame per tick once the far end has started sending (ownership passes). */
@@ -132,7 +139,7 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
   private lastPacketAt = 0;
   private timedOut = false;
   private closed = false;
-  private readonly outQueue = new LiveQueue<Int16Array>(frameEnergy, { targetFrames: OUT_QUEUE_TARGET, maxFrames: OUT_QUEUE_MAX });
+  private readonly outQueue: LiveQueue<Int16Array>;
   private dtmfQueue: { marker: boolean; payload: Uint8Array }[] = [];
   private dtmfTs = 0;
   private readonly dtmf = new DtmfDecoder();
@@ -156,6 +163,11 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
   private readonly unsubscribeLate: () => void;
   /** The clock has a late phase: sending happens there (see OUT_QUEUE_TARGET). */
   private readonly lateSend: boolean;
+  private readonly clock: TickSource;
+  /** Where in the frame this leg plays out (clock with sub-ticks), from its packets' arrivals. */
+  private readonly playout: PlayoutPhase | null;
+  /** The sub-tick this leg sends in: that of the listener that queues its frames (a pacer's lane). */
+  private readonly sendPhase = new FollowingPhase();
   private ticks = 0;
   /** Where decoded frames go: a plain call, not an event (one hop per leg and tick on the hottest path). */
   private frameSink: FrameSink | null = null;
@@ -180,19 +192,35 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
     rtcpSocket?.on('message', (msg, rinfo) => this.receiveRtcp(msg, rinfo.address, rinfo.port, false, rinfo.arrivedAt ?? performance.now()));
     rtcpSocket?.on('error', () => {});
 
-    this.jitter = new JitterBuffer({ targetFrames: JITTER_START_FRAMES, minFrames: JITTER_MIN_FRAMES, ...o.jitter });
+    const clock = (this.clock = o.clock ?? rtpMediaClock);
+    this.playout = PlayoutPhase.on(clock);
+    // With sub-ticks a leg may send in the sub-tick before the one its frames start coming in (its first
+    // frame, a move of the lane that feeds it); it then sends once more only a frame later, never twice in
+    // one, and a frame stands in the queue: its margin may go to none after a steady spell with slack.
+    this.outQueue = new LiveQueue<Int16Array>(frameEnergy, {
+      targetFrames: OUT_QUEUE_TARGET,
+      minTargetFrames: this.playout ? 0 : OUT_QUEUE_TARGET,
+      maxFrames: OUT_QUEUE_MAX,
+    });
+    this.jitter = new JitterBuffer(
+      this.playout
+        ? { targetFrames: PLACED_JITTER_FRAMES, minFrames: PLACED_JITTER_FRAMES, jitterAllowanceMs: JITTER_PLACED_ALLOWANCE_MS, ...o.jitter }
+        : { targetFrames: JITTER_START_FRAMES, minFrames: JITTER_MIN_FRAMES, ...o.jitter },
+    );
     this.latch = new SourceLatch(o.latching ?? 'nat');
-    socket.on('message', (msg, rinfo) => this.receive(msg, rinfo.address, rinfo.port, rinfo.arrivedAt ?? performance.now()));
+    // A batched socket's packet without the kernel's time (see native-io.ts) would place the leg at its own read.
+    const placeable = (rinfo: PacketInfo) => rinfo.arrivedAt !== undefined || !socket.readIn;
+    socket.on('message', (msg, rinfo) => this.receive(msg, rinfo.address, rinfo.port, rinfo.arrivedAt ?? performance.now(), placeable(rinfo)));
     socket.on('error', () => {
       // ICMP unreachable and the like: RTP is best effort, the timeout notices a dead peer.
     });
-    const clock = o.clock ?? rtpMediaClock;
-    this.unsubscribe = clock.subscribe(() => this.tick());
+    this.unsubscribe = clock.subscribe(() => this.tick(), this.playout?.tickPhase);
+    if (this.playout) socket.readIn?.(this.playout.tickPhase);
     this.lateSend = typeof clock.subscribeLate === 'function';
     this.unsubscribeLate =
       clock.subscribeLate?.(() => {
         if (!this.closed) this.sendTick();
-      }) ?? (() => {});
+      }, this.sendPhase) ?? (() => {});
   }
 
   static async open(o: RtpEndpointOptions): Promise<RtpEndpoint> {
@@ -241,6 +269,9 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
   /** Queues one 20 ms frame to send. */
   playFrame(frame: Int16Array): void {
     if (this.closed) return;
+    // Queued by a listener of the clock (a pacer's lane): sent in its sub-tick from now on.
+    const source = this.clock.runningPhase;
+    if (source) this.sendPhase.follow(source);
     this.outQueue.push(frame, performance.now());
   }
 
@@ -283,7 +314,8 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
     else closeSockets();
   }
 
-  private receive(msg: Buffer, address: string, port: number, arrivedAt: number): void {
+  /** `placeable`: `arrivedAt` says when the packet came (it may place the leg's playout, see PlayoutPhase). */
+  private receive(msg: Buffer, address: string, port: number, arrivedAt: number, placeable: boolean): void {
     if (this.closed) return;
     if (looksLikeRtcp(msg)) {
       this.receiveRtcp(msg, address, port, true, arrivedAt);
@@ -313,6 +345,7 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
     this.quality.onRtp(p.ssrc, p.sequence, p.timestamp, this.lastPacketAt);
     if (p.ssrc !== this.lastSsrcIn) {
       if (this.lastSsrcIn !== -1) this.jitter.reset();
+      this.playout?.reset();
       this.asmFill = 0;
       this.lastSsrcIn = p.ssrc;
     }
@@ -324,6 +357,7 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
       }
       return;
     }
+    if (placeable) this.playout?.note(p.timestamp, arrivedAt);
     const samples = p.payloadEnd - p.payloadStart;
     if (this.decodeScratch.length !== samples) this.decodeScratch = new Int16Array(samples);
     if (p.payloadType === 0) mulawDecodeInto(msg, this.decodeScratch, p.payloadStart, p.payloadEnd);

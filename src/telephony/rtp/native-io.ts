@@ -16,8 +16,7 @@
 import { EventEmitter } from 'node:events';
 import net from 'node:net';
 import { constants } from 'node:os';
-import { performance } from 'node:perf_hooks';
-import type { TickSource } from '../../media/index.js';
+import type { TickPhase, TickSource } from '../../media/index.js';
 import { RTP_HEADER_BYTES } from './packet.js';
 import { loadRtpIoAddon, monotonicToPerformance, type ReceiveThread, type RtpIoAddon } from './rtp-io-addon.js';
 import type { MediaSocket, PacketInfo } from './socket-protocol.js';
@@ -67,6 +66,8 @@ export class NativeSocket extends EventEmitter implements MediaSocket {
   private lastToNum = 0;
   /** The peer the socket is connected to (connectTo), or null. */
   private peer: { address: string; port: number } | null = null;
+  /** The sub-tick it is read in (readIn); null: the frame's first. */
+  readPhase: TickPhase | null = null;
 
   constructor(
     private readonly io: NativeRtpIo,
@@ -146,6 +147,10 @@ export class NativeSocket extends EventEmitter implements MediaSocket {
     return { port: this.port };
   }
 
+  readIn(phase: TickPhase): void {
+    this.readPhase = phase;
+  }
+
   /** Stops reading and sending now; the fd closes (and 'close' is emitted, releasing the port) once its queued packets have left. */
   close(): void {
     if (this.closed) return;
@@ -170,6 +175,8 @@ export class NativeRtpIo {
   /** `sockets` split by how often they are read, with their fds, remade when a socket came or went. */
   private hotSet = NO_SOCKETS;
   private coldSet = NO_SOCKETS;
+  /** The hot sockets read in the current sub-tick (clock with sub-ticks), remade each one. */
+  private readonly phaseSet: ReadSet = { sockets: [], fds: new Int32Array(64) };
   private ticks = 0;
   private dirty = false;
   private draining = false;
@@ -376,7 +383,7 @@ export class NativeRtpIo {
     }
   }
 
-  private readonly drainAll = (): void => {
+  private readonly drainAll = (_tick: number, sub = 0): void => {
     // Ticks run back to back when the clock catches up after a stall: the previous tick's packets leave
     // now, not with every caught-up tick's at the end (up to 200 ms late for the first of them).
     this.flushSends();
@@ -392,14 +399,34 @@ export class NativeRtpIo {
       if (this.recvThread) {
         this.take();
       } else {
-        this.drain(this.hotSet);
-        if (++this.ticks % COLD_READ_TICKS === 0) this.drain(this.coldSet);
+        const subTicks = this.clock.subTicks ?? 1;
+        this.drain(subTicks > 1 ? this.socketsReadIn(sub, subTicks) : this.hotSet);
+        if (sub === 0 && ++this.ticks % COLD_READ_TICKS === 0) this.drain(this.coldSet);
       }
     } finally {
       this.draining = false;
       this.closeSockets();
     }
   };
+
+  /**
+   * The hot sockets whose leg plays out in sub-tick `sub`: each is read once per frame, just before its
+   * playout, so sub-ticks cost no more reads than one tick did (a read of an empty socket costs as
+   * much as one with a packet). The kernel's arrival times stay exact whenever a packet is read.
+   */
+  private socketsReadIn(sub: number, subTicks: number): ReadSet {
+    const set = this.phaseSet;
+    const hot = this.hotSet.sockets;
+    if (set.fds.length < hot.length) set.fds = new Int32Array(2 * hot.length);
+    let n = 0;
+    for (const s of hot) {
+      if ((s.readPhase === null ? 0 : s.readPhase.phase % subTicks) !== sub) continue;
+      set.sockets[n] = s;
+      set.fds[n++] = s.fd;
+    }
+    set.sockets.length = n;
+    return { sockets: set.sockets, fds: set.fds.subarray(0, n) };
+  }
 
   private drain({ sockets, fds }: ReadSet): void {
     if (sockets.length === 0) return;
@@ -428,7 +455,6 @@ export class NativeRtpIo {
 
   /** `sockets[meta[k * META]]` is packet k's socket: by index in the fds drained, or by fd (take). */
   private deliver(sockets: (NativeSocket | undefined)[], n: number): void {
-    const now = performance.now();
     const meta = this.meta;
     this.counts.packets += n;
     for (let k = 0; k < n; k++) {
@@ -441,8 +467,13 @@ export class NativeRtpIo {
         continue;
       }
       const arrival = this.arrivals[k] ?? -1;
-      const arrivedAt = arrival < 0 ? now : arrival + monotonicToPerformance;
-      const info: PacketInfo = { address: this.addressOf((meta[m + 3] ?? 0) >>> 0), port: meta[m + 2] ?? 0, arrivedAt };
+      // Without the kernel's time (never seen; SO_TIMESTAMPNS is set on every socket) the time is left out:
+      // the read's own time says when the socket was read, not when the packet came.
+      const info: PacketInfo = {
+        address: this.addressOf((meta[m + 3] ?? 0) >>> 0),
+        port: meta[m + 2] ?? 0,
+        arrivedAt: arrival < 0 ? undefined : arrival + monotonicToPerformance,
+      };
       // A view of the shared buffer: the endpoint decodes it before the next packet is delivered.
       socket.receiver(this.out.subarray(k * SLOT, k * SLOT + len), info);
     }

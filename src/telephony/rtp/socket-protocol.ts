@@ -2,6 +2,8 @@
 // Packets travel in batches: one transferred buffer holding them back to back, with per-packet
 // socket id, length, remote port and address alongside.
 
+import type { TickPhase } from '../../media/index.js';
+
 /** Where a packet came from, and when it arrived when that was before it was read (MEDIA_IO=native). */
 export interface PacketInfo {
   address: string;
@@ -28,6 +30,11 @@ export interface MediaSocket {
   reservePcmSend?(samples: number, payloadType: number, port: number, address: string): number;
   /** Batched sockets: connect(2) to one peer, or with null to none again (NativeSocket.connectTo); false when refused. */
   connectTo?(peer: { address: string; port: number } | null): boolean;
+  /**
+   * Batched sockets on a clock with sub-ticks: read once per frame, in the sub-tick `phase` names (its
+   * leg's playout, which moves with the arrivals), not in the frame's first.
+   */
+  readIn?(phase: TickPhase): void;
   readonly sendBuffer?: Uint8Array;
   readonly sendPcm?: Int16Array;
   address(): { port: number };

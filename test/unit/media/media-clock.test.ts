@@ -3,7 +3,7 @@
 // reported, not fatal. Fake timers: deterministic.
 import dgram from 'node:dgram';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { MediaClock } from '../../../src/media/index.js';
+import { FollowingPhase, MediaClock, PlayoutPhase, type TickSource } from '../../../src/media/index.js';
 
 afterEach(() => {
   vi.useRealTimers();
@@ -133,5 +133,113 @@ describe('MediaClock', () => {
     tx.close();
     expect(seen).toBe(1);
     expect(clock.deferredRuns).toBeGreaterThanOrEqual(1);
+  });
+
+  it('with four sub-ticks, reads in every one and runs each phased listener once per frame in its own', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const clock = new MediaClock(20, 10, 4);
+    const reads: number[] = [];
+    const legRuns: [number, number][] = [];
+    const unphased: number[] = [];
+    clock.subscribeEarly((_t, sub) => reads.push(sub ?? -1));
+    clock.subscribe((t, sub) => legRuns.push([t, sub ?? -1]), { phase: 2 });
+    clock.subscribeLate((_t, sub) => unphased.push(sub ?? -1));
+    vi.advanceTimersByTime(1000);
+    expect(reads).toHaveLength(200);
+    expect(reads.slice(0, 8)).toEqual([0, 1, 2, 3, 0, 1, 2, 3]);
+    expect(legRuns).toHaveLength(50);
+    expect(legRuns.every(([t, sub], i) => sub === 2 && t === i + 1)).toBe(true);
+    expect(unphased).toHaveLength(50);
+    expect(unphased.every((sub) => sub === 0)).toBe(true);
+    clock.stop();
+  });
+
+  it('moves a listener with its phase, 10 to 25 ms between runs, never twice in half a frame nor a frame skipped', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const clock = new MediaClock(20, 10, 4);
+    const phase = { phase: 0 };
+    const runsAt: number[] = [];
+    // Moves both ways and by every step, some of them from inside a run, as a leg moves when it reads a late packet.
+    const moves = [1, 3, 0, 2, 1, 0, 3, 2, 0, 1];
+    let moved = 0;
+    const move = (to: number) => {
+      if (to !== phase.phase) moved++;
+      phase.phase = to;
+    };
+    clock.subscribe(() => {
+      runsAt.push(performance.now());
+      if (runsAt.length % 5 === 0) move(moves[(runsAt.length / 5) % moves.length] ?? 0);
+    }, phase);
+    // And at reads, as a leg moves when a packet is read: a fixed pseudo-random sequence.
+    let seed = 7;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    clock.subscribeEarly(() => {
+      if (next() < 0.05) move(Math.floor(next() * 4));
+    });
+    vi.advanceTimersByTime(2000);
+    const gaps = runsAt.slice(1).map((t, i) => t - (runsAt[i] ?? 0));
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(10);
+    expect(Math.max(...gaps)).toBeLessThanOrEqual(25);
+    // 100 frames: a move earlier adds a run, a move later takes one away, never more than one per move.
+    expect(moved).toBeGreaterThan(20);
+    expect(Math.abs(runsAt.length - 100)).toBeLessThanOrEqual(moved);
+    clock.stop();
+  });
+
+  it('names the phase of the listener running, which a following phase takes up (never in a circle)', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const clock = new MediaClock(20, 10, 4);
+    const leg = { phase: 3 };
+    const lane = new FollowingPhase();
+    const sender = new FollowingPhase();
+    const seen: (number | null)[] = [];
+    clock.subscribe(() => {
+      seen.push(clock.runningPhase?.phase ?? null);
+      lane.follow(clock.runningPhase!);
+    }, leg);
+    clock.subscribePace(() => sender.follow(clock.runningPhase!), lane);
+    clock.subscribeEarly(() => seen.push(clock.runningPhase?.phase ?? null));
+    vi.advanceTimersByTime(20);
+    expect(seen).toEqual([null, null, null, null, 3]);
+    expect(clock.runningPhase).toBeNull();
+    expect([lane.phase, sender.phase]).toEqual([3, 3]);
+    leg.phase = 1;
+    expect([lane.phase, sender.phase]).toEqual([1, 1]);
+    lane.follow(sender); // would follow itself through the sender: ignored
+    expect(lane.phase).toBe(1);
+    clock.stop();
+  });
+});
+
+describe('PlayoutPhase', () => {
+  /** A clock whose sub-ticks fall at every multiple of 5 ms, frames at every 20. */
+  const grid: TickSource = {
+    subscribe: () => () => {},
+    subTicks: 4,
+    phaseAt: (t) => Math.ceil(t / 5) % 4,
+    subTickAt: (t) => Math.ceil(t / 5) * 5,
+  };
+
+  it('places a leg in the first sub-tick a margin after its arrivals, later at once on a late packet, back after a calm spell', () => {
+    const placed = PlayoutPhase.on(grid)!;
+    // Frame k (RTP timestamp 160 k) arrives 2 ms into its frame: played out 5 ms in, sub-tick 1.
+    const arrive = (k: number, lateMs = 0) => placed.note(160 * k, 20 * k + 2 + lateMs);
+    for (let k = 0; k < 10; k++) arrive(k, k % 2 ? 0.3 : 0);
+    expect(placed.tickPhase.phase).toBe(1);
+    // 4 ms late: sub-tick 1 would come before it; the leg moves to sub-tick 2 (10 ms).
+    arrive(10, 4);
+    expect(placed.tickPhase.phase).toBe(2);
+    // On time again: it stays while its sub-tick comes within a sub-tick and 2.5 ms of the edge...
+    for (let k = 11; k < 20; k++) arrive(k);
+    expect(placed.tickPhase.phase).toBe(2);
+    // ...and goes back once the edge has relaxed to the arrivals (4 ms at 0.05 ms per packet).
+    for (let k = 20; k < 120; k++) arrive(k);
+    expect(placed.tickPhase.phase).toBe(1);
+  });
+
+  it('is not made on a clock without sub-ticks', () => {
+    expect(PlayoutPhase.on({ ...grid, subTicks: 1 })).toBeNull();
+    expect(PlayoutPhase.on(new MediaClock(20, 10))).toBeNull();
+    expect(PlayoutPhase.on(new MediaClock(20, 10, 4))).not.toBeNull();
   });
 });
