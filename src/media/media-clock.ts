@@ -107,8 +107,12 @@ export class MediaClock implements TickSource {
   private subNo = -1;
   private subTicksPerFrame = 1;
   private subMs: number;
-  /** A phased listener runs at least this many sub-ticks after its last run (half a frame, rounded up). */
+  /**
+   * A phased listener runs at least minGap sub-ticks after its last run (half a frame, rounded up) and,
+   * when it can, at most maxGap (a frame and a sub-tick).
+   */
   private minGap = 1;
+  private maxGap = 1;
   private runningSub: Subscription | null = null;
   /** Stalls longer than the catch-up allowance (their ticks were skipped); a health figure. */
   lateTicks = 0;
@@ -142,6 +146,7 @@ export class MediaClock implements TickSource {
     this.subTicksPerFrame = n;
     this.subMs = this.periodMs / n;
     this.minGap = Math.ceil(n / 2);
+    this.maxGap = n + 1;
     // The next sub-tick starts a frame.
     this.subNo = Math.ceil((this.subNo + 1) / n) * n - 1;
     return this;
@@ -277,17 +282,20 @@ export class MediaClock implements TickSource {
 
   /**
    * Each listener in its phase's sub-tick (unphased ones in the frame's first), never twice within half
-   * a frame, and never more than a sub-tick past a frame since its last run: moved to a later phase
-   * it runs there (a 25 ms interval, say), moved earlier, there or, if that has passed in this frame,
-   * at once (25 then 10 ms): about once per frame, give or take the move, never a frame skipped.
+   * a frame, and never more than a sub-tick past a frame since its last run: moved a sub-tick later, it
+   * runs there (a 25 ms interval); moved earlier, past its new sub-tick in this frame, it runs at once
+   * rather than wait for the next frame's, then there (20 then 10 or 15 ms): about once per frame, give or
+   * take the move, never a frame skipped.
    */
   private runPhased(set: Set<Subscription>, tick: number, sub: number): void {
     const n = this.subTicksPerFrame;
     for (const s of set) {
       const gap = this.subNo - s.lastRun;
-      // (A new listener has not run: it waits for its phase's sub-tick.)
-      const due = (s.phase === null ? 0 : s.phase.phase % n) === sub ? gap >= this.minGap : gap > n && gap !== Infinity;
-      if (!due) continue;
+      if (gap < this.minGap) continue;
+      // Sub-ticks to its phase's next one; running only there would leave a gap past a frame and a sub-tick.
+      const until = ((s.phase === null ? 0 : s.phase.phase) - sub + n) % n;
+      // (A new listener runs at once: a pacer's lane woken by a leg's frame releases it in that leg's sub-tick.)
+      if (until !== 0 && gap + until <= this.maxGap) continue;
       s.lastRun = this.subNo;
       this.runningSub = s;
       this.call(s.fn, tick, sub);

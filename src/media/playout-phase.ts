@@ -2,9 +2,9 @@
 // first sub-tick after its packets' late arrivals, plus a margin. With one instant per frame for every
 // leg, a frame waited 0–20 ms for it depending on where the phone's send phase fell (the same call
 // 15 ms slower or faster from run to run), and frames arriving just before that instant missed it on
-// any lateness. The transit of each packet (arrival minus RTP time) is constant for a steady sender;
-// the late edge follows the latest transit at once and relaxes slowly, so a leg moves later at the first
-// late packet and earlier only after a calm spell.
+// any lateness. The transit of each packet (arrival minus RTP time) is constant for a steady sender but
+// for its jitter; the late edge is the latest transit of the last one to two seconds, so a leg moves
+// later at the first late packet and earlier only after a spell with none as late.
 import { FRAME_MS } from './constants.js';
 import type { TickPhase, TickSource } from './media-clock.js';
 
@@ -17,8 +17,12 @@ export const PLAYOUT_MARGIN_MS = 1.5;
  */
 const MIN_LEAD_MS = 0.5;
 const EXTRA_LEAD_MS = 2.5;
-/** The late edge relaxes towards the arrivals this fast (ms per packet: 2.5 ms a second at 20 ms packets). */
-const RELAX_MS_PER_PACKET = 0.05;
+/**
+ * The late edge is the latest transit of the current block of packets and the one before (50 packets,
+ * a second at 20 ms, each): a decaying maximum instead moved legs back and forth every second or two on
+ * 2–3 ms of jitter, and each move costs the chain the leg feeds an uneven interval.
+ */
+const BLOCK_PACKETS = 50;
 /**
  * The most the late edge stands above the latest packet's transit: lateness beyond it is the jitter
  * buffer's (its underrun and target). Under a frame, so the edge never wraps into the next frame's.
@@ -32,7 +36,10 @@ type PlacingClock = TickSource & Required<Pick<TickSource, 'phaseAt' | 'subTickA
 export class PlayoutPhase {
   /** The sub-tick to play out in: subscribe the leg's playout with it. */
   readonly tickPhase: TickPhase & { phase: number } = { phase: 0 };
-  private lateTransit = NaN;
+  /** The latest transit of the current block of packets and of the one before it (NaN: none yet). */
+  private blockLate = NaN;
+  private previousLate = NaN;
+  private blockPackets = 0;
   private readonly subMs: number;
 
   private constructor(
@@ -51,13 +58,14 @@ export class PlayoutPhase {
   /** A packet of `rtpTimestamp` (8 kHz) arrived at `arrivalMs` (performance.now time). */
   note(rtpTimestamp: number, arrivalMs: number): void {
     const transit = arrivalMs - rtpTimestamp / 8;
-    let late = this.lateTransit;
-    if (!(Math.abs(transit - late) < RESTART_MS))
-      late = transit; // NaN (first packet) too
-    else if (transit > late) late = transit;
-    else late = Math.max(late - RELAX_MS_PER_PACKET, transit);
-    if (late > transit + MAX_LEAD_MS) late = transit + MAX_LEAD_MS;
-    this.lateTransit = late;
+    if (!(Math.abs(transit - this.blockLate) < RESTART_MS)) this.reset(); // the first packet (NaN) too
+    if (++this.blockPackets > BLOCK_PACKETS) {
+      this.previousLate = this.blockLate;
+      this.blockLate = NaN;
+      this.blockPackets = 1;
+    }
+    if (!(transit <= this.blockLate)) this.blockLate = transit;
+    const late = Math.min(Number.isNaN(this.previousLate) ? this.blockLate : Math.max(this.blockLate, this.previousLate), transit + MAX_LEAD_MS);
     // When this packet's frame would have come at the late edge, and how long after that the leg's sub-tick comes.
     const edge = arrivalMs + (late - transit);
     const n = this.subTicks;
@@ -68,6 +76,7 @@ export class PlayoutPhase {
 
   /** Forget the edge (a new source or timeline starts). */
   reset(): void {
-    this.lateTransit = NaN;
+    this.blockLate = this.previousLate = NaN;
+    this.blockPackets = 0;
   }
 }

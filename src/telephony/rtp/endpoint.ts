@@ -194,14 +194,11 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
 
     const clock = (this.clock = o.clock ?? rtpMediaClock);
     this.playout = PlayoutPhase.on(clock);
-    // With sub-ticks a leg may send in the sub-tick before the one its frames start coming in (its first
-    // frame, a move of the lane that feeds it); it then sends once more only a frame later, never twice in
-    // one, and a frame stands in the queue: its margin may go to none after a steady spell with slack.
-    this.outQueue = new LiveQueue<Int16Array>(frameEnergy, {
-      targetFrames: OUT_QUEUE_TARGET,
-      minTargetFrames: this.playout ? 0 : OUT_QUEUE_TARGET,
-      maxFrames: OUT_QUEUE_MAX,
-    });
+    // With sub-ticks a leg sends in the sub-tick of the lane that feeds it, which may come after its own
+    // send of that frame (its first frame, a move of the lane); it then sends again only a frame later,
+    // never twice in a few ms, and a frame would stand in the queue for good: none is kept (the lane's
+    // frames come in the sender's own sub-tick, so it needs no margin), a standing one goes within a second.
+    this.outQueue = new LiveQueue<Int16Array>(frameEnergy, { targetFrames: this.playout ? 0 : OUT_QUEUE_TARGET, maxFrames: OUT_QUEUE_MAX });
     this.jitter = new JitterBuffer(
       this.playout
         ? { targetFrames: PLACED_JITTER_FRAMES, minFrames: PLACED_JITTER_FRAMES, jitterAllowanceMs: JITTER_PLACED_ALLOWANCE_MS, ...o.jitter }

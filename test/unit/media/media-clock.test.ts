@@ -147,8 +147,10 @@ describe('MediaClock', () => {
     vi.advanceTimersByTime(1000);
     expect(reads).toHaveLength(200);
     expect(reads.slice(0, 8)).toEqual([0, 1, 2, 3, 0, 1, 2, 3]);
-    expect(legRuns).toHaveLength(50);
-    expect(legRuns.every(([t, sub], i) => sub === 2 && t === i + 1)).toBe(true);
+    // New, it runs at once (the first sub-tick), then in its own every frame.
+    expect(legRuns[0]).toEqual([1, 0]);
+    expect(legRuns.slice(1)).toHaveLength(50);
+    expect(legRuns.slice(1).every(([t, sub], i) => sub === 2 && t === i + 1)).toBe(true);
     expect(unphased).toHaveLength(50);
     expect(unphased.every((sub) => sub === 0)).toBe(true);
     clock.stop();
@@ -200,7 +202,8 @@ describe('MediaClock', () => {
     clock.subscribePace(() => sender.follow(clock.runningPhase!), lane);
     clock.subscribeEarly(() => seen.push(clock.runningPhase?.phase ?? null));
     vi.advanceTimersByTime(20);
-    expect(seen).toEqual([null, null, null, null, 3]);
+    // The leg, new, runs at once (in sub-tick 0), then in its own (3).
+    expect(seen).toEqual([null, 3, null, null, null, 3]);
     expect(clock.runningPhase).toBeNull();
     expect([lane.phase, sender.phase]).toEqual([3, 3]);
     leg.phase = 1;
@@ -232,7 +235,7 @@ describe('PlayoutPhase', () => {
     // On time again: it stays while its sub-tick comes within a sub-tick and 2.5 ms of the edge...
     for (let k = 11; k < 20; k++) arrive(k);
     expect(placed.tickPhase.phase).toBe(2);
-    // ...and goes back once the edge has relaxed to the arrivals (4 ms at 0.05 ms per packet).
+    // ...and goes back once a whole block of 50 packets after the one with the late packet came in time.
     for (let k = 20; k < 120; k++) arrive(k);
     expect(placed.tickPhase.phase).toBe(1);
   });
