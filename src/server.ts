@@ -18,7 +18,7 @@ import { createEngines, EmbeddedEngines, EngineDirectory, PocketsphinxEngine, ty
 import { secretResolver } from './secrets/index.js';
 import { SessionRegistry, registerPacerMetrics, sharedMediaClock } from './sessions/index.js';
 import { NodeHeartbeat, SessionOwnership, SessionRpc, createRedis, ownerOf } from './coord/index.js';
-import { registerMediaStageMetrics, SileroModel } from './media/index.js';
+import { DEFAULT_MEDIA_SUBTICKS, registerMediaStageMetrics, SileroModel } from './media/index.js';
 import { attachStreamServer, registerStreamMetrics, type StreamServer } from './stream/index.js';
 import { registerTelephonyMetrics, startTelephony, type Telephony } from './telephony/index.js';
 import { AgentServices, configSecretResolver, type SecretResolver } from './agents/index.js';
@@ -188,7 +188,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       // One clock for session pacers and RTP endpoints (media/processMediaClock).
       sharedMediaClock.onListenerError((err) => logger.error({ err }, 'media clock listener failed'));
       // Set before any leg or pacer listens (a process runs one gateway; tests' servers all ask the same).
-      const subTicks = config.sip.mediaSubTicks ?? 1;
+      const subTicks = config.sip.mediaSubTicks ?? DEFAULT_MEDIA_SUBTICKS;
       if (sharedMediaClock.subTicks !== subTicks) sharedMediaClock.setSubTicks(subTicks);
       ownership = new SessionOwnership(redis, { node: config.nodeId, url: config.publicUrl }, config.limits.ownerClaimTtlSeconds * 1000);
       const wavDir = recordingsDir(config.dataDir);

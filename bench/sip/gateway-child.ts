@@ -13,7 +13,7 @@
 // refusal counters, loop stalls and GC pauses since the last usage (loop-probe.ts);
 // {cmd:'dial', sessionId, to} → {ok} | {error} (an agent leg dialled out, bench/media); {cmd:'stop'}.
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { mediaStageSummary, processMediaClock, resetMediaStages } from '../../src/media/index.js';
+import { DEFAULT_MEDIA_SUBTICKS, mediaStageSummary, processMediaClock, resetMediaStages } from '../../src/media/index.js';
 import { startBenchSipGateway } from './bench-gateway.js';
 import { runningRtpSocketPool } from '../../src/telephony/rtp/socket-pool.js';
 import {
@@ -65,7 +65,7 @@ t.gw.config.sip.mediaWorkers = media.mediaWorkers ?? 0;
 t.gw.config.sip.mediaIo = media.mediaIo;
 t.gw.config.sip.jitterTrimSlack = media.jitterTrimSlack;
 // Before the first call's socket makes the batched reader, and before anything listens to the clock.
-processMediaClock.setSubTicks(media.mediaSubTicks ?? 1);
+processMediaClock.setSubTicks(media.mediaSubTicks ?? DEFAULT_MEDIA_SUBTICKS);
 useIoUringForRtp(media.mediaIoUring ?? true);
 useSendThreadForRtp(media.mediaIoSendThread ?? true);
 useRecvThreadForRtp(media.mediaIoRecvThread ?? false);

@@ -339,3 +339,6 @@ export class MediaClock implements TickSource {
  * Its sub-ticks (MEDIA_SUBTICKS) are set at start-up, before anything listens.
  */
 export const processMediaClock = new MediaClock(FRAME_MS, 10);
+
+/** Sub-ticks per frame a gateway runs its clock with unless configured (MEDIA_SUBTICKS). */
+export const DEFAULT_MEDIA_SUBTICKS = 4;

@@ -240,6 +240,20 @@ describe('PlayoutPhase', () => {
     expect(placed.tickPhase.phase).toBe(1);
   });
 
+  it('stays where it is on 3 ms of jitter, at either side of a sub-tick', () => {
+    for (const base of [0.5, 2, 3.5]) {
+      const placed = PlayoutPhase.on(grid)!;
+      let seed = 11;
+      const jitter = () => 3 * ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+      const phases = new Set<number>();
+      for (let k = 0; k < 1000; k++) {
+        placed.note(160 * k, 20 * k + base + jitter());
+        if (k >= 50) phases.add(placed.tickPhase.phase);
+      }
+      expect({ base, phases: [...phases] }).toEqual({ base, phases: [phases.values().next().value] });
+    }
+  });
+
   it('is not made on a clock without sub-ticks', () => {
     expect(PlayoutPhase.on({ ...grid, subTicks: 1 })).toBeNull();
     expect(PlayoutPhase.on(new MediaClock(20, 10))).toBeNull();
