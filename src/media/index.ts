@@ -19,7 +19,16 @@ export { SileroVoiceActivityDetector, type SileroVadOptions, type SileroVadEvent
 export { SileroModel, SILERO_BATCH_MS } from './vad-silero-model.js';
 export { mixFrames, applyGain } from './mixer.js';
 export { Resampler, resample, type ResamplerOptions } from './resampler.js';
-export { MediaClock, FollowingPhase, processMediaClock, DEFAULT_MEDIA_SUBTICKS, type TickListener, type TickPhase, type TickSource, type TickErrorHook } from './media-clock.js';
+export {
+  MediaClock,
+  FollowingPhase,
+  processMediaClock,
+  DEFAULT_MEDIA_SUBTICKS,
+  type TickListener,
+  type TickPhase,
+  type TickSource,
+  type TickErrorHook,
+} from './media-clock.js';
 export { PlayoutPhase, PLAYOUT_MARGIN_MS } from './playout-phase.js';
 export { WavFileWriter, parseWav, encodeWav, type ParsedWav } from './wav.js';
 // The jitter buffer is written by the telephony helper; this door re-exports it.
