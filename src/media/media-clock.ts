@@ -23,7 +23,7 @@ export interface TickPhase {
 /**
  * The phase of a listener fed by another's frames (a pacer's lane by a leg's playout, a leg's sending
  * by a lane): it follows its source's phase as that moves, so the chain moves in one sub-tick and no
- * link runs once in between with nothing to take. Without a source, its own (0 at first).
+ * link runs once in between with nothing to take. Without a source, the frame's first (0).
  */
 export class FollowingPhase implements TickPhase {
   private source: TickPhase | null = null;
