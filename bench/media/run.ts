@@ -15,7 +15,8 @@
 // time since the last line: which rule added latency when, and to how many legs); SIP_BENCH_PROFILE=<dir> writes a
 // V8 CPU profile of the gateway. BENCH_HANGUP_HALF=1 hangs up every odd call halfway through the window
 // (a mass hang-up; the figures are the survivors'), BENCH_GATEWAY_GRACE_SECONDS=1 ends their sessions a
-// second later. MEDIA_IO=dgram|native picks the gateway's RTP socket I/O (default auto: native when the
+// second later. MEDIA_SUBTICKS=1|2|4 sets the gateway clock's sub-ticks (default 4; 1: every leg at one instant
+// per frame, as before the thirty-fourth pass). MEDIA_IO=dgram|native picks the gateway's RTP socket I/O (default auto: native when the
 // addon is built, as in production); BENCH_PHONES_IO=native reads the load generator's phones the same batched way
 // (latency then ends at the kernel's arrival time) and has their packets leave from the addon's send thread on
 // their 20 ms grid, queued BENCH_PHONES_LEAD_TICKS ticks ahead (default 2, 0 to 2), so the generator's own loop
