@@ -75,8 +75,6 @@ export interface TickSource {
   readonly ticking?: boolean;
   /** Sub-ticks per frame (1 or absent: none; the process clock's MEDIA_SUBTICKS). */
   readonly subTicks?: number;
-  /** The sub-tick running now, or the next one outside a tick. */
-  readonly subTick?: number;
   /** The first sub-tick whose time is at or after `performanceMs` (its phase in the frame). */
   phaseAt?(performanceMs: number): number;
   /** The time of that sub-tick. */
@@ -156,24 +154,25 @@ export class MediaClock implements TickSource {
     return this.subTicksPerFrame;
   }
 
-  /** The sub-tick running now, or the next one outside a tick. */
-  get subTick(): number {
-    return (this.running ? this.subNo : this.subNo + 1) % this.subTicksPerFrame;
-  }
-
   get runningPhase(): TickPhase | null {
     return this.runningSub?.phase ?? null;
   }
 
   subTickAt(performanceMs: number): number {
-    return this.nextAt + Math.ceil((performanceMs - this.nextAt) / this.subMs) * this.subMs;
+    return this.nextAt + this.subTicksAfterNext(performanceMs) * this.subMs;
   }
 
   phaseAt(performanceMs: number): number {
-    // nextAt is the time of sub-tick subNo + 1, inside a tick or not (while stopped, of the one a start begins with).
-    const ahead = Math.ceil((performanceMs - this.nextAt) / this.subMs);
     const n = this.subTicksPerFrame;
-    return (((this.subNo + 1 + ahead) % n) + n) % n;
+    return (((this.subNo + 1 + this.subTicksAfterNext(performanceMs)) % n) + n) % n;
+  }
+
+  /**
+   * How many sub-ticks after the next one (subNo + 1, at nextAt, inside a tick or not; while stopped, the
+   * one a start begins with) the first at or after `performanceMs` comes.
+   */
+  private subTicksAfterNext(performanceMs: number): number {
+    return Math.ceil((performanceMs - this.nextAt) / this.subMs);
   }
 
   get ticking(): boolean {

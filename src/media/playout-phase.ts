@@ -6,10 +6,10 @@
 // for its jitter; the late edge is the latest transit of the last one to two seconds, so a leg moves
 // later at the first late packet and earlier only after a spell with none as late.
 import { FRAME_MS } from './constants.js';
-import type { TickPhase, TickSource } from './media-clock.js';
+import type { TickSource } from './media-clock.js';
 
 /** A leg is placed this long after the late edge of its arrivals (covers a read just after a packet's stamp). */
-export const PLAYOUT_MARGIN_MS = 1.5;
+const PLAYOUT_MARGIN_MS = 1.5;
 /**
  * It moves when its sub-tick comes less than MIN_LEAD_MS after the edge, or more than a sub-tick plus
  * EXTRA_LEAD_MS: a millisecond either side of the placement, so an edge near a sub-tick's time does not
@@ -35,7 +35,7 @@ type PlacingClock = TickSource & Required<Pick<TickSource, 'phaseAt' | 'subTickA
 
 export class PlayoutPhase {
   /** The sub-tick to play out in: subscribe the leg's playout with it. */
-  readonly tickPhase: TickPhase & { phase: number } = { phase: 0 };
+  readonly tickPhase = { phase: 0 };
   /** The latest transit of the current block of packets and of the one before it (NaN: none yet). */
   private blockLate = NaN;
   private previousLate = NaN;

@@ -9,7 +9,7 @@ import { SourceLatch, type LatchingMode } from './source-latch.js';
 import { parseRtpHeader, rtpHeader, writeRtpHeader, RTP_HEADER_BYTES } from './packet.js';
 import { DtmfDecoder, digitPackets, type DigitDetected } from './dtmf.js';
 import { bindNativeRtcpSocket, bindNativeRtpSocket, bindPooledRtpSocket, bindRtcpSocket, bindRtpSocket, type PortRange } from './port-allocator.js';
-import type { MediaSocket, PacketInfo } from './socket-protocol.js';
+import type { MediaSocket } from './socket-protocol.js';
 import { sharedRtpSocketPool } from './socket-pool.js';
 import { nativeRtpIoFor, tryNativeRtpIoAddon } from './native-io.js';
 import { looksLikeRtcp } from './rtcp.js';
@@ -206,8 +206,10 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
     );
     this.latch = new SourceLatch(o.latching ?? 'nat');
     // A batched socket's packet without the kernel's time (see native-io.ts) would place the leg at its own read.
-    const placeable = (rinfo: PacketInfo) => rinfo.arrivedAt !== undefined || !socket.readIn;
-    socket.on('message', (msg, rinfo) => this.receive(msg, rinfo.address, rinfo.port, rinfo.arrivedAt ?? performance.now(), placeable(rinfo)));
+    const readAtTicks = socket.readIn !== undefined;
+    socket.on('message', (msg, rinfo) =>
+      this.receive(msg, rinfo.address, rinfo.port, rinfo.arrivedAt ?? performance.now(), rinfo.arrivedAt !== undefined || !readAtTicks),
+    );
     socket.on('error', () => {
       // ICMP unreachable and the like: RTP is best effort, the timeout notices a dead peer.
     });
