@@ -143,7 +143,7 @@ function startTimeline(everyMs: number): void {
     const stages = await mediaStageSummary();
     const since = (k: string): number => (m[k] ?? 0) - (before[k] ?? 0);
     console.error(
-      `timeline ${Math.round(performance.now())} ms: legs ${m.legs}, underruns ${since('underruns')}, concealed ${since('concealed')}, dropped ${since('dropped')} (trimmed ${since('silenceTrimmed')}), target ${m.jitterTargetFramesAvg} frames; mean ms: jitter buffer ${meanSince(stages, 'jitter_buffer')}, pacer ${meanSince(stages, 'pacer')}, rtp send ${meanSince(stages, 'rtp_send')}`,
+      `timeline ${Math.round(performance.now())} ms: legs ${m.legs}, underruns ${since('underruns')}, concealed ${since('concealed')}, dropped ${since('dropped')} (trimmed ${since('silenceTrimmed')}), target ${m.jitterTargetFramesAvg} frames, playout moved later ${since('playoutMovesLater')} earlier ${since('playoutMovesEarlier')}; mean ms: jitter buffer ${meanSince(stages, 'jitter_buffer')}, pacer ${meanSince(stages, 'pacer')}, rtp send ${meanSince(stages, 'rtp_send')}`,
     );
     before = m;
     stagesBefore = stages;

@@ -29,7 +29,7 @@ export {
   type TickSource,
   type TickErrorHook,
 } from './media-clock.js';
-export { PlayoutPhase } from './playout-phase.js';
+export { PlayoutPhase, playoutMoves } from './playout-phase.js';
 export { WavFileWriter, parseWav, encodeWav, type ParsedWav } from './wav.js';
 // The jitter buffer is written by the telephony helper; this door re-exports it.
 export * from './jitter-buffer.js';

@@ -117,6 +117,12 @@ export class JitterBuffer {
   private concealRun = 0;
   private primingTicks = 0;
   private lastUnderrunAt = -Infinity;
+  /**
+   * A placed leg's repeated underrun (jitterAllowanceMs): the frame it found missing, and when. The target
+   * grows only if that frame comes later than the allowance (see pop).
+   */
+  private awaitedIdx = NaN;
+  private underrunAtMs = NaN;
   /** Smallest playout level and length of the current run of ticks above the target. */
   private runMin = Infinity;
   private runTicks = 0;
@@ -198,6 +204,7 @@ export class JitterBuffer {
     this.maxIdx = -Infinity;
     this.next = 0;
     this.prevTransit = NaN;
+    this.awaitedIdx = NaN;
     this.settleSurplus();
     this.spell.restart(this.ticks);
   }
@@ -218,6 +225,7 @@ export class JitterBuffer {
     } else if (idx >= this.next + this.capacity || idx < this.next - this.capacity) {
       // A jump no reordering explains (sender restart, timestamp reset): start over from here.
       this.s.resyncs++;
+      this.awaitedIdx = NaN;
       this.emptySlots();
       this.baseTs = ts;
       idx = 0;
@@ -233,6 +241,10 @@ export class JitterBuffer {
     }
     const frames = Math.floor(samples.length / SAMPLES);
     for (let f = 0; f < frames; f++, idx++) {
+      if (idx === this.awaitedIdx) {
+        this.awaitedIdx = NaN;
+        if (arrivalMs - this.underrunAtMs > this.jitterAllowanceMs && this.mayGrow()) this.target++;
+      }
       if (idx < this.next) {
         this.s.late++;
         continue;
@@ -286,8 +298,19 @@ export class JitterBuffer {
       // above what the measured jitter asks for. A lone spike (a stall of our loop, of the sender or of
       // the host) is not cured by depth: growing on it held 20-40 ms more on every call for the 1 s
       // before the target may shrink; growing without bound kept the latency high on a busy host.
+      // A leg placed after its arrivals moves later at the late packet itself (PlayoutPhase), which costs
+      // it the lateness, where a frame more of target costs 20 ms on every frame for a second or more
+      // (and a second concealed frame while it primes): it grows only if the missing frame comes later
+      // than the placement absorbs (at once on an untimed pop; never for a frame that never comes).
       const repeated = this.s.received - this.lastUnderrunAt <= REPEATED_UNDERRUN_PACKETS;
-      if (this.adaptive && repeated && this.target < Math.min(this.maxFrames, this.jitterTarget() + 2)) this.target++;
+      if (this.adaptive && repeated && this.mayGrow()) {
+        if (this.jitterAllowanceMs > 0 && Number.isFinite(nowMs)) {
+          this.awaitedIdx = this.next;
+          this.underrunAtMs = nowMs;
+        } else {
+          this.target++;
+        }
+      }
       this.lastUnderrunAt = this.s.received;
       this.slackUnderrun();
       return this.conceal(out ?? this.frames.next());
@@ -458,6 +481,11 @@ export class JitterBuffer {
       this.lastTsRaw = raw;
     }
     return this.tsCycles + raw;
+  }
+
+  /** Repeated underruns grow the target up to two frames above what the measured jitter asks for. */
+  private mayGrow(): boolean {
+    return this.target < Math.min(this.maxFrames, this.jitterTarget() + 2);
   }
 
   /** The target the measured jitter asks for: one frame plus three times the jitter (less the allowance), within bounds. */

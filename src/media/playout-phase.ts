@@ -31,6 +31,9 @@ const MAX_LEAD_MS = 15;
 /** A transit this far from the edge is a new timeline (new source, timestamp jump): start over. */
 const RESTART_MS = 1000;
 
+/** Moves of every leg's playout in this process (a health figure: legs moving together show late bursts). */
+export const playoutMoves = { later: 0, earlier: 0 };
+
 type PlacingClock = TickSource & Required<Pick<TickSource, 'phaseAt' | 'subTickAt'>>;
 
 export class PlayoutPhase {
@@ -40,6 +43,8 @@ export class PlayoutPhase {
   private blockLate = NaN;
   private previousLate = NaN;
   private blockPackets = 0;
+  /** The late edge the leg was last placed after (NaN: not yet on this timeline). */
+  private placedLate = NaN;
   private readonly subMs: number;
 
   private constructor(
@@ -71,12 +76,18 @@ export class PlayoutPhase {
     const n = this.subTicks;
     const ahead = (((this.tickPhase.phase - this.clock.phaseAt(edge)) % n) + n) % n;
     const lead = this.clock.subTickAt(edge) - edge + ahead * this.subMs;
-    if (lead < MIN_LEAD_MS || lead > this.subMs + EXTRA_LEAD_MS) this.tickPhase.phase = this.clock.phaseAt(edge + PLAYOUT_MARGIN_MS);
+    if (lead < MIN_LEAD_MS || lead > this.subMs + EXTRA_LEAD_MS) {
+      this.tickPhase.phase = this.clock.phaseAt(edge + PLAYOUT_MARGIN_MS);
+      // Counted by the edge's move (the first placement of a timeline is not a move).
+      if (late > this.placedLate) playoutMoves.later++;
+      else if (late < this.placedLate) playoutMoves.earlier++;
+      this.placedLate = late;
+    }
   }
 
   /** Forget the edge (a new source or timeline starts). */
   reset(): void {
-    this.blockLate = this.previousLate = NaN;
+    this.blockLate = this.previousLate = this.placedLate = NaN;
     this.blockPackets = 0;
   }
 }

@@ -1,6 +1,6 @@
 // Counters of the SIP front for /metrics: call outcomes by direction and result, and media
 // counters (loss, concealment, jitter) summed over ended legs plus the live ones.
-import type { TickSource } from '../media/index.js';
+import { playoutMoves, type TickSource } from '../media/index.js';
 import type { SipLeg } from './call-leg.js';
 import { addLegQuality, finishQualitySummary } from './rtp/call-quality.js';
 
@@ -57,10 +57,20 @@ export class CallStats {
 
   /** Media counters: live legs (legs, maxTargetFrames, maxJitterMs) and totals since start (the rest). */
   mediaStats(live: Iterable<SipLeg>): Record<string, number> {
-    const sum: MediaTotals & { clockLateTicks: number; clockDeferredRuns: number; legs: number; maxTargetFrames: number; maxJitterMs: number } = {
+    const sum: MediaTotals & {
+      clockLateTicks: number;
+      clockDeferredRuns: number;
+      playoutMovesLater: number;
+      playoutMovesEarlier: number;
+      legs: number;
+      maxTargetFrames: number;
+      maxJitterMs: number;
+    } = {
       ...this.endedMedia,
       clockLateTicks: (this.clock as { lateTicks?: number }).lateTicks ?? 0,
       clockDeferredRuns: (this.clock as { deferredRuns?: number }).deferredRuns ?? 0,
+      playoutMovesLater: playoutMoves.later,
+      playoutMovesEarlier: playoutMoves.earlier,
       legs: 0,
       maxTargetFrames: 0,
       maxJitterMs: 0,

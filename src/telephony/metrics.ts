@@ -67,7 +67,7 @@ export function registerTelephonyMetrics(registry: Registry, telephony: Telephon
   });
   new Gauge({
     name: 'voxbridge_rtp_media',
-    help: 'RTP media counters since start: packets_in, packets_out, ignored_source, concealed, dropped (by the jitter buffers, any reason), silence_trimmed (the part of dropped taken from pauses: quiet or missing frames), late, underruns, played',
+    help: "RTP media counters since start: packets_in, packets_out, ignored_source, concealed, dropped (by the jitter buffers, any reason), silence_trimmed (the part of dropped taken from pauses: quiet or missing frames), late, underruns, played, playout_moved_later / playout_moved_earlier (a leg's playout moved within the frame after its arrivals, MEDIA_SUBTICKS)",
     labelNames: ['counter'] as const,
     registers: [registry],
     collect() {
@@ -82,6 +82,8 @@ export function registerTelephonyMetrics(registry: Registry, telephony: Telephon
         late: 'late',
         underruns: 'underruns',
         played: 'played',
+        playoutMovesLater: 'playout_moved_later',
+        playoutMovesEarlier: 'playout_moved_earlier',
       };
       for (const [k, label] of Object.entries(names)) this.set({ counter: label }, m[k] ?? 0);
     },

@@ -152,6 +152,7 @@ describe('metrics', () => {
     expect(text).toMatch(/voxbridge_sip_calls\{direction="outbound",result="failed_486"\} 1/);
     expect(text).toMatch(/voxbridge_rtp_media\{counter="packets_out"\} [1-9]/);
     expect(text).toMatch(/voxbridge_rtp_media\{counter="silence_trimmed"\} \d+\n/);
+    expect(text).toMatch(/voxbridge_rtp_media\{counter="playout_moved_later"\} \d+\n/);
     // The calls above ran on the default MEDIA_IO=auto: their RTP sockets were read by the batched reader
     // (these callees send no RTP, so it is the reads that show it).
     expect(text).toMatch(/voxbridge_rtp_native_io\{counter="reads"\} [1-9]/);

@@ -277,6 +277,36 @@ describe('JitterBuffer', () => {
     expect(jb.stats.targetFrames).toBe(3);
   });
 
+  it('placed after its arrivals, grows on repeated underruns only for frames later than its allowance', () => {
+    // A leg placed 2 ms after its arrivals (PlayoutPhase) pops at n * 20 + 2; a late frame comes after that pop.
+    const placed = (lateMs: number) => {
+      const jb = new JitterBuffer({ targetFrames: 1, minFrames: 1, jitterAllowanceMs: 15 });
+      let n = 0;
+      const steady = (packets: number) => {
+        for (let k = 0; k < packets; k++, n++) {
+          jb.push(n * 160, frame(1), n * 20);
+          jb.pop(undefined, n * 20 + 2);
+        }
+      };
+      const late = () => {
+        jb.pop(undefined, n * 20 + 2); // the frame is not there: an underrun
+        jb.push(n * 160, frame(1), n * 20 + lateMs);
+        n++;
+      };
+      for (let round = 0; round < 3; round++) {
+        steady(100);
+        late();
+      }
+      return jb.stats;
+    };
+    const absorbed = placed(10);
+    expect(absorbed.underruns).toBe(3);
+    expect(absorbed.targetFrames).toBe(1);
+    const beyond = placed(40);
+    expect(beyond.underruns).toBe(3);
+    expect(beyond.targetFrames).toBeGreaterThan(1);
+  });
+
   it('does not grow without bound on underruns the measured jitter does not explain (own stalls)', () => {
     const jb = new JitterBuffer({ targetFrames: 3, adaptive: true, minFrames: 3, maxFrames: 12 });
     let n = 0;

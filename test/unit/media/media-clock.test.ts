@@ -3,7 +3,7 @@
 // reported, not fatal. Fake timers: deterministic.
 import dgram from 'node:dgram';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { FollowingPhase, MediaClock, PlayoutPhase, type TickSource } from '../../../src/media/index.js';
+import { FollowingPhase, MediaClock, PlayoutPhase, playoutMoves, type TickSource } from '../../../src/media/index.js';
 
 afterEach(() => {
   vi.useRealTimers();
@@ -229,6 +229,7 @@ describe('PlayoutPhase', () => {
     const arrive = (k: number, lateMs = 0) => placed.note(160 * k, 20 * k + 2 + lateMs);
     for (let k = 0; k < 10; k++) arrive(k, k % 2 ? 0.3 : 0);
     expect(placed.tickPhase.phase).toBe(1);
+    const before = { ...playoutMoves };
     // 4 ms late: sub-tick 1 would come before it; the leg moves to sub-tick 2 (10 ms).
     arrive(10, 4);
     expect(placed.tickPhase.phase).toBe(2);
@@ -238,6 +239,8 @@ describe('PlayoutPhase', () => {
     // ...and goes back once a whole block of 50 packets after the one with the late packet came in time.
     for (let k = 20; k < 120; k++) arrive(k);
     expect(placed.tickPhase.phase).toBe(1);
+    // Each move counted once, by its direction (the process-wide figure on /metrics).
+    expect({ later: playoutMoves.later - before.later, earlier: playoutMoves.earlier - before.earlier }).toEqual({ later: 1, earlier: 1 });
   });
 
   it('stays where it is on 3 ms of jitter, at either side of a sub-tick', () => {
