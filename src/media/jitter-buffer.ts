@@ -187,6 +187,11 @@ export class JitterBuffer {
     return this.target;
   }
 
+  /** Playing, and the frame due next has not come: the next pop conceals (unless it comes first). */
+  get dueMissing(): boolean {
+    return this.hasPlayed && this.slots[this.slotOf(this.next) * SLOT_FIELDS] !== this.next;
+  }
+
   /** Frames buffered ahead of playout, holes included. */
   get level(): number {
     return this.maxIdx >= this.next ? this.maxIdx - this.next + 1 : 0;

@@ -110,13 +110,21 @@ export function registerTelephonyMetrics(registry: Registry, telephony: Telephon
   });
   new Gauge({
     name: 'voxbridge_rtp_native_io',
-    help: 'Batched RTP socket I/O (MEDIA_IO=native) since start: packets read, reads (drain passes over the sockets, one or more per media tick), truncated packets, packets sent, failed sends, send waits (the event loop waited because the send thread held four batches: it falls behind)',
+    help: 'Batched RTP socket I/O (MEDIA_IO=native) since start: packets read, reads (drain passes over the sockets, one or more per media tick), reads_now (one socket read outside its turn: a leg about to conceal a frame), truncated packets, packets sent, failed sends, send waits (the event loop waited because the send thread held four batches: it falls behind)',
     labelNames: ['counter'] as const,
     registers: [registry],
     collect() {
       const c = nativeRtpIoCounts();
       if (!c) return;
-      const names = { packets: 'packets', reads: 'reads', truncated: 'truncated', sent: 'sent', sendErrors: 'send_errors', sendWaits: 'send_waits' } as const;
+      const names = {
+        packets: 'packets',
+        reads: 'reads',
+        readsNow: 'reads_now',
+        truncated: 'truncated',
+        sent: 'sent',
+        sendErrors: 'send_errors',
+        sendWaits: 'send_waits',
+      } as const;
       for (const [k, label] of Object.entries(names)) this.set({ counter: label }, c[k as keyof typeof names]);
     },
   });

@@ -396,6 +396,9 @@ export class RtpEndpoint extends SafeEmitter<RtpEndpointEvents> {
 
   private tick(): void {
     if (this.closed) return;
+    // A batched socket is read at the start of its sub-tick; a packet that came since (a busy tick plays
+    // hundreds of legs after it) would wait a frame and its frame be concealed: read it now instead.
+    if (this.jitter.dueMissing) this.socket.readNow?.();
     const t0 = performance.now();
     const frame = this.jitter.pop(undefined, t0);
     if (frame) {

@@ -151,6 +151,10 @@ export class NativeSocket extends EventEmitter implements MediaSocket {
     this.readPhase = phase;
   }
 
+  readNow(): boolean {
+    return !this.closed && this.io.readNow(this);
+  }
+
   /** Stops reading and sending now; the fd closes (and 'close' is emitted, releasing the port) once its queued packets have left. */
   close(): void {
     if (this.closed) return;
@@ -177,6 +181,8 @@ export class NativeRtpIo {
   private coldSet = NO_SOCKETS;
   /** The hot sockets read in the current sub-tick (clock with sub-ticks), remade each one. */
   private readonly phaseSet: ReadSet = { sockets: [], fds: new Int32Array(64) };
+  /** The one socket a readNow reads. */
+  private readonly oneSet: ReadSet = { sockets: [], fds: new Int32Array(1) };
   private ticks = 0;
   private dirty = false;
   private draining = false;
@@ -204,8 +210,8 @@ export class NativeRtpIo {
   constructor(
     readonly addon: RtpIoAddon,
     private readonly clock: TickSource,
-    /** Health figures: packets read, read passes over the sockets (drain calls), truncated packets, packets sent, failed sends. */
-    readonly counts: NativeIoCounts = { packets: 0, reads: 0, truncated: 0, sent: 0, sendErrors: 0 },
+    /** Health figures: packets read, read passes over the sockets (drain calls), single sockets read outside their turn, truncated packets, packets sent, failed sends. */
+    readonly counts: NativeIoCounts = { packets: 0, reads: 0, readsNow: 0, truncated: 0, sent: 0, sendErrors: 0 },
     /** Read and send through io_uring where the addon has it (MEDIA_IO_URING); false: recvmmsg per socket, sendto per packet. */
     private readonly ioUring = true,
     /** Send from the addon's send thread (MEDIA_IO_SEND_THREAD); false: on this thread, waiting for the kernel. */
@@ -409,6 +415,23 @@ export class NativeRtpIo {
     }
   };
 
+  /** Reads one socket outside its turn (NativeSocket.readNow); not while a drain runs, nor with a receive thread. */
+  readNow(socket: NativeSocket): boolean {
+    if (this.draining || this.recvThread) return false;
+    const one = this.oneSet;
+    one.sockets[0] = socket;
+    one.fds[0] = socket.fd;
+    this.draining = true;
+    try {
+      this.drain(one);
+      this.counts.readsNow++;
+    } finally {
+      this.draining = false;
+      this.closeSockets();
+    }
+    return true;
+  }
+
   /**
    * The hot sockets whose leg plays out in sub-tick `sub`: each is read once per frame, just before its
    * playout, so sub-ticks cost no more reads than one tick did (a read of an empty socket costs as
@@ -494,6 +517,8 @@ export class NativeRtpIo {
 export interface NativeIoCounts {
   packets: number;
   reads: number;
+  /** Sockets read outside their turn (readNow: a leg about to conceal a frame). */
+  readsNow: number;
   truncated: number;
   sent: number;
   sendErrors: number;
@@ -505,7 +530,7 @@ let useIoUring = true;
 let useSendThread = true;
 let useRecvThread = false;
 /** Every clock's reader adds to these (the process has one clock; tests and benches drive their own). */
-const processCounts: NativeIoCounts = { packets: 0, reads: 0, truncated: 0, sent: 0, sendErrors: 0 };
+const processCounts: NativeIoCounts = { packets: 0, reads: 0, readsNow: 0, truncated: 0, sent: 0, sendErrors: 0 };
 const readers = new WeakMap<TickSource, NativeRtpIo>();
 
 /** Builds and loads the addon once per process (startup calls it, so a missing compiler fails the start). */

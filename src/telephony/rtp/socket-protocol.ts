@@ -35,6 +35,11 @@ export interface MediaSocket {
    * leg's playout, which moves with the arrivals), not in the frame's first.
    */
   readIn?(phase: TickPhase): void;
+  /**
+   * Batched sockets read at ticks: reads this socket now, outside its turn (a leg about to conceal a frame
+   * that may have come since its socket was read). False when it cannot (a receive thread reads them).
+   */
+  readNow?(): boolean;
   readonly sendBuffer?: Uint8Array;
   readonly sendPcm?: Int16Array;
   address(): { port: number };

@@ -3,7 +3,7 @@ import dgram from 'node:dgram';
 import { once } from 'node:events';
 import { RtpEndpoint, type RtpEndpointOptions } from '../../../src/telephony/rtp/endpoint.js';
 import { useIoUringForRtp, useRecvThreadForRtp, useSendThreadForRtp } from '../../../src/telephony/rtp/native-io.js';
-import { MediaClock } from '../../../src/media/index.js';
+import { MediaClock, type TickListener, type TickSource } from '../../../src/media/index.js';
 import { parseRtp, serializeRtp } from '../../../src/telephony/rtp/packet.js';
 import { digitPackets } from '../../../src/telephony/rtp/dtmf.js';
 import { mulawDecode, mulawEncode } from '../../../src/media/g711.js';
@@ -401,5 +401,50 @@ describe.each<SocketIo>(['native', 'native-no-uring', 'native-sync-send', 'nativ
     sendLevel(caller, ep, 2000, 3, 13, 7);
     await until(() => (ep.stats.packetsIn >= 6 ? true : undefined));
     expect(ep.stats.ignoredSource).toBe(5);
+  });
+});
+
+describe('RtpEndpoint on batched sockets read at the tick (MEDIA_IO=native)', () => {
+  beforeEach(() => useSocketIo('native'));
+
+  it('reads its socket again before concealing a frame that came after the tick read it', async () => {
+    // A clock the test drives phase by phase: the reads (early), the legs' playout, the sends (late).
+    const phases = { early: new Set<TickListener>(), playout: new Set<TickListener>(), late: new Set<TickListener>() };
+    const listen = (set: Set<TickListener>) => (fn: TickListener) => {
+      set.add(fn);
+      return () => set.delete(fn);
+    };
+    const clock: TickSource = { subscribeEarly: listen(phases.early), subscribe: listen(phases.playout), subscribeLate: listen(phases.late) };
+    const run = (set: Set<TickListener>, tick: number) => [...set].forEach((fn) => fn(tick));
+    const ep = await RtpEndpoint.open({
+      bindAddress: '127.0.0.1',
+      portMin: 40000,
+      portMax: 44999,
+      timeoutMs: 5000,
+      clock,
+      jitter: { targetFrames: 1, adaptive: false },
+      nativeIo: true,
+    });
+    opened.push(ep);
+    const phone = await peer();
+    ep.configure({ address: '127.0.0.1', port: phone.address().port, payloadType: 0, dtmfPayloadType: null, send: true, expectReceive: false });
+    const played: number[] = [];
+    ep.onFrames((f) => played.push(f[0] ?? NaN));
+    // Resolves once the kernel took the datagram: on loopback it is then in the endpoint's socket.
+    const send = (seq: number, level: number) =>
+      new Promise<void>((resolve, reject) => {
+        const payload = mulawEncode(new Int16Array(160).fill(level));
+        const packet = serializeRtp({ marker: seq === 0, payloadType: 0, sequence: seq, timestamp: seq * 160, ssrc: 9, payload });
+        phone.send(packet, ep.port, '127.0.0.1', (err) => (err ? reject(err) : resolve()));
+      });
+    const heard = (level: number) => mulawDecode(mulawEncode(new Int16Array([level])))[0];
+
+    await send(0, 1000);
+    run(phases.early, 1); // the tick's read takes frame 0
+    run(phases.playout, 1);
+    run(phases.early, 2); // nothing yet...
+    await send(1, 2000); // ...frame 1 comes after the read, before the leg plays out
+    run(phases.playout, 2);
+    expect(played).toEqual([heard(1000), heard(2000)]); // not frame 0 repeated at 70 %
   });
 });

@@ -99,6 +99,27 @@ describe.each([
     expect(gotA.data).toHaveLength(2);
   });
 
+  it('reads one socket outside its turn (readNow), leaving the others for the tick', async () => {
+    const clock = new HandClock();
+    const io = new NativeRtpIo(addon, clock, undefined, ioUring, sendThread);
+    const a = open(io);
+    const b = open(io);
+    const gotA = collect(a);
+    const gotB = collect(b);
+    const tx = await sender();
+    await sendTo(tx, [1], a);
+    await sendTo(tx, [2], b);
+    expect(a.readNow?.()).toBe(true);
+    expect(gotA.data).toEqual([[1]]);
+    expect(gotB.data).toEqual([]);
+    clock.tick();
+    expect(gotA.data).toEqual([[1]]);
+    expect(gotB.data).toEqual([[2]]);
+    expect(io.counts.readsNow).toBe(1);
+    a.close();
+    expect(a.readNow?.()).toBe(false);
+  });
+
   it("dates a packet by the kernel's arrival, not by the tick that read it", async () => {
     const clock = new HandClock();
     const io = new NativeRtpIo(addon, clock, undefined, ioUring, sendThread);
@@ -430,6 +451,12 @@ describe("the addon's receive thread (MEDIA_IO_RECV_THREAD)", () => {
       }
     });
     expect(io.counts.packets - before).toBe(24);
+  });
+
+  it('leaves reads outside the tick to the thread (readNow refuses)', () => {
+    const { io } = reader();
+    expect(open(io).readNow?.()).toBe(false);
+    expect(io.counts.readsNow).toBe(0);
   });
 
   it("drops a closed socket's packets not yet taken: a socket opened on its number gets none of them", async () => {
