@@ -284,27 +284,22 @@ describe.each<SocketIo>(['dgram', 'worker', 'native', 'native-no-uring', 'native
   });
 });
 
-/** An endpoint on a clock the test drives (ordinary listeners, then late ones, like MediaClock), sending to a peer that collects its packets. */
-async function drivenEndpoint() {
-  const early = new Set<(tick: number) => void>();
-  const late = new Set<(tick: number) => void>();
-  const clock = {
-    subscribe: (fn: (tick: number) => void) => {
-      early.add(fn);
-      return () => {
-        early.delete(fn);
-      };
-    },
-    subscribeLate: (fn: (tick: number) => void) => {
-      late.add(fn);
-      return () => {
-        late.delete(fn);
-      };
-    },
+/**
+ * An endpoint on a clock the test drives (reads, ordinary listeners, then late ones, like MediaClock),
+ * sending to a peer that collects its packets; `o` as in RtpEndpointOptions (jitter default: two frames, fixed).
+ */
+async function drivenEndpoint(o: Partial<Pick<RtpEndpointOptions, 'jitter' | 'nativeIo'>> = {}) {
+  const phases = { reads: new Set<TickListener>(), playout: new Set<TickListener>(), late: new Set<TickListener>() };
+  const listen = (set: Set<TickListener>) => (fn: TickListener) => {
+    set.add(fn);
+    return () => set.delete(fn);
   };
+  const clock = { subscribeEarly: listen(phases.reads), subscribe: listen(phases.playout), subscribeLate: listen(phases.late) } satisfies TickSource;
+  const run = (phase: keyof typeof phases, tick = 1) => [...phases[phase]].forEach((fn) => fn(tick));
   const tick = () => {
-    for (const fn of [...early]) fn(1);
-    for (const fn of [...late]) fn(1);
+    run('reads');
+    run('playout');
+    run('late');
   };
   const ep = await RtpEndpoint.open({
     bindAddress: '127.0.0.1',
@@ -313,13 +308,14 @@ async function drivenEndpoint() {
     timeoutMs: 5000,
     clock,
     jitter: { targetFrames: 2, adaptive: false },
+    ...o,
   });
   opened.push(ep);
   const far = await peer();
   const got: ReturnType<typeof parseRtp>[] = [];
   far.on('message', (m) => got.push(parseRtp(m)));
   ep.configure({ address: '127.0.0.1', port: far.address().port, payloadType: 0, dtmfPayloadType: null, send: true, expectReceive: false });
-  return { clock, tick, ep, got };
+  return { clock, tick, run, ep, far, got };
 }
 
 /** Sends `n` packets of `level` from `from` to the endpoint's port, sequence numbers from `seq`. */
@@ -408,26 +404,7 @@ describe('RtpEndpoint on batched sockets read at the tick (MEDIA_IO=native)', ()
   beforeEach(() => useSocketIo('native'));
 
   it('reads its socket again before concealing a frame that came after the tick read it', async () => {
-    // A clock the test drives phase by phase: the reads (early), the legs' playout, the sends (late).
-    const phases = { early: new Set<TickListener>(), playout: new Set<TickListener>(), late: new Set<TickListener>() };
-    const listen = (set: Set<TickListener>) => (fn: TickListener) => {
-      set.add(fn);
-      return () => set.delete(fn);
-    };
-    const clock: TickSource = { subscribeEarly: listen(phases.early), subscribe: listen(phases.playout), subscribeLate: listen(phases.late) };
-    const run = (set: Set<TickListener>, tick: number) => [...set].forEach((fn) => fn(tick));
-    const ep = await RtpEndpoint.open({
-      bindAddress: '127.0.0.1',
-      portMin: 40000,
-      portMax: 44999,
-      timeoutMs: 5000,
-      clock,
-      jitter: { targetFrames: 1, adaptive: false },
-      nativeIo: true,
-    });
-    opened.push(ep);
-    const phone = await peer();
-    ep.configure({ address: '127.0.0.1', port: phone.address().port, payloadType: 0, dtmfPayloadType: null, send: true, expectReceive: false });
+    const { run, ep, far: phone } = await drivenEndpoint({ nativeIo: true, jitter: { targetFrames: 1, adaptive: false } });
     const played: number[] = [];
     ep.onFrames((f) => played.push(f[0] ?? NaN));
     // Resolves once the kernel took the datagram: on loopback it is then in the endpoint's socket.
@@ -440,11 +417,11 @@ describe('RtpEndpoint on batched sockets read at the tick (MEDIA_IO=native)', ()
     const heard = (level: number) => mulawDecode(mulawEncode(new Int16Array([level])))[0];
 
     await send(0, 1000);
-    run(phases.early, 1); // the tick's read takes frame 0
-    run(phases.playout, 1);
-    run(phases.early, 2); // nothing yet...
+    run('reads'); // the tick's read takes frame 0
+    run('playout');
+    run('reads'); // nothing yet...
     await send(1, 2000); // ...frame 1 comes after the read, before the leg plays out
-    run(phases.playout, 2);
+    run('playout');
     expect(played).toEqual([heard(1000), heard(2000)]); // not frame 0 repeated at 70 %
   });
 });

@@ -76,14 +76,17 @@ describe.each([
   { ioUring: true, sendThread: false },
   { ioUring: false, sendThread: false },
 ])('NativeRtpIo (io_uring: $ioUring, send thread: $sendThread)', ({ ioUring, sendThread }) => {
-  it('reads every socket once per tick and hands each packet to its own socket, in order, with the sender', async () => {
+  /** Two sockets of one reader ticked by hand, what each received, and a sender. */
+  async function twoSockets() {
     const clock = new HandClock();
     const io = new NativeRtpIo(addon, clock, undefined, ioUring, sendThread);
     const a = open(io);
     const b = open(io);
-    const gotA = collect(a);
-    const gotB = collect(b);
-    const tx = await sender();
+    return { clock, io, a, b, gotA: collect(a), gotB: collect(b), tx: await sender() };
+  }
+
+  it('reads every socket once per tick and hands each packet to its own socket, in order, with the sender', async () => {
+    const { clock, a, b, gotA, gotB, tx } = await twoSockets();
     await sendTo(tx, [1, 2, 3], a);
     await sendTo(tx, [4], b);
     await sendTo(tx, [5, 6], a);
@@ -100,13 +103,7 @@ describe.each([
   });
 
   it('reads one socket outside its turn (readNow), leaving the others for the tick', async () => {
-    const clock = new HandClock();
-    const io = new NativeRtpIo(addon, clock, undefined, ioUring, sendThread);
-    const a = open(io);
-    const b = open(io);
-    const gotA = collect(a);
-    const gotB = collect(b);
-    const tx = await sender();
+    const { clock, io, a, b, gotA, gotB, tx } = await twoSockets();
     await sendTo(tx, [1], a);
     await sendTo(tx, [2], b);
     expect(a.readNow?.()).toBe(true);
