@@ -187,9 +187,12 @@ export class JitterBuffer {
     return this.target;
   }
 
-  /** Playing, and the frame due next has not come: the next pop conceals (unless it comes first). */
+  /**
+   * Playing, and the frame due next has not come: the next pop conceals (unless it comes first). Not while
+   * a gap is already being concealed (a pause, a stream that stopped): only a gap's first frame asks.
+   */
   get dueMissing(): boolean {
-    return this.hasPlayed && this.slots[this.slotOf(this.next) * SLOT_FIELDS] !== this.next;
+    return this.state === 'playing' && this.slots[this.slotOf(this.next) * SLOT_FIELDS] !== this.next;
   }
 
   /** Frames buffered ahead of playout, holes included. */

@@ -277,6 +277,22 @@ describe('JitterBuffer', () => {
     expect(jb.stats.targetFrames).toBe(3);
   });
 
+  it('says the frame due is missing at the first tick of a gap only (a leg reads its socket again then)', () => {
+    const jb = new JitterBuffer({ targetFrames: 1, adaptive: false });
+    expect(jb.dueMissing).toBe(false); // nothing yet
+    jb.push(0, frame(1), 0);
+    expect(jb.dueMissing).toBe(false); // frame 0 is here
+    jb.pop();
+    expect(jb.dueMissing).toBe(true); // frame 1 is not
+    jb.pop(); // concealed: a gap (a pause, a stream that stopped) asks no more
+    expect(jb.dueMissing).toBe(false);
+    jb.pop();
+    expect(jb.dueMissing).toBe(false);
+    jb.push(3 * 160, frame(4), 60); // the stream resumes and plays
+    expect(drain(jb, 1)).toEqual([4]);
+    expect(jb.dueMissing).toBe(true);
+  });
+
   it('placed after its arrivals, grows on repeated underruns only for frames later than its allowance', () => {
     // A leg placed 2 ms after its arrivals (PlayoutPhase) pops at n * 20 + 2; a late frame comes after that pop.
     const placed = (lateMs: number) => {
