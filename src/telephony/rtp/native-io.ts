@@ -400,8 +400,7 @@ export class NativeRtpIo {
       this.coldSet = readSet(this.sockets.filter((s) => s.cold));
       this.dirty = false;
     }
-    this.draining = true;
-    try {
+    this.reading(() => {
       if (this.recvThread) {
         this.take();
       } else {
@@ -409,10 +408,7 @@ export class NativeRtpIo {
         this.drain(subTicks > 1 ? this.socketsReadIn(sub, subTicks) : this.hotSet);
         if (sub === 0 && ++this.ticks % COLD_READ_TICKS === 0) this.drain(this.coldSet);
       }
-    } finally {
-      this.draining = false;
-      this.closeSockets();
-    }
+    });
   };
 
   /** Reads one socket outside its turn (NativeSocket.readNow); not while a drain runs, nor with a receive thread. */
@@ -421,15 +417,20 @@ export class NativeRtpIo {
     const one = this.oneSet;
     one.sockets[0] = socket;
     one.fds[0] = socket.fd;
+    this.reading(() => this.drain(one));
+    this.counts.readsNow++;
+    return true;
+  }
+
+  /** Runs `read` as a drain: sockets closed meanwhile keep their fds until it ends (packets map to sockets by them). */
+  private reading(read: () => void): void {
     this.draining = true;
     try {
-      this.drain(one);
-      this.counts.readsNow++;
+      read();
     } finally {
       this.draining = false;
       this.closeSockets();
     }
-    return true;
   }
 
   /**
