@@ -36,6 +36,12 @@ function arg(name: string): string | undefined {
 const counts = (arg('calls') ?? '1,20,50,200,400').split(',').map(Number);
 const seconds = Number(arg('seconds') ?? 10);
 const scenarios = (arg('scenarios')?.split(',') as Scenario[] | undefined) ?? SCENARIOS;
+const unknown = scenarios.filter((s) => !SCENARIOS.includes(s));
+if (unknown.length > 0) {
+  // A misspelt scenario would otherwise run as socket→RTP without its marker and print NaN.
+  console.error(`unknown scenario ${unknown.join(', ')}; known: ${SCENARIOS.join(', ')}`);
+  process.exit(2);
+}
 const capacityStep = Number(arg('capacity-step') ?? 200);
 const capacityMax = Number(arg('capacity-max') ?? 1000);
 const nodeCount = Math.max(1, Math.floor(Number(arg('nodes') ?? 1)));
