@@ -91,6 +91,12 @@ export const ConfigSchema = Type.Object({
      */
     mediaSubTicks: Type.Optional(Type.Union([Type.Literal(1), Type.Literal(2), Type.Literal(4)])),
     maxConcurrentCalls: PositiveInt,
+    /**
+     * Turns new calls away (SIP 503 + Retry-After, dials media_server_unavailable) while more than this
+     * share (%) of the media clock's sub-ticks in a second start a frame late (media/overload-guard.ts);
+     * 0 or absent (default): off.
+     */
+    overloadLatePercent: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
     realm: Type.String({ minLength: 1 }),
     /** On shutdown (SIGTERM), live calls may run this long while new INVITEs get 503 + Retry-After. */
     drainSeconds: Type.Integer({ minimum: 0, maximum: 86_400 }),
@@ -356,6 +362,7 @@ const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' 
   MEDIA_IO_CONNECT: { path: ['sip', 'mediaIoConnect'], kind: 'bool' },
   JITTER_TRIM_SLACK: { path: ['sip', 'jitterTrimSlack'], kind: 'bool' },
   MEDIA_SUBTICKS: { path: ['sip', 'mediaSubTicks'], kind: 'int' },
+  MEDIA_OVERLOAD_LATE_PERCENT: { path: ['sip', 'overloadLatePercent'], kind: 'int' },
   SIP_MAX_DATAGRAM_BYTES: { path: ['sip', 'limits', 'maxDatagramBytes'], kind: 'int' },
   SIP_MAX_HEADER_BYTES: { path: ['sip', 'limits', 'maxHeaderBytes'], kind: 'int' },
   SIP_MAX_BODY_BYTES: { path: ['sip', 'limits', 'maxBodyBytes'], kind: 'int' },

@@ -7,6 +7,9 @@ import { FRAME_MS } from './constants.js';
 /** A timer this late (ms) means the loop was busy: the tick waits for the loop's pending I/O. */
 const DEFER_LATE_MS = 2;
 
+/** A sub-tick that starts this long (ms, a frame) after its time counts as late (`lateSubTicks`). */
+export const LATE_SUB_TICK_MS = 20;
+
 /** `subTick`: which of the clock's sub-ticks of the frame is running (0 on a clock without sub-ticks). */
 export type TickListener = (tick: number, subTick?: number) => void;
 
@@ -116,6 +119,13 @@ export class MediaClock implements TickSource {
   lateTicks = 0;
   /** Errors thrown by listeners so far (each also went to the hook). */
   listenerErrors = 0;
+  /**
+   * Sub-ticks due so far (run or skipped), and those of them that started more than LATE_SUB_TICK_MS
+   * after their time or were skipped: the media path's own measure of whether its loop keeps time
+   * (media/overload-guard.ts turns away new calls while it does not).
+   */
+  dueSubTicks = 0;
+  lateSubTicks = 0;
   private errorHook: TickErrorHook = () => {};
 
   /**
@@ -257,6 +267,8 @@ export class MediaClock implements TickSource {
     const n = this.subTicksPerFrame;
     let fired = 0;
     while (now >= this.nextAt && fired < this.maxCatchUpTicks * n) {
+      if (now - this.nextAt > LATE_SUB_TICK_MS) this.lateSubTicks++;
+      this.dueSubTicks++;
       this.subNo++;
       fired++;
       this.nextAt += this.subMs;
@@ -272,6 +284,8 @@ export class MediaClock implements TickSource {
       // time, so media timestamps keep matching the wall clock (the skip shows as a gap, like RTP).
       const skipped = Math.floor((now - this.nextAt) / this.subMs) + 1;
       this.lateTicks++;
+      this.dueSubTicks += skipped;
+      this.lateSubTicks += skipped;
       this.subNo += skipped;
       this.nextAt += skipped * this.subMs;
     }

@@ -56,6 +56,8 @@ export interface AdmissionOptions {
   /** Live legs plus INVITEs being set up (this one included), against `maxCalls`. */
   load(): number;
   maxCalls: number;
+  /** True while the media path is overloaded (media/overload-guard.ts): new calls get 503 + Retry-After. */
+  overloaded(): boolean;
   /** rtpengine anchors media (it transcodes and terminates SRTP for us). */
   anchored: boolean;
   /** True when the session already has a live customer leg here (it is not waiting for this call). */
@@ -83,7 +85,7 @@ export class InboundAdmission {
    */
   async admit(inv: AdmissionInvite): Promise<Admitted | null> {
     if (!this.o.accepting()) throw new SipError(503, 'Service Unavailable');
-    if (this.o.load() > this.o.maxCalls) throw new SipError(503, 'Service Unavailable');
+    if (this.o.load() > this.o.maxCalls || this.o.overloaded()) throw new SipError(503, 'Service Unavailable');
     // No offer in the INVITE (late offer): we offer in the 200 OK and take the answer from the ACK.
     const offer = inv.sdp;
     if (offer) {

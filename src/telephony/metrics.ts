@@ -13,6 +13,7 @@ const METRIC_NAMES = [
   'voxbridge_sip_requests',
   'voxbridge_sip_capture',
   'voxbridge_rtp_native_io',
+  'voxbridge_media_overload',
 ];
 
 /** Registers the gauges, replacing those of a previous telephony service in this process (restart, tests). */
@@ -67,7 +68,7 @@ export function registerTelephonyMetrics(registry: Registry, telephony: Telephon
   });
   new Gauge({
     name: 'voxbridge_rtp_media',
-    help: "RTP media counters since start: packets_in, packets_out, ignored_source, concealed, dropped (by the jitter buffers, any reason), silence_trimmed (the part of dropped taken from pauses: quiet or missing frames), late, underruns, played, playout_moved_later / playout_moved_earlier (a leg's playout moved within the frame after its arrivals, MEDIA_SUBTICKS)",
+    help: "RTP media counters since start: packets_in, packets_out, ignored_source, concealed, dropped (by the jitter buffers, any reason), silence_trimmed (the part of dropped taken from pauses: quiet or missing frames), late, underruns, played, playout_moved_later / playout_moved_earlier (a leg's playout moved within the frame after its arrivals, MEDIA_SUBTICKS), clock_subticks / clock_late_subticks (the media clock's sub-ticks due, and those started a frame late or skipped)",
     labelNames: ['counter'] as const,
     registers: [registry],
     collect() {
@@ -84,8 +85,26 @@ export function registerTelephonyMetrics(registry: Registry, telephony: Telephon
         played: 'played',
         playoutMovesLater: 'playout_moved_later',
         playoutMovesEarlier: 'playout_moved_earlier',
+        clockDueSubTicks: 'clock_subticks',
+        clockLateSubTicks: 'clock_late_subticks',
       };
       for (const [k, label] of Object.entries(names)) this.set({ counter: label }, m[k] ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'voxbridge_media_overload',
+    help: 'Admission by the media clock (MEDIA_OVERLOAD_LATE_PERCENT): enabled, overloaded (1 while new calls get 503), late_percent (late sub-ticks in the last second), overloads (times it turned overloaded since start)',
+    labelNames: ['stat'] as const,
+    registers: [registry],
+    collect() {
+      const m = telephony.mediaStats();
+      const names: Record<string, string> = {
+        overloadEnabled: 'enabled',
+        overloaded: 'overloaded',
+        overloadLatePercent: 'late_percent',
+        overloads: 'overloads',
+      };
+      for (const [k, label] of Object.entries(names)) this.set({ stat: label }, m[k] ?? 0);
     },
   });
   new Gauge({

@@ -27,6 +27,8 @@ export interface OutboundOptions {
   accepting(): boolean;
   /** True while the node drains for a restart: new dials are refused, ringing ones cancelled. */
   draining(): boolean;
+  /** True while the media path is overloaded (media/overload-guard.ts): new dials are refused. */
+  overloaded(): boolean;
   count(result: string): void;
 }
 
@@ -67,6 +69,11 @@ export class OutboundDialer {
     const party: Party = req.party ?? (busy.has('customer') ? 'agent' : 'customer');
     if (busy.has(party)) throw new TelephonyError('session_not_dialable', `The session already has a live ${party} leg.`);
     if (this.o.liveCount() >= sipCfg.maxConcurrentCalls) throw new TelephonyError('media_server_unavailable', 'The gateway is at its call capacity.');
+    if (this.o.overloaded()) {
+      throw new TelephonyError('media_server_unavailable', "This gateway node's media path is overloaded; retry the dial.", undefined, {
+        retryAfterSeconds: DRAIN_RETRY_AFTER_SECONDS,
+      });
+    }
     const target = await resolveDialTarget(s, req, sipCfg.advertisedAddress, {
       connection: (id) => repo.getConnection(db, id),
       number: (n) => repo.findPhoneNumber(db, n),

@@ -6,7 +6,7 @@ import type { Config } from '../config/index.js';
 import type { Db } from '../store/index.js';
 import * as repo from '../store/index.js';
 import type { Party } from '../sessions/index.js';
-import type { TickSource } from '../media/index.js';
+import { MediaClock, OverloadGuard, processMediaClock, type TickSource } from '../media/index.js';
 import { UserAgent } from './sip/user-agent.js';
 import { RefusalCounter } from './sip/refusals.js';
 import { SourceGuard } from './sip/source-guard.js';
@@ -81,6 +81,8 @@ export class TelephonyService {
   readonly edge: TrustedEdge;
   /** SIP capture (config.sipCapture), null when off. */
   readonly capture: SipCapture | null;
+  /** Turns new calls away while the media clock runs late (config.sip.overloadLatePercent; off at 0). */
+  readonly overload: OverloadGuard;
   private closed = false;
   /** True once drain() began: new INVITEs get 503 + Retry-After while live calls finish. */
   draining = false;
@@ -109,6 +111,15 @@ export class TelephonyService {
       : null;
     this.anchor = o.config.rtpengine.ng ? new MediaAnchor({ ng: o.config.rtpengine.ng, timeoutMs: o.config.rtpengine.timeoutMs }) : null;
     this.stats = new CallStats(clock);
+    // A manual clock (tests) keeps no time of its own: the guard reads the process's.
+    this.overload = new OverloadGuard(clock instanceof MediaClock ? clock : processMediaClock, {
+      latePercent: o.config.sip.overloadLatePercent ?? 0,
+      onChange: (overloaded, latePercent) => {
+        const figures = { latePercent: Math.round(latePercent * 10) / 10, calls: this.legs.size };
+        if (overloaded) this.log.warn(figures, 'media path overloaded: new calls get 503 until the media clock keeps time again');
+        else this.log.info(figures, 'media path keeps time again: taking new calls');
+      },
+    }).start();
     this.legs = new LiveLegs({ db: o.db, log: this.log, sessions: o.sessions, stats: this.stats });
     this.media = { sip: o.config.sip, db: o.db, anchor: this.anchor, clock };
     const sourceAuth = new SourceAuth({ db: o.db, secretKey: o.config.secretKey, realm: o.config.sip.realm, guard: this.guard });
@@ -120,6 +131,7 @@ export class TelephonyService {
       // Capacity counts live legs and INVITEs being set up (this one included).
       load: () => this.legs.size + this.ua.pendingInviteCount,
       maxCalls: o.config.sip.maxConcurrentCalls,
+      overloaded: () => this.overload.overloaded,
       anchored: this.anchor !== null,
       customerBusy: (sessionId) => this.legs.ofSession(sessionId).some((l) => l.party === 'customer'),
       ownerElsewhere: o.ownerElsewhere,
@@ -135,6 +147,7 @@ export class TelephonyService {
       liveCount: () => this.legs.size,
       accepting: () => !this.closed,
       draining: () => this.draining,
+      overloaded: () => this.overload.overloaded,
       count: (result) => this.stats.countCall('outbound', result),
     });
   }
@@ -187,7 +200,14 @@ export class TelephonyService {
 
   /** Media counters: live legs (legs, maxTargetFrames, maxJitterMs) and totals since start (the rest). */
   mediaStats(): Record<string, number> {
-    return this.stats.mediaStats(this.legs.all());
+    const g = this.overload;
+    return {
+      ...this.stats.mediaStats(this.legs.all()),
+      overloadEnabled: g.enabled ? 1 : 0,
+      overloaded: g.overloaded ? 1 : 0,
+      overloadLatePercent: g.lastLatePercent,
+      overloads: g.overloads,
+    };
   }
 
   /** SIP capture counters (metrics): captured, written, dropped, hep_sent, hep_failed. */
@@ -222,6 +242,7 @@ export class TelephonyService {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.overload.stop();
     for (const leg of this.legs.all()) leg.close('shutdown');
     this.ua.close();
     this.anchor?.close();

@@ -135,6 +135,30 @@ describe('MediaClock', () => {
     expect(clock.deferredRuns).toBeGreaterThanOrEqual(1);
   });
 
+  it('counts the sub-ticks a stall made late, caught up or skipped, as late (what the overload guard reads)', async () => {
+    // Real timers: a listener holds the loop for 300 ms, longer than the 200 ms the clock catches up.
+    const clock = new MediaClock(20, 10, 4);
+    let before = { due: 0, late: 0 };
+    await new Promise<void>((resolve) => {
+      let runs = 0;
+      clock.subscribe(() => {
+        runs++;
+        if (runs === 2) {
+          before = { due: clock.dueSubTicks, late: clock.lateSubTicks };
+          const until = performance.now() + 300;
+          while (performance.now() < until) {
+            // busy: the event loop is stalled
+          }
+        } else if (runs === 4) resolve();
+      });
+    });
+    clock.stop();
+    // Sixty sub-ticks fell due in the stall: forty caught up 100 ms or more late, the rest skipped.
+    expect(clock.lateSubTicks - before.late).toBeGreaterThanOrEqual(55);
+    expect(clock.dueSubTicks - before.due).toBeGreaterThanOrEqual(clock.lateSubTicks - before.late);
+    expect(clock.lateTicks).toBeGreaterThanOrEqual(1);
+  });
+
   it('with four sub-ticks, reads in every one and runs each phased listener once per frame in its own', () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
     const clock = new MediaClock(20, 10, 4);

@@ -117,6 +117,7 @@ function setup(over: Partial<AdmissionOptions> & { checkResult?: ConnectionRecor
     accepting: () => true,
     load: () => 1,
     maxCalls: 10,
+    overloaded: () => false,
     anchored: false,
     customerBusy: () => false,
     count: (r) => counted.push(r),
@@ -144,13 +145,16 @@ describe('InboundAdmission', () => {
     expect(checks).toEqual(['check +15550100 trusted=false']);
   });
 
-  it('refuses with 503 while draining or at capacity, before any lookup', async () => {
+  it('refuses with 503 while draining, at capacity or with the media path overloaded, before any lookup', async () => {
     const draining = setup({ accepting: () => false });
     expect(await sipStatus(draining.adm.admit(invite()))).toBe(503);
     const full = setup({ load: () => 11, maxCalls: 10 });
     expect(await sipStatus(full.adm.admit(invite()))).toBe(503);
+    const overloaded = setup({ overloaded: () => true });
+    expect(await sipStatus(overloaded.adm.admit(invite()))).toBe(503);
     expect(draining.repo.calls).toEqual([]);
     expect(full.repo.calls).toEqual([]);
+    expect(overloaded.repo.calls).toEqual([]);
   });
 
   it('answers 400 for a body that is not SDP and 488 for SDP without a codec we speak', async () => {

@@ -1,0 +1,100 @@
+// Admission by the media path's own timekeeping: while too many of the media clock's sub-ticks start
+// late, the loop cannot carry more calls well, and a new one would make every live call worse (frames
+// concealed, queues deeper). The SIP front then answers 503 + Retry-After (the edge's dispatcher tries
+// another node) and dials fail with media_server_unavailable, until the clock has kept time for a while.
+// rtpengine's --max-load and FreeSWITCH's min-idle-cpu play the same part; the clock's lateness is what
+// the calls feel, whether the process itself is busy or the host's other work takes its CPU.
+
+/** What the guard reads: the clock's running totals (MediaClock.dueSubTicks, lateSubTicks). */
+export interface SubTickCounts {
+  readonly dueSubTicks: number;
+  readonly lateSubTicks: number;
+}
+
+export interface OverloadGuardOptions {
+  /** Overloaded when more than this share (%) of a window's sub-ticks were late; 0 turns the guard off. */
+  latePercent: number;
+  /** The window the share is taken over (ms). */
+  windowMs?: number;
+  /** Windows in a row at or under the share before new calls are taken again. */
+  clearWindows?: number;
+  /** Told when the state turns (the owner logs it): overloaded or clear again, with the window's late share. */
+  onChange?: (overloaded: boolean, latePercent: number) => void;
+}
+
+const DEFAULT_WINDOW_MS = 1000;
+const DEFAULT_CLEAR_WINDOWS = 3;
+/** A window with fewer sub-ticks than this (an idle or stopped clock) says nothing about load. */
+const MIN_SUBTICKS = 10;
+
+export class OverloadGuard {
+  private timer: NodeJS.Timeout | null = null;
+  private lastDue: number;
+  private lastLate: number;
+  private cleanWindows = 0;
+  private isOverloaded = false;
+  /** The late share (%) of the last window that said something; a health figure. */
+  lastLatePercent = 0;
+  /** Times the guard turned overloaded since start. */
+  overloads = 0;
+
+  constructor(
+    private readonly counts: SubTickCounts,
+    private readonly o: OverloadGuardOptions,
+  ) {
+    this.lastDue = counts.dueSubTicks;
+    this.lastLate = counts.lateSubTicks;
+  }
+
+  get enabled(): boolean {
+    return this.o.latePercent > 0;
+  }
+
+  /** True while new calls should be turned away. */
+  get overloaded(): boolean {
+    return this.isOverloaded;
+  }
+
+  /** Samples the clock every window (an unref'd timer) until stop(); a guard turned off never samples. */
+  start(): this {
+    if (this.enabled && !this.timer) {
+      this.timer = setInterval(() => this.sample(), this.o.windowMs ?? DEFAULT_WINDOW_MS);
+      this.timer.unref();
+    }
+    return this;
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  /** Closes one window: the share of its sub-ticks that were late decides the state (start() calls it). */
+  sample(): void {
+    const due = this.counts.dueSubTicks - this.lastDue;
+    const late = this.counts.lateSubTicks - this.lastLate;
+    this.lastDue = this.counts.dueSubTicks;
+    this.lastLate = this.counts.lateSubTicks;
+    if (!this.enabled || due < MIN_SUBTICKS) {
+      // Nothing ticked (no live media): nothing is late, and the next call starts on a quiet clock.
+      this.lastLatePercent = 0;
+      this.turn(false);
+      return;
+    }
+    this.lastLatePercent = (100 * late) / due;
+    if (this.lastLatePercent > this.o.latePercent) {
+      this.cleanWindows = 0;
+      this.turn(true);
+      return;
+    }
+    this.cleanWindows++;
+    if (this.cleanWindows >= (this.o.clearWindows ?? DEFAULT_CLEAR_WINDOWS)) this.turn(false);
+  }
+
+  private turn(overloaded: boolean): void {
+    if (overloaded === this.isOverloaded) return;
+    this.isOverloaded = overloaded;
+    if (overloaded) this.overloads++;
+    this.o.onChange?.(overloaded, this.lastLatePercent);
+  }
+}

@@ -1,0 +1,60 @@
+// Admission by the media clock (MEDIA_OVERLOAD_LATE_PERCENT): while the process's media clock runs
+// late (here a tick listener that holds the loop 45 ms every third frame, as a saturated host would),
+// a new INVITE gets 503 + Retry-After and a dial media_server_unavailable; once the clock keeps time
+// again, calls are taken. Real SIPp callers, the real process clock.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTelephonyFixture, runSipp, eventually, type TelephonyFixture } from '../helpers/sip-harness.js';
+import { processMediaClock } from '../../src/media/index.js';
+
+let fx: TelephonyFixture;
+beforeAll(async () => {
+  fx = await startTelephonyFixture({ sip: { overloadLatePercent: 5 } });
+}, 60_000);
+afterAll(async () => fx?.stop());
+
+/**
+ * Holds the event loop for 45 ms every third frame: the next tick starts 25 ms late (late: over a frame)
+ * whatever the clock's sub-ticks, and a quarter of the loop's time is left for SIP.
+ */
+function holdTheClock(): () => void {
+  let runs = 0;
+  return processMediaClock.subscribe(() => {
+    if (runs++ % 3 !== 0) return;
+    const until = performance.now() + 45;
+    while (performance.now() < until) {
+      // busy: the media clock's next sub-ticks start late
+    }
+  });
+}
+
+describe('media-path overload guard', () => {
+  it('refuses calls and dials while the media clock runs late, and takes them once it keeps time', async () => {
+    const target = `127.0.0.1:${fx.sipPort}`;
+    await fx.createSession({ phoneNumber: fx.openNumber });
+    const release = holdTheClock();
+    try {
+      await eventually(() => fx.svc.overload.overloaded, 20_000);
+      expect(fx.svc.mediaStats().overloaded).toBe(1);
+      // uac-expect-503 also requires a Retry-After.
+      const refused = await runSipp({ scenario: 'uac-expect-503.xml', target, service: fx.openNumber });
+      expect(refused.code, refused.errors).toBe(0);
+      const dialSession = await fx.createSession({ routing: { type: 'sip', sip: { to_uri: 'sip:callee@127.0.0.1:9' } } });
+      const dial = await fx.svc.dial(dialSession, fx.orgId, {}).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(dial).toMatchObject({ code: 'media_server_unavailable', detail: { retryAfterSeconds: 5 } });
+    } finally {
+      release();
+    }
+    // Three seconds in a row on time (or an idle clock) clear it.
+    await eventually(() => !fx.svc.overload.overloaded, 20_000);
+    const taken = await runSipp({ scenario: 'uac-call.xml', target, service: fx.openNumber, durationMs: 1000 });
+    expect(taken.code, taken.errors).toBe(0);
+    expect(fx.svc.callCounts['inbound:rejected_503']).toBe(1);
+    const m = fx.svc.mediaStats();
+    expect(m.overloads).toBe(1);
+    expect(m.clockLateSubTicks).toBeGreaterThan(0);
+    expect(m.clockDueSubTicks).toBeGreaterThan(m.clockLateSubTicks ?? 0);
+  }, 90_000);
+});

@@ -1,0 +1,61 @@
+// The overload guard: overloaded as soon as one window's late share is over the limit, clear again
+// only after windows in a row at or under it; an idle clock is never overloaded, and a guard at 0 is off.
+import { describe, expect, it } from 'vitest';
+import { OverloadGuard } from '../../../src/media/index.js';
+
+/** A clock's running totals, moved by hand a window at a time. */
+function counts() {
+  const c = { dueSubTicks: 0, lateSubTicks: 0 };
+  return { c, window: (due: number, late: number) => ((c.dueSubTicks += due), (c.lateSubTicks += late)) };
+}
+
+describe('OverloadGuard', () => {
+  it('turns overloaded on one late window and clears after three in a row at or under the limit', () => {
+    const { c, window } = counts();
+    const changes: [boolean, number][] = [];
+    const guard = new OverloadGuard(c, { latePercent: 5, onChange: (o, p) => changes.push([o, p]) });
+    const states: boolean[] = [];
+    for (const late of [0, 10, 12, 0, 0, 30, 0, 10, 0, 0]) {
+      window(200, late);
+      guard.sample();
+      states.push(guard.overloaded);
+    }
+    // 10 of 200 is exactly 5 %: not over it. 12 is; then two clean, 30 again (the count restarts), three clean.
+    expect(states).toEqual([false, false, true, true, true, true, true, true, false, false]);
+    expect(changes).toEqual([
+      [true, 6],
+      [false, 0],
+    ]);
+    expect(guard.overloads).toBe(1);
+  });
+
+  it('clears at once when the clock stops ticking (no live media), and ignores a guard turned off', () => {
+    const { c, window } = counts();
+    const guard = new OverloadGuard(c, { latePercent: 1 });
+    window(200, 100);
+    guard.sample();
+    expect(guard.overloaded).toBe(true);
+    window(3, 3); // nearly idle: a few sub-ticks say nothing about load
+    guard.sample();
+    expect(guard.overloaded).toBe(false);
+    expect(guard.lastLatePercent).toBe(0);
+
+    const off = new OverloadGuard(c, { latePercent: 0 });
+    window(200, 200);
+    off.sample();
+    expect(off.enabled).toBe(false);
+    expect(off.overloaded).toBe(false);
+    expect(off.start()).toBe(off); // never samples: no timer is left behind
+    off.stop();
+  });
+
+  it('reads the share of each window since the last, not since start', () => {
+    const { c, window } = counts();
+    window(100_000, 0); // a long quiet history before the guard
+    const guard = new OverloadGuard(c, { latePercent: 2 });
+    window(200, 10);
+    guard.sample();
+    expect(guard.lastLatePercent).toBe(5);
+    expect(guard.overloaded).toBe(true);
+  });
+});
