@@ -69,6 +69,8 @@ export interface StepResult {
    * played, in the window. Not loss (the packet still plays, later), but a glitch the listener hears.
    */
   gatewayConcealedPercent: number;
+  /** The gateway's media-clock sub-ticks that started a frame late or were skipped (what MEDIA_OVERLOAD_LATE_PERCENT reads). */
+  clockLatePercent: number;
   /**
    * Ticks the session pacers' live queues found empty while their producer was sending (a late frame: the
    * leg repeats the frame before it, faded, in its place), over the frames expected. Not loss either, but heard.
@@ -131,6 +133,13 @@ const HANGUP_HALF = !!process.env.BENCH_HANGUP_HALF;
  * the same either way (every call sends a frame every tick); only which frame is loud differs.
  */
 const MARKERS_LOCKSTEP = process.env.BENCH_MARKERS === 'lockstep';
+/**
+ * BENCH_RAMP_CALLS_PER_SECOND=N: the calls join one by one at N per second while the ones up already
+ * send media (all of them are otherwise set up before any sends), as calls reach a node in service; the
+ * warm-up starts once the last call is set up or refused. With MEDIA_OVERLOAD_LATE_PERCENT, shows how
+ * many calls a node takes before its media clock runs late, and how those calls fare.
+ */
+const RAMP_CALLS_PER_SECOND = Number(process.env.BENCH_RAMP_CALLS_PER_SECOND ?? 0);
 
 const pct = (a: number, b: number): number => (b > 0 ? Math.round((a / b) * 10000) / 100 : 0);
 function percentile(sorted: number[], p: number): number {
@@ -336,15 +345,22 @@ function atSink(c: CallEnds, pcm: () => Int16Array, arrivedAt?: number): void {
   }
 }
 
+/** Sets up call i's ends; one that fails (refused, say) is taken down again: nothing of it stays open. */
 async function connectCall(gw: BenchGateway, scenario: Scenario, i: number, s: { number: string; id: string; wsUrl: string }): Promise<CallEnds> {
-  const ws = new WebSocket(s.wsUrl);
-  await new Promise((res, rej) => {
-    ws.once('open', res);
-    ws.once('error', rej);
-  });
-  const c: CallEnds = {
+  const c = newCallEnds(s, i);
+  try {
+    await setUpCall(gw, scenario, i, s, c);
+    return c;
+  } catch (err) {
+    void hangUp(c);
+    throw err;
+  }
+}
+
+function newCallEnds(s: { id: string; wsUrl: string }, i: number): CallEnds {
+  return {
     sessionId: s.id,
-    ws,
+    ws: new WebSocket(s.wsUrl),
     wsSeq: 0,
     customer: null,
     customerDialog: null,
@@ -366,6 +382,14 @@ async function connectCall(gw: BenchGateway, scenario: Scenario, i: number, s: {
     burstsSent: 0,
     wsTypes: {},
   };
+}
+
+async function setUpCall(gw: BenchGateway, scenario: Scenario, i: number, s: { number: string; id: string }, c: CallEnds): Promise<void> {
+  const ws = c.ws;
+  await new Promise((res, rej) => {
+    ws.once('open', res);
+    ws.once('error', rej);
+  });
   ws.on('message', (raw) => {
     const type = /^\{"type":"([^"]+)"/.exec(raw.toString().slice(0, 40))?.[1] ?? 'other';
     c.wsTypes[type] = (c.wsTypes[type] ?? 0) + 1;
@@ -401,7 +425,6 @@ async function connectCall(gw: BenchGateway, scenario: Scenario, i: number, s: {
     if (r.error || !c.agentGw) throw new Error(`agent leg ${i}: ${r.error ?? 'no SDP offer'}`);
     if (PHONES_CONNECT) agent.connectTo?.(c.agentGw);
   }
-  return c;
 }
 
 /** One 20 ms tick of the phones and the socket; `now` is when its packets leave (a loud frame's send time). */
@@ -520,18 +543,33 @@ export async function runStep(nodes: BenchGateway[], scenario: Scenario, calls: 
     ),
   );
   const ends: CallEnds[] = [];
-  for (let i = 0; i < calls; i++) {
-    const node = nodes[i % n];
-    const s = prepared[i % n]?.sessions[Math.floor(i / n)];
-    if (!node || !s) throw new Error(`no session prepared for call ${i}`);
-    try {
-      ends.push(await connectCall(node, scenario, i, s));
-    } catch (err) {
-      console.error(`${scenario} call ${i} failed: ${String(err)}`);
+  const failures: string[] = [];
+  const connectAll = async (): Promise<void> => {
+    const began = performance.now();
+    for (let i = 0; i < calls; i++) {
+      const node = nodes[i % n];
+      const s = prepared[i % n]?.sessions[Math.floor(i / n)];
+      if (!node || !s) throw new Error(`no session prepared for call ${i}`);
+      if (RAMP_CALLS_PER_SECOND > 0) {
+        const wait = began + (i * 1000) / RAMP_CALLS_PER_SECOND - performance.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      }
+      try {
+        ends.push(await connectCall(node, scenario, i, s));
+      } catch (err) {
+        failures.push(String(err));
+      }
     }
-  }
-  const connected = ends.length;
-  const totalTicks = seconds * 50 + WARMUP_TICKS;
+    if (failures.length > 0) console.error(`${scenario} ${calls}: ${failures.length} calls not set up; the first: ${failures[0]}`);
+  };
+  // Without a ramp every call is up before the first tick; with one, the warm-up starts when the last is in.
+  let warmupEnd = WARMUP_TICKS;
+  let totalTicks = seconds * 50 + WARMUP_TICKS;
+  let ramping: Promise<void> | null = null;
+  if (RAMP_CALLS_PER_SECOND > 0) {
+    warmupEnd = totalTicks = Number.POSITIVE_INFINITY;
+    ramping = connectAll();
+  } else await connectAll();
   let usage0s = await askAll<Usage>(nodes, { cmd: 'usage' });
   let usage0Pending: Promise<Usage[]> | null = null;
   let t0 = performance.now();
@@ -545,7 +583,7 @@ export async function runStep(nodes: BenchGateway[], scenario: Scenario, calls: 
   /** Latencies of the warm-up (the calls' first seconds), and when their loud frames left. */
   const startup: number[] = [];
   const startupSentAt: number[] = [];
-  const hangupTick = HANGUP_HALF ? WARMUP_TICKS + Math.floor((seconds * 50) / 2) : -1;
+  const hangupTick = HANGUP_HALF && RAMP_CALLS_PER_SECOND === 0 ? WARMUP_TICKS + Math.floor((seconds * 50) / 2) : -1;
   let hangupAtMs = NaN;
   /** The hang-up on the monotonic clock every process shares, in µs: profile-top's --until is counted on it. */
   let hangupHrUs = 0;
@@ -554,11 +592,15 @@ export async function runStep(nodes: BenchGateway[], scenario: Scenario, calls: 
   const phases = customerIsPhone(scenario) ? PHONES_PHASES : 1;
   const lead = customerIsPhone(scenario) ? PHONES_LEAD_TICKS : 0;
   const phaseOf = (c: CallEnds): number => c.markerPhase % phases;
+  void ramping?.then(() => {
+    warmupEnd = tick + WARMUP_TICKS;
+    totalTicks = warmupEnd + seconds * 50;
+  });
   await new Promise<void>((resolve) => {
     const timer = setInterval(() => {
       const due = Math.min(totalTicks, Math.floor((performance.now() - start) / 20) + lead);
       for (; tick < due; tick++) {
-        if (tick === WARMUP_TICKS) {
+        if (tick === warmupEnd) {
           // The stage histograms restart here, so the ones printed cover the measured window only.
           usage0Pending = askAll<Usage>(nodes, { cmd: 'usage', resetStages: true });
           t0 = performance.now();
@@ -599,6 +641,8 @@ export async function runStep(nodes: BenchGateway[], scenario: Scenario, calls: 
       }
     }, 5);
   });
+  await ramping;
+  const connected = ends.length;
   const elapsed = (performance.now() - t0) / 1000;
   if (HANGUP_HALF) console.log(`${scenario} ${calls}: half of the calls hung up ${Math.round(hangupAtMs)} ms into the window (hrUs ${hangupHrUs})`);
   const genCpu = process.cpuUsage(genCpu0);
@@ -646,6 +690,7 @@ export async function runStep(nodes: BenchGateway[], scenario: Scenario, calls: 
     gatewayDiscardPercent,
     gatewaySilenceTrimmedPercent: pct(media('silenceTrimmed'), media('packetsIn')),
     gatewayConcealedPercent: pct(media('concealed'), media('played') + media('concealed')),
+    clockLatePercent: pct(media('clockLateSubTicks'), media('clockDueSubTicks')),
     pacerGapPercent: pct(media('pacerLive_underruns'), framesExpected),
     lossPercent: Math.max(sinkShortPercent, burstLossPercent, gatewayDiscardPercent),
     latencyP50Ms: percentile(latencies, 50),
@@ -780,5 +825,5 @@ function latencyTimeline(start: number, sentAt: number[][], latencies: number[][
 
 export function describe(r: StepResult): string {
   const on = r.nodes > 1 ? ` on ${r.nodes} nodes` : '';
-  return `${r.scenario} ${r.connected}/${r.calls} calls${on}: latency p50 ${r.latencyP50Ms} p99 ${r.latencyP99Ms} max ${r.latencyMaxMs} ms (first ${WARMUP_TICKS / 50} s: p99 ${r.startupP99Ms} ms); bursts ${r.burstsDelivered}/${r.burstsSent}; sink short ${r.sinkShortPercent}%, gateway discarded ${r.gatewayDiscardPercent}% (silence trimmed ${r.gatewaySilenceTrimmedPercent}%), concealed ${r.gatewayConcealedPercent}%, pacer gaps ${r.pacerGapPercent}%; gateway ${r.gatewayCpuPercentOfOneCore}% of a core (${r.nodes > 1 ? 'busiest ' : ''}main thread ${r.gatewayMainThreadPercent ?? '?'}%, send thread ${r.gatewaySendThreadPercent ?? '?'}%, receive thread ${r.gatewayRecvThreadPercent ?? '?'}%, ${r.cpuMsPerCallSecond} ms CPU per call-second), RSS ${r.rssMbPerCall} MB/call, heap ${r.heapMbPerCall} MB/call; loop delay p99 ${r.gatewayLoopDelayP99Ms} ms; load generator ${r.loadGeneratorCpuPercent}%`;
+  return `${r.scenario} ${r.connected}/${r.calls} calls${on}: latency p50 ${r.latencyP50Ms} p99 ${r.latencyP99Ms} max ${r.latencyMaxMs} ms (first ${WARMUP_TICKS / 50} s: p99 ${r.startupP99Ms} ms); bursts ${r.burstsDelivered}/${r.burstsSent}; sink short ${r.sinkShortPercent}%, gateway discarded ${r.gatewayDiscardPercent}% (silence trimmed ${r.gatewaySilenceTrimmedPercent}%), concealed ${r.gatewayConcealedPercent}%, pacer gaps ${r.pacerGapPercent}%; media clock late ${r.clockLatePercent}%; gateway ${r.gatewayCpuPercentOfOneCore}% of a core (${r.nodes > 1 ? 'busiest ' : ''}main thread ${r.gatewayMainThreadPercent ?? '?'}%, send thread ${r.gatewaySendThreadPercent ?? '?'}%, receive thread ${r.gatewayRecvThreadPercent ?? '?'}%, ${r.cpuMsPerCallSecond} ms CPU per call-second), RSS ${r.rssMbPerCall} MB/call, heap ${r.heapMbPerCall} MB/call; loop delay p99 ${r.gatewayLoopDelayP99Ms} ms; load generator ${r.loadGeneratorCpuPercent}%`;
 }

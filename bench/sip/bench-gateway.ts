@@ -37,6 +37,8 @@ export async function startBenchSipGateway(o: BenchSipOptions) {
         realm: 'bench',
         // SIP_UDP_RECEIVE_BUFFER_BYTES, likewise read here (the default's trade-off is measured with it).
         ...(process.env.SIP_UDP_RECEIVE_BUFFER_BYTES ? { udpReceiveBufferBytes: Number(process.env.SIP_UDP_RECEIVE_BUFFER_BYTES) } : {}),
+        // MEDIA_OVERLOAD_LATE_PERCENT, likewise: the calls a node turns away while its media clock runs late.
+        ...(process.env.MEDIA_OVERLOAD_LATE_PERCENT ? { overloadLatePercent: Number(process.env.MEDIA_OVERLOAD_LATE_PERCENT) } : {}),
       },
     },
   });
