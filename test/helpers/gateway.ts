@@ -32,8 +32,9 @@ export function testConfig(overrides: Record<string, unknown> = {}): Config {
       // Tests change organizations and keys and check the effect at once: no auth cache.
       ...overrides,
       limits: { authCacheTtlMs: 0, ...(overrides.limits as object | undefined) },
-      // SIP (media role only) on loopback and a free port, never the shared 5060.
-      sip: { host: '127.0.0.1', port: 0, advertisedAddress: '127.0.0.1', ...(overrides.sip as object | undefined) },
+      // SIP (media role only) on loopback and a free port, never the shared 5060. No admission by the media
+      // clock: a busy test machine's late ticks must not turn a test's calls away (sip-overload tests it).
+      sip: { host: '127.0.0.1', port: 0, advertisedAddress: '127.0.0.1', overloadLatePercent: 0, ...(overrides.sip as object | undefined) },
     },
   );
 }
