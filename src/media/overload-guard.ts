@@ -1,6 +1,6 @@
 // Admission by the media path's own timekeeping: while too many of the media clock's sub-ticks start
-// late, the loop cannot carry more calls well, and a new one would make every live call worse (frames
-// concealed, queues deeper). The SIP front then answers 503 + Retry-After (the edge's dispatcher tries
+// late, two seconds in a row, the loop cannot carry more calls well, and a new one would make every
+// live call worse (frames concealed, queues deeper). The SIP front then answers 503 + Retry-After (the edge's dispatcher tries
 // another node) and dials fail with media_server_unavailable, until the clock has kept time for a while.
 // rtpengine's --max-load and FreeSWITCH's min-idle-cpu play the same part; the clock's lateness is what
 // the calls feel, whether the process itself is busy or the host's other work takes its CPU.
@@ -16,6 +16,8 @@ export interface OverloadGuardOptions {
   latePercent: number;
   /** The window the share is taken over (ms). */
   windowMs?: number;
+  /** Windows in a row over the share before new calls are turned away (one alone may be a lone stall). */
+  tripWindows?: number;
   /** Windows in a row at or under the share before new calls are taken again. */
   clearWindows?: number;
   /** Told when the state turns (the owner logs it): overloaded or clear again, with the window's late share. */
@@ -23,6 +25,7 @@ export interface OverloadGuardOptions {
 }
 
 const DEFAULT_WINDOW_MS = 1000;
+const DEFAULT_TRIP_WINDOWS = 2;
 const DEFAULT_CLEAR_WINDOWS = 3;
 /** A window with fewer sub-ticks than this (an idle or stopped clock) says nothing about load. */
 const MIN_SUBTICKS = 10;
@@ -31,6 +34,7 @@ export class OverloadGuard {
   private timer: NodeJS.Timeout | null = null;
   private lastDue: number;
   private lastLate: number;
+  private lateWindows = 0;
   private cleanWindows = 0;
   private isOverloaded = false;
   /** The late share (%) of the last window that said something; a health figure. */
@@ -78,15 +82,17 @@ export class OverloadGuard {
     if (!this.enabled || due < MIN_SUBTICKS) {
       // Nothing ticked (no live media): nothing is late, and the next call starts on a quiet clock.
       this.lastLatePercent = 0;
+      this.lateWindows = 0;
       this.turn(false);
       return;
     }
     this.lastLatePercent = (100 * late) / due;
     if (this.lastLatePercent > this.o.latePercent) {
       this.cleanWindows = 0;
-      this.turn(true);
+      if (++this.lateWindows >= (this.o.tripWindows ?? DEFAULT_TRIP_WINDOWS)) this.turn(true);
       return;
     }
+    this.lateWindows = 0;
     this.cleanWindows++;
     if (this.cleanWindows >= (this.o.clearWindows ?? DEFAULT_CLEAR_WINDOWS)) this.turn(false);
   }
