@@ -350,6 +350,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       sources: {
         liveSessions: sessionsHere ? () => sessionsHere.size : undefined,
         liveCalls: liveTelephony ? () => liveTelephony.activeCalls : undefined,
+        mediaOverload: liveTelephony ? () => liveTelephony.mediaOverload() : undefined,
         legs: liveTelephony
           ? () =>
               [...liveSessionIds].flatMap((id) =>

@@ -13,6 +13,7 @@ import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { SipContact } from './ownership.js';
+import type { MediaOverloadView } from '../media/index.js';
 
 export const NODES_SEEN_KEY = 'nodes-seen';
 const nodeKey = (id: string): string => `node:${id}`;
@@ -67,6 +68,8 @@ export interface NodeRecord {
   rss_bytes: number;
   /** null when this node runs no embedded STT pool (or has not started it). */
   stt_pool: SttPoolUse | null;
+  /** The media clock's admission (media/overload-guard.ts); null without SIP. */
+  media_overload: MediaOverloadView | null;
 }
 
 interface LastBeat {
@@ -85,6 +88,7 @@ export interface HeartbeatSources {
   liveCalls?: () => number;
   legs?: () => LegSnapshot[];
   sttPool?: () => SttPoolUse | null;
+  mediaOverload?: () => MediaOverloadView;
 }
 
 export interface NodeHeartbeatOptions {
@@ -156,6 +160,7 @@ export class NodeHeartbeat {
       event_loop_delay_ms: d.count > 0 ? { p50: ms(d.percentile(50)), p99: ms(d.percentile(99)), max: ms(d.max) } : { p50: 0, p99: 0, max: 0 },
       rss_bytes: process.memoryUsage.rss(),
       stt_pool: this.o.sources?.sttPool?.() ?? null,
+      media_overload: this.o.sources?.mediaOverload?.() ?? null,
     };
     d.reset();
     return { record, legs: this.o.sources?.legs?.() ?? [] };

@@ -1,7 +1,8 @@
 // Admission by the media path's own timekeeping: while too many of the media clock's sub-ticks start
 // late, two seconds in a row, the loop cannot carry more calls well, and a new one would make every
-// live call worse (frames concealed, queues deeper). The SIP front then answers 503 + Retry-After (the edge's dispatcher tries
-// another node) and dials fail with media_server_unavailable, until the clock has kept time for a while.
+// live call worse (frames concealed, queues deeper). The SIP front then answers 503 + Retry-After (the
+// edge's dispatcher tries another node) and dials fail with media_server_unavailable, until the clock
+// has kept time for a while.
 // rtpengine's --max-load and FreeSWITCH's min-idle-cpu play the same part; the clock's lateness is what
 // the calls feel, whether the process itself is busy or the host's other work takes its CPU.
 
@@ -9,6 +10,16 @@
 export interface SubTickCounts {
   readonly dueSubTicks: number;
   readonly lateSubTicks: number;
+}
+
+/** The guard as the node's heartbeat and console show it. */
+export interface MediaOverloadView {
+  /** False with MEDIA_OVERLOAD_LATE_PERCENT 0. */
+  enabled: boolean;
+  /** True while new calls get 503. */
+  overloaded: boolean;
+  /** Share (%) of the media clock's sub-ticks that started a frame late in the guard's last second. */
+  late_percent: number;
 }
 
 export interface OverloadGuardOptions {
@@ -57,6 +68,10 @@ export class OverloadGuard {
   /** True while new calls should be turned away. */
   get overloaded(): boolean {
     return this.isOverloaded;
+  }
+
+  view(): MediaOverloadView {
+    return { enabled: this.enabled, overloaded: this.isOverloaded, late_percent: Math.round(this.lastLatePercent * 100) / 100 };
   }
 
   /** Samples the clock every window (an unref'd timer) until stop(); a guard turned off never samples. */

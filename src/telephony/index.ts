@@ -7,6 +7,7 @@ import { TelephonyService, type CallView, type TelephonyOptions } from './servic
 import type { TelephonySessionPort } from './session-port.js';
 import type { DialRequest } from './dial-target.js';
 import type { CallQuality } from './rtp/call-quality.js';
+import type { MediaOverloadView } from '../media/index.js';
 import { MediaAnchor } from './media-anchor.js';
 import { sessionPortFromRegistry } from './registry-port.js';
 import {
@@ -59,6 +60,8 @@ export interface Telephony {
   readonly activeCalls: number;
   /** Media counters (loss, concealment, jitter): totals since start plus live legs. */
   mediaStats(): Record<string, number>;
+  /** Whether the media clock's overload guard turns new calls away now (the node's heartbeat shows it). */
+  mediaOverload(): MediaOverloadView;
   /** Call outcomes since start, keyed "direction:result". */
   callCounts(): Record<string, number>;
   /** Input the SIP front refused since start, by fault. */
@@ -127,6 +130,7 @@ export async function startTelephony(deps: TelephonyDeps): Promise<Telephony> {
     sipPort: svc.sipPort,
     sipTlsPort: svc.ua.tlsPort,
     mediaStats: () => svc.mediaStats(),
+    mediaOverload: () => svc.overload.view(),
     callCounts: () => ({ ...svc.callCounts }),
     refusedCounts: () => ({ ...svc.refusals.counts }),
     requestCounts: () => ({ ...svc.ua.requestCounts }),

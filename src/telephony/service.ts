@@ -200,13 +200,13 @@ export class TelephonyService {
 
   /** Media counters: live legs (legs, maxTargetFrames, maxJitterMs) and totals since start (the rest). */
   mediaStats(): Record<string, number> {
-    const g = this.overload;
+    const v = this.overload.view();
     return {
       ...this.stats.mediaStats(this.legs.all()),
-      overloadEnabled: g.enabled ? 1 : 0,
-      overloaded: g.overloaded ? 1 : 0,
-      overloadLatePercent: g.lastLatePercent,
-      overloads: g.overloads,
+      overloadEnabled: v.enabled ? 1 : 0,
+      overloaded: v.overloaded ? 1 : 0,
+      overloadLatePercent: v.late_percent,
+      overloads: this.overload.overloads,
     };
   }
 

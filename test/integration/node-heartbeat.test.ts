@@ -50,7 +50,13 @@ describe('node heartbeat', () => {
     let sessions = 2;
     const media = node('media-1', 1000, {
       self: { id: 'media-1', roles: ['api', 'media'], url: 'http://media-1.test:8080', sip: { address: '10.0.0.7', port: 5070 } },
-      sources: { liveSessions: () => sessions, liveCalls: () => 1, legs: () => [leg], sttPool: () => ({ busy: 1, size: 4, waiting: 0 }) },
+      sources: {
+        liveSessions: () => sessions,
+        liveCalls: () => 1,
+        legs: () => [leg],
+        sttPool: () => ({ busy: 1, size: 4, waiting: 0 }),
+        mediaOverload: () => ({ enabled: true, overloaded: true, late_percent: 42.5 }),
+      },
     });
     const api = node('api-1', 1000);
     await Promise.all([media.start(), api.start()]);
@@ -69,13 +75,14 @@ describe('node heartbeat', () => {
       live_sessions: 2,
       live_calls: 1,
       stt_pool: { busy: 1, size: 4, waiting: 0 },
+      media_overload: { enabled: true, overloaded: true, late_percent: 42.5 },
     });
     if (m.state === 'lost') throw new Error('unreachable');
     expect(m.cpu_percent).toBeGreaterThanOrEqual(0);
     expect(m.rss_bytes).toBeGreaterThan(0);
     expect(m.event_loop_delay_ms.max).toBeGreaterThanOrEqual(m.event_loop_delay_ms.p50);
     expect(m.beat_age_ms).toBeLessThan(1000);
-    expect(listed[0]).toMatchObject({ live_sessions: null, live_calls: null, stt_pool: null, sip: null });
+    expect(listed[0]).toMatchObject({ live_sessions: null, live_calls: null, stt_pool: null, sip: null, media_overload: null });
 
     const legs = await liveLegsOf(reader, ['api-1', 'media-1']);
     expect([...legs.values()]).toEqual([{ ...leg, node: 'media-1' }]);

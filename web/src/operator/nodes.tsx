@@ -26,6 +26,8 @@ interface LiveNode extends NodeBase {
   event_loop_delay_ms: { p50: number; p99: number; max: number };
   rss_bytes: number;
   stt_pool: { busy: number; size: number; waiting: number } | null;
+  /** The media clock's admission (MEDIA_OVERLOAD_LATE_PERCENT); null without SIP. */
+  media_overload: { enabled: boolean; overloaded: boolean; late_percent: number } | null;
 }
 type Node = LiveNode | (NodeBase & { state: 'lost' });
 
@@ -68,6 +70,14 @@ function NodeRow({ n }: { n: Node }) {
       <td>{hms(n.uptime_seconds)}</td>
       <td>
         {n.live_sessions ?? '—'} / {n.live_calls ?? '—'}
+        {n.media_overload?.overloaded ? (
+          <div>
+            <span class="badge bad" data-testid="media-overloaded">
+              turning new calls away
+            </span>
+          </div>
+        ) : null}
+        {n.media_overload?.enabled ? <div class="muted">media clock late {n.media_overload.late_percent} %</div> : null}
       </td>
       <td>
         {n.cpu_percent.toFixed(1)} %
