@@ -69,7 +69,7 @@ export interface StepResult {
    * played, in the window. Not loss (the packet still plays, later), but a glitch the listener hears.
    */
   gatewayConcealedPercent: number;
-  /** The gateway's media-clock sub-ticks that started a frame late or were skipped (what MEDIA_OVERLOAD_LATE_PERCENT reads). */
+  /** The gateway's media-clock runs that started a frame late (what MEDIA_OVERLOAD_LATE_PERCENT reads). */
   clockLatePercent: number;
   /**
    * Ticks the session pacers' live queues found empty while their producer was sending (a late frame: the
@@ -690,7 +690,7 @@ export async function runStep(nodes: BenchGateway[], scenario: Scenario, calls: 
     gatewayDiscardPercent,
     gatewaySilenceTrimmedPercent: pct(media('silenceTrimmed'), media('packetsIn')),
     gatewayConcealedPercent: pct(media('concealed'), media('played') + media('concealed')),
-    clockLatePercent: pct(media('clockLateSubTicks'), media('clockDueSubTicks')),
+    clockLatePercent: pct(media('clockLateRuns'), media('clockRuns')),
     pacerGapPercent: pct(media('pacerLive_underruns'), framesExpected),
     lossPercent: Math.max(sinkShortPercent, burstLossPercent, gatewayDiscardPercent),
     latencyP50Ms: percentile(latencies, 50),

@@ -93,8 +93,8 @@ export const ConfigSchema = Type.Object({
     maxConcurrentCalls: PositiveInt,
     /**
      * Turns new calls away (SIP 503 + Retry-After, dials media_server_unavailable) while more than this
-     * share (%) of the media clock's sub-ticks start a frame late, two seconds in a row
-     * (media/overload-guard.ts); config/default.json: 3; 0: off.
+     * share (%) of the media clock's runs in a second start a frame late (media/overload-guard.ts);
+     * config/default.json: 3; 0: off.
      */
     overloadLatePercent: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
     realm: Type.String({ minLength: 1 }),

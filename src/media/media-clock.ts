@@ -7,8 +7,8 @@ import { FRAME_MS } from './constants.js';
 /** A timer this late (ms) means the loop was busy: the tick waits for the loop's pending I/O. */
 const DEFER_LATE_MS = 2;
 
-/** A sub-tick that starts this long (ms, a frame) after its time counts as late (`lateSubTicks`). */
-export const LATE_SUB_TICK_MS = 20;
+/** A run of the clock that starts this long (ms, a frame) after its first sub-tick's time is late (`lateRuns`). */
+export const LATE_RUN_MS = 20;
 
 /** `subTick`: which of the clock's sub-ticks of the frame is running (0 on a clock without sub-ticks). */
 export type TickListener = (tick: number, subTick?: number) => void;
@@ -120,12 +120,13 @@ export class MediaClock implements TickSource {
   /** Errors thrown by listeners so far (each also went to the hook). */
   listenerErrors = 0;
   /**
-   * Sub-ticks due so far (run or skipped), and those of them that started more than LATE_SUB_TICK_MS
-   * after their time or were skipped: the media path's own measure of whether its loop keeps time
-   * (media/overload-guard.ts turns away new calls while it does not).
+   * Runs of the clock so far (each fires the sub-ticks due, caught up or skipped after a stall), and those
+   * that started more than LATE_RUN_MS after their first sub-tick's time: the media path's own measure of
+   * whether its loop keeps time (media/overload-guard.ts turns away new calls while it does not). A lone
+   * stall is one late run however long it was; a loop that cannot keep up makes most runs late.
    */
-  dueSubTicks = 0;
-  lateSubTicks = 0;
+  runs = 0;
+  lateRuns = 0;
   private errorHook: TickErrorHook = () => {};
 
   /**
@@ -265,10 +266,10 @@ export class MediaClock implements TickSource {
     this.running = true;
     const now = performance.now();
     const n = this.subTicksPerFrame;
+    this.runs++;
+    if (now - this.nextAt > LATE_RUN_MS) this.lateRuns++;
     let fired = 0;
     while (now >= this.nextAt && fired < this.maxCatchUpTicks * n) {
-      if (now - this.nextAt > LATE_SUB_TICK_MS) this.lateSubTicks++;
-      this.dueSubTicks++;
       this.subNo++;
       fired++;
       this.nextAt += this.subMs;
@@ -284,8 +285,6 @@ export class MediaClock implements TickSource {
       // time, so media timestamps keep matching the wall clock (the skip shows as a gap, like RTP).
       const skipped = Math.floor((now - this.nextAt) / this.subMs) + 1;
       this.lateTicks++;
-      this.dueSubTicks += skipped;
-      this.lateSubTicks += skipped;
       this.subNo += skipped;
       this.nextAt += skipped * this.subMs;
     }

@@ -1,15 +1,16 @@
-// Admission by the media path's own timekeeping: while too many of the media clock's sub-ticks start
-// late, two seconds in a row, the loop cannot carry more calls well, and a new one would make every
-// live call worse (frames concealed, queues deeper). The SIP front then answers 503 + Retry-After (the
+// Admission by the media path's own timekeeping: while too many of the media clock's runs start a frame
+// late, the loop cannot carry more calls well, and a new one would make every live call worse (frames
+// concealed, queues deeper). Runs, not sub-ticks: a lone stall is one late run however many sub-ticks
+// it held up, so only a loop that keeps falling behind trips the guard. The SIP front then answers 503 + Retry-After (the
 // edge's dispatcher tries another node) and dials fail with media_server_unavailable, until the clock
 // has kept time for a while.
 // rtpengine's --max-load and FreeSWITCH's min-idle-cpu play the same part; the clock's lateness is what
 // the calls feel, whether the process itself is busy or the host's other work takes its CPU.
 
-/** What the guard reads: the clock's running totals (MediaClock.dueSubTicks, lateSubTicks). */
-export interface SubTickCounts {
-  readonly dueSubTicks: number;
-  readonly lateSubTicks: number;
+/** What the guard reads: the clock's running totals (MediaClock.runs, lateRuns). */
+export interface ClockRunCounts {
+  readonly runs: number;
+  readonly lateRuns: number;
 }
 
 /** The guard as the node's heartbeat and console show it. */
@@ -18,17 +19,15 @@ export interface MediaOverloadView {
   enabled: boolean;
   /** True while new calls get 503. */
   overloaded: boolean;
-  /** Share (%) of the media clock's sub-ticks that started a frame late in the guard's last second. */
+  /** Share (%) of the media clock's runs that started a frame late in the guard's last second. */
   late_percent: number;
 }
 
 export interface OverloadGuardOptions {
-  /** Overloaded when more than this share (%) of a window's sub-ticks were late; 0 turns the guard off. */
+  /** Overloaded when more than this share (%) of a window's runs were late; 0 turns the guard off. */
   latePercent: number;
   /** The window the share is taken over (ms). */
   windowMs?: number;
-  /** Windows in a row over the share before new calls are turned away (one alone may be a lone stall). */
-  tripWindows?: number;
   /** Windows in a row at or under the share before new calls are taken again. */
   clearWindows?: number;
   /** Told when the state turns (the owner logs it): overloaded or clear again, with the window's late share. */
@@ -36,16 +35,14 @@ export interface OverloadGuardOptions {
 }
 
 const DEFAULT_WINDOW_MS = 1000;
-const DEFAULT_TRIP_WINDOWS = 2;
 const DEFAULT_CLEAR_WINDOWS = 3;
-/** A window with fewer sub-ticks than this (an idle or stopped clock) says nothing about load. */
-const MIN_SUBTICKS = 10;
+/** A window with fewer runs than this (an idle or stopped clock) says nothing about load. */
+const MIN_RUNS = 10;
 
 export class OverloadGuard {
   private timer: NodeJS.Timeout | null = null;
-  private lastDue: number;
+  private lastRuns: number;
   private lastLate: number;
-  private lateWindows = 0;
   private cleanWindows = 0;
   private isOverloaded = false;
   /** The late share (%) of the last window that said something; a health figure. */
@@ -54,11 +51,11 @@ export class OverloadGuard {
   overloads = 0;
 
   constructor(
-    private readonly counts: SubTickCounts,
+    private readonly counts: ClockRunCounts,
     private readonly o: OverloadGuardOptions,
   ) {
-    this.lastDue = counts.dueSubTicks;
-    this.lastLate = counts.lateSubTicks;
+    this.lastRuns = counts.runs;
+    this.lastLate = counts.lateRuns;
   }
 
   get enabled(): boolean {
@@ -88,26 +85,24 @@ export class OverloadGuard {
     this.timer = null;
   }
 
-  /** Closes one window: the share of its sub-ticks that were late decides the state (start() calls it). */
+  /** Closes one window: the share of its runs that were late decides the state (start() calls it). */
   sample(): void {
-    const due = this.counts.dueSubTicks - this.lastDue;
-    const late = this.counts.lateSubTicks - this.lastLate;
-    this.lastDue = this.counts.dueSubTicks;
-    this.lastLate = this.counts.lateSubTicks;
-    if (!this.enabled || due < MIN_SUBTICKS) {
+    const runs = this.counts.runs - this.lastRuns;
+    const late = this.counts.lateRuns - this.lastLate;
+    this.lastRuns = this.counts.runs;
+    this.lastLate = this.counts.lateRuns;
+    if (!this.enabled || runs < MIN_RUNS) {
       // Nothing ticked (no live media): nothing is late, and the next call starts on a quiet clock.
       this.lastLatePercent = 0;
-      this.lateWindows = 0;
       this.turn(false);
       return;
     }
-    this.lastLatePercent = (100 * late) / due;
+    this.lastLatePercent = (100 * late) / runs;
     if (this.lastLatePercent > this.o.latePercent) {
       this.cleanWindows = 0;
-      if (++this.lateWindows >= (this.o.tripWindows ?? DEFAULT_TRIP_WINDOWS)) this.turn(true);
+      this.turn(true);
       return;
     }
-    this.lateWindows = 0;
     this.cleanWindows++;
     if (this.cleanWindows >= (this.o.clearWindows ?? DEFAULT_CLEAR_WINDOWS)) this.turn(false);
   }

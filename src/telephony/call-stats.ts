@@ -60,8 +60,8 @@ export class CallStats {
     const sum: MediaTotals & {
       clockLateTicks: number;
       clockDeferredRuns: number;
-      clockDueSubTicks: number;
-      clockLateSubTicks: number;
+      clockRuns: number;
+      clockLateRuns: number;
       playoutMovesLater: number;
       playoutMovesEarlier: number;
       legs: number;
@@ -71,8 +71,8 @@ export class CallStats {
       ...this.endedMedia,
       clockLateTicks: (this.clock as { lateTicks?: number }).lateTicks ?? 0,
       clockDeferredRuns: (this.clock as { deferredRuns?: number }).deferredRuns ?? 0,
-      clockDueSubTicks: (this.clock as { dueSubTicks?: number }).dueSubTicks ?? 0,
-      clockLateSubTicks: (this.clock as { lateSubTicks?: number }).lateSubTicks ?? 0,
+      clockRuns: (this.clock as { runs?: number }).runs ?? 0,
+      clockLateRuns: (this.clock as { lateRuns?: number }).lateRuns ?? 0,
       playoutMovesLater: playoutMoves.later,
       playoutMovesEarlier: playoutMoves.earlier,
       legs: 0,

@@ -68,7 +68,7 @@ export function registerTelephonyMetrics(registry: Registry, telephony: Telephon
   });
   new Gauge({
     name: 'voxbridge_rtp_media',
-    help: "RTP media counters since start: packets_in, packets_out, ignored_source, concealed, dropped (by the jitter buffers, any reason), silence_trimmed (the part of dropped taken from pauses: quiet or missing frames), late, underruns, played, playout_moved_later / playout_moved_earlier (a leg's playout moved within the frame after its arrivals, MEDIA_SUBTICKS), clock_subticks / clock_late_subticks (the media clock's sub-ticks due, and those started a frame late or skipped)",
+    help: "RTP media counters since start: packets_in, packets_out, ignored_source, concealed, dropped (by the jitter buffers, any reason), silence_trimmed (the part of dropped taken from pauses: quiet or missing frames), late, underruns, played, playout_moved_later / playout_moved_earlier (a leg's playout moved within the frame after its arrivals, MEDIA_SUBTICKS), clock_runs / clock_late_runs (runs of the media clock, and those that started a frame late: MEDIA_OVERLOAD_LATE_PERCENT reads them)",
     labelNames: ['counter'] as const,
     registers: [registry],
     collect() {
@@ -85,15 +85,15 @@ export function registerTelephonyMetrics(registry: Registry, telephony: Telephon
         played: 'played',
         playoutMovesLater: 'playout_moved_later',
         playoutMovesEarlier: 'playout_moved_earlier',
-        clockDueSubTicks: 'clock_subticks',
-        clockLateSubTicks: 'clock_late_subticks',
+        clockRuns: 'clock_runs',
+        clockLateRuns: 'clock_late_runs',
       };
       for (const [k, label] of Object.entries(names)) this.set({ counter: label }, m[k] ?? 0);
     },
   });
   new Gauge({
     name: 'voxbridge_media_overload',
-    help: 'Admission by the media clock (MEDIA_OVERLOAD_LATE_PERCENT): enabled, overloaded (1 while new calls get 503), late_percent (late sub-ticks in the last second), overloads (times it turned overloaded since start)',
+    help: 'Admission by the media clock (MEDIA_OVERLOAD_LATE_PERCENT): enabled, overloaded (1 while new calls get 503), late_percent (share of the media clock runs that started a frame late in the last second, %), overloads (times it turned overloaded since start)',
     labelNames: ['stat'] as const,
     registers: [registry],
     collect() {

@@ -54,7 +54,7 @@ describe('media-path overload guard', () => {
     expect(fx.svc.callCounts['inbound:rejected_503']).toBe(1);
     const m = fx.svc.mediaStats();
     expect(m.overloads).toBe(1);
-    expect(m.clockLateSubTicks).toBeGreaterThan(0);
-    expect(m.clockDueSubTicks).toBeGreaterThan(m.clockLateSubTicks ?? 0);
+    expect(m.clockLateRuns).toBeGreaterThan(0);
+    expect(m.clockRuns).toBeGreaterThan(m.clockLateRuns ?? 0);
   }, 90_000);
 });
