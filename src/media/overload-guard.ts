@@ -1,11 +1,11 @@
 // Admission by the media path's own timekeeping: while too many of the media clock's runs start a frame
 // late, the loop cannot carry more calls well, and a new one would make every live call worse (frames
-// concealed, queues deeper). Runs, not sub-ticks: a lone stall is one late run however many sub-ticks
-// it held up, so only a loop that keeps falling behind trips the guard. The SIP front then answers 503 + Retry-After (the
-// edge's dispatcher tries another node) and dials fail with media_server_unavailable, until the clock
-// has kept time for a while.
-// rtpengine's --max-load and FreeSWITCH's min-idle-cpu play the same part; the clock's lateness is what
-// the calls feel, whether the process itself is busy or the host's other work takes its CPU.
+// concealed, queues deeper). The SIP front then answers 503 + Retry-After (the edge's dispatcher tries
+// another node) and dials fail with media_server_unavailable, until the clock has kept time for a while.
+// Runs, not sub-ticks: a lone stall is one late run however many sub-ticks it held up, so only a loop
+// that keeps falling behind trips the guard. rtpengine's --max-load and FreeSWITCH's min-idle-cpu play
+// the same part; the clock's lateness is what the calls feel, whether the process itself is busy or the
+// host's other work takes its CPU.
 
 /** What the guard reads: the clock's running totals (MediaClock.runs, lateRuns). */
 export interface ClockRunCounts {
@@ -21,6 +21,8 @@ export interface MediaOverloadView {
   overloaded: boolean;
   /** Share (%) of the media clock's runs that started a frame late in the guard's last second. */
   late_percent: number;
+  /** Times it turned overloaded since start. */
+  overloads: number;
 }
 
 export interface OverloadGuardOptions {
@@ -47,8 +49,7 @@ export class OverloadGuard {
   private isOverloaded = false;
   /** The late share (%) of the last window that said something; a health figure. */
   lastLatePercent = 0;
-  /** Times the guard turned overloaded since start. */
-  overloads = 0;
+  private overloads = 0;
 
   constructor(
     private readonly counts: ClockRunCounts,
@@ -68,7 +69,12 @@ export class OverloadGuard {
   }
 
   view(): MediaOverloadView {
-    return { enabled: this.enabled, overloaded: this.isOverloaded, late_percent: Math.round(this.lastLatePercent * 100) / 100 };
+    return {
+      enabled: this.enabled,
+      overloaded: this.isOverloaded,
+      late_percent: Math.round(this.lastLatePercent * 100) / 100,
+      overloads: this.overloads,
+    };
   }
 
   /** Samples the clock every window (an unref'd timer) until stop(); a guard turned off never samples. */

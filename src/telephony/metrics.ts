@@ -97,14 +97,11 @@ export function registerTelephonyMetrics(registry: Registry, telephony: Telephon
     labelNames: ['stat'] as const,
     registers: [registry],
     collect() {
-      const m = telephony.mediaStats();
-      const names: Record<string, string> = {
-        overloadEnabled: 'enabled',
-        overloaded: 'overloaded',
-        overloadLatePercent: 'late_percent',
-        overloads: 'overloads',
-      };
-      for (const [k, label] of Object.entries(names)) this.set({ stat: label }, m[k] ?? 0);
+      const v = telephony.mediaOverload();
+      this.set({ stat: 'enabled' }, Number(v.enabled));
+      this.set({ stat: 'overloaded' }, Number(v.overloaded));
+      this.set({ stat: 'late_percent' }, v.late_percent);
+      this.set({ stat: 'overloads' }, v.overloads);
     },
   });
   new Gauge({

@@ -200,14 +200,7 @@ export class TelephonyService {
 
   /** Media counters: live legs (legs, maxTargetFrames, maxJitterMs) and totals since start (the rest). */
   mediaStats(): Record<string, number> {
-    const v = this.overload.view();
-    return {
-      ...this.stats.mediaStats(this.legs.all()),
-      overloadEnabled: v.enabled ? 1 : 0,
-      overloaded: v.overloaded ? 1 : 0,
-      overloadLatePercent: v.late_percent,
-      overloads: this.overload.overloads,
-    };
+    return this.stats.mediaStats(this.legs.all());
   }
 
   /** SIP capture counters (metrics): captured, written, dropped, hep_sent, hep_failed. */

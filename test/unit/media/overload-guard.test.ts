@@ -27,7 +27,7 @@ describe('OverloadGuard', () => {
       [true, 6],
       [false, 0],
     ]);
-    expect(guard.overloads).toBe(1);
+    expect(guard.view().overloads).toBe(1);
   });
 
   it('clears at once when the clock stops ticking (no live media), and ignores a guard turned off', () => {

@@ -27,7 +27,7 @@ interface LiveNode extends NodeBase {
   rss_bytes: number;
   stt_pool: { busy: number; size: number; waiting: number } | null;
   /** The media clock's admission (MEDIA_OVERLOAD_LATE_PERCENT); null without SIP. */
-  media_overload: { enabled: boolean; overloaded: boolean; late_percent: number } | null;
+  media_overload: { enabled: boolean; overloaded: boolean; late_percent: number; overloads: number } | null;
 }
 type Node = LiveNode | (NodeBase & { state: 'lost' });
 
