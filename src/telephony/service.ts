@@ -64,7 +64,8 @@ export interface CallView {
   quality?: CallQuality;
 }
 
-const RETRY_AFTER_SECONDS = '5';
+/** Retry-After of a 503 to an INVITE or OPTIONS (draining, at capacity, media path overloaded). */
+const RETRY_AFTER_SECONDS = 5;
 
 export class TelephonyService {
   ua!: UserAgent;
@@ -172,6 +173,7 @@ export class TelephonyService {
         edge: svc.edge.enabled ? svc.edge : undefined,
         outboundProxy: sip.trustedEdge.outboundProxy ?? null,
         onRefused: (fault, remote, detail) => svc.refusals.record(fault, remote, detail),
+        refusingCalls: () => (svc.refusingCalls() ? RETRY_AFTER_SECONDS : null),
         onCapture: svc.capture
           ? (dir, m, wire, remote) => svc.capture?.record(dir, m, wire, remote.protocol, { address: sip.advertisedAddress, port: svc.ua.port }, remote)
           : undefined,
@@ -179,6 +181,11 @@ export class TelephonyService {
       { onInvite: (inv) => void svc.onInvite(inv) },
     );
     return svc;
+  }
+
+  /** True while a new INVITE would get 503 whoever sent it: closing, draining, full, or the media path overloaded. */
+  private refusingCalls(): boolean {
+    return this.closed || this.draining || this.legs.size >= this.o.config.sip.maxConcurrentCalls || this.overload.overloaded;
   }
 
   get sipPort(): number {
@@ -257,7 +264,7 @@ export class TelephonyService {
     } catch (err) {
       if (err instanceof SipError) {
         this.stats.countCall('inbound', `rejected_${err.status}`);
-        inv.reject(err.status, err.reason, err.status === 503 ? { 'retry-after': RETRY_AFTER_SECONDS } : undefined);
+        inv.reject(err.status, err.reason, err.status === 503 ? { 'retry-after': String(RETRY_AFTER_SECONDS) } : undefined);
       } else {
         this.log.error({ err, callId: inv.callId }, 'inbound call failed');
         inv.reject(500, 'Server Internal Error');

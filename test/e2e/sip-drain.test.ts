@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTelephonyFixture, startSipp, runSipp, eventually, type TelephonyFixture } from '../helpers/sip-harness.js';
 import { TelephonyError } from '../../src/telephony/errors.js';
+import { optionsMessage, udpExchange } from '../helpers/sip-raw.js';
 
 let fx: TelephonyFixture;
 beforeAll(async () => {
@@ -20,6 +21,10 @@ describe('graceful SIP drain', () => {
     // A second caller is turned away while draining (uac-expect-503 checks for 503).
     const refused = await runSipp({ scenario: 'uac-expect-503.xml', target, service: fx.openNumber });
     expect(refused.code, refused.errors).toBe(0);
+    // An edge probing with OPTIONS hears the same 503 (RFC 3261 §11.2) and stops sending calls here.
+    const ping = await udpExchange(fx.sipPort, optionsMessage('draining', 'UDP', 9, ['Content-Length: 0']));
+    expect(ping?.status).toBe(503);
+    expect(ping?.header('retry-after')).toBe('5');
     await drained;
     const r = await live.done;
     expect(r.code, r.errors).toBe(0); // ended by the caller's own BYE, not by us

@@ -4,25 +4,10 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import dgram from 'node:dgram';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTelephonyFixture, eventually, type TelephonyFixture } from '../helpers/sip-harness.js';
-import { TcpPeer, rawMessage, udpExchange } from '../helpers/sip-raw.js';
+import { TcpPeer, optionsMessage as options, udpExchange } from '../helpers/sip-raw.js';
 
 let fx: TelephonyFixture;
 const refused = (fault: string): number => fx.svc.refusals.counts[fault] ?? 0;
-
-const options = (callId: string, transport: 'UDP' | 'TCP', port: number, extra: string[] = []) =>
-  rawMessage(
-    [
-      'OPTIONS sip:probe@127.0.0.1 SIP/2.0',
-      `Via: SIP/2.0/${transport} 127.0.0.1:${port};branch=z9hG4bK${callId}`,
-      'From: <sip:probe@127.0.0.1>;tag=p1',
-      'To: <sip:probe@127.0.0.1>',
-      `Call-ID: ${callId}`,
-      'CSeq: 1 OPTIONS',
-      'Max-Forwards: 70',
-      ...extra,
-    ],
-    {},
-  );
 
 /** The gateway still answers a well-formed OPTIONS over UDP. */
 async function stillServing(tag: string): Promise<void> {

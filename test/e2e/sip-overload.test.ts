@@ -5,6 +5,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTelephonyFixture, runSipp, eventually, type TelephonyFixture } from '../helpers/sip-harness.js';
 import { processMediaClock } from '../../src/media/index.js';
+import { optionsMessage, udpExchange } from '../helpers/sip-raw.js';
+
+/** The gateway's answer to an OPTIONS ping over UDP: status and Retry-After. */
+async function ping(callId: string): Promise<{ status?: number; retryAfter?: string }> {
+  const rs = await udpExchange(fx.sipPort, optionsMessage(callId, 'UDP', 9, ['Content-Length: 0']));
+  return { status: rs?.status, retryAfter: rs?.header('retry-after') };
+}
 
 let fx: TelephonyFixture;
 beforeAll(async () => {
@@ -35,6 +42,8 @@ describe('media-path overload guard', () => {
     try {
       await eventually(() => fx.svc.overload.overloaded, 20_000);
       expect(fx.svc.overload.view()).toMatchObject({ enabled: true, overloaded: true });
+      // An edge probing its nodes with OPTIONS hears what an INVITE would (RFC 3261 §11.2).
+      expect(await ping('while-late')).toEqual({ status: 503, retryAfter: '5' });
       // uac-expect-503 also requires a Retry-After.
       const refused = await runSipp({ scenario: 'uac-expect-503.xml', target, service: fx.openNumber });
       expect(refused.code, refused.errors).toBe(0);
@@ -49,6 +58,7 @@ describe('media-path overload guard', () => {
     }
     // Three seconds in a row on time (or an idle clock) clear it.
     await eventually(() => !fx.svc.overload.overloaded, 20_000);
+    expect((await ping('on-time')).status).toBe(200);
     const taken = await runSipp({ scenario: 'uac-call.xml', target, service: fx.openNumber, durationMs: 1000 });
     expect(taken.code, taken.errors).toBe(0);
     expect(fx.svc.callCounts['inbound:rejected_503']).toBe(1);

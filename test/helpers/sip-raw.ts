@@ -33,6 +33,22 @@ export function rawMessage(lines: string[], vars: Record<string, string | number
   return `${lines.map(fill).join('\r\n')}\r\n\r\n${body}`;
 }
 
+/** An OPTIONS ping from 127.0.0.1:`port` over `transport`, with `extra` header lines (Content-Length among them, or not). */
+export const optionsMessage = (callId: string, transport: 'UDP' | 'TCP', port: number, extra: string[] = []): string =>
+  rawMessage(
+    [
+      'OPTIONS sip:probe@127.0.0.1 SIP/2.0',
+      `Via: SIP/2.0/${transport} 127.0.0.1:${port};branch=z9hG4bK${callId}`,
+      'From: <sip:probe@127.0.0.1>;tag=p1',
+      'To: <sip:probe@127.0.0.1>',
+      `Call-ID: ${callId}`,
+      'CSeq: 1 OPTIONS',
+      'Max-Forwards: 70',
+      ...extra,
+    ],
+    {},
+  );
+
 /** Sends one datagram and resolves with the first final response (or null after `timeoutMs`). */
 export async function udpExchange(port: number, message: string | Buffer, timeoutMs = 5000): Promise<RawResponse | null> {
   const s = dgram.createSocket('udp4');

@@ -48,6 +48,12 @@ export interface UserAgentOptions {
   onRefused?(fault: string, remote: { address: string; port: number; protocol: string }, detail?: string): void;
   /** SIP capture: every message sent and received as on the wire, with its peer (never blocks; see capture/sip-capture.ts). */
   onCapture?(direction: 'in' | 'out', m: SipMessage, wire: string, remote: Remote): void;
+  /**
+   * Seconds a caller should wait while this node answers new INVITEs 503 (draining, media path overloaded),
+   * null while it takes calls: OPTIONS then gets the same 503, as RFC 3261 §11.2 asks, so an edge that
+   * probes its nodes (Kamailio's dispatcher) stops sending calls here instead of bouncing each one.
+   */
+  refusingCalls?(): number | null;
 }
 
 export interface UserAgentHandlers {
@@ -245,10 +251,13 @@ export class UserAgent implements ClientInviteHost {
         inv.cancel();
         return;
       }
-      case 'OPTIONS':
-        // Carriers ping trunks with OPTIONS; answer like a live endpoint (RFC 3261 §11.2).
-        this.respond(rq, 200, 'OK', { headers: { allow: ALLOW_HEADER, accept: 'application/sdp', supported: '' } });
+      case 'OPTIONS': {
+        // Carriers and the edge ping with OPTIONS; answer as an INVITE would be answered (RFC 3261 §11.2).
+        const retryAfter = this.o.refusingCalls?.() ?? null;
+        if (retryAfter !== null) this.respond(rq, 503, 'Service Unavailable', { headers: { 'retry-after': String(retryAfter), allow: ALLOW_HEADER } });
+        else this.respond(rq, 200, 'OK', { headers: { allow: ALLOW_HEADER, accept: 'application/sdp', supported: '' } });
         return;
+      }
       case 'BYE':
       case 'INFO':
         this.respond(rq, 481, 'Call/Transaction Does Not Exist');
