@@ -94,7 +94,7 @@ export const ConfigSchema = Type.Object({
     /**
      * Turns new calls away (SIP 503 + Retry-After, dials media_server_unavailable) while more than this
      * share (%) of the media clock's runs in a second start a frame late (media/overload-guard.ts);
-     * config/default.json: 3; 0: off.
+     * config/default.json: 5; 0: off.
      */
     overloadLatePercent: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
     realm: Type.String({ minLength: 1 }),

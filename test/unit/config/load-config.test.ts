@@ -33,8 +33,8 @@ describe('loadConfig errors', () => {
     expect(fails({ SIP_EDGE_OUTBOUND_PROXY: 'sip:edge' })).toMatch(/sip\.trustedEdge\.outboundProxy \(SIP_EDGE_OUTBOUND_PROXY\)/);
   });
 
-  it('turns calls away at 3 % of late media-clock sub-ticks by default; MEDIA_OVERLOAD_LATE_PERCENT moves it, 0 turns it off', () => {
-    expect(loadConfig({}).sip.overloadLatePercent).toBe(3);
+  it('turns calls away at 5 % of late media-clock runs by default; MEDIA_OVERLOAD_LATE_PERCENT moves it, 0 turns it off', () => {
+    expect(loadConfig({}).sip.overloadLatePercent).toBe(5);
     expect(loadConfig({ MEDIA_OVERLOAD_LATE_PERCENT: '0' }).sip.overloadLatePercent).toBe(0);
     expect(fails({ MEDIA_OVERLOAD_LATE_PERCENT: '101' })).toMatch(/sip\.overloadLatePercent \(MEDIA_OVERLOAD_LATE_PERCENT\)/);
   });
