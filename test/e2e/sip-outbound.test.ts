@@ -10,6 +10,7 @@ import { updateOrg } from '../../src/store/index.js';
 import type { SipLeg } from '../../src/telephony/call-leg.js';
 import { Registry } from 'prom-client';
 import { registerTelephonyMetrics, type Telephony } from '../../src/telephony/index.js';
+import { optionsMessage, udpExchange } from '../helpers/sip-raw.js';
 
 let fx: TelephonyFixture;
 beforeAll(async () => {
@@ -213,6 +214,9 @@ describe('limits and the media server', () => {
       const first = await startSipp({ scenario: 'uac-call-remote-bye.xml', target, service: f3.openNumber });
       const rec = await attachedBeforeSippEnds(attached, first);
       ok(await runSipp({ scenario: 'uac-expect-503.xml', target, service: f3.openNumber }));
+      // Full, the node answers an OPTIONS ping as it would an INVITE (RFC 3261 §11.2).
+      const ping = await udpExchange(f3.sipPort, optionsMessage('full', 'UDP', 9, ['Content-Length: 0']));
+      expect([ping?.status, ping?.header('retry-after')]).toEqual([503, '5']);
       rec.leg.close('done');
       ok(await first.done);
     } finally {
