@@ -80,12 +80,20 @@ export class InboundAdmission {
   constructor(private readonly o: AdmissionOptions) {}
 
   /**
+   * True while an INVITE gets 503 before any lookup: closing or draining, at capacity, or the media path
+   * overloaded. `arriving`: INVITEs asked about that load() does not count yet (1 for an OPTIONS ping,
+   * answered as an INVITE would be).
+   */
+  refusesCalls(arriving = 0): boolean {
+    return !this.o.accepting() || this.o.load() + arriving > this.o.maxCalls || this.o.overloaded();
+  }
+
+  /**
    * Decides an INVITE: the admitted call, null when admission answered it already (401 challenge,
    * 302 redirect, caller cancelled), or a SipError thrown for the final answer.
    */
   async admit(inv: AdmissionInvite): Promise<Admitted | null> {
-    if (!this.o.accepting()) throw new SipError(503, 'Service Unavailable');
-    if (this.o.load() > this.o.maxCalls || this.o.overloaded()) throw new SipError(503, 'Service Unavailable');
+    if (this.refusesCalls()) throw new SipError(503, 'Service Unavailable');
     // No offer in the INVITE (late offer): we offer in the 200 OK and take the answer from the ACK.
     const offer = inv.sdp;
     if (offer) {

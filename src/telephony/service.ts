@@ -173,7 +173,7 @@ export class TelephonyService {
         edge: svc.edge.enabled ? svc.edge : undefined,
         outboundProxy: sip.trustedEdge.outboundProxy ?? null,
         onRefused: (fault, remote, detail) => svc.refusals.record(fault, remote, detail),
-        refusingCalls: () => (svc.refusingCalls() ? RETRY_AFTER_SECONDS : null),
+        refusingCalls: () => (svc.admission.refusesCalls(1) ? RETRY_AFTER_SECONDS : null),
         onCapture: svc.capture
           ? (dir, m, wire, remote) => svc.capture?.record(dir, m, wire, remote.protocol, { address: sip.advertisedAddress, port: svc.ua.port }, remote)
           : undefined,
@@ -181,11 +181,6 @@ export class TelephonyService {
       { onInvite: (inv) => void svc.onInvite(inv) },
     );
     return svc;
-  }
-
-  /** True while a new INVITE would get 503 whoever sent it: closing, draining, full, or the media path overloaded. */
-  private refusingCalls(): boolean {
-    return this.closed || this.draining || this.legs.size >= this.o.config.sip.maxConcurrentCalls || this.overload.overloaded;
   }
 
   get sipPort(): number {

@@ -49,7 +49,7 @@ export interface UserAgentOptions {
   /** SIP capture: every message sent and received as on the wire, with its peer (never blocks; see capture/sip-capture.ts). */
   onCapture?(direction: 'in' | 'out', m: SipMessage, wire: string, remote: Remote): void;
   /**
-   * Seconds a caller should wait while this node answers new INVITEs 503 (draining, media path overloaded),
+   * Seconds a caller should wait while this node answers new INVITEs 503 (draining, full, media path overloaded),
    * null while it takes calls: OPTIONS then gets the same 503, as RFC 3261 §11.2 asks, so an edge that
    * probes its nodes (Kamailio's dispatcher) stops sending calls here instead of bouncing each one.
    */
