@@ -18,7 +18,14 @@ import { createEngines, EmbeddedEngines, EngineDirectory, PocketsphinxEngine, ty
 import { secretResolver } from './secrets/index.js';
 import { SessionRegistry, registerPacerMetrics, sharedMediaClock } from './sessions/index.js';
 import { NodeHeartbeat, SessionOwnership, SessionRpc, createRedis, ownerOf } from './coord/index.js';
-import { DEFAULT_MEDIA_SUBTICKS, registerMediaStageMetrics, SileroModel } from './media/index.js';
+import {
+  DEFAULT_MEDIA_SUBTICKS,
+  registerMediaOverloadMetrics,
+  registerMediaStageMetrics,
+  SileroModel,
+  startNodeOverloadGuard,
+  type OverloadGuard,
+} from './media/index.js';
 import { attachStreamServer, registerStreamMetrics, type StreamServer } from './stream/index.js';
 import { registerTelephonyMetrics, startTelephony, type Telephony } from './telephony/index.js';
 import { AgentServices, configSecretResolver, type SecretResolver } from './agents/index.js';
@@ -94,7 +101,20 @@ export interface StartOptions {
  * reason `node_shutdown`; their owner claims are released), close the sockets, stop HTTP, stop
  * engines, remove the node's heartbeat record (the operator view stops listing it), then the stores. Each step runs once, even when another fails.
  */
-const SHUTDOWN_ORDER = ['sweeper', 'webhooks', 'rpc', 'telephony', 'registry', 'stream', 'http', 'engines', 'heartbeat', 'redis', 'postgres'] as const;
+const SHUTDOWN_ORDER = [
+  'sweeper',
+  'webhooks',
+  'rpc',
+  'telephony',
+  'registry',
+  'stream',
+  'overload',
+  'http',
+  'engines',
+  'heartbeat',
+  'redis',
+  'postgres',
+] as const;
 type ShutdownStep = (typeof SHUTDOWN_ORDER)[number];
 
 class Shutdown {
@@ -153,6 +173,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     let telephony: Telephony | undefined;
     let ownership: SessionOwnership | undefined;
     let rpc: SessionRpc | undefined;
+    let overload: OverloadGuard | undefined;
     // Sessions live on this node, for the heartbeat's list of live legs.
     const liveSessionIds = new Set<string>();
     if (has('media')) {
@@ -190,6 +211,13 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       // Set before any leg or pacer listens (a process runs one gateway; tests' servers all ask the same).
       const subTicks = config.sip.mediaSubTicks ?? DEFAULT_MEDIA_SUBTICKS;
       if (sharedMediaClock.subTicks !== subTicks) sharedMediaClock.setSubTicks(subTicks);
+      // Admission by the media clock, for calls and streams alike (MEDIA_OVERLOAD_LATE_PERCENT).
+      const guard = startNodeOverloadGuard(sharedMediaClock, config.sip.overloadLatePercent ?? 0, logger.child({ component: 'media' }), () => ({
+        sessions: liveSessionIds.size,
+      }));
+      overload = guard;
+      shutdown.add('overload', () => guard.stop());
+      registerMediaOverloadMetrics(metricsRegistry, guard);
       ownership = new SessionOwnership(redis, { node: config.nodeId, url: config.publicUrl }, config.limits.ownerClaimTtlSeconds * 1000);
       const wavDir = recordingsDir(config.dataDir);
       const recorders = new Set<CallRecorder>();
@@ -235,7 +263,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
           const owner = await ownerOf(redis, sessionId);
           return owner && owner.node !== config.nodeId ? owner : null;
         };
-        telephony = await startTelephony({ config, logger, db, redis, registry, ownerElsewhere });
+        telephony = await startTelephony({ config, logger, db, redis, registry, ownerElsewhere, overload });
         const dialer = telephony;
         registry.setPartyDialer(async (sessionId, orgId, req) => void (await dialer.dial(sessionId, orgId, { to: req.to, party: req.party })));
         registerTelephonyMetrics(metricsRegistry, telephony);
@@ -278,7 +306,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       { resources: has('api') },
     );
     shutdown.add('http', () => app.close());
-    const stream = registry ? attachStreamServer(app.server, { config, logger, db, redis, registry }) : undefined;
+    const stream = registry ? attachStreamServer(app.server, { config, logger, db, redis, registry, overload }) : undefined;
     if (stream) {
       registerStreamMetrics(metricsRegistry, stream);
       shutdown.add('stream', () => stream.close());
@@ -337,6 +365,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     // Every role beats; the media role adds its sessions, legs and STT pool.
     const sessionsHere = registry;
     const stt = engines?.stt;
+    const nodeOverload = overload;
     const heartbeat = new NodeHeartbeat({
       redis,
       logger,
@@ -350,7 +379,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       sources: {
         liveSessions: sessionsHere ? () => sessionsHere.size : undefined,
         liveCalls: liveTelephony ? () => liveTelephony.activeCalls : undefined,
-        mediaOverload: liveTelephony ? () => liveTelephony.mediaOverload() : undefined,
+        mediaOverload: nodeOverload ? () => nodeOverload.view() : undefined,
         legs: liveTelephony
           ? () =>
               [...liveSessionIds].flatMap((id) =>

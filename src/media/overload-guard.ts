@@ -5,12 +5,15 @@
 // Runs, not sub-ticks: a lone stall is one late run however many sub-ticks it held up, so only a loop
 // that keeps falling behind trips the guard. rtpengine's --max-load and FreeSWITCH's min-idle-cpu play
 // the same part; the clock's lateness is what the calls feel, whether the process itself is busy or the
-// host's other work takes its CPU.
+// host's other work takes its CPU. New streaming-socket sessions are closed 1013 (src/stream/README.md).
+import type { Logger } from 'pino';
 
-/** What the guard reads: the clock's running totals (MediaClock.runs, lateRuns). */
+/** What the guard reads: the clock's running totals (MediaClock.runs, lateRuns) and whether it ticks now. */
 export interface ClockRunCounts {
   readonly runs: number;
   readonly lateRuns: number;
+  /** 0: the clock is stopped (no live media), so a window without runs was idle, not starved. */
+  readonly listenerCount: number;
 }
 
 /** The guard as the node's heartbeat and console show it. */
@@ -38,7 +41,12 @@ export interface OverloadGuardOptions {
 
 const DEFAULT_WINDOW_MS = 1000;
 const DEFAULT_CLEAR_WINDOWS = 3;
-/** A window with fewer runs than this (an idle or stopped clock) says nothing about load. */
+/**
+ * A window with fewer runs than this is either idle (the clock stopped: no live media) or starved (the
+ * loop so busy that each run spends its time catching up a stall: a clock with listeners runs 50–200
+ * times a second). Idle clears the guard; starved is as late as the runs it had, and no runs at all
+ * while the clock has listeners is a window entirely late.
+ */
 const MIN_RUNS = 10;
 
 export class OverloadGuard {
@@ -97,13 +105,13 @@ export class OverloadGuard {
     const late = this.counts.lateRuns - this.lastLate;
     this.lastRuns = this.counts.runs;
     this.lastLate = this.counts.lateRuns;
-    if (!this.enabled || runs < MIN_RUNS) {
+    if (!this.enabled || (runs < MIN_RUNS && this.counts.listenerCount === 0)) {
       // Nothing ticked (no live media): nothing is late, and the next call starts on a quiet clock.
       this.lastLatePercent = 0;
       this.turn(false);
       return;
     }
-    this.lastLatePercent = (100 * late) / runs;
+    this.lastLatePercent = runs > 0 ? (100 * late) / runs : 100;
     if (this.lastLatePercent > this.o.latePercent) {
       this.cleanWindows = 0;
       this.turn(true);
@@ -119,4 +127,25 @@ export class OverloadGuard {
     if (overloaded) this.overloads++;
     this.o.onChange?.(overloaded, this.lastLatePercent);
   }
+}
+
+/**
+ * The node's one guard over the process's media clock, logging its turns. It admits both the SIP
+ * front's calls and the streaming socket's sessions: they share the clock, so either kind of new
+ * work would make every live one worse. `load` adds the figures an operator wants in the log line.
+ */
+export function startNodeOverloadGuard(
+  clock: ClockRunCounts,
+  latePercent: number,
+  log: Pick<Logger, 'info' | 'warn'>,
+  load: () => Record<string, number> = () => ({}),
+): OverloadGuard {
+  return new OverloadGuard(clock, {
+    latePercent,
+    onChange: (overloaded, late) => {
+      const figures = { latePercent: Math.round(late * 10) / 10, ...load() };
+      if (overloaded) log.warn(figures, 'media path overloaded: new calls get 503 and new streams 1013 until the media clock keeps time again');
+      else log.info(figures, 'media path keeps time again: taking new calls and streams');
+    },
+  }).start();
 }

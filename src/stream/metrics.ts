@@ -2,7 +2,7 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { StreamServer } from './server.js';
 
-const METRIC_NAMES = ['voxbridge_stream_connections', 'voxbridge_stream_output_dropped_frames'];
+const METRIC_NAMES = ['voxbridge_stream_connections', 'voxbridge_stream_output_dropped_frames', 'voxbridge_stream_refused_overloaded'];
 
 /** Registers the gauges, replacing those of a previous stream server in this process (restart, tests). */
 export function registerStreamMetrics(registry: Registry, stream: StreamServer): void {
@@ -21,6 +21,14 @@ export function registerStreamMetrics(registry: Registry, stream: StreamServer):
     registers: [registry],
     collect() {
       this.set(stream.outputDropped);
+    },
+  });
+  new Gauge({
+    name: 'voxbridge_stream_refused_overloaded',
+    help: 'Stream connects refused since start (1013 media_overloaded) because the media clock ran late (MEDIA_OVERLOAD_LATE_PERCENT)',
+    registers: [registry],
+    collect() {
+      this.set(stream.refusedOverloaded);
     },
   });
 }

@@ -5,7 +5,7 @@ import type { Party } from '../sessions/index.js';
 export const CLOSE = {
   normal: 1000,
   goingAway: 1001,
-  /** RFC 6455 §7.4.1 / IANA registry: "Try Again Later"; here: the session is live on another node. */
+  /** RFC 6455 §7.4.1 / IANA registry: "Try Again Later"; here: the session is live on another node, or the media path is overloaded. */
   tryAgainLater: 1013,
   tokenInvalid: 4001,
   sessionNotFound: 4004,

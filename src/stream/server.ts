@@ -4,8 +4,9 @@
 // Connect failures are reported with close codes after the upgrade, never with an HTTP error on the
 // upgrade: a browser sees neither the status nor the body of a refused upgrade, only a close code.
 // Order of checks: token (4001) → connect flood (4029) → session exists (4004) → not ended (4010)
-// → no other stream anywhere (4009) → open the live session (4500 if that fails; 1013 naming the
-// owner's stream URL when another live node owns the session, see README "Scale-out").
+// → media path keeps time (1013 media_overloaded, for a session not live here) → no other stream
+// anywhere (4009) → open the live session (4500 if that fails; 1013 naming the owner's stream URL
+// when another live node owns the session, see README "Scale-out").
 // Only the stream token is accepted; an API key in a header or the query is ignored.
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -17,6 +18,7 @@ import type { Config } from '../config/index.js';
 import { getSessionRow, type Db } from '../store/index.js';
 import { ownerOf, resolveStreamToken } from '../coord/index.js';
 import { SessionEndedError, SessionNotFoundError, SessionOwnedElsewhereError, type SessionRegistry } from '../sessions/index.js';
+import type { OverloadGuard } from '../media/index.js';
 import { CLOSE } from './protocol.js';
 import { allowConnect, claimStream, CLAIM_TTL_MS, refreshStreamClaims, releaseStream, replaceStream, streamHolder } from './stream-claims.js';
 import { DirectTextSender } from './direct-send.js';
@@ -31,6 +33,8 @@ export interface StreamServerDeps {
   registry: SessionRegistry;
   /** Server ping interval; a socket that missed the previous pong is dropped (default 15 s). */
   heartbeatMs?: number;
+  /** The node's media overload guard: while it is overloaded, a session not live here yet is refused 1013. */
+  overload?: Pick<OverloadGuard, 'overloaded'>;
 }
 
 export interface StreamServer {
@@ -38,6 +42,8 @@ export interface StreamServer {
   readonly connections: number;
   /** audio.output frames dropped since start because a socket was not keeping up (stream-connection.ts). */
   readonly outputDropped: number;
+  /** Connects refused since start because the media path was overloaded (1013 `media_overloaded`). */
+  readonly refusedOverloaded: number;
   /** Closes every socket with 1001 (going away) and stops listening for upgrades; idempotent. */
   close(): Promise<void>;
 }
@@ -73,6 +79,7 @@ export function attachStreamServer(httpServer: Server, deps: StreamServerDeps): 
   const live = new Map<WebSocket, { sessionId: string; holder: string; alive: boolean }>();
   let closing = false;
   let outputDropped = 0;
+  let refusedOverloaded = 0;
   let unboundedLogged = false;
   tcpSendQueueAddon();
 
@@ -122,6 +129,10 @@ export function attachStreamServer(httpServer: Server, deps: StreamServerDeps): 
     const row = await getSessionRow(deps.db, sessionId);
     if (!row) return reject(CLOSE.sessionNotFound, 'session_not_found');
     if (row.status === 'ended') return reject(CLOSE.sessionEnded, 'session_already_ended');
+    if (await wouldOverload(sessionId)) {
+      refusedOverloaded++;
+      return reject(CLOSE.tryAgainLater, 'media_overloaded');
+    }
     const holder = `${deps.config.nodeId}:${randomUUID()}`;
     if (!(await claimStream(deps.redis, sessionId, holder)) && !(await takeStaleStream(sessionId, holder))) {
       return reject(CLOSE.streamAlreadyActive, 'stream_already_connected');
@@ -186,6 +197,18 @@ export function attachStreamServer(httpServer: Server, deps: StreamServerDeps): 
   }
 
   /**
+   * While the media clock runs late (media/overload-guard.ts), a session that would go live here is
+   * refused, as a new call is with 503: it would make every live stream and call on the node worse.
+   * A session already live here (its reconnect grace, a phone leg) is existing load and is let in;
+   * one live on another node is left to registry.open, which names the owner (session_moved).
+   */
+  async function wouldOverload(sessionId: string): Promise<boolean> {
+    if (!deps.overload?.overloaded || deps.registry.get(sessionId)) return false;
+    const owner = await ownerOf(deps.redis, sessionId);
+    return !owner || owner.node === deps.config.nodeId;
+  }
+
+  /**
    * A stream claim outlives a node that died by up to its TTL. Its holder names the node; when that
    * node no longer owns the session (its owner claim expired: README "Scale-out"), the socket is
    * gone with it and a reconnect here may take the stream over at once.
@@ -231,6 +254,9 @@ export function attachStreamServer(httpServer: Server, deps: StreamServerDeps): 
     },
     get outputDropped() {
       return outputDropped;
+    },
+    get refusedOverloaded() {
+      return refusedOverloaded;
     },
     close(): Promise<void> {
       return (closed ??= (async () => {

@@ -7,7 +7,6 @@ import { TelephonyService, type CallView, type TelephonyOptions } from './servic
 import type { TelephonySessionPort } from './session-port.js';
 import type { DialRequest } from './dial-target.js';
 import type { CallQuality } from './rtp/call-quality.js';
-import type { MediaOverloadView } from '../media/index.js';
 import { MediaAnchor } from './media-anchor.js';
 import { sessionPortFromRegistry } from './registry-port.js';
 import {
@@ -46,6 +45,8 @@ export interface TelephonyDeps {
   redis?: unknown;
   /** Scale-out: where to redirect an INVITE for a session another node owns (service.ts). */
   ownerElsewhere?: TelephonyOptions['ownerElsewhere'];
+  /** The node's media overload guard, shared with the streaming socket (absent: telephony runs its own). */
+  overload?: TelephonyOptions['overload'];
 }
 
 export interface Telephony {
@@ -60,8 +61,6 @@ export interface Telephony {
   readonly activeCalls: number;
   /** Media counters (loss, concealment, jitter): totals since start plus live legs. */
   mediaStats(): Record<string, number>;
-  /** Whether the media clock's overload guard turns new calls away now (the node's heartbeat shows it). */
-  mediaOverload(): MediaOverloadView;
   /** Call outcomes since start, keyed "direction:result". */
   callCounts(): Record<string, number>;
   /** Input the SIP front refused since start, by fault. */
@@ -103,7 +102,14 @@ export async function startTelephony(deps: TelephonyDeps): Promise<Telephony> {
   else if (wanted) deps.logger.warn({ err: String(nativeRtpIoLoadError()) }, 'MEDIA_IO=auto: the batched RTP I/O addon is unavailable; RTP sockets use dgram');
   const sessions = deps.sessions ?? (deps.registry ? sessionPortFromRegistry(deps.registry) : null);
   if (!sessions) throw new Error('startTelephony needs the session registry');
-  const svc = await TelephonyService.start({ config: deps.config, logger: deps.logger, db: deps.db, sessions, ownerElsewhere: deps.ownerElsewhere });
+  const svc = await TelephonyService.start({
+    config: deps.config,
+    logger: deps.logger,
+    db: deps.db,
+    sessions,
+    ownerElsewhere: deps.ownerElsewhere,
+    overload: deps.overload,
+  });
   return {
     dial: (sessionId, orgId, req) => svc.dial(sessionId, orgId, req),
     hangup: (sessionId, orgId, req) => svc.hangup(sessionId, orgId, req),
@@ -130,7 +136,6 @@ export async function startTelephony(deps: TelephonyDeps): Promise<Telephony> {
     sipPort: svc.sipPort,
     sipTlsPort: svc.ua.tlsPort,
     mediaStats: () => svc.mediaStats(),
-    mediaOverload: () => svc.overload.view(),
     callCounts: () => ({ ...svc.callCounts }),
     refusedCounts: () => ({ ...svc.refusals.counts }),
     requestCounts: () => ({ ...svc.ua.requestCounts }),

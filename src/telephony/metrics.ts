@@ -13,7 +13,6 @@ const METRIC_NAMES = [
   'voxbridge_sip_requests',
   'voxbridge_sip_capture',
   'voxbridge_rtp_native_io',
-  'voxbridge_media_overload',
 ];
 
 /** Registers the gauges, replacing those of a previous telephony service in this process (restart, tests). */
@@ -89,19 +88,6 @@ export function registerTelephonyMetrics(registry: Registry, telephony: Telephon
         clockLateRuns: 'clock_late_runs',
       };
       for (const [k, label] of Object.entries(names)) this.set({ counter: label }, m[k] ?? 0);
-    },
-  });
-  new Gauge({
-    name: 'voxbridge_media_overload',
-    help: 'Admission by the media clock (MEDIA_OVERLOAD_LATE_PERCENT): enabled, overloaded (1 while new calls get 503), late_percent (share of the media clock runs that started a frame late in the last second, %), overloads (times it turned overloaded since start)',
-    labelNames: ['stat'] as const,
-    registers: [registry],
-    collect() {
-      const v = telephony.mediaOverload();
-      this.set({ stat: 'enabled' }, Number(v.enabled));
-      this.set({ stat: 'overloaded' }, Number(v.overloaded));
-      this.set({ stat: 'late_percent' }, v.late_percent);
-      this.set({ stat: 'overloads' }, v.overloads);
     },
   });
   new Gauge({

@@ -6,7 +6,7 @@ import type { Config } from '../config/index.js';
 import type { Db } from '../store/index.js';
 import * as repo from '../store/index.js';
 import type { Party } from '../sessions/index.js';
-import { MediaClock, OverloadGuard, processMediaClock, type TickSource } from '../media/index.js';
+import { MediaClock, processMediaClock, startNodeOverloadGuard, type OverloadGuard, type TickSource } from '../media/index.js';
 import { UserAgent } from './sip/user-agent.js';
 import { RefusalCounter } from './sip/refusals.js';
 import { SourceGuard } from './sip/source-guard.js';
@@ -35,16 +35,15 @@ export interface TelephonyOptions {
   logger: Logger;
   db: Db;
   sessions: TelephonySessionPort;
-  /**
-   * Default: telephony's own process-wide RTP clock. (Sharing the pipeline's clock measured worse in
-   * bench/sip: fewer ticks than wall time under load, so RTP keeps its own until that is understood.)
-   */
+  /** Default: the process's media clock, which the session pacers tick on too; tests pass a manual one. */
   clock?: TickSource;
   /**
    * Scale-out (DESIGN.md): the SIP contact of the node that owns a session live, when that is
    * another node (null: no other node owns it, the call is taken here). `sip` null: the owner runs no SIP.
    */
   ownerElsewhere?: OwnerLookup;
+  /** The node's media overload guard (media/overload-guard.ts); absent: the service runs its own. */
+  overload?: OverloadGuard;
 }
 
 /** The `call` view returned by dial/hangup and shown on the session. */
@@ -84,6 +83,7 @@ export class TelephonyService {
   readonly capture: SipCapture | null;
   /** Turns new calls away while the media clock runs late (config.sip.overloadLatePercent; off at 0). */
   readonly overload: OverloadGuard;
+  private readonly ownsOverload: boolean;
   private closed = false;
   /** True once drain() began: new INVITEs get 503 + Retry-After while live calls finish. */
   draining = false;
@@ -112,15 +112,14 @@ export class TelephonyService {
       : null;
     this.anchor = o.config.rtpengine.ng ? new MediaAnchor({ ng: o.config.rtpengine.ng, timeoutMs: o.config.rtpengine.timeoutMs }) : null;
     this.stats = new CallStats(clock);
-    // A manual clock (tests) keeps no time of its own: the guard reads the process's.
-    this.overload = new OverloadGuard(clock instanceof MediaClock ? clock : processMediaClock, {
-      latePercent: o.config.sip.overloadLatePercent ?? 0,
-      onChange: (overloaded, latePercent) => {
-        const figures = { latePercent: Math.round(latePercent * 10) / 10, calls: this.legs.size };
-        if (overloaded) this.log.warn(figures, 'media path overloaded: new calls get 503 until the media clock keeps time again');
-        else this.log.info(figures, 'media path keeps time again: taking new calls');
-      },
-    }).start();
+    // The node's guard (server.ts: it admits streams too), else one of our own over the process's clock
+    // (a manual clock, in tests, keeps no time of its own).
+    this.ownsOverload = !o.overload;
+    this.overload =
+      o.overload ??
+      startNodeOverloadGuard(clock instanceof MediaClock ? clock : processMediaClock, o.config.sip.overloadLatePercent ?? 0, this.log, () => ({
+        calls: this.legs.size,
+      }));
     this.legs = new LiveLegs({ db: o.db, log: this.log, sessions: o.sessions, stats: this.stats });
     this.media = { sip: o.config.sip, db: o.db, anchor: this.anchor, clock };
     const sourceAuth = new SourceAuth({ db: o.db, secretKey: o.config.secretKey, realm: o.config.sip.realm, guard: this.guard });
@@ -237,7 +236,7 @@ export class TelephonyService {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.overload.stop();
+    if (this.ownsOverload) this.overload.stop();
     for (const leg of this.legs.all()) leg.close('shutdown');
     this.ua.close();
     this.anchor?.close();

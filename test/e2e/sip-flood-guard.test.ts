@@ -73,7 +73,6 @@ describe('SIP flood and scanner defences', () => {
       callCounts: () => ({}),
       requestCounts: () => ({ ...fx!.svc.ua.requestCounts }),
       mediaStats: () => ({}),
-      mediaOverload: () => fx!.svc.overload.view(),
     } as unknown as Telephony);
     const text = await registry.metrics();
     expect(text).toMatch(/voxbridge_sip_refused\{fault="rate_limited"\} [1-9]/);

@@ -146,7 +146,6 @@ describe('metrics', () => {
       refusedCounts: () => ({ ...svc.refusals.counts }),
       requestCounts: () => ({ ...svc.ua.requestCounts }),
       mediaStats: () => svc.mediaStats(),
-      mediaOverload: () => svc.overload.view(),
     } as unknown as Telephony);
     const text = await registry.metrics();
     expect(text).toMatch(/voxbridge_sip_active_calls 0/);
@@ -155,10 +154,8 @@ describe('metrics', () => {
     expect(text).toMatch(/voxbridge_rtp_media\{counter="packets_out"\} [1-9]/);
     expect(text).toMatch(/voxbridge_rtp_media\{counter="silence_trimmed"\} \d+\n/);
     expect(text).toMatch(/voxbridge_rtp_media\{counter="playout_moved_later"\} \d+\n/);
-    // The calls above ticked the media clock; the tests' fixtures run without its admission.
+    // The calls above ticked the media clock.
     expect(text).toMatch(/voxbridge_rtp_media\{counter="clock_runs"\} [1-9]/);
-    expect(text).toMatch(/voxbridge_media_overload\{stat="enabled"\} 0/);
-    expect(text).toMatch(/voxbridge_media_overload\{stat="overloaded"\} 0/);
     // The calls above ran on the default MEDIA_IO=auto: their RTP sockets were read by the batched reader
     // (these callees send no RTP, so it is the reads that show it).
     expect(text).toMatch(/voxbridge_rtp_native_io\{counter="reads"\} [1-9]/);

@@ -4,7 +4,9 @@
 // again, calls are taken. Real SIPp callers, the real process clock.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTelephonyFixture, runSipp, eventually, type TelephonyFixture } from '../helpers/sip-harness.js';
-import { processMediaClock } from '../../src/media/index.js';
+import { Registry } from 'prom-client';
+import { registerMediaOverloadMetrics } from '../../src/media/index.js';
+import { holdTheMediaClock } from '../helpers/hold-media-clock.js';
 import { optionsMessage, udpExchange } from '../helpers/sip-raw.js';
 
 /** The gateway's answer to an OPTIONS ping over UDP: status and Retry-After. */
@@ -19,29 +21,17 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => fx?.stop());
 
-/**
- * Holds the event loop for 45 ms every third frame: the next tick starts 25 ms late (late: over a frame)
- * whatever the clock's sub-ticks, and a quarter of the loop's time is left for SIP.
- */
-function holdTheClock(): () => void {
-  let runs = 0;
-  return processMediaClock.subscribe(() => {
-    if (runs++ % 3 !== 0) return;
-    const until = performance.now() + 45;
-    while (performance.now() < until) {
-      // busy: the media clock's next sub-ticks start late
-    }
-  });
-}
-
 describe('media-path overload guard', () => {
   it('refuses calls and dials while the media clock runs late, and takes them once it keeps time', async () => {
     const target = `127.0.0.1:${fx.sipPort}`;
     await fx.createSession({ phoneNumber: fx.openNumber });
-    const release = holdTheClock();
+    const release = holdTheMediaClock();
     try {
       await eventually(() => fx.svc.overload.overloaded, 20_000);
       expect(fx.svc.overload.view()).toMatchObject({ enabled: true, overloaded: true });
+      const metrics = new Registry();
+      registerMediaOverloadMetrics(metrics, fx.svc.overload);
+      expect(await metrics.metrics()).toMatch(/voxbridge_media_overload\{stat="overloaded"\} 1/);
       // An edge probing its nodes with OPTIONS hears what an INVITE would (RFC 3261 §11.2).
       expect(await ping('while-late')).toEqual({ status: 503, retryAfter: '5' });
       // uac-expect-503 also requires a Retry-After.

@@ -1,12 +1,12 @@
 // The overload guard: overloaded as soon as a window's share of late clock runs is over the limit, clear
-// again only after windows in a row at or under it; an idle clock is never overloaded, and a guard at 0
-// is off.
+// again only after windows in a row at or under it; an idle clock is never overloaded, a starved one
+// (few runs, each catching up a stall) is, and a guard at 0 is off.
 import { describe, expect, it } from 'vitest';
 import { OverloadGuard } from '../../../src/media/index.js';
 
 /** A clock's running totals, moved by hand a window at a time. */
 function counts() {
-  const c = { runs: 0, lateRuns: 0 };
+  const c = { runs: 0, lateRuns: 0, listenerCount: 1 };
   return { c, window: (runs: number, late: number) => ((c.runs += runs), (c.lateRuns += late)) };
 }
 
@@ -36,7 +36,8 @@ describe('OverloadGuard', () => {
     window(200, 100);
     guard.sample();
     expect(guard.overloaded).toBe(true);
-    window(3, 3); // nearly idle: a few sub-ticks say nothing about load
+    window(3, 0); // the last calls ended: the clock stopped
+    c.listenerCount = 0;
     guard.sample();
     expect(guard.overloaded).toBe(false);
     expect(guard.lastLatePercent).toBe(0);
@@ -48,6 +49,30 @@ describe('OverloadGuard', () => {
     expect(off.overloaded).toBe(false);
     expect(off.start()).toBe(off); // never samples: no timer is left behind
     off.stop();
+  });
+
+  it('takes a ticking clock with few runs for starved, not idle: each run caught up a stall', () => {
+    const { c, window } = counts();
+    const guard = new OverloadGuard(c, { latePercent: 5 });
+    window(200, 100);
+    guard.sample();
+    expect(guard.overloaded).toBe(true);
+    // A loop so busy that a run's catch-up takes most of a second: few runs, all late. It stays overloaded.
+    for (const [runs, late] of [
+      [3, 3],
+      [0, 0],
+      [2, 2],
+    ]) {
+      window(runs!, late!);
+      guard.sample();
+      expect(guard.overloaded).toBe(true);
+    }
+    expect(guard.lastLatePercent).toBe(100);
+    // A clock that has just started (its first listener came late in the window) is not late.
+    const fresh = new OverloadGuard(c, { latePercent: 5 });
+    window(4, 0);
+    fresh.sample();
+    expect(fresh.overloaded).toBe(false);
   });
 
   it('reads the share of each window since the last, not since start', () => {
