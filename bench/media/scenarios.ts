@@ -390,11 +390,17 @@ async function setUpCall(gw: BenchGateway, scenario: Scenario, i: number, s: { n
     ws.once('open', res);
     ws.once('error', rej);
   });
-  ws.on('message', (raw) => {
-    const type = /^\{"type":"([^"]+)"/.exec(raw.toString().slice(0, 40))?.[1] ?? 'other';
-    c.wsTypes[type] = (c.wsTypes[type] ?? 0) + 1;
-    if (type === 'session.error' && STAGES) console.log(raw.toString().slice(0, 300));
+  // Admitted once session.ready comes; a node turning new sessions away closes 1013 media_overloaded.
+  const admitted = new Promise<void>((res, rej) => {
+    ws.once('close', (code, reason) => rej(new Error(`stream closed ${code} ${reason.toString()}`)));
+    ws.on('message', (raw) => {
+      const type = /^\{"type":"([^"]+)"/.exec(raw.toString().slice(0, 40))?.[1] ?? 'other';
+      c.wsTypes[type] = (c.wsTypes[type] ?? 0) + 1;
+      if (type === 'session.ready') res();
+      if (type === 'session.error' && STAGES) console.log(raw.toString().slice(0, 300));
+    });
   });
+  await admitted;
   if (scenario === 'rtp_to_socket') {
     ws.on('message', (raw) => {
       const text = raw.toString();
