@@ -33,12 +33,15 @@
 #   EDGE_BAN_SECONDS=300          how long a flooding source or scanner stays banned
 #   EDGE_CHILDREN=4               worker processes per transport
 #   EDGE_DISPATCH_ALG=4           dispatcher algorithm: 4 round robin, 8 first live node in EDGE_NODES order
+#   EDGE_PING_INTERVAL=10         seconds between OPTIONS probes of the nodes (and probed carrier gateways);
+#                                 a node is taken out after 2 failed probes (a 503 while it is full,
+#                                 draining or overloaded, or no answer) and put back after 2 answered 2xx
 #   EDGE_CARRIERS=                carrier groups for nodes dialling out through the edge, space separated
 #                                 NAME=GATEWAY,GATEWAY…; a GATEWAY is host:port[;transport=udp|tcp|tls],
 #                                 listed in priority order. A node's dial whose Request-URI host is NAME
 #                                 (the connection's host) goes to the first live gateway, and to the next
 #                                 when one does not reply within 5 s or answers 500/502/503/504.
-#   EDGE_CARRIER_PROBE=no         yes: the gateways are probed with OPTIONS every 10 s like the nodes, and
+#   EDGE_CARRIER_PROBE=no         yes: the gateways are probed with OPTIONS like the nodes (EDGE_PING_INTERVAL), and
 #                                 one that stops answering is skipped until it answers again
 set -euo pipefail
 OUT=${1:?usage: render.sh OUTDIR}
@@ -55,6 +58,10 @@ num EDGE_PORT "$PORT"
 for v in EDGE_PIKE_PERIOD EDGE_PIKE_DENSITY EDGE_BAN_SECONDS EDGE_CHILDREN EDGE_DISPATCH_ALG; do
   [ -z "${!v:-}" ] || num "$v" "${!v}"
 done
+PING_INTERVAL=${EDGE_PING_INTERVAL:-10}
+num EDGE_PING_INTERVAL "$PING_INTERVAL"
+# 0 would turn the dispatcher's probing off altogether: nodes that refuse calls would never be taken out.
+[ "$((10#$PING_INTERVAL))" -ge 1 ] || { echo "render.sh: EDGE_PING_INTERVAL must be at least 1 (got '$PING_INTERVAL')" >&2; exit 2; }
 adv=""
 [ -z "${EDGE_ADVERTISE:-}" ] || adv=" advertise ${EDGE_ADVERTISE}:${PORT}"
 
@@ -68,6 +75,7 @@ cp "$HERE/kamailio.cfg" "$OUT/kamailio.cfg"
     [ -z "${!v:-}" ] || echo "#!define $v ${!v}"
   done
   echo "#!substdef \"!EDGE_DISPATCH_ALG!${EDGE_DISPATCH_ALG:-4}!g\""
+  echo "#!substdef \"!EDGE_PING_INTERVAL!$((10#$PING_INTERVAL))!g\""
   # substdef: also replaced inside strings (the htable spec, log lines).
   echo "#!substdef \"!EDGE_BAN_SECONDS!${EDGE_BAN_SECONDS:-300}!g\""
   if [ -n "${EDGE_RTPENGINE:-}" ]; then

@@ -31,6 +31,8 @@ export interface KamailioOptions {
   banSeconds?: number;
   /** Dispatcher algorithm: 4 round robin (default), 8 by priority (list order). */
   dispatchAlg?: number;
+  /** EDGE_PING_INTERVAL: seconds between the dispatcher's OPTIONS probes (the render default: 10). */
+  pingIntervalSeconds?: number;
   /** EDGE_CARRIERS: carrier groups for nodes dialling through the edge, name → gateways (host:port) in priority order. */
   carriers?: Record<string, string[]>;
 }
@@ -65,6 +67,7 @@ export async function startKamailio(o: KamailioOptions): Promise<KamailioHandle>
     EDGE_PIKE_DENSITY: String(o.pikeDensity ?? 200),
     EDGE_BAN_SECONDS: String(o.banSeconds ?? 60),
     EDGE_DISPATCH_ALG: String(o.dispatchAlg ?? 4),
+    ...(o.pingIntervalSeconds !== undefined ? { EDGE_PING_INTERVAL: String(o.pingIntervalSeconds) } : {}),
     ...(o.rtpengine ? { EDGE_RTPENGINE: o.rtpengine } : {}),
     ...(o.tls && tlsPort ? { EDGE_TLS_CERT: o.tls.cert, EDGE_TLS_KEY: o.tls.key, EDGE_TLS_PORT: String(tlsPort) } : {}),
     ...(o.tls?.clientCa ? { EDGE_TLS_CLIENT_CA: o.tls.clientCa } : {}),
