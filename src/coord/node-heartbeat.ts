@@ -68,7 +68,7 @@ export interface NodeRecord {
   rss_bytes: number;
   /** null when this node runs no embedded STT pool (or has not started it). */
   stt_pool: SttPoolUse | null;
-  /** The media clock's admission (media/overload-guard.ts); null without SIP. */
+  /** The media clock's admission (media/overload-guard.ts); null on a node without the media role. */
   media_overload: MediaOverloadView | null;
 }
 

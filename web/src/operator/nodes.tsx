@@ -73,7 +73,7 @@ function NodeRow({ n }: { n: Node }) {
         {n.media_overload?.overloaded ? (
           <div>
             <span class="badge bad" data-testid="media-overloaded">
-              turning new calls away
+              turning new calls and streams away
             </span>
           </div>
         ) : null}
