@@ -386,21 +386,19 @@ function newCallEnds(s: { id: string; wsUrl: string }, i: number): CallEnds {
 
 async function setUpCall(gw: BenchGateway, scenario: Scenario, i: number, s: { number: string; id: string }, c: CallEnds): Promise<void> {
   const ws = c.ws;
+  // A node turning new sessions away closes the socket 1013 media_overloaded right after the upgrade
+  // (session.ready only comes with the first audio): the call counts as not set up.
+  let refused: string | null = null;
+  ws.once('close', (code, reason) => (refused ??= `stream closed ${code} ${reason.toString()}`));
   await new Promise((res, rej) => {
     ws.once('open', res);
     ws.once('error', rej);
   });
-  // Admitted once session.ready comes; a node turning new sessions away closes 1013 media_overloaded.
-  const admitted = new Promise<void>((res, rej) => {
-    ws.once('close', (code, reason) => rej(new Error(`stream closed ${code} ${reason.toString()}`)));
-    ws.on('message', (raw) => {
-      const type = /^\{"type":"([^"]+)"/.exec(raw.toString().slice(0, 40))?.[1] ?? 'other';
-      c.wsTypes[type] = (c.wsTypes[type] ?? 0) + 1;
-      if (type === 'session.ready') res();
-      if (type === 'session.error' && STAGES) console.log(raw.toString().slice(0, 300));
-    });
+  ws.on('message', (raw) => {
+    const type = /^\{"type":"([^"]+)"/.exec(raw.toString().slice(0, 40))?.[1] ?? 'other';
+    c.wsTypes[type] = (c.wsTypes[type] ?? 0) + 1;
+    if (type === 'session.error' && STAGES) console.log(raw.toString().slice(0, 300));
   });
-  await admitted;
   if (scenario === 'rtp_to_socket') {
     ws.on('message', (raw) => {
       const text = raw.toString();
@@ -431,6 +429,7 @@ async function setUpCall(gw: BenchGateway, scenario: Scenario, i: number, s: { n
     if (r.error || !c.agentGw) throw new Error(`agent leg ${i}: ${r.error ?? 'no SDP offer'}`);
     if (PHONES_CONNECT) agent.connectTo?.(c.agentGw);
   }
+  if (refused) throw new Error(refused);
 }
 
 /** One 20 ms tick of the phones and the socket; `now` is when its packets leave (a loud frame's send time). */
