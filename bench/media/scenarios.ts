@@ -749,7 +749,7 @@ export async function runStep(nodes: BenchGateway[], scenario: Scenario, calls: 
     const at = (ms: number): number => ms - from;
     console.log(
       `${scenario} ${calls}: gateway loop stalls > ${stallMs} ms in the window:`,
-      JSON.stringify(usage1.probe.stalls.map((st) => ({ atMs: at(st.atMs), lateMs: st.lateMs, cpuMs: st.cpuMs, hrUs: st.hrUs }))),
+      JSON.stringify(usage1.probe.stalls.map((st) => ({ atMs: at(st.atMs), lateMs: st.lateMs, cpuMs: st.cpuMs, overMs: st.overMs, hrUs: st.hrUs }))),
       'GC pauses ≥ 5 ms:',
       JSON.stringify(usage1.probe.gcs.map((g) => ({ atMs: at(g.atMs), ms: g.ms, kind: g.kind }))),
     );
@@ -773,7 +773,7 @@ export async function runStep(nodes: BenchGateway[], scenario: Scenario, calls: 
       `${scenario} ${calls}: samples ≥ ${tailFrom} ms by send time (ms into the window):`,
       JSON.stringify(top.map(([atMs, b]) => ({ atMs, ...b }))),
       `load generator stalls > ${stallMs} ms:`,
-      JSON.stringify(genStalls.stalls.map((st) => ({ atMs: Math.round(st.atMs - t0), lateMs: st.lateMs, cpuMs: st.cpuMs }))),
+      JSON.stringify(genStalls.stalls.map((st) => ({ atMs: Math.round(st.atMs - t0), lateMs: st.lateMs, cpuMs: st.cpuMs, overMs: st.overMs }))),
       'its GC pauses ≥ 5 ms:',
       JSON.stringify(genStalls.gcs.map((g) => ({ atMs: Math.round(g.atMs - t0), ms: g.ms, kind: g.kind }))),
     );

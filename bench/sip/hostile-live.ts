@@ -56,7 +56,7 @@ function reportProbe(phase: string, u: Usage, phaseStartMs: number): void {
   const longGc = u.probe.gcs.filter((g) => g.ms >= 20);
   const gcMs = u.probe.gcs.reduce((a, g) => a + g.ms, 0);
   console.log(
-    `  ${phase}: ${u.probe.stalls.length} stall(s) > 50 ms${u.probe.stalls.map((x) => ` [${rel(x.atMs)} ${x.lateMs} ms, CPU ${x.cpuMs} ms${withMono ? ` @${x.hrUs}µs` : ''}]`).join('')}; ` +
+    `  ${phase}: ${u.probe.stalls.length} stall(s) > 50 ms${u.probe.stalls.map((x) => ` [${rel(x.atMs)} ${x.lateMs} ms, CPU ${x.cpuMs} ms of ${x.overMs}${withMono ? ` @${x.hrUs}µs` : ''}]`).join('')}; ` +
       `GC pauses ≥ 5 ms: ${u.probe.gcs.length} (${gcMs} ms)${longGc.map((g) => ` [${rel(g.atMs)} ${g.kind} ${g.ms} ms]`).join('')}`,
   );
 }
