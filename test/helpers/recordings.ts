@@ -56,6 +56,16 @@ export function rms(pcm: Int16Array, fromMs: number, toMs: number, rate = 8000):
   return b > a ? Math.sqrt(sum / (b - a)) : 0;
 }
 
+/** Start (ms) of the first 20 ms of `pcm` louder than `level` RMS; throws when none is. */
+export function firstLoudMs(pcm: Int16Array, level: number, rate = 8000): number {
+  const step = (rate * 20) / 1000;
+  for (let off = 0; off + step <= pcm.length; off += step) {
+    const ms = (off * 1000) / rate;
+    if (rms(pcm, ms, ms + 20, rate) > level) return ms;
+  }
+  throw new Error(`no 20 ms of the recording is louder than ${level} RMS`);
+}
+
 export async function enableRecording(db: Db, sessionId: string, recording: Record<string, unknown> = {}): Promise<void> {
   await db.query('UPDATE sessions SET recording = $2 WHERE id = $1', [
     sessionId,
