@@ -2,7 +2,7 @@
 // hostile input is refused before the parser, counted, and the gateway keeps answering.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import dgram from 'node:dgram';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTelephonyFixture, eventually, type TelephonyFixture } from '../helpers/sip-harness.js';
 import { TcpPeer, optionsMessage as options, udpExchange } from '../helpers/sip-raw.js';
 
@@ -64,6 +64,22 @@ describe('SIP front under hostile input', () => {
     // for a busy shared machine.
     expect(h.max / 1e6).toBeLessThan(500);
   }, 60_000);
+
+  it('logs what a refused datagram held: its size and first bytes, escaped', async () => {
+    const details: (string | undefined)[] = [];
+    const spy = vi.spyOn(fx.svc.refusals, 'record').mockImplementation((fault, _source, detail) => {
+      if (fault === 'no_header_end') details.push(detail);
+    });
+    const s = dgram.createSocket('udp4');
+    try {
+      s.send(Buffer.from('OPTIONS sip:x SIP/2.0\r\nVia: \x00\x1b[31m', 'latin1'), fx.sipPort, '127.0.0.1');
+      await eventually(() => details.length === 1);
+    } finally {
+      spy.mockRestore();
+      s.close();
+    }
+    expect(details[0]).toBe('400 Missing Header Terminator; 34 bytes, starting "OPTIONS sip:x SIP/2.0\\r\\nVia: \\u0000\\u001b[31m"');
+  });
 
   it('closes a TCP connection that streams "\\r\\n " runs with no end of headers', async () => {
     const peer = await TcpPeer.connect(fx.sipPort);

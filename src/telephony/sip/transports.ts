@@ -75,7 +75,14 @@ export function makeUdpTransport(host: string, port: number, limits: SipLimits, 
     const remote = { protocol: 'UDP', address: rinfo.address, port: rinfo.port, local: { address: host, port } };
     const framed = frameDatagram(data, limits);
     if (!framed) return;
-    handleFramed(framed, remote, sink, (reply) => socket.send(Buffer.from(reply, 'latin1'), rinfo.port, rinfo.address), true);
+    handleFramed(
+      framed,
+      remote,
+      sink,
+      (reply) => socket.send(Buffer.from(reply, 'latin1'), rinfo.port, rinfo.address),
+      true,
+      () => datagramHead(data),
+    );
   });
   socket.bind(port, host, () => {
     // Linux reports twice what it granted (the doubling covers its bookkeeping) and caps it at net.core.rmem_max.
@@ -95,10 +102,18 @@ export function makeUdpTransport(host: string, port: number, limits: SipLimits, 
   return { open, get: open, destroy: () => socket.close() };
 }
 
-function handleFramed(framed: FrameResult, remote: Remote, sink: FrontSink, reply: (text: string) => void, udp: boolean): void {
+/**
+ * A refused datagram for the log line (at most 10 a second, refusals.ts): its size and first bytes, so
+ * an operator sees what a peer sent without a capture. The logger escapes them.
+ */
+function datagramHead(data: Buffer): string {
+  return `${data.length} bytes, starting ${JSON.stringify(data.subarray(0, 40).toString('latin1'))}`;
+}
+
+function handleFramed(framed: FrameResult, remote: Remote, sink: FrontSink, reply: (text: string) => void, udp: boolean, input?: () => string): void {
   if (framed.kind === 'reject') {
     const r = framed.rejection;
-    sink.refused(r.fault, remote, `${r.status} ${r.reason}`);
+    sink.refused(r.fault, remote, `${r.status} ${r.reason}${input ? `; ${input()}` : ''}`);
     if (r.reply) reply(r.reply);
     return;
   }
