@@ -7,27 +7,12 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { mkdtempSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { startSipNode } from '../helpers/sip-nodes.js';
 import { startTestGateway, type TestGateway, type TestOrg } from '../helpers/gateway.js';
 import { TestSocket } from '../helpers/stream.js';
-import { startSipp, freePort, eventually, SCENARIOS, type SippResult, addLoopbackNumber } from '../helpers/sip-harness.js';
+import { startSipp, eventually, SCENARIOS, type SippResult, addLoopbackNumber } from '../helpers/sip-harness.js';
 import { updateOrg } from '../../src/store/index.js';
 import { ownerOf } from '../../src/coord/ownership.js';
-
-const ENGINES_OFF = { stt: { provider: 'none' }, translate: { provider: 'none' }, tts: { provider: 'none' } };
-
-async function node(nodeId: string, shared?: TestGateway): Promise<TestGateway> {
-  const httpPort = await freePort();
-  const rtpBase = 30000 + Math.floor(Math.random() * 300) * 100;
-  return startTestGateway({
-    nodeId,
-    roles: ['api', 'media', 'worker'],
-    httpPort,
-    publicUrl: `http://127.0.0.1:${httpPort}`,
-    engines: ENGINES_OFF,
-    sip: { enabled: true, port: 0, transports: ['udp'], rtpPortMin: rtpBase, rtpPortMax: rtpBase + 98, maxConcurrentCalls: 50, realm: 'voxbridge.test' },
-    ...(shared ? { databaseSchema: shared.config.databaseSchema, redisKeyPrefix: shared.config.redisKeyPrefix } : {}),
-  });
-}
 
 let a: TestGateway;
 let b: TestGateway;
@@ -37,8 +22,8 @@ let sipOrg: TestOrg;
 let number: string;
 
 beforeAll(async () => {
-  a = await node('node-a');
-  b = await node('node-b', a);
+  a = await startSipNode('node-a');
+  b = await startSipNode('node-b', { shared: a });
   org = await a.createOrg();
   sipOrg = await a.createOrg();
   await updateOrg(a.db, sipOrg.orgId, { sipEnabled: true });

@@ -4,40 +4,17 @@
 // to the next node without trying it, and puts it back once it answers 200 again. Two nodes behind one
 // edge that takes the first live node in list order (B, then A) and probes every second.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { startTestGateway, type TestGateway, type TestOrg } from '../helpers/gateway.js';
+import { startSipNode, TRUSTS_THE_EDGE } from '../helpers/sip-nodes.js';
+import type { TestGateway, TestOrg } from '../helpers/gateway.js';
 import { TestSocket } from '../helpers/stream.js';
-import { startSipp, freePort, eventually, type SippResult } from '../helpers/sip-harness.js';
+import { startSipp, eventually, type SippResult } from '../helpers/sip-harness.js';
 import { startKamailio, type KamailioHandle } from '../helpers/kamailio.js';
 import { optionsMessage, udpExchange } from '../helpers/sip-raw.js';
 import * as repo from '../../src/store/telephony-repo.js';
 import { updateOrg } from '../../src/store/index.js';
 import { ownerOf } from '../../src/coord/ownership.js';
 
-const ENGINES_OFF = { stt: { provider: 'none' }, translate: { provider: 'none' }, tts: { provider: 'none' } };
 const PING_INTERVAL_SECONDS = 1;
-
-async function node(nodeId: string, maxConcurrentCalls: number, shared?: TestGateway): Promise<TestGateway> {
-  const httpPort = await freePort();
-  const rtpBase = 30000 + Math.floor(Math.random() * 300) * 100;
-  return startTestGateway({
-    nodeId,
-    roles: ['api', 'media', 'worker'],
-    httpPort,
-    publicUrl: `http://127.0.0.1:${httpPort}`,
-    engines: ENGINES_OFF,
-    sip: {
-      enabled: true,
-      port: 0,
-      transports: ['udp'],
-      rtpPortMin: rtpBase,
-      rtpPortMax: rtpBase + 98,
-      maxConcurrentCalls,
-      realm: 'voxbridge.test',
-      trustedEdge: { cidrs: ['127.0.0.1/32'], sourceHeader: 'X-VB-Source' },
-    },
-    ...(shared ? { databaseSchema: shared.config.databaseSchema, redisKeyPrefix: shared.config.redisKeyPrefix } : {}),
-  });
-}
 
 let a: TestGateway;
 let b: TestGateway;
@@ -47,9 +24,9 @@ let connectionId: string;
 const sockets: TestSocket[] = [];
 
 beforeAll(async () => {
-  a = await node('node-a', 50);
+  a = await startSipNode('node-a', { sip: TRUSTS_THE_EDGE });
   // B takes one call at a time: with it, B refuses INVITEs and answers OPTIONS 503.
-  b = await node('node-b', 1, a);
+  b = await startSipNode('node-b', { shared: a, sip: { ...TRUSTS_THE_EDGE, maxConcurrentCalls: 1 } });
   org = await a.createOrg();
   await updateOrg(a.db, org.orgId, { sipEnabled: true });
   const conn = await repo.createConnection(a.db, {

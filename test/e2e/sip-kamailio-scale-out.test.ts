@@ -2,38 +2,14 @@
 // a session that lives on node A, dispatched by the edge to node B, is answered 302 by B and the
 // edge relays it to A — the caller sees only the 200 OK, and its BYE reaches A through the edge.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { startTestGateway, type TestGateway, type TestOrg } from '../helpers/gateway.js';
+import { startSipNode, TRUSTS_THE_EDGE } from '../helpers/sip-nodes.js';
+import type { TestGateway, TestOrg } from '../helpers/gateway.js';
 import { TestSocket } from '../helpers/stream.js';
-import { startSipp, freePort, eventually, type SippResult } from '../helpers/sip-harness.js';
+import { startSipp, eventually, type SippResult } from '../helpers/sip-harness.js';
 import { startKamailio, type KamailioHandle } from '../helpers/kamailio.js';
 import * as repo from '../../src/store/telephony-repo.js';
 import { updateOrg } from '../../src/store/index.js';
 import { ownerOf } from '../../src/coord/ownership.js';
-
-const ENGINES_OFF = { stt: { provider: 'none' }, translate: { provider: 'none' }, tts: { provider: 'none' } };
-
-async function node(nodeId: string, shared?: TestGateway): Promise<TestGateway> {
-  const httpPort = await freePort();
-  const rtpBase = 30000 + Math.floor(Math.random() * 300) * 100;
-  return startTestGateway({
-    nodeId,
-    roles: ['api', 'media', 'worker'],
-    httpPort,
-    publicUrl: `http://127.0.0.1:${httpPort}`,
-    engines: ENGINES_OFF,
-    sip: {
-      enabled: true,
-      port: 0,
-      transports: ['udp'],
-      rtpPortMin: rtpBase,
-      rtpPortMax: rtpBase + 98,
-      maxConcurrentCalls: 50,
-      realm: 'voxbridge.test',
-      trustedEdge: { cidrs: ['127.0.0.1/32'], sourceHeader: 'X-VB-Source' },
-    },
-    ...(shared ? { databaseSchema: shared.config.databaseSchema, redisKeyPrefix: shared.config.redisKeyPrefix } : {}),
-  });
-}
 
 let a: TestGateway;
 let b: TestGateway;
@@ -42,8 +18,8 @@ let org: TestOrg;
 let number: string;
 
 beforeAll(async () => {
-  a = await node('node-a');
-  b = await node('node-b', a);
+  a = await startSipNode('node-a', { sip: TRUSTS_THE_EDGE });
+  b = await startSipNode('node-b', { shared: a, sip: TRUSTS_THE_EDGE });
   org = await a.createOrg();
   await updateOrg(a.db, org.orgId, { sipEnabled: true });
   const conn = await repo.createConnection(a.db, {
