@@ -4,14 +4,13 @@
 // to the next node without trying it, and puts it back once it answers 200 again. Two nodes behind one
 // edge that takes the first live node in list order (B, then A) and probes every second.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { startSipNode, TRUSTS_THE_EDGE } from '../helpers/sip-nodes.js';
+import { addEdgeCarrier, startSipNode, TRUSTS_THE_EDGE } from '../helpers/sip-nodes.js';
 import type { TestGateway, TestOrg } from '../helpers/gateway.js';
 import { TestSocket } from '../helpers/stream.js';
 import { startSipp, eventually, type SippResult } from '../helpers/sip-harness.js';
 import { startKamailio, type KamailioHandle } from '../helpers/kamailio.js';
 import { optionsMessage, udpExchange } from '../helpers/sip-raw.js';
 import * as repo from '../../src/store/telephony-repo.js';
-import { updateOrg } from '../../src/store/index.js';
 import { ownerOf } from '../../src/coord/ownership.js';
 
 const PING_INTERVAL_SECONDS = 1;
@@ -28,15 +27,7 @@ beforeAll(async () => {
   // B takes one call at a time: with it, B refuses INVITEs and answers OPTIONS 503.
   b = await startSipNode('node-b', { shared: a, sip: { ...TRUSTS_THE_EDGE, maxConcurrentCalls: 1 } });
   org = await a.createOrg();
-  await updateOrg(a.db, org.orgId, { sipEnabled: true });
-  const conn = await repo.createConnection(a.db, {
-    orgId: org.orgId,
-    provider: 'carrier_a',
-    host: '127.0.0.2',
-    port: 5060,
-    transport: 'udp',
-    inboundCidrs: ['127.0.0.2/32'],
-  });
+  const conn = await addEdgeCarrier(a, org.orgId);
   connectionId = conn.id;
   edge = await startKamailio({
     nodes: [`127.0.0.1:${b.telephony!.sipPort}`, `127.0.0.1:${a.telephony!.sipPort}`],

@@ -2,13 +2,12 @@
 // a session that lives on node A, dispatched by the edge to node B, is answered 302 by B and the
 // edge relays it to A — the caller sees only the 200 OK, and its BYE reaches A through the edge.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { startSipNode, TRUSTS_THE_EDGE } from '../helpers/sip-nodes.js';
+import { addEdgeCarrier, startSipNode, TRUSTS_THE_EDGE } from '../helpers/sip-nodes.js';
 import type { TestGateway, TestOrg } from '../helpers/gateway.js';
 import { TestSocket } from '../helpers/stream.js';
 import { startSipp, eventually, type SippResult } from '../helpers/sip-harness.js';
 import { startKamailio, type KamailioHandle } from '../helpers/kamailio.js';
 import * as repo from '../../src/store/telephony-repo.js';
-import { updateOrg } from '../../src/store/index.js';
 import { ownerOf } from '../../src/coord/ownership.js';
 
 let a: TestGateway;
@@ -21,15 +20,7 @@ beforeAll(async () => {
   a = await startSipNode('node-a', { sip: TRUSTS_THE_EDGE });
   b = await startSipNode('node-b', { shared: a, sip: TRUSTS_THE_EDGE });
   org = await a.createOrg();
-  await updateOrg(a.db, org.orgId, { sipEnabled: true });
-  const conn = await repo.createConnection(a.db, {
-    orgId: org.orgId,
-    provider: 'carrier_a',
-    host: '127.0.0.2',
-    port: 5060,
-    transport: 'udp',
-    inboundCidrs: ['127.0.0.2/32'],
-  });
+  const conn = await addEdgeCarrier(a, org.orgId);
   number = `+1415${String(Date.now()).slice(-7)}`;
   await repo.createPhoneNumber(a.db, { orgId: org.orgId, number, connectionId: conn.id });
   // Dispatching by priority: every new call goes to B first, so a session on A needs the redirect.

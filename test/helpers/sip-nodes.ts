@@ -3,6 +3,8 @@
 // prefix, so the two form one deployment.
 import { startTestGateway, type TestGateway } from './gateway.js';
 import { freePort } from './sip-harness.js';
+import * as repo from '../../src/store/telephony-repo.js';
+import { updateOrg } from '../../src/store/index.js';
 
 const ENGINES_OFF = { stt: { provider: 'none' }, translate: { provider: 'none' }, tts: { provider: 'none' } };
 
@@ -31,3 +33,19 @@ export async function startSipNode(nodeId: string, o: { shared?: TestGateway; si
 
 /** Nodes behind the Kamailio edge trust its X-VB-Source header. */
 export const TRUSTS_THE_EDGE = { trustedEdge: { cidrs: ['127.0.0.1/32'], sourceHeader: 'X-VB-Source' } };
+
+/**
+ * Turns SIP on for the organization and adds its carrier, whose calls come from 127.0.0.2 (SIPp binds
+ * that address) through the edge.
+ */
+export async function addEdgeCarrier(gw: TestGateway, orgId: string): Promise<repo.ConnectionRecord> {
+  await updateOrg(gw.db, orgId, { sipEnabled: true });
+  return repo.createConnection(gw.db, {
+    orgId,
+    provider: 'carrier_a',
+    host: '127.0.0.2',
+    port: 5060,
+    transport: 'udp',
+    inboundCidrs: ['127.0.0.2/32'],
+  });
+}
