@@ -32,12 +32,15 @@ export interface OutboundOptions {
   count(result: string): void;
 }
 
-/** Seconds a client should wait before dialing again when a node drains or is overloaded (another node takes it meanwhile). */
-export const DIAL_RETRY_AFTER_SECONDS = 5;
+/**
+ * Seconds a caller or client should wait while this node refuses new calls (draining, full, media path
+ * overloaded; another node takes them meanwhile): the Retry-After of the SIP 503s and of refused dials.
+ */
+export const REFUSED_RETRY_AFTER_SECONDS = 5;
 
 function drainingError(): TelephonyError {
   return new TelephonyError('media_server_unavailable', 'This gateway node is draining for a restart; retry the dial.', undefined, {
-    retryAfterSeconds: DIAL_RETRY_AFTER_SECONDS,
+    retryAfterSeconds: REFUSED_RETRY_AFTER_SECONDS,
   });
 }
 
@@ -71,7 +74,7 @@ export class OutboundDialer {
     if (this.o.liveCount() >= sipCfg.maxConcurrentCalls) throw new TelephonyError('media_server_unavailable', 'The gateway is at its call capacity.');
     if (this.o.overloaded()) {
       throw new TelephonyError('media_server_unavailable', "This gateway node's media path is overloaded; retry the dial.", undefined, {
-        retryAfterSeconds: DIAL_RETRY_AFTER_SECONDS,
+        retryAfterSeconds: REFUSED_RETRY_AFTER_SECONDS,
       });
     }
     const target = await resolveDialTarget(s, req, sipCfg.advertisedAddress, {

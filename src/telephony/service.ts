@@ -22,7 +22,7 @@ import { TelephonyError } from './errors.js';
 import type { DialRequest } from './dial-target.js';
 import type { TelephonySessionPort } from './session-port.js';
 import { answerInbound, InboundAdmission, inboundRepo, type OwnerLookup } from './inbound.js';
-import { OutboundDialer } from './outbound.js';
+import { OutboundDialer, REFUSED_RETRY_AFTER_SECONDS } from './outbound.js';
 import { CallStats } from './call-stats.js';
 import { LiveLegs } from './live-legs.js';
 import type { MediaSetupDeps } from './media-setup.js';
@@ -62,9 +62,6 @@ export interface CallView {
   /** RTP/RTCP quality of the leg so far. */
   quality?: CallQuality;
 }
-
-/** Retry-After of a 503 to an INVITE or OPTIONS (draining, at capacity, media path overloaded). */
-const RETRY_AFTER_SECONDS = 5;
 
 export class TelephonyService {
   ua!: UserAgent;
@@ -172,7 +169,7 @@ export class TelephonyService {
         edge: svc.edge.enabled ? svc.edge : undefined,
         outboundProxy: sip.trustedEdge.outboundProxy ?? null,
         onRefused: (fault, remote, detail) => svc.refusals.record(fault, remote, detail),
-        refusingCalls: () => (svc.admission.refusesCalls(1) ? RETRY_AFTER_SECONDS : null),
+        refusingCalls: () => (svc.admission.refusesCalls(1) ? REFUSED_RETRY_AFTER_SECONDS : null),
         onCapture: svc.capture
           ? (dir, m, wire, remote) => svc.capture?.record(dir, m, wire, remote.protocol, { address: sip.advertisedAddress, port: svc.ua.port }, remote)
           : undefined,
@@ -258,7 +255,7 @@ export class TelephonyService {
     } catch (err) {
       if (err instanceof SipError) {
         this.stats.countCall('inbound', `rejected_${err.status}`);
-        inv.reject(err.status, err.reason, err.status === 503 ? { 'retry-after': String(RETRY_AFTER_SECONDS) } : undefined);
+        inv.reject(err.status, err.reason, err.status === 503 ? { 'retry-after': String(REFUSED_RETRY_AFTER_SECONDS) } : undefined);
       } else {
         this.log.error({ err, callId: inv.callId }, 'inbound call failed');
         inv.reject(500, 'Server Internal Error');
