@@ -69,6 +69,24 @@ const invites = (gw: TestGateway) => gw.telephony!.requestCounts().INVITE ?? 0;
 const probes = (gw: TestGateway) => gw.telephony!.requestCounts().OPTIONS ?? 0;
 const calling = (number: string, scenario = 'uac-edge-call.xml') =>
   startSipp({ scenario, target: `127.0.0.1:${edge.port}`, localIp: '127.0.0.2', service: number, durationMs: 1000, timeoutSeconds: 60 });
+/** Waits for the edge to log `line` (its dispatcher's dst-down or dst-up), with the log in the error. */
+async function edgeLogs(line: RegExp, failure: string): Promise<void> {
+  await eventually(() => line.test(edge.log()), 60_000).catch((e: unknown) => {
+    throw new Error(`${failure}: ${String(e)}\n${edge.log().slice(-3000)}`);
+  });
+}
+
+/** A call through the edge to a session living on `to` is answered there, and `other` never sees its INVITE; returns the session. */
+async function callLandsOn(to: TestGateway, other: TestGateway, otherGotIt: string): Promise<{ id: string }> {
+  const s = await sessionOn(to);
+  const otherInvites = invites(other);
+  const call = await calling(s.number);
+  await eventually(() => to.telephony!.calls(s.id).length === 1, 30_000);
+  ok(await call.done);
+  expect(invites(other), otherGotIt).toBe(otherInvites);
+  return s;
+}
+
 const seconds = (ms: number) => Math.round(ms / 100) / 10;
 
 describe("the edge's OPTIONS probing", () => {
@@ -89,19 +107,12 @@ describe("the edge's OPTIONS probing", () => {
     expect(await optionsTo(b, 'probing-full')).toEqual({ status: 503, retryAfter: '5' });
 
     // The edge's probes hear the 503 and take B out.
-    await eventually(() => takenOut.test(edge.log()), 60_000).catch((e: unknown) => {
-      throw new Error(`B was not taken out: ${String(e)}\n${edge.log().slice(-3000)}`);
-    });
+    await edgeLogs(takenOut, 'B was not taken out');
     const outAfter = Date.now() - full;
 
     // Call 2 goes straight to A: B never sees its INVITE (without the probing it would get it, answer
     // 503 and the edge's failure route would try A next).
-    const s2 = await sessionOn(a);
-    const bInvites = invites(b);
-    const call2 = await calling(s2.number);
-    await eventually(() => a.telephony!.calls(s2.id).length === 1, 30_000);
-    ok(await call2.done);
-    expect(invites(b), 'B got call 2').toBe(bInvites);
+    const s2 = await callLandsOn(a, b, 'B got call 2');
     expect(b.telephony!.callCounts()['inbound:rejected_503'] ?? 0).toBe(0);
     expect(b.telephony!.calls(s1.id)).toHaveLength(1);
 
@@ -113,18 +124,11 @@ describe("the edge's OPTIONS probing", () => {
     const free = Date.now();
     expect((await optionsTo(b, 'probing-free')).status).toBe(200);
 
-    await eventually(() => putBack.test(edge.log()), 60_000).catch((e: unknown) => {
-      throw new Error(`B was not put back: ${String(e)}\n${edge.log().slice(-3000)}`);
-    });
+    await edgeLogs(putBack, 'B was not put back');
     const backAfter = Date.now() - free;
 
     // Call 3 goes to B again, first in the list: A never sees it (no 302 from A to B either).
-    const s3 = await sessionOn(b);
-    const aInvites = invites(a);
-    const call3 = await calling(s3.number);
-    await eventually(() => b.telephony!.calls(s3.id).length === 1, 30_000);
-    ok(await call3.done);
-    expect(invites(a), 'A got call 3').toBe(aInvites);
+    const s3 = await callLandsOn(b, a, 'A got call 3');
     expect(a.telephony!.callCounts()['inbound:redirected_302'] ?? 0).toBe(0);
     expect(b.telephony!.callCounts()).toMatchObject({ 'inbound:completed': 2 });
     expect(a.telephony!.callCounts()).toMatchObject({ 'inbound:completed': 1 });
