@@ -302,8 +302,8 @@ const phoneIo = process.env.BENCH_PHONES_IO === 'native' ? new NativeRtpIo(nativ
  */
 const PHONES_CONNECT = process.env.BENCH_PHONES_CONNECT !== '0';
 /**
- * With batched phones, in the scenarios whose measured audio starts at a phone (RTP→socket, RTP→RTP): the
- * phones' packets are queued BENCH_PHONES_LEAD_TICKS 20 ms ticks ahead (default 2) and the addon's send
+ * With batched phones, every scenario's phones (the agent's too in the socket scenarios, since the
+ * thirty-eighth pass; see SOCKET_CALLS_LOCKSTEP): the packets are queued BENCH_PHONES_LEAD_TICKS 20 ms ticks ahead (default 2) and the addon's send
  * thread holds each tick's batch until the tick's time (NativeRtpIo.sendNotBefore). A stall of the load
  * generator's event loop shorter than that then no longer makes every call's frame late at once, which
  * no set of independent phones does; the gateway's jitter buffers grew on those (BENCHMARKS.md,
@@ -312,8 +312,9 @@ const PHONES_CONNECT = process.env.BENCH_PHONES_CONNECT !== '0';
  */
 const PHONES_LEAD_TICKS = phoneIo ? Math.max(0, Math.min(2, Math.floor(Number(process.env.BENCH_PHONES_LEAD_TICKS ?? 2)))) : 0;
 /**
- * BENCH_PHONES_PHASES=N (4 by default, or 2 or 1; batched phones): call i's phones send (i mod 25) mod N ×
- * 20/N ms into each 20 ms frame, as independent phones' phases spread over the frame. With one phase (every
+ * BENCH_PHONES_PHASES=N (4 by default, or 2 or 1; batched phones): call i's phones and socket client send
+ * (i mod 25) mod N × 20/N ms into each 20 ms frame, as independent phones' and clients' phases spread over
+ * the frame. With one phase (every
  * pass before the thirty-third) every call's packet arrives at the same point of the gateway's tick, a
  * point each run draws at random: the wait for the next tick is then the same for every call and differs
  * from run to run (the median call's latency at 400 calls moved 15–33 ms between runs); with four, every
@@ -321,6 +322,13 @@ const PHONES_LEAD_TICKS = phoneIo ? Math.max(0, Math.min(2, Math.floor(Number(pr
  * the send thread.
  */
 const PHONES_PHASES = phoneIo ? ([1, 2, 4].find((n) => n === Number(process.env.BENCH_PHONES_PHASES ?? 4)) ?? 4) : 1;
+/**
+ * BENCH_SOCKET_CALLS_LOCKSTEP=1: in the socket scenarios, every call's socket frame and its agent phone's
+ * packet leave together from the load generator's loop at each tick, with its lateness, as in every pass
+ * before the thirty-eighth: 400 clients' frames in one burst and phones whose jitter is the generator's
+ * (the gateway's legs then moved their playout about six times a second each).
+ */
+const SOCKET_CALLS_LOCKSTEP = process.env.BENCH_SOCKET_CALLS_LOCKSTEP === '1';
 
 async function udp(): Promise<MediaSocket> {
   if (phoneIo) {
@@ -432,8 +440,8 @@ async function setUpCall(gw: BenchGateway, scenario: Scenario, i: number, s: { n
   if (refused) throw new Error(refused);
 }
 
-/** One 20 ms tick of the phones and the socket; `now` is when its packets leave (a loud frame's send time). */
-function sendTick(scenario: Scenario, c: CallEnds, tick: number, now: number): void {
+/** One 20 ms tick of a call's phones; `sendAt` is when their packets leave (a loud frame's send time). */
+function sendPhones(c: CallEnds, tick: number, sendAt: number): void {
   const loud = tick % BURST_EVERY === c.markerPhase;
   if (c.customer) {
     c.customer.send(
@@ -449,6 +457,7 @@ function sendTick(scenario: Scenario, c: CallEnds, tick: number, now: number): v
       '127.0.0.1',
     );
     c.customerSeq++;
+    if (loud) markLoud(c, sendAt);
   }
   if (c.agent && c.agentGw) {
     c.agent.send(
@@ -465,8 +474,15 @@ function sendTick(scenario: Scenario, c: CallEnds, tick: number, now: number): v
     );
     c.agentSeq++;
   }
+}
+
+/** One 20 ms tick of a call's socket client (the socket scenarios), sent now. */
+function sendSocket(scenario: Scenario, c: CallEnds, tick: number): void {
+  const now = performance.now();
   if (scenario === 'socket_to_rtp') {
+    const loud = tick % BURST_EVERY === c.markerPhase;
     sendAudioInput(c, loud ? LOUD.mulaw : QUIET.mulaw);
+    if (loud) markLoud(c, now);
   } else if (scenario === 'socket_chunks_to_rtp') {
     // A loud frame opens every third chunk (bursts 300–600 ms apart); the chunk leaves once full.
     const opensChunk = c.chunk.length === 0;
@@ -476,9 +492,7 @@ function sendTick(scenario: Scenario, c: CallEnds, tick: number, now: number): v
     if (c.chunksSent % 3 === 0) markLoud(c, now);
     c.chunksSent++;
     c.chunk = [];
-    return;
   }
-  if (loud) markLoud(c, now);
 }
 
 function markLoud(c: CallEnds, now: number): void {
@@ -592,19 +606,25 @@ export async function runStep(nodes: BenchGateway[], scenario: Scenario, calls: 
   let hangupAtMs = NaN;
   /** The hang-up on the monotonic clock every process shares, in µs: profile-top's --until is counted on it. */
   let hangupHrUs = 0;
-  // Tick t is the phones' and the socket's frame of time start + (t + 1) × 20 ms; with a lead it is
-  // queued that many ticks before, to leave at that time (each phase's part at its own).
-  const phases = customerIsPhone(scenario) ? PHONES_PHASES : 1;
-  const lead = customerIsPhone(scenario) ? PHONES_LEAD_TICKS : 0;
+  // Tick t is the phones' and the socket's frame of time start + (t + 1) × 20 ms, plus its phase's part of
+  // the frame. The phones' packets are queued `lead` ticks before that, to leave at that time from the
+  // addon's send thread; a socket frame is sent by this loop once its time has come (WebSocket has no
+  // send-at). `tick` counts the ticks whose time has come: the warm-up and the hang-up follow it.
+  const socketsSend = !customerIsPhone(scenario);
+  const lockstep = socketsSend && SOCKET_CALLS_LOCKSTEP;
+  const phases = lockstep ? 1 : PHONES_PHASES;
+  const lead = lockstep ? 0 : PHONES_LEAD_TICKS;
   const phaseOf = (c: CallEnds): number => c.markerPhase % phases;
+  let phoneTick = 0;
+  const socketTicks = Array.from({ length: phases }, () => 0);
   void ramping?.then(() => {
     warmupEnd = tick + WARMUP_TICKS;
     totalTicks = warmupEnd + seconds * 50;
   });
   await new Promise<void>((resolve) => {
     const timer = setInterval(() => {
-      const due = Math.min(totalTicks, Math.floor((performance.now() - start) / 20) + lead);
-      for (; tick < due; tick++) {
+      const elapsed = performance.now() - start;
+      for (const passed = Math.min(totalTicks, Math.floor(elapsed / 20)); tick < passed; tick++) {
         if (tick === warmupEnd) {
           // The stage histograms restart here, so the ones printed cover the measured window only.
           usage0Pending = askAll<Usage>(nodes, { cmd: 'usage', resetStages: true });
@@ -628,19 +648,24 @@ export async function runStep(nodes: BenchGateway[], scenario: Scenario, calls: 
           ends.splice(0, ends.length, ...ends.filter((_, i) => i % 2 === 0));
           for (const c of leaving) void hangUp(c);
         }
+      }
+      for (const queueUntil = Math.min(totalTicks, tick + lead); phoneTick < queueUntil; phoneTick++) {
         const now = performance.now();
-        if (phases === 1 && lead === 0) {
-          for (const c of ends) sendTick(scenario, c, tick, now);
-          continue;
-        }
         for (let phase = 0; phase < phases; phase++) {
-          const sendAt = Math.max(now, start + (tick + 1) * 20 + (phase * 20) / phases);
+          const sendAt = Math.max(now, start + (phoneTick + 1) * 20 + (phase * 20) / phases);
           phoneIo?.sendNotBefore(sendAt);
-          for (const c of ends) if (phaseOf(c) === phase) sendTick(scenario, c, tick, sendAt);
+          for (const c of ends) if (phaseOf(c) === phase) sendPhones(c, phoneTick, sendAt);
         }
         phoneIo?.sendNotBefore(0);
       }
-      if (tick >= totalTicks) {
+      if (socketsSend) {
+        socketTicks.forEach((from, phase) => {
+          const due = Math.min(totalTicks, Math.floor((elapsed - (phase * 20) / phases) / 20));
+          for (let t = from; t < due; t++) for (const c of ends) if (phaseOf(c) === phase) sendSocket(scenario, c, t);
+          socketTicks[phase] = Math.max(from, due);
+        });
+      }
+      if (tick >= totalTicks && phoneTick >= totalTicks && (!socketsSend || socketTicks.every((t) => t >= totalTicks))) {
         clearInterval(timer);
         resolve();
       }
