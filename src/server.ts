@@ -24,6 +24,7 @@ import {
   registerMediaStageMetrics,
   SileroModel,
   startNodeOverloadGuard,
+  overloadLimits,
   type OverloadGuard,
 } from './media/index.js';
 import { attachStreamServer, registerStreamMetrics, type StreamServer } from './stream/index.js';
@@ -211,8 +212,8 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       // Set before any leg or pacer listens (a process runs one gateway; tests' servers all ask the same).
       const subTicks = config.sip.mediaSubTicks ?? DEFAULT_MEDIA_SUBTICKS;
       if (sharedMediaClock.subTicks !== subTicks) sharedMediaClock.setSubTicks(subTicks);
-      // Admission by the media clock, for calls and streams alike (MEDIA_OVERLOAD_LATE_PERCENT).
-      const guard = startNodeOverloadGuard(sharedMediaClock, config.sip.overloadLatePercent ?? 0, logger.child({ component: 'media' }), () => ({
+      // Admission by the media clock and the loop's headroom, for calls and streams alike (MEDIA_OVERLOAD_*).
+      const guard = startNodeOverloadGuard(sharedMediaClock, overloadLimits(config.sip), logger.child({ component: 'media' }), () => ({
         sessions: liveSessionIds.size,
       }));
       overload = guard;

@@ -39,6 +39,7 @@ export async function startBenchSipGateway(o: BenchSipOptions) {
         ...(process.env.SIP_UDP_RECEIVE_BUFFER_BYTES ? { udpReceiveBufferBytes: Number(process.env.SIP_UDP_RECEIVE_BUFFER_BYTES) } : {}),
         // MEDIA_OVERLOAD_LATE_PERCENT, likewise: the calls a node turns away while its media clock runs late.
         ...(process.env.MEDIA_OVERLOAD_LATE_PERCENT ? { overloadLatePercent: Number(process.env.MEDIA_OVERLOAD_LATE_PERCENT) } : {}),
+        ...(process.env.MEDIA_OVERLOAD_LOOP_PERCENT ? { overloadLoopPercent: Number(process.env.MEDIA_OVERLOAD_LOOP_PERCENT) } : {}),
       },
     },
   });

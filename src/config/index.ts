@@ -97,6 +97,12 @@ export const ConfigSchema = Type.Object({
      * config/default.json: 5; 0: off.
      */
     overloadLatePercent: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
+    /**
+     * The same while the event loop was busy more than this share (%) of a second with live media: the
+     * headroom the clock's lateness shows only once it is gone (media/overload-guard.ts);
+     * config/default.json: 90; 0: off.
+     */
+    overloadLoopPercent: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
     realm: Type.String({ minLength: 1 }),
     /** On shutdown (SIGTERM), live calls may run this long while new INVITEs get 503 + Retry-After. */
     drainSeconds: Type.Integer({ minimum: 0, maximum: 86_400 }),
@@ -363,6 +369,7 @@ const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' 
   JITTER_TRIM_SLACK: { path: ['sip', 'jitterTrimSlack'], kind: 'bool' },
   MEDIA_SUBTICKS: { path: ['sip', 'mediaSubTicks'], kind: 'int' },
   MEDIA_OVERLOAD_LATE_PERCENT: { path: ['sip', 'overloadLatePercent'], kind: 'int' },
+  MEDIA_OVERLOAD_LOOP_PERCENT: { path: ['sip', 'overloadLoopPercent'], kind: 'int' },
   SIP_MAX_DATAGRAM_BYTES: { path: ['sip', 'limits', 'maxDatagramBytes'], kind: 'int' },
   SIP_MAX_HEADER_BYTES: { path: ['sip', 'limits', 'maxHeaderBytes'], kind: 'int' },
   SIP_MAX_BODY_BYTES: { path: ['sip', 'limits', 'maxBodyBytes'], kind: 'int' },

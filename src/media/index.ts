@@ -30,7 +30,16 @@ export {
   type TickErrorHook,
 } from './media-clock.js';
 export { PlayoutPhase, playoutMoves } from './playout-phase.js';
-export { OverloadGuard, startNodeOverloadGuard, type OverloadGuardOptions, type ClockRunCounts, type MediaOverloadView } from './overload-guard.js';
+export {
+  OverloadGuard,
+  startNodeOverloadGuard,
+  overloadLimits,
+  eventLoopBusyReader,
+  type OverloadLimits,
+  type OverloadGuardOptions,
+  type ClockRunCounts,
+  type MediaOverloadView,
+} from './overload-guard.js';
 export { registerMediaOverloadMetrics } from './overload-metrics.js';
 export { WavFileWriter, parseWav, encodeWav, type ParsedWav } from './wav.js';
 // The jitter buffer is written by the telephony helper; this door re-exports it.

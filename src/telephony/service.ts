@@ -6,7 +6,7 @@ import type { Config } from '../config/index.js';
 import type { Db } from '../store/index.js';
 import * as repo from '../store/index.js';
 import type { Party } from '../sessions/index.js';
-import { MediaClock, processMediaClock, startNodeOverloadGuard, type OverloadGuard, type TickSource } from '../media/index.js';
+import { MediaClock, overloadLimits, processMediaClock, startNodeOverloadGuard, type OverloadGuard, type TickSource } from '../media/index.js';
 import { UserAgent } from './sip/user-agent.js';
 import { RefusalCounter } from './sip/refusals.js';
 import { SourceGuard } from './sip/source-guard.js';
@@ -114,7 +114,7 @@ export class TelephonyService {
     this.ownsOverload = !o.overload;
     this.overload =
       o.overload ??
-      startNodeOverloadGuard(clock instanceof MediaClock ? clock : processMediaClock, o.config.sip.overloadLatePercent ?? 0, this.log, () => ({
+      startNodeOverloadGuard(clock instanceof MediaClock ? clock : processMediaClock, overloadLimits(o.config.sip), this.log, () => ({
         calls: this.legs.size,
       }));
     this.legs = new LiveLegs({ db: o.db, log: this.log, sessions: o.sessions, stats: this.stats });

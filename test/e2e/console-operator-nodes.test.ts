@@ -127,7 +127,7 @@ describe('operator view across two nodes', () => {
     expect(typeof nodeB.cpu_percent).toBe('number');
     // The media clock's admission: only a node with SIP has one (the tests' nodes run with it off).
     expect(nodeA.media_overload).toBeNull();
-    expect(nodeB.media_overload).toEqual({ enabled: false, overloaded: false, late_percent: 0, overloads: 0 });
+    expect(nodeB.media_overload).toEqual({ enabled: false, overloaded: false, late_percent: 0, loop_busy_percent: 0, overloads: 0 });
 
     // A leg on node B: the session is created through A, dialled on B (the node with SIP). The
     // callee's media is a socket here that answers each packet B sends with one of its own.

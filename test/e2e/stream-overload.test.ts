@@ -2,6 +2,7 @@
 // session that would go live on this node is closed 1013 `media_overloaded` (as a new call gets 503),
 // a session already live here (its reconnect grace) is let back in, and once the clock keeps time
 // again new sessions are taken. A stream-only node (SIP off): the guard belongs to the node, not to SIP.
+// The same by the event loop's headroom alone: a loop busy most of each frame, its clock still on time.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStreamGateway, type StreamTestGateway } from '../helpers/stream.js';
 import { holdTheMediaClock } from '../helpers/hold-media-clock.js';
@@ -50,5 +51,34 @@ describe('stream admission by the media clock', () => {
     expect(await taken.waitForType('session.ready')).toMatchObject({ session_id: fresh.id });
     await taken.close();
     expect(await metrics()).toMatch(/voxbridge_media_overload\{stat="overloads"\} 1/);
+  }, 90_000);
+});
+
+describe('stream admission by the event loop', () => {
+  let busy: StreamTestGateway;
+  beforeAll(async () => {
+    // Lateness not watched: only the loop's utilization can turn streams away here.
+    busy = await startStreamGateway({ overrides: { sip: { enabled: false, overloadLatePercent: 0, overloadLoopPercent: 50 } } });
+  });
+  afterAll(async () => busy?.stop());
+
+  const busyMetrics = async (): Promise<string> => (await fetch(`${busy.gw.httpUrl}/metrics`)).text();
+
+  it('closes 1013 media_overloaded while the loop is busy over its limit, and takes the session once it has room', async () => {
+    const fresh = await busy.createSession();
+    const release = holdTheMediaClock({ holdMs: 14, everyFrames: 1 });
+    try {
+      await eventually(async () => /voxbridge_media_overload\{stat="overloaded"\} 1/.test(await busyMetrics()), 20_000);
+      const refused = await busy.connect(fresh.id, fresh.token);
+      expect(await refused.closed).toEqual({ code: 1013, reason: 'media_overloaded' });
+      const busyPercent = Number(/voxbridge_media_overload\{stat="loop_busy_percent"\} ([\d.]+)/.exec(await busyMetrics())?.[1]);
+      expect(busyPercent).toBeGreaterThan(50);
+    } finally {
+      release();
+    }
+    await eventually(async () => /voxbridge_media_overload\{stat="overloaded"\} 0/.test(await busyMetrics()), 20_000);
+    const taken = await busy.connect(fresh.id, fresh.token);
+    expect(await taken.waitForType('session.ready')).toMatchObject({ session_id: fresh.id });
+    await taken.close();
   }, 90_000);
 });

@@ -34,7 +34,14 @@ export function testConfig(overrides: Record<string, unknown> = {}): Config {
       limits: { authCacheTtlMs: 0, ...(overrides.limits as object | undefined) },
       // SIP (media role only) on loopback and a free port, never the shared 5060. No admission by the media
       // clock: a busy test machine's late ticks must not turn a test's calls away (sip-overload tests it).
-      sip: { host: '127.0.0.1', port: 0, advertisedAddress: '127.0.0.1', overloadLatePercent: 0, ...(overrides.sip as object | undefined) },
+      sip: {
+        host: '127.0.0.1',
+        port: 0,
+        advertisedAddress: '127.0.0.1',
+        overloadLatePercent: 0,
+        overloadLoopPercent: 0,
+        ...(overrides.sip as object | undefined),
+      },
     },
   );
 }

@@ -55,7 +55,7 @@ describe('node heartbeat', () => {
         liveCalls: () => 1,
         legs: () => [leg],
         sttPool: () => ({ busy: 1, size: 4, waiting: 0 }),
-        mediaOverload: () => ({ enabled: true, overloaded: true, late_percent: 42.5, overloads: 1 }),
+        mediaOverload: () => ({ enabled: true, overloaded: true, late_percent: 42.5, loop_busy_percent: 91.5, overloads: 1 }),
       },
     });
     const api = node('api-1', 1000);
@@ -75,7 +75,7 @@ describe('node heartbeat', () => {
       live_sessions: 2,
       live_calls: 1,
       stt_pool: { busy: 1, size: 4, waiting: 0 },
-      media_overload: { enabled: true, overloaded: true, late_percent: 42.5, overloads: 1 },
+      media_overload: { enabled: true, overloaded: true, late_percent: 42.5, loop_busy_percent: 91.5, overloads: 1 },
     });
     if (m.state === 'lost') throw new Error('unreachable');
     expect(m.cpu_percent).toBeGreaterThanOrEqual(0);

@@ -39,6 +39,12 @@ describe('loadConfig errors', () => {
     expect(fails({ MEDIA_OVERLOAD_LATE_PERCENT: '101' })).toMatch(/sip\.overloadLatePercent \(MEDIA_OVERLOAD_LATE_PERCENT\)/);
   });
 
+  it('also turns them away at 90 % of event-loop utilization by default; MEDIA_OVERLOAD_LOOP_PERCENT moves it, 0 turns it off', () => {
+    expect(loadConfig({}).sip.overloadLoopPercent).toBe(90);
+    expect(loadConfig({ MEDIA_OVERLOAD_LOOP_PERCENT: '0' }).sip.overloadLoopPercent).toBe(0);
+    expect(fails({ MEDIA_OVERLOAD_LOOP_PERCENT: '-1' })).toMatch(/sip\.overloadLoopPercent \(MEDIA_OVERLOAD_LOOP_PERCENT\)/);
+  });
+
   it('names the variable of a boolean that is neither true nor false', () => {
     expect(fails({ RECORDINGS_S3_FORCE_PATH_STYLE: 'maybe' })).toMatch(/recordings\.s3\.forcePathStyle \(RECORDINGS_S3_FORCE_PATH_STYLE\)/);
   });

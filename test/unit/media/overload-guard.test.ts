@@ -84,4 +84,27 @@ describe('OverloadGuard', () => {
     expect(guard.lastLatePercent).toBe(5);
     expect(guard.overloaded).toBe(true);
   });
+
+  it('turns overloaded while the event loop is busy over its limit, though the clock keeps time, and not while no media runs', () => {
+    const { c, window } = counts();
+    let busy = 0;
+    const guard = new OverloadGuard(c, { latePercent: 5, loopBusyPercent: 85, loopBusy: () => busy });
+    const states: boolean[] = [];
+    for (const share of [0.6, 0.84, 0.9, 0.8, 0.8, 0.8]) {
+      busy = share;
+      window(200, 0);
+      guard.sample();
+      states.push(guard.overloaded);
+    }
+    expect(states).toEqual([false, false, true, true, true, false]);
+    expect(guard.view()).toMatchObject({ late_percent: 0, loop_busy_percent: 80, overloads: 1 });
+    // A loop busy with no live media (starting up, say) turns nothing away.
+    c.listenerCount = 0;
+    busy = 0.99;
+    window(0, 0);
+    guard.sample();
+    expect(guard.overloaded).toBe(false);
+    // The loop's limit alone enables the guard.
+    expect(new OverloadGuard(c, { latePercent: 0, loopBusyPercent: 85, loopBusy: () => 0 }).enabled).toBe(true);
+  });
 });

@@ -27,7 +27,7 @@ interface LiveNode extends NodeBase {
   rss_bytes: number;
   stt_pool: { busy: number; size: number; waiting: number } | null;
   /** The media clock's admission (MEDIA_OVERLOAD_LATE_PERCENT); null without SIP. */
-  media_overload: { enabled: boolean; overloaded: boolean; late_percent: number; overloads: number } | null;
+  media_overload: { enabled: boolean; overloaded: boolean; late_percent: number; loop_busy_percent: number; overloads: number } | null;
 }
 type Node = LiveNode | (NodeBase & { state: 'lost' });
 
@@ -77,7 +77,11 @@ function NodeRow({ n }: { n: Node }) {
             </span>
           </div>
         ) : null}
-        {n.media_overload?.enabled ? <div class="muted">media clock late {n.media_overload.late_percent} %</div> : null}
+        {n.media_overload?.enabled ? (
+          <div class="muted">
+            media clock late {n.media_overload.late_percent} %, event loop busy {n.media_overload.loop_busy_percent} %
+          </div>
+        ) : null}
       </td>
       <td>
         {n.cpu_percent.toFixed(1)} %
