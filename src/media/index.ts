@@ -34,8 +34,6 @@ export {
   OverloadGuard,
   startNodeOverloadGuard,
   overloadLimits,
-  eventLoopBusyReader,
-  type OverloadLimits,
   type OverloadGuardOptions,
   type ClockRunCounts,
   type MediaOverloadView,

@@ -33,7 +33,8 @@ export function testConfig(overrides: Record<string, unknown> = {}): Config {
       ...overrides,
       limits: { authCacheTtlMs: 0, ...(overrides.limits as object | undefined) },
       // SIP (media role only) on loopback and a free port, never the shared 5060. No admission by the media
-      // clock: a busy test machine's late ticks must not turn a test's calls away (sip-overload tests it).
+      // clock or the loop: a busy test machine's late ticks must not turn a test's calls away (sip-overload
+      // and stream-overload test it).
       sip: {
         host: '127.0.0.1',
         port: 0,
