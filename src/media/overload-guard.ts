@@ -82,6 +82,8 @@ export class OverloadGuard {
   lastLoopBusyPercent = 0;
   private overloads = 0;
   private readonly loopBusy: () => number;
+  /** The loop's limit (%), 0 when not watched. */
+  private readonly loopLimit: number;
 
   constructor(
     private readonly counts: ClockRunCounts,
@@ -90,10 +92,11 @@ export class OverloadGuard {
     this.lastRuns = counts.runs;
     this.lastLate = counts.lateRuns;
     this.loopBusy = o.loopBusy ?? eventLoopBusyReader();
+    this.loopLimit = o.loopBusyPercent ?? 0;
   }
 
   get enabled(): boolean {
-    return this.o.latePercent > 0 || (this.o.loopBusyPercent ?? 0) > 0;
+    return this.o.latePercent > 0 || this.loopLimit > 0;
   }
 
   /** True while new calls should be turned away. */
@@ -141,9 +144,8 @@ export class OverloadGuard {
       return;
     }
     this.lastLatePercent = runs > 0 ? (100 * late) / runs : 100;
-    const lateOver = this.o.latePercent > 0 && this.lastLatePercent > this.o.latePercent;
-    const busyOver = (this.o.loopBusyPercent ?? 0) > 0 && this.lastLoopBusyPercent > (this.o.loopBusyPercent ?? 0);
-    if (lateOver || busyOver) {
+    const over = (limit: number, share: number): boolean => limit > 0 && share > limit;
+    if (over(this.o.latePercent, this.lastLatePercent) || over(this.loopLimit, this.lastLoopBusyPercent)) {
       this.cleanWindows = 0;
       this.turn(true);
       return;

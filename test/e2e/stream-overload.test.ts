@@ -14,8 +14,8 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.stop());
 
-async function metrics(): Promise<string> {
-  return (await fetch(`${t.gw.httpUrl}/metrics`)).text();
+async function metrics(gateway: StreamTestGateway = t): Promise<string> {
+  return (await fetch(`${gateway.gw.httpUrl}/metrics`)).text();
 }
 
 const FRAME = Buffer.alloc(160, 0xff).toString('base64');
@@ -62,21 +62,19 @@ describe('stream admission by the event loop', () => {
   });
   afterAll(async () => busy?.stop());
 
-  const busyMetrics = async (): Promise<string> => (await fetch(`${busy.gw.httpUrl}/metrics`)).text();
-
   it('closes 1013 media_overloaded while the loop is busy over its limit, and takes the session once it has room', async () => {
     const fresh = await busy.createSession();
     const release = holdTheMediaClock({ holdMs: 14, everyFrames: 1 });
     try {
-      await eventually(async () => /voxbridge_media_overload\{stat="overloaded"\} 1/.test(await busyMetrics()), 20_000);
+      await eventually(async () => /voxbridge_media_overload\{stat="overloaded"\} 1/.test(await metrics(busy)), 20_000);
       const refused = await busy.connect(fresh.id, fresh.token);
       expect(await refused.closed).toEqual({ code: 1013, reason: 'media_overloaded' });
-      const busyPercent = Number(/voxbridge_media_overload\{stat="loop_busy_percent"\} ([\d.]+)/.exec(await busyMetrics())?.[1]);
+      const busyPercent = Number(/voxbridge_media_overload\{stat="loop_busy_percent"\} ([\d.]+)/.exec(await metrics(busy))?.[1]);
       expect(busyPercent).toBeGreaterThan(50);
     } finally {
       release();
     }
-    await eventually(async () => /voxbridge_media_overload\{stat="overloaded"\} 0/.test(await busyMetrics()), 20_000);
+    await eventually(async () => /voxbridge_media_overload\{stat="overloaded"\} 0/.test(await metrics(busy)), 20_000);
     const taken = await busy.connect(fresh.id, fresh.token);
     expect(await taken.waitForType('session.ready')).toMatchObject({ session_id: fresh.id });
     await taken.close();
