@@ -10,10 +10,13 @@ export interface WebhookMetrics {
   attempt(outcome: AttemptOutcome): void;
   /** Seconds from the event's outbox write to its successful delivery. */
   delivered(delaySeconds: number): void;
+  /** One pass of the worker over the outbox and the due deliveries. */
+  pass(): void;
 }
 
 const NAMES = [
   'voxbridge_webhook_deliveries_total',
+  'voxbridge_webhook_passes_total',
   'voxbridge_webhook_delivery_delay_seconds',
   'voxbridge_webhook_retry_queue_depth',
   'voxbridge_webhook_oldest_undelivered_event_age_seconds',
@@ -26,6 +29,11 @@ export function registerWebhookMetrics(registry: Registry, stats: () => Promise<
     name: 'voxbridge_webhook_deliveries_total',
     help: 'Webhook delivery attempts by outcome: delivered (2xx in time), retry (failed, will be retried), failed (failed, schedule exhausted)',
     labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const passes = new Counter({
+    name: 'voxbridge_webhook_passes_total',
+    help: 'Passes of the delivery worker over the outbox and due deliveries; the events of a burst share one (webhooks.passIntervalMs)',
     registers: [registry],
   });
   const delay = new Histogram({
@@ -57,7 +65,8 @@ export function registerWebhookMetrics(registry: Registry, stats: () => Promise<
   return {
     attempt: (outcome) => attempts.inc({ outcome }),
     delivered: (s) => delay.observe(s),
+    pass: () => passes.inc(),
   };
 }
 
-export const noWebhookMetrics: WebhookMetrics = { attempt: () => undefined, delivered: () => undefined };
+export const noWebhookMetrics: WebhookMetrics = { attempt: () => undefined, delivered: () => undefined, pass: () => undefined };
