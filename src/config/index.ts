@@ -190,8 +190,8 @@ export const ConfigSchema = Type.Object({
     endpointConcurrency: PositiveInt,
     /** Safety-net poll; new events wake the workers at once through LISTEN/NOTIFY. */
     pollIntervalMs: PositiveInt,
-    /** Passes over the outbox and due deliveries start at most this often: a burst's events share one. */
-    passIntervalMs: PositiveInt,
+    /** New events are fanned out into deliveries at most this often: a burst's NOTIFYs share one fan-out. */
+    fanOutIntervalMs: PositiveInt,
     /** Delivered events and attempt logs are deleted after this many days. */
     retentionDays: PositiveInt,
     /** How long the previous secret keeps signing after a rotation. */
@@ -414,7 +414,7 @@ const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' 
   WEBHOOKS_DISABLE_AFTER_SECONDS: { path: ['webhooks', 'disableAfterSeconds'], kind: 'int' },
   WEBHOOKS_ENDPOINT_CONCURRENCY: { path: ['webhooks', 'endpointConcurrency'], kind: 'int' },
   WEBHOOKS_POLL_INTERVAL_MS: { path: ['webhooks', 'pollIntervalMs'], kind: 'int' },
-  WEBHOOKS_PASS_INTERVAL_MS: { path: ['webhooks', 'passIntervalMs'], kind: 'int' },
+  WEBHOOKS_FAN_OUT_INTERVAL_MS: { path: ['webhooks', 'fanOutIntervalMs'], kind: 'int' },
   WEBHOOKS_RETENTION_DAYS: { path: ['webhooks', 'retentionDays'], kind: 'int' },
   STT_MODEL: { path: ['engines', 'stt', 'model'], kind: 'string' },
   STT_LANGUAGES: { path: ['engines', 'stt', 'languages'], kind: 'list' },

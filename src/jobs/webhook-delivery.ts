@@ -58,14 +58,15 @@ export class WebhookDeliveryWorker {
   private health = { ok: new Set<string>(), failed: new Set<string>() };
   private flushing: Promise<void> | null = null;
   private loop: Promise<void> | null = null;
-  private wakeRequested = false;
-  /** Set by NOTIFY and the poll: look at the outbox too, not only at due deliveries. */
+  /** Set by finishing sends, retries falling due, fan-outs that made deliveries and the poll: claim due deliveries. */
+  private claimRequested = true;
+  /** Set by NOTIFY and the poll: fan new events out into deliveries. */
   private fanOutRequested = true;
   private stopped = false;
   private poll?: NodeJS.Timeout;
-  /** A pass asked for sooner than passIntervalMs after the last one started waits here. */
-  private passTimer?: NodeJS.Timeout;
-  private lastPassAt = -Infinity;
+  /** A fan-out asked for sooner than fanOutIntervalMs after the last one waits for this timer. */
+  private fanOutTimer?: NodeJS.Timeout;
+  private lastFanOutAt = -Infinity;
   private retryTimer?: NodeJS.Timeout;
   private retryAt = Infinity;
   private listener?: pg.Client;
@@ -83,16 +84,16 @@ export class WebhookDeliveryWorker {
 
   async start(): Promise<void> {
     await this.listen();
-    this.poll = setInterval(() => this.wake(true), this.settings.pollIntervalMs);
+    this.poll = setInterval(() => this.wakeForAll(), this.settings.pollIntervalMs);
     this.poll.unref();
-    this.wake(true);
+    this.wakeForAll();
   }
 
   /** Subscribes to the schema's notification channel; on a lost connection, retries every second (the poll covers the gap). */
   private async listen(): Promise<void> {
     if (this.stopped) return;
     const client = new pg.Client({ connectionString: this.o.config.databaseUrl, options: `-c search_path=${this.o.config.databaseSchema}` });
-    client.on('notification', () => this.wake(true));
+    client.on('notification', () => this.wakeForOutbox());
     client.on('error', (err) => {
       this.o.logger.warn({ err }, 'webhook listener connection lost');
       client.end().catch(() => undefined);
@@ -110,58 +111,85 @@ export class WebhookDeliveryWorker {
     }
   }
 
+  /** A claim of due deliveries (a send finished, a retry fell due). */
+  wake(): void {
+    this.claimRequested = true;
+    this.kick();
+  }
+
   /**
-   * Asks for a claim pass (and a fan-out first with `outbox`). Passes never overlap, and one starts at
-   * most every `passIntervalMs`: every committed event NOTIFYs, and a burst of them (calls set up or
-   * hung up together, a few events each) would otherwise cost a pass per event, five statements on
-   * the pool the calls' own writes use. The events of the interval share the next pass.
+   * A fan-out of new events (NOTIFY), at most one per `fanOutIntervalMs`: every committed event NOTIFYs,
+   * and a burst of them (calls set up or hung up together, a few events each) would otherwise cost a
+   * fan-out each, four statements on the pool the calls' own writes use. The interval's events share
+   * the next one. Claims are not held back: a finished send frees a place at once.
    */
-  wake(outbox = false): void {
-    this.wakeRequested = true;
-    if (outbox) this.fanOutRequested = true;
-    if (this.loop || this.passTimer || this.stopped) return;
-    const wait = this.lastPassAt + this.settings.passIntervalMs - performance.now();
-    if (wait > 0) {
-      this.passTimer = setTimeout(() => {
-        this.passTimer = undefined;
-        this.wake();
-      }, wait);
+  wakeForOutbox(): void {
+    this.fanOutRequested = true;
+    this.kick();
+  }
+
+  private wakeForAll(): void {
+    this.claimRequested = this.fanOutRequested = true;
+    this.kick();
+  }
+
+  private fanOutDue(): boolean {
+    return this.fanOutRequested && performance.now() - this.lastFanOutAt >= this.settings.fanOutIntervalMs;
+  }
+
+  /** Starts a pass for what was asked, unless one runs (it looks again when it ends); passes never overlap. */
+  private kick(): void {
+    if (this.loop || this.stopped) return;
+    if (!this.claimRequested && !this.fanOutDue()) {
+      if (this.fanOutRequested && !this.fanOutTimer) {
+        this.fanOutTimer = setTimeout(
+          () => {
+            this.fanOutTimer = undefined;
+            this.kick();
+          },
+          this.lastFanOutAt + this.settings.fanOutIntervalMs - performance.now(),
+        );
+      }
       return;
     }
-    this.lastPassAt = performance.now();
     this.loop = this.run()
       .catch((err) => {
         // After a failure (database unreachable…) the next poll tries again, not a tight loop.
-        this.wakeRequested = false;
+        this.claimRequested = this.fanOutRequested = false;
         this.o.logger.warn({ err }, 'webhook delivery pass failed');
       })
       .finally(() => {
         this.loop = null;
-        // A wake-up that arrived during the pass is not lost: it starts the next one.
-        if (this.wakeRequested && !this.stopped) this.wake();
+        // What was asked for during the pass is not lost: it starts the next one (or waits for its time).
+        this.kick();
       });
   }
 
-  /** One pass, repeated at once only while a full batch says more is waiting (a backlog drains without the interval). */
+  /** Fan-outs and claims until nothing asked for is due; full batches go again at once (a backlog drains). */
   private async run(): Promise<void> {
-    for (let more = true; more && !this.stopped;) {
-      more = false;
-      this.wakeRequested = false;
-      this.metrics.pass();
-      if (this.fanOutRequested) {
+    while (!this.stopped) {
+      if (this.fanOutDue()) {
         this.fanOutRequested = false;
+        this.lastFanOutAt = performance.now();
+        this.metrics.fanOut();
         const fanned = await fanOutEvents(this.o.db, this.fanOutBatch);
-        if (fanned === this.fanOutBatch) more = this.fanOutRequested = true;
+        if (fanned === this.fanOutBatch) {
+          this.fanOutRequested = true;
+          this.lastFanOutAt = -Infinity;
+        }
+        if (fanned > 0) this.claimRequested = true;
       }
+      if (!this.claimRequested) return;
+      this.claimRequested = false;
       const room = this.maxInFlight - this.sends.size;
-      if (room <= 0) return; // a finishing send wakes the loop again
+      if (room <= 0) return; // a finishing send asks again
       const limit = Math.min(room, 200);
       const claimed = await claimDueDeliveries(this.o.db, {
         limit,
         perEndpoint: this.settings.endpointConcurrency,
         leaseMs: this.settings.timeoutMs + 15_000,
       });
-      if (claimed.length === limit) more = true;
+      if (claimed.length === limit) this.claimRequested = true;
       if (claimed.length) await this.startSends(claimed);
     }
   }
@@ -274,7 +302,7 @@ export class WebhookDeliveryWorker {
     if (this.stopped) return;
     this.stopped = true;
     clearInterval(this.poll);
-    clearTimeout(this.passTimer);
+    clearTimeout(this.fanOutTimer);
     clearTimeout(this.retryTimer);
     clearTimeout(this.relisten);
     await this.loop;

@@ -10,13 +10,13 @@ export interface WebhookMetrics {
   attempt(outcome: AttemptOutcome): void;
   /** Seconds from the event's outbox write to its successful delivery. */
   delivered(delaySeconds: number): void;
-  /** One pass of the worker over the outbox and the due deliveries. */
-  pass(): void;
+  /** One fan-out of new outbox events into deliveries. */
+  fanOut(): void;
 }
 
 const NAMES = [
   'voxbridge_webhook_deliveries_total',
-  'voxbridge_webhook_passes_total',
+  'voxbridge_webhook_fan_outs_total',
   'voxbridge_webhook_delivery_delay_seconds',
   'voxbridge_webhook_retry_queue_depth',
   'voxbridge_webhook_oldest_undelivered_event_age_seconds',
@@ -31,9 +31,9 @@ export function registerWebhookMetrics(registry: Registry, stats: () => Promise<
     labelNames: ['outcome'] as const,
     registers: [registry],
   });
-  const passes = new Counter({
-    name: 'voxbridge_webhook_passes_total',
-    help: 'Passes of the delivery worker over the outbox and due deliveries; the events of a burst share one (webhooks.passIntervalMs)',
+  const fanOuts = new Counter({
+    name: 'voxbridge_webhook_fan_outs_total',
+    help: 'Fan-outs of new outbox events into deliveries; the events of a burst share one (webhooks.fanOutIntervalMs)',
     registers: [registry],
   });
   const delay = new Histogram({
@@ -65,8 +65,8 @@ export function registerWebhookMetrics(registry: Registry, stats: () => Promise<
   return {
     attempt: (outcome) => attempts.inc({ outcome }),
     delivered: (s) => delay.observe(s),
-    pass: () => passes.inc(),
+    fanOut: () => fanOuts.inc(),
   };
 }
 
-export const noWebhookMetrics: WebhookMetrics = { attempt: () => undefined, delivered: () => undefined, pass: () => undefined };
+export const noWebhookMetrics: WebhookMetrics = { attempt: () => undefined, delivered: () => undefined, fanOut: () => undefined };

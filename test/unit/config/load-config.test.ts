@@ -45,10 +45,10 @@ describe('loadConfig errors', () => {
     expect(fails({ MEDIA_OVERLOAD_LOOP_PERCENT: '-1' })).toMatch(/sip\.overloadLoopPercent \(MEDIA_OVERLOAD_LOOP_PERCENT\)/);
   });
 
-  it('starts webhook passes at most every 100 ms by default; WEBHOOKS_PASS_INTERVAL_MS moves it and must be positive', () => {
-    expect(loadConfig({}).webhooks.passIntervalMs).toBe(100);
-    expect(loadConfig({ WEBHOOKS_PASS_INTERVAL_MS: '250' }).webhooks.passIntervalMs).toBe(250);
-    expect(fails({ WEBHOOKS_PASS_INTERVAL_MS: '0' })).toMatch(/webhooks\.passIntervalMs \(WEBHOOKS_PASS_INTERVAL_MS\)/);
+  it('fans webhook events out at most every 100 ms by default; WEBHOOKS_FAN_OUT_INTERVAL_MS moves it and must be positive', () => {
+    expect(loadConfig({}).webhooks.fanOutIntervalMs).toBe(100);
+    expect(loadConfig({ WEBHOOKS_FAN_OUT_INTERVAL_MS: '250' }).webhooks.fanOutIntervalMs).toBe(250);
+    expect(fails({ WEBHOOKS_FAN_OUT_INTERVAL_MS: '0' })).toMatch(/webhooks\.fanOutIntervalMs \(WEBHOOKS_FAN_OUT_INTERVAL_MS\)/);
   });
 
   it('names the variable of a boolean that is neither true nor false', () => {
