@@ -40,7 +40,11 @@ export async function startBenchSipGateway(o: BenchSipOptions) {
         // MEDIA_OVERLOAD_LATE_PERCENT, likewise: the calls a node turns away while its media clock runs late.
         ...(process.env.MEDIA_OVERLOAD_LATE_PERCENT ? { overloadLatePercent: Number(process.env.MEDIA_OVERLOAD_LATE_PERCENT) } : {}),
         ...(process.env.MEDIA_OVERLOAD_LOOP_PERCENT ? { overloadLoopPercent: Number(process.env.MEDIA_OVERLOAD_LOOP_PERCENT) } : {}),
+        // SIP_UDP_INGRESS_BUDGET_MS, likewise (0: each datagram handled as it is read).
+        ...(process.env.SIP_UDP_INGRESS_BUDGET_MS ? { udpIngressBudgetMs: Number(process.env.SIP_UDP_INGRESS_BUDGET_MS) } : {}),
       },
+      // WEBHOOKS_FAN_OUT_INTERVAL_MS, likewise.
+      ...(process.env.WEBHOOKS_FAN_OUT_INTERVAL_MS ? { webhooks: { fanOutIntervalMs: Number(process.env.WEBHOOKS_FAN_OUT_INTERVAL_MS) } } : {}),
     },
   });
   const telephony = (t.gw as unknown as { telephony: Telephony }).telephony;

@@ -130,6 +130,13 @@ export const ConfigSchema = Type.Object({
      * instead of being dropped (and retransmitted 500 ms later). The kernel caps it at net.core.rmem_max.
      */
     udpReceiveBufferBytes: Type.Integer({ minimum: 65_536, maximum: 67_108_864 }),
+    /**
+     * Time (ms) per event-loop turn spent handling SIP UDP datagrams before the media clock gets the loop
+     * back; 0 handles each datagram as it is read (src/telephony/sip/ingress-queue.ts).
+     */
+    udpIngressBudgetMs: Type.Integer({ minimum: 0, maximum: 100 }),
+    /** Datagrams waiting for their turn at most; more are dropped like a full receive buffer's. */
+    udpIngressQueueMax: Type.Integer({ minimum: 16, maximum: 1_000_000 }),
     /** TCP connection defences of the SIP front (src/telephony/sip/transports.ts). */
     stream: Type.Object({
       tcpIdleTimeoutMs: PositiveInt,
@@ -376,6 +383,8 @@ const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' 
   SIP_MAX_HEADER_BYTES: { path: ['sip', 'limits', 'maxHeaderBytes'], kind: 'int' },
   SIP_MAX_BODY_BYTES: { path: ['sip', 'limits', 'maxBodyBytes'], kind: 'int' },
   SIP_UDP_RECEIVE_BUFFER_BYTES: { path: ['sip', 'udpReceiveBufferBytes'], kind: 'int' },
+  SIP_UDP_INGRESS_BUDGET_MS: { path: ['sip', 'udpIngressBudgetMs'], kind: 'int' },
+  SIP_UDP_INGRESS_QUEUE_MAX: { path: ['sip', 'udpIngressQueueMax'], kind: 'int' },
   SIP_TCP_IDLE_TIMEOUT_MS: { path: ['sip', 'stream', 'tcpIdleTimeoutMs'], kind: 'int' },
   SIP_TCP_MESSAGE_TIMEOUT_MS: { path: ['sip', 'stream', 'tcpMessageTimeoutMs'], kind: 'int' },
   SIP_MAX_CONNECTIONS_PER_SOURCE: { path: ['sip', 'stream', 'maxConnectionsPerSource'], kind: 'int' },

@@ -164,6 +164,7 @@ export class TelephonyService {
         limits: sip.limits,
         stream: sip.stream,
         udpReceiveBufferBytes: sip.udpReceiveBufferBytes,
+        udpIngress: { budgetMs: sip.udpIngressBudgetMs, maxQueued: sip.udpIngressQueueMax },
         tls: tlsListenerOf(sip.tls),
         guard: svc.guard,
         edge: svc.edge.enabled ? svc.edge : undefined,

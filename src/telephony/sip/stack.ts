@@ -26,6 +26,8 @@ export interface StackOptions {
   stream?: Partial<StreamLimits>;
   /** SO_RCVBUF asked for the UDP socket (the kernel's default when absent). */
   udpReceiveBufferBytes?: number;
+  /** UDP datagrams handled a few ms per event-loop turn (ingress-queue.ts); absent: each as it is read. */
+  udpIngress?: { budgetMs: number; maxQueued: number };
   /** SIP over TLS on its own port (RFC 3261 §26.2; 5061 by convention). */
   tls?: { port: number; material: TlsMaterial } | null;
   onError?: (e: unknown) => void;
@@ -63,7 +65,7 @@ export function createSipStack(o: StackOptions, onRequest: (rq: SipRequest, remo
     warn: (message, fields) => o.onWarning?.(message, fields),
   };
   const transports: Record<string, Transport> = {};
-  if (o.transports.includes('udp')) transports.UDP = makeUdpTransport(o.host, o.port, limits, sink, o.udpReceiveBufferBytes);
+  if (o.transports.includes('udp')) transports.UDP = makeUdpTransport(o.host, o.port, limits, sink, o.udpReceiveBufferBytes, o.udpIngress);
   if (o.transports.includes('tcp')) transports.TCP = makeTcpTransport(o.host, o.port, limits, streamLimits, sink);
   if (o.tls) transports.TLS = makeTlsTransport(o.host, o.tls.port, o.tls.material, limits, streamLimits, sink);
 

@@ -7,6 +7,7 @@ import net from 'node:net';
 import tls from 'node:tls';
 import sip, { type Remote, type SipMessage } from 'sip';
 import { frameDatagram, StreamFramer, type FrameResult, type SipLimits } from './framing.js';
+import { IngressQueue, type IngressQueueOptions } from './ingress-queue.js';
 
 export interface StreamLimits {
   /** A connection with no traffic for this long is closed. */
@@ -66,23 +67,27 @@ function stampVia(m: SipMessage, address: string, port: number, udp: boolean): v
   if (udp && Object.prototype.hasOwnProperty.call(via.params, 'rport')) via.params.rport = String(port);
 }
 
-export function makeUdpTransport(host: string, port: number, limits: SipLimits, sink: FrontSink, receiveBufferBytes?: number): Transport {
+export function makeUdpTransport(
+  host: string,
+  port: number,
+  limits: SipLimits,
+  sink: FrontSink,
+  receiveBufferBytes?: number,
+  ingress: Omit<IngressQueueOptions, 'onError'> = { budgetMs: 0, maxQueued: 0 },
+): Transport {
   // A bigger receive buffer holds a burst that arrives during a GC pause or a busy tick; with the
   // kernel's default (~200 KB, ~90 datagrams) 400 setups/s already overflowed it (drops, retransmissions).
   const socket = dgram.createSocket({ type: net.isIPv6(host) ? 'udp6' : 'udp4', ...(receiveBufferBytes ? { recvBufferSize: receiveBufferBytes } : {}) });
   socket.on('error', (e) => sink.refused('socket_error', { address: host, port, protocol: 'UDP' }, String(e)));
+  const queue = new IngressQueue({ ...ingress, onError: (err) => sink.warn('SIP datagram handler failed', { err: String(err) }) });
   socket.on('message', (data, rinfo) => {
     const remote = { protocol: 'UDP', address: rinfo.address, port: rinfo.port, local: { address: host, port } };
     const framed = frameDatagram(data, limits);
     if (!framed) return;
-    handleFramed(
-      framed,
-      remote,
-      sink,
-      (reply) => socket.send(Buffer.from(reply, 'latin1'), rinfo.port, rinfo.address),
-      true,
-      () => datagramHead(data),
-    );
+    const reply = (text: string) => socket.send(Buffer.from(text, 'latin1'), rinfo.port, rinfo.address);
+    // Framing is a bounded scan and refuses garbage at once; parsing and handling wait their turn.
+    if (framed.kind === 'reject') handleFramed(framed, remote, sink, reply, true, () => datagramHead(data));
+    else if (!queue.push(() => handleFramed(framed, remote, sink, reply, true))) sink.refused('ingress_queue_full', remote);
   });
   socket.bind(port, host, () => {
     // Linux reports twice what it granted (the doubling covers its bookkeeping) and caps it at net.core.rmem_max.

@@ -36,6 +36,8 @@ export interface UserAgentOptions {
   stream?: Partial<StreamLimits>;
   /** SO_RCVBUF asked for the UDP socket (sip.udpReceiveBufferBytes). */
   udpReceiveBufferBytes?: number;
+  /** UDP datagrams handled a few ms per event-loop turn (sip.udpIngressBudgetMs, sip.udpIngressQueueMax). */
+  udpIngress?: { budgetMs: number; maxQueued: number };
   /** SIP over TLS listener (off when null/absent). */
   tls?: { port: number; material: TlsMaterial } | null;
   /** Per-source flood and scanner defences, checked before anything else looks at a request. */
@@ -99,6 +101,7 @@ export class UserAgent implements ClientInviteHost {
         limits: o.limits,
         stream: o.stream,
         udpReceiveBufferBytes: o.udpReceiveBufferBytes,
+        udpIngress: o.udpIngress,
         tls: o.tls,
         onError: (e) => this.log.warn({ err: String(e) }, 'sip stack error'),
         onWarning: (message, fields) => this.log.warn(fields, message),

@@ -45,6 +45,15 @@ describe('loadConfig errors', () => {
     expect(fails({ MEDIA_OVERLOAD_LOOP_PERCENT: '-1' })).toMatch(/sip\.overloadLoopPercent \(MEDIA_OVERLOAD_LOOP_PERCENT\)/);
   });
 
+  it('handles SIP UDP datagrams 3 ms per loop turn, 4,096 waiting at most, by default; 0 handles each as read', () => {
+    expect(loadConfig({}).sip).toMatchObject({ udpIngressBudgetMs: 3, udpIngressQueueMax: 4096 });
+    expect(loadConfig({ SIP_UDP_INGRESS_BUDGET_MS: '0', SIP_UDP_INGRESS_QUEUE_MAX: '100' }).sip).toMatchObject({
+      udpIngressBudgetMs: 0,
+      udpIngressQueueMax: 100,
+    });
+    expect(fails({ SIP_UDP_INGRESS_QUEUE_MAX: '0' })).toMatch(/sip\.udpIngressQueueMax \(SIP_UDP_INGRESS_QUEUE_MAX\)/);
+  });
+
   it('fans webhook events out at most every 100 ms by default; WEBHOOKS_FAN_OUT_INTERVAL_MS moves it and must be positive', () => {
     expect(loadConfig({}).webhooks.fanOutIntervalMs).toBe(100);
     expect(loadConfig({ WEBHOOKS_FAN_OUT_INTERVAL_MS: '250' }).webhooks.fanOutIntervalMs).toBe(250);
