@@ -7,11 +7,15 @@
 // Media servers keep signalling and media apart the same way (rtpengine's and FreeSWITCH's media
 // threads). A full queue drops what comes next, as the kernel's receive buffer does when full.
 
-export interface IngressQueueOptions {
+/** The settings (sip.udpIngressBudgetMs, sip.udpIngressQueueMax). */
+export interface IngressLimits {
   /** Time (ms) handled per turn before the loop is given back; 0: every datagram at once, as read. */
   budgetMs: number;
   /** Datagrams waiting at most; more are dropped (their senders retransmit). */
   maxQueued: number;
+}
+
+export interface IngressQueueOptions extends IngressLimits {
   /** A handler that threw (the stack reports its own errors; this is for what escapes it). */
   onError: (err: unknown) => void;
 }
@@ -20,8 +24,6 @@ export class IngressQueue {
   private queue: (() => void)[] = [];
   private head = 0;
   private scheduled = false;
-  /** Datagrams dropped because the queue was full. */
-  dropped = 0;
 
   constructor(private readonly o: IngressQueueOptions) {}
 
@@ -35,10 +37,7 @@ export class IngressQueue {
       work();
       return true;
     }
-    if (this.depth >= this.o.maxQueued) {
-      this.dropped++;
-      return false;
-    }
+    if (this.depth >= this.o.maxQueued) return false;
     this.queue.push(work);
     this.schedule();
     return true;

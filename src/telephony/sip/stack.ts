@@ -4,6 +4,7 @@
 // whole messages. Flow tokens and strict-route rewriting of the package are not needed here.
 import sip, { type Remote, type SipMessage, type SipRequest, type SipResponse, type SipStack, type TransactionConnection } from 'sip';
 import { DEFAULT_SIP_LIMITS, type SipLimits } from './framing.js';
+import type { IngressLimits } from './ingress-queue.js';
 import {
   DEFAULT_STREAM_LIMITS,
   makeTcpTransport,
@@ -27,7 +28,7 @@ export interface StackOptions {
   /** SO_RCVBUF asked for the UDP socket (the kernel's default when absent). */
   udpReceiveBufferBytes?: number;
   /** UDP datagrams handled a few ms per event-loop turn (ingress-queue.ts); absent: each as it is read. */
-  udpIngress?: { budgetMs: number; maxQueued: number };
+  udpIngress?: IngressLimits;
   /** SIP over TLS on its own port (RFC 3261 §26.2; 5061 by convention). */
   tls?: { port: number; material: TlsMaterial } | null;
   onError?: (e: unknown) => void;

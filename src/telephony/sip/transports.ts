@@ -7,7 +7,7 @@ import net from 'node:net';
 import tls from 'node:tls';
 import sip, { type Remote, type SipMessage } from 'sip';
 import { frameDatagram, StreamFramer, type FrameResult, type SipLimits } from './framing.js';
-import { IngressQueue, type IngressQueueOptions } from './ingress-queue.js';
+import { IngressQueue, type IngressLimits } from './ingress-queue.js';
 
 export interface StreamLimits {
   /** A connection with no traffic for this long is closed. */
@@ -73,7 +73,7 @@ export function makeUdpTransport(
   limits: SipLimits,
   sink: FrontSink,
   receiveBufferBytes?: number,
-  ingress: Omit<IngressQueueOptions, 'onError'> = { budgetMs: 0, maxQueued: 0 },
+  ingress: IngressLimits = { budgetMs: 0, maxQueued: 0 },
 ): Transport {
   // A bigger receive buffer holds a burst that arrives during a GC pause or a busy tick; with the
   // kernel's default (~200 KB, ~90 datagrams) 400 setups/s already overflowed it (drops, retransmissions).

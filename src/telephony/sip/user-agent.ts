@@ -13,6 +13,7 @@ import { pooledRandomBytes } from '../../random.js';
 import type { SourceGuard } from './source-guard.js';
 import type { TrustedEdge } from './trusted-edge.js';
 import type { SipLimits } from './framing.js';
+import type { IngressLimits } from './ingress-queue.js';
 import type { StreamLimits, TlsMaterial } from './transports.js';
 import { applyTransport, contactFor, requestIsSips, targetIsSips, transportOfVia, type SipTransportName } from './secure-transport.js';
 
@@ -37,7 +38,7 @@ export interface UserAgentOptions {
   /** SO_RCVBUF asked for the UDP socket (sip.udpReceiveBufferBytes). */
   udpReceiveBufferBytes?: number;
   /** UDP datagrams handled a few ms per event-loop turn (sip.udpIngressBudgetMs, sip.udpIngressQueueMax). */
-  udpIngress?: { budgetMs: number; maxQueued: number };
+  udpIngress?: IngressLimits;
   /** SIP over TLS listener (off when null/absent). */
   tls?: { port: number; material: TlsMaterial } | null;
   /** Per-source flood and scanner defences, checked before anything else looks at a request. */
