@@ -43,6 +43,12 @@ export class IngressQueue {
     return true;
   }
 
+  /** Forgets what waits (the transport closed: nothing of it could be answered). */
+  clear(): void {
+    this.queue = [];
+    this.head = 0;
+  }
+
   private schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;
@@ -52,6 +58,7 @@ export class IngressQueue {
   /** At least one item per turn, then more while the budget lasts; the rest waits for the next turn. */
   private readonly drain = (): void => {
     this.scheduled = false;
+    if (this.depth === 0) return;
     const started = performance.now();
     do {
       const work = this.queue[this.head];

@@ -104,7 +104,14 @@ export function makeUdpTransport(
       return true;
     },
   });
-  return { open, get: open, destroy: () => socket.close() };
+  return {
+    open,
+    get: open,
+    destroy: () => {
+      queue.clear();
+      socket.close();
+    },
+  };
 }
 
 /**

@@ -50,6 +50,16 @@ describe('SIP ingress queue', () => {
     expect(handled).toEqual([1, 2, 4]);
   });
 
+  it('forgets what waits once cleared (its transport closed)', async () => {
+    const q = new IngressQueue({ budgetMs: 3, maxQueued: 10, onError: () => undefined });
+    const handled: number[] = [];
+    q.push(() => handled.push(1));
+    q.clear();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(handled).toEqual([]);
+    expect(q.depth).toBe(0);
+  });
+
   it('reports a handler that throws and goes on with the next datagram', async () => {
     const errors: unknown[] = [];
     const q = new IngressQueue({ budgetMs: 3, maxQueued: 10, onError: (err) => errors.push(err) });
