@@ -13,17 +13,23 @@ export interface BenchSipOptions {
   logLevel: string;
 }
 
+/**
+ * The test config ignores the environment, so the settings a bench compares are read here: `{ [key]: n }`
+ * when the variable `name` is set, else nothing (the test config's value stands).
+ */
+const envNumber = (name: string, key: string): Record<string, number> => (process.env[name] ? { [key]: Number(process.env[name]) } : {});
+
 export async function startBenchSipGateway(o: BenchSipOptions) {
   const t = await startStreamGateway({
     engines: 'none',
     overrides: {
       roles: ['api', 'media', 'worker'],
       logLevel: o.logLevel,
-      // The test config ignores the environment: VAD_ENGINE=energy|silero picks the sessions' VAD here
+      // VAD_ENGINE=energy|silero picks the sessions' VAD here
       // (each party stream runs it, so it is part of a call's CPU; the default is the node's, Silero).
       ...(process.env.VAD_ENGINE ? { vad: { engine: process.env.VAD_ENGINE } } : {}),
       // HEAP_GROWING_PERCENT likewise (0: V8's own factor), to compare it with the default.
-      ...(process.env.HEAP_GROWING_PERCENT ? { heapGrowingPercent: Number(process.env.HEAP_GROWING_PERCENT) } : {}),
+      ...envNumber('HEAP_GROWING_PERCENT', 'heapGrowingPercent'),
       sip: {
         enabled: true,
         host: '127.0.0.1',
@@ -36,15 +42,15 @@ export async function startBenchSipGateway(o: BenchSipOptions) {
         maxConcurrentCalls: 5000,
         realm: 'bench',
         // SIP_UDP_RECEIVE_BUFFER_BYTES, likewise read here (the default's trade-off is measured with it).
-        ...(process.env.SIP_UDP_RECEIVE_BUFFER_BYTES ? { udpReceiveBufferBytes: Number(process.env.SIP_UDP_RECEIVE_BUFFER_BYTES) } : {}),
+        ...envNumber('SIP_UDP_RECEIVE_BUFFER_BYTES', 'udpReceiveBufferBytes'),
         // MEDIA_OVERLOAD_LATE_PERCENT, likewise: the calls a node turns away while its media clock runs late.
-        ...(process.env.MEDIA_OVERLOAD_LATE_PERCENT ? { overloadLatePercent: Number(process.env.MEDIA_OVERLOAD_LATE_PERCENT) } : {}),
-        ...(process.env.MEDIA_OVERLOAD_LOOP_PERCENT ? { overloadLoopPercent: Number(process.env.MEDIA_OVERLOAD_LOOP_PERCENT) } : {}),
+        ...envNumber('MEDIA_OVERLOAD_LATE_PERCENT', 'overloadLatePercent'),
+        ...envNumber('MEDIA_OVERLOAD_LOOP_PERCENT', 'overloadLoopPercent'),
         // SIP_UDP_INGRESS_BUDGET_MS, likewise (0: each datagram handled as it is read).
-        ...(process.env.SIP_UDP_INGRESS_BUDGET_MS ? { udpIngressBudgetMs: Number(process.env.SIP_UDP_INGRESS_BUDGET_MS) } : {}),
+        ...envNumber('SIP_UDP_INGRESS_BUDGET_MS', 'udpIngressBudgetMs'),
       },
       // WEBHOOKS_FAN_OUT_INTERVAL_MS, likewise.
-      ...(process.env.WEBHOOKS_FAN_OUT_INTERVAL_MS ? { webhooks: { fanOutIntervalMs: Number(process.env.WEBHOOKS_FAN_OUT_INTERVAL_MS) } } : {}),
+      webhooks: envNumber('WEBHOOKS_FAN_OUT_INTERVAL_MS', 'fanOutIntervalMs'),
     },
   });
   const telephony = (t.gw as unknown as { telephony: Telephony }).telephony;

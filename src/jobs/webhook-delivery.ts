@@ -59,9 +59,9 @@ export class WebhookDeliveryWorker {
   private flushing: Promise<void> | null = null;
   private loop: Promise<void> | null = null;
   /** Set by finishing sends, retries falling due, fan-outs that made deliveries and the poll: claim due deliveries. */
-  private claimRequested = true;
+  private claimRequested = false;
   /** Set by NOTIFY and the poll: fan new events out into deliveries. */
-  private fanOutRequested = true;
+  private fanOutRequested = false;
   private stopped = false;
   private poll?: NodeJS.Timeout;
   /** A fan-out asked for sooner than fanOutIntervalMs after the last one waits for this timer. */
@@ -123,7 +123,7 @@ export class WebhookDeliveryWorker {
    * fan-out each, four statements on the pool the calls' own writes use. The interval's events share
    * the next one. Claims are not held back: a finished send frees a place at once.
    */
-  wakeForOutbox(): void {
+  private wakeForOutbox(): void {
     this.fanOutRequested = true;
     this.kick();
   }
