@@ -24,6 +24,7 @@ import { UserAgent } from '../../src/telephony/sip/user-agent.js';
 import type { Dialog } from '../../src/telephony/sip/dialog.js';
 import { parseSdp } from '../../src/telephony/sdp/sdp.js';
 import { loopbackPhoneSdp } from '../sip/phone-sdp.js';
+import { bindPhonePorts } from '../sip/phone-ports.js';
 import { nodeHeapFlags } from '../node-heap-flags.js';
 import { serializeRtp, parseRtp } from '../../src/telephony/rtp/packet.js';
 import { alawDecode, alawEncode, mulawDecode, mulawEncode } from '../../src/media/g711.js';
@@ -330,7 +331,23 @@ const PHONES_PHASES = phoneIo ? ([1, 2, 4].find((n) => n === Number(process.env.
  */
 const SOCKET_CALLS_LOCKSTEP = process.env.BENCH_SOCKET_CALLS_LOCKSTEP === '1';
 
+/** Each phone's RTCP port (its RTP port + 1), held while the phone lives (phone-ports.ts). */
+const rtcpPorts = new Map<MediaSocket, dgram.Socket>();
+
 async function udp(): Promise<MediaSocket> {
+  const { rtp, rtcp } = await bindPhonePorts(rtpSocket);
+  rtcpPorts.set(rtp, rtcp);
+  return rtp;
+}
+
+function closePhone(sock: MediaSocket | null | undefined): void {
+  if (!sock) return;
+  sock.close();
+  rtcpPorts.get(sock)?.close();
+  rtcpPorts.delete(sock);
+}
+
+async function rtpSocket(): Promise<MediaSocket> {
   if (phoneIo) {
     const sock = phoneIo.bind('127.0.0.1', 0);
     if (!sock) throw new Error('phone: no free port');
@@ -826,8 +843,8 @@ async function hangUp(c: CallEnds): Promise<void> {
   await c.customerDialog?.bye('bench_done').catch(() => undefined);
   await c.agentDialog?.bye('bench_done').catch(() => undefined);
   c.ws.close();
-  c.customer?.close();
-  c.agent?.close();
+  closePhone(c.customer);
+  closePhone(c.agent);
 }
 
 /**

@@ -8,7 +8,7 @@
 // vs 50/s (out).
 // The gateway runs in a child process (gateway-child.ts); CPU and memory are the child's.
 // SIP_BENCH_PROFILE=<dir> writes a V8 CPU profile of the gateway there.
-import dgram from 'node:dgram';
+import type dgram from 'node:dgram';
 import WebSocket from 'ws';
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +16,7 @@ import { UserAgent } from '../../src/telephony/sip/user-agent.js';
 import type { Dialog } from '../../src/telephony/sip/dialog.js';
 import { parseSdp } from '../../src/telephony/sdp/sdp.js';
 import { loopbackPhoneSdp } from './phone-sdp.js';
+import { bindLoopbackUdp, bindPhonePorts } from './phone-ports.js';
 import { serializeRtp, parseRtp } from '../../src/telephony/rtp/packet.js';
 import { alawEncode, mulawDecode } from '../../src/media/g711.js';
 import { defined } from '../defined.js';
@@ -60,6 +61,8 @@ interface CallState {
   sessionId: string;
   ws: WebSocket;
   peer: dgram.Socket;
+  /** Holds the phone's RTCP port (phone-ports.ts). */
+  peerRtcp: dgram.Socket;
   dialog: Dialog | null;
   gwPort: number;
   seq: number;
@@ -104,12 +107,12 @@ async function runOnce(child: ChildProcess, sipPort: number, ua: UserAgent, call
       ws.once('open', res);
       ws.once('error', rej);
     });
-    const peer = dgram.createSocket('udp4');
-    await new Promise<void>((res) => peer.bind(0, '127.0.0.1', () => res()));
+    const { rtp: peer, rtcp: peerRtcp } = await bindPhonePorts(bindLoopbackUdp);
     const st: CallState = {
       sessionId: id,
       ws,
       peer,
+      peerRtcp,
       dialog: null,
       gwPort: 0,
       seq: 0,
@@ -235,6 +238,7 @@ async function runOnce(child: ChildProcess, sipPort: number, ua: UserAgent, call
   for (const s of states) {
     s.ws.close();
     s.peer.close();
+    s.peerRtcp.close();
   }
   return {
     calls,

@@ -4,7 +4,7 @@
 // not received, or discarded late by the jitter buffers), loss out (RTP the phones did not get),
 // concealment, the gateway's event-loop delay and CPU, and what the front refused. The figure is the
 // largest hostile rate at which both losses stay under 0.1 %. Prints figures; asserts nothing.
-import dgram from 'node:dgram';
+import type dgram from 'node:dgram';
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
@@ -12,6 +12,7 @@ import { UserAgent } from '../../src/telephony/sip/user-agent.js';
 import type { Dialog } from '../../src/telephony/sip/dialog.js';
 import { parseSdp } from '../../src/telephony/sdp/sdp.js';
 import { loopbackPhoneSdp } from './phone-sdp.js';
+import { bindLoopbackUdp, bindPhonePorts } from './phone-ports.js';
 import { serializeRtp, parseRtp } from '../../src/telephony/rtp/packet.js';
 import { alawEncode } from '../../src/media/g711.js';
 import type { GcPause, Stall } from './loop-probe.js';
@@ -64,6 +65,8 @@ function reportProbe(phase: string, u: Usage, phaseStartMs: number): void {
 interface Call {
   ws: WebSocket;
   peer: dgram.Socket;
+  /** Holds the phone's RTCP port (phone-ports.ts). */
+  peerRtcp: dgram.Socket;
   dialog: Dialog | null;
   gwPort: number;
   seq: number;
@@ -138,9 +141,8 @@ export async function measureHostileLive(
         ws.once('open', res);
         ws.once('error', rej);
       });
-      const peer = dgram.createSocket('udp4');
-      await new Promise<void>((res) => peer.bind(0, '127.0.0.1', () => res()));
-      const call: Call = { ws, peer, dialog: null, gwPort: 0, seq: 0, rtpIn: 0, socketFrames: 0 };
+      const { rtp: peer, rtcp: peerRtcp } = await bindPhonePorts(bindLoopbackUdp);
+      const call: Call = { ws, peer, peerRtcp, dialog: null, gwPort: 0, seq: 0, rtpIn: 0, socketFrames: 0 };
       ws.on('message', (raw) => {
         if (raw.toString().startsWith('{"type":"audio.output"')) call.socketFrames++;
       });
@@ -230,6 +232,7 @@ export async function measureHostileLive(
     for (const c of calls) {
       c.ws.close();
       c.peer.close();
+      c.peerRtcp.close();
     }
     ua.close();
     const exited = new Promise((res) => child.once('exit', res));
