@@ -60,6 +60,7 @@ const FIGURES = [
   'gatewayRecvThreadPercent',
   'cpuMsPerCallSecond',
   'loadGeneratorCpuPercent',
+  'hostStealPercent',
 ] as const satisfies readonly (keyof StepResult)[];
 
 const label = (side: 'a' | 'b'): string =>

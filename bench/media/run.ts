@@ -74,10 +74,10 @@ try {
 }
 
 console.log(`\ngateway nodes: ${nodeCount}`);
-console.log('scenario              calls  p50_ms  p99_ms  max_ms  startup_p99  loss_%  conceal_%  gaps_%  cpu_ms/call-s  rss_MB/call  gw_cpu_%');
+console.log('scenario              calls  p50_ms  p99_ms  max_ms  startup_p99  loss_%  conceal_%  gaps_%  cpu_ms/call-s  rss_MB/call  gw_cpu_%  steal_%');
 for (const r of results) {
   console.log(
-    `${r.scenario.padEnd(20)}  ${String(r.calls).padStart(5)}  ${String(r.latencyP50Ms).padStart(6)}  ${String(r.latencyP99Ms).padStart(6)}  ${String(r.latencyMaxMs).padStart(6)}  ${String(r.startupP99Ms).padStart(11)}  ${String(r.lossPercent).padStart(6)}  ${String(r.gatewayConcealedPercent).padStart(9)}  ${String(r.pacerGapPercent).padStart(6)}  ${String(r.cpuMsPerCallSecond).padStart(13)}  ${String(r.rssMbPerCall).padStart(11)}  ${String(r.gatewayCpuPercentOfOneCore).padStart(8)}`,
+    `${r.scenario.padEnd(20)}  ${String(r.calls).padStart(5)}  ${String(r.latencyP50Ms).padStart(6)}  ${String(r.latencyP99Ms).padStart(6)}  ${String(r.latencyMaxMs).padStart(6)}  ${String(r.startupP99Ms).padStart(11)}  ${String(r.lossPercent).padStart(6)}  ${String(r.gatewayConcealedPercent).padStart(9)}  ${String(r.pacerGapPercent).padStart(6)}  ${String(r.cpuMsPerCallSecond).padStart(13)}  ${String(r.rssMbPerCall).padStart(11)}  ${String(r.gatewayCpuPercentOfOneCore).padStart(8)}  ${String(r.hostStealPercent).padStart(7)}`,
   );
 }
 for (const s of new Set(results.map((r) => r.scenario))) {

@@ -35,6 +35,7 @@ import type { MediaSocket } from '../../src/telephony/rtp/socket-protocol.js';
 import { LoopProbe, benchStallMs } from '../sip/loop-probe.js';
 import { SinkFrames, framesShort } from '../sink-frames.js';
 import { audioDiscarded } from '../gateway-discards.js';
+import { hostCpu, stealPercent } from '../host-cpu.js';
 
 export type Scenario = 'rtp_to_socket' | 'socket_to_rtp' | 'socket_chunks_to_rtp' | 'rtp_to_rtp';
 export const SCENARIOS: Scenario[] = ['rtp_to_socket', 'socket_to_rtp', 'rtp_to_rtp', 'socket_chunks_to_rtp'];
@@ -96,6 +97,8 @@ export interface StepResult {
   heapMbPerCall: number;
   loadGeneratorCpuPercent: number;
   gatewayLoopDelayP99Ms?: number;
+  /** Share of the host's CPU time the hypervisor took in the window (host-cpu.ts). */
+  hostStealPercent: number;
 }
 
 const FRAME = 160;
@@ -610,6 +613,7 @@ export async function runStep(nodes: BenchGateway[], scenario: Scenario, calls: 
   let usage0Pending: Promise<Usage[]> | null = null;
   let t0 = performance.now();
   let genCpu0 = process.cpuUsage();
+  let host0 = hostCpu();
   // The load generator's own stalls: a late timer sends a burst, and a late 'message' stamps frames late.
   const stallMs = benchStallMs();
   const genProbe = STAGES ? new LoopProbe(stallMs, 5) : null;
@@ -647,6 +651,7 @@ export async function runStep(nodes: BenchGateway[], scenario: Scenario, calls: 
           usage0Pending = askAll<Usage>(nodes, { cmd: 'usage', resetStages: true });
           t0 = performance.now();
           genCpu0 = process.cpuUsage();
+          host0 = hostCpu();
           genWarmup = genProbe?.take() ?? null;
           for (const c of ends) {
             startup.push(...c.latencies);
@@ -693,6 +698,7 @@ export async function runStep(nodes: BenchGateway[], scenario: Scenario, calls: 
   const elapsed = (performance.now() - t0) / 1000;
   if (HANGUP_HALF) console.log(`${scenario} ${calls}: half of the calls hung up ${Math.round(hangupAtMs)} ms into the window (hrUs ${hangupHrUs})`);
   const genCpu = process.cpuUsage(genCpu0);
+  const hostStealPercent = stealPercent(host0, hostCpu());
   // Assigned in the timer callback, which control-flow narrowing cannot see.
   const pending = usage0Pending as Promise<Usage[]> | null;
   if (pending) usage0s = await pending;
@@ -754,6 +760,7 @@ export async function runStep(nodes: BenchGateway[], scenario: Scenario, calls: 
     heapMbPerCall: Math.round((((usage1.heapUsed ?? 0) - (baseline.heapUsed ?? 0)) / 1e6 / live) * 1000) / 1000,
     loadGeneratorCpuPercent: Math.round(((genCpu.user + genCpu.system) / 1e6 / elapsed) * 100),
     gatewayLoopDelayP99Ms: usage1.media?.loopDelayP99Ms,
+    hostStealPercent,
   };
   if (STAGES) {
     const types: Record<string, number> = {};
@@ -872,5 +879,5 @@ function latencyTimeline(start: number, sentAt: number[][], latencies: number[][
 
 export function describe(r: StepResult): string {
   const on = r.nodes > 1 ? ` on ${r.nodes} nodes` : '';
-  return `${r.scenario} ${r.connected}/${r.calls} calls${on}: latency p50 ${r.latencyP50Ms} p99 ${r.latencyP99Ms} max ${r.latencyMaxMs} ms (first ${WARMUP_TICKS / 50} s: p99 ${r.startupP99Ms} ms); bursts ${r.burstsDelivered}/${r.burstsSent}; sink short ${r.sinkShortPercent}%, gateway discarded ${r.gatewayDiscardPercent}% (silence trimmed ${r.gatewaySilenceTrimmedPercent}%), concealed ${r.gatewayConcealedPercent}%, pacer gaps ${r.pacerGapPercent}%; media clock late ${r.clockLatePercent}%; gateway ${r.gatewayCpuPercentOfOneCore}% of a core (${r.nodes > 1 ? 'busiest ' : ''}main thread ${r.gatewayMainThreadPercent ?? '?'}%, send thread ${r.gatewaySendThreadPercent ?? '?'}%, receive thread ${r.gatewayRecvThreadPercent ?? '?'}%, ${r.cpuMsPerCallSecond} ms CPU per call-second), RSS ${r.rssMbPerCall} MB/call, heap ${r.heapMbPerCall} MB/call; loop delay p99 ${r.gatewayLoopDelayP99Ms} ms; load generator ${r.loadGeneratorCpuPercent}%`;
+  return `${r.scenario} ${r.connected}/${r.calls} calls${on}: latency p50 ${r.latencyP50Ms} p99 ${r.latencyP99Ms} max ${r.latencyMaxMs} ms (first ${WARMUP_TICKS / 50} s: p99 ${r.startupP99Ms} ms); bursts ${r.burstsDelivered}/${r.burstsSent}; sink short ${r.sinkShortPercent}%, gateway discarded ${r.gatewayDiscardPercent}% (silence trimmed ${r.gatewaySilenceTrimmedPercent}%), concealed ${r.gatewayConcealedPercent}%, pacer gaps ${r.pacerGapPercent}%; media clock late ${r.clockLatePercent}%; gateway ${r.gatewayCpuPercentOfOneCore}% of a core (${r.nodes > 1 ? 'busiest ' : ''}main thread ${r.gatewayMainThreadPercent ?? '?'}%, send thread ${r.gatewaySendThreadPercent ?? '?'}%, receive thread ${r.gatewayRecvThreadPercent ?? '?'}%, ${r.cpuMsPerCallSecond} ms CPU per call-second), RSS ${r.rssMbPerCall} MB/call, heap ${r.heapMbPerCall} MB/call; loop delay p99 ${r.gatewayLoopDelayP99Ms} ms; load generator ${r.loadGeneratorCpuPercent}%; host steal ${r.hostStealPercent}%`;
 }

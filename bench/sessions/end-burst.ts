@@ -10,12 +10,12 @@
 //   npx tsx bench/sessions/end-burst.ts [--sessions 100,400] [--rounds 3]
 // Prints figures; asserts nothing.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { loadConfig } from '../../src/config/index.js';
 import { createRedis } from '../../src/coord/redis.js';
 import { endSession, endSessions, type LifecycleDeps } from '../../src/sessions/index.js';
 import { createOrg, createPool, migrate } from '../../src/store/index.js';
 import { pgBackendCpu, pgCpuDelta } from '../sip/pg-cpu.js';
+import { hostCpu } from '../host-cpu.js';
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
@@ -48,13 +48,6 @@ const worstLateMs = (): Promise<number> =>
     bystander.send('take');
   });
 
-/** Busy CPU ms of the whole host (every core, steal and idle left out). */
-function hostBusyMs(): number {
-  const [, ...f] = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').trim().split(/\s+/);
-  const [user, nice, system, , , irq, softirq] = f.map(Number);
-  return ((user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0)) * 10;
-}
-
 async function activeSessions(n: number): Promise<string[]> {
   const { rows } = await db.query<{ id: string }>(
     `INSERT INTO sessions (id, org_id, status, mode, audio, voice, recording, started_at)
@@ -71,7 +64,7 @@ async function run(variant: Variant, n: number): Promise<void> {
   await Promise.all(Array.from({ length: 20 }, () => db.query('SELECT 1')));
   await worstLateMs();
   const pg0 = pgBackendCpu();
-  const host0 = hostBusyMs();
+  const host0 = hostCpu().busyMs;
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   if (variant === 'each') await Promise.all(ids.map((id) => endSession(deps, id, 'call_disconnected')));
@@ -83,7 +76,7 @@ async function run(variant: Variant, n: number): Promise<void> {
   const wallMs = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
   const pgMs = pgCpuDelta(pg0, pgBackendCpu());
-  const hostMs = hostBusyMs() - host0;
+  const hostMs = hostCpu().busyMs - host0;
   const late = await worstLateMs();
   const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM sessions WHERE id = ANY($1::text[]) AND status = 'ended'`, [ids]);
   console.log(
