@@ -90,7 +90,8 @@ export class StreamConnection {
     try {
       const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
       const parsed = parseClientMessage(buf, this.opts.maxMessageBytes);
-      this.session.noteActivity();
+      // Audio counts as activity through its frames (LiveSession.pushAudio, once a second), not per message.
+      if (!parsed.ok || parsed.msg.type !== 'audio.input') this.session.noteActivity();
       if (!parsed.ok) {
         this.sendError(parsed.code, parsed.message);
         return;

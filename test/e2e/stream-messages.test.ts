@@ -144,6 +144,21 @@ describe('socket messages', () => {
     await s.close();
   });
 
+  it('audio.input counts as activity through its frames, not per message', async () => {
+    const { id, s } = await connected();
+    await t.gw.db.query(`UPDATE sessions SET last_activity_at = now() - interval '1 hour' WHERE id = $1`, [id]);
+    await s.sendAudio(new Int16Array(160 * 5), { pace: 0 });
+    await vi.waitFor(
+      async () => {
+        await t.registry.flushTouches();
+        const { rows } = await t.gw.db.query(`SELECT now() - last_activity_at < interval '1 minute' AS fresh FROM sessions WHERE id = $1`, [id]);
+        expect(rows[0].fresh).toBe(true);
+      },
+      { timeout: 10_000, interval: 50 },
+    );
+    await s.close();
+  });
+
   it('a dropped socket leaves the session open; a reconnect with a fresh token continues it', async () => {
     const { id, s } = await connected();
     await s.sendAudio(await synthesizeSpeech('thank you very much'), { pace: 0, speaker: 'agent' });
