@@ -140,6 +140,7 @@ export class NativeSocket extends EventEmitter implements MediaSocket {
     if (event !== 'message') return super.on(event, listener);
     if (this.receiver) throw new Error('a batched RTP socket has one message listener');
     this.receiver = listener;
+    this.io.listened();
     return this;
   }
 
@@ -227,6 +228,11 @@ export class NativeRtpIo {
 
   get socketCount(): number {
     return this.live;
+  }
+
+  /** A socket got its 'message' listener: the read sets take it in at the next tick. */
+  listened(): void {
+    if (!this.recvThread) this.dirty = true;
   }
 
   /** A socket bound to address:port; null when the port is taken (the allocator tries another). */
@@ -396,8 +402,11 @@ export class NativeRtpIo {
     if (this.dirty) {
       // The sockets closed since the last drain leave the list here, all at once.
       this.sockets = this.sockets.filter((s) => !s.closed);
-      this.hotSet = readSet(this.sockets.filter((s) => !s.cold));
-      this.coldSet = readSet(this.sockets.filter((s) => s.cold));
+      // A socket nobody listens to is not read: its packets would be read only to be dropped (the kernel
+      // drops them once its buffer is full). Every endpoint listens; a load generator's phone may not.
+      const read = this.sockets.filter((s) => s.receiver !== null);
+      this.hotSet = readSet(read.filter((s) => !s.cold));
+      this.coldSet = readSet(read.filter((s) => s.cold));
       this.dirty = false;
     }
     this.reading(() => {

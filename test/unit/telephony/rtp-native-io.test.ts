@@ -102,6 +102,21 @@ describe.each([
     expect(gotA.data).toHaveLength(2);
   });
 
+  it('does not read a socket nobody listens to: its packets wait in the kernel until a listener comes', async () => {
+    const clock = new HandClock();
+    const io = new NativeRtpIo(addon, clock, undefined, ioUring, sendThread);
+    const quiet = open(io);
+    const tx = await sender();
+    await sendTo(tx, [1], quiet);
+    clock.tick();
+    clock.tick();
+    expect(io.counts.packets).toBe(0);
+    const got = collect(quiet);
+    clock.tick();
+    expect(got.data).toEqual([[1]]);
+    expect(io.counts.packets).toBe(1);
+  });
+
   it('reads one socket outside its turn (readNow), leaving the others for the tick', async () => {
     const { clock, io, a, b, gotA, gotB, tx } = await twoSockets();
     await sendTo(tx, [1], a);
