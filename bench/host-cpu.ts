@@ -19,8 +19,9 @@ export function hostCpu(): HostCpu {
   return { busyMs: busy * 10, stealMs: steal * 10, totalMs: (busy + idle + iowait + steal) * 10 };
 }
 
-/** Percent of the host's CPU time the hypervisor took between two readings. */
-export function stealPercent(from: HostCpu, to: HostCpu): number {
+/** Percent of the host's CPU time between two readings that was busy (any process) and that the hypervisor took. */
+export function hostShares(from: HostCpu, to: HostCpu): { busyPercent: number; stealPercent: number } {
   const total = to.totalMs - from.totalMs;
-  return total > 0 ? Math.round(((to.stealMs - from.stealMs) / total) * 1000) / 10 : 0;
+  const share = (ms: number): number => (total > 0 ? Math.round((ms / total) * 1000) / 10 : 0);
+  return { busyPercent: share(to.busyMs - from.busyMs), stealPercent: share(to.stealMs - from.stealMs) };
 }

@@ -60,6 +60,7 @@ const FIGURES = [
   'gatewayRecvThreadPercent',
   'cpuMsPerCallSecond',
   'loadGeneratorCpuPercent',
+  'hostBusyPercent',
   'hostStealPercent',
 ] as const satisfies readonly (keyof StepResult)[];
 

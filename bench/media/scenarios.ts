@@ -35,7 +35,7 @@ import type { MediaSocket } from '../../src/telephony/rtp/socket-protocol.js';
 import { LoopProbe, benchStallMs } from '../sip/loop-probe.js';
 import { SinkFrames, framesShort } from '../sink-frames.js';
 import { audioDiscarded } from '../gateway-discards.js';
-import { hostCpu, stealPercent } from '../host-cpu.js';
+import { hostCpu, hostShares } from '../host-cpu.js';
 
 export type Scenario = 'rtp_to_socket' | 'socket_to_rtp' | 'socket_chunks_to_rtp' | 'rtp_to_rtp';
 export const SCENARIOS: Scenario[] = ['rtp_to_socket', 'socket_to_rtp', 'rtp_to_rtp', 'socket_chunks_to_rtp'];
@@ -97,7 +97,8 @@ export interface StepResult {
   heapMbPerCall: number;
   loadGeneratorCpuPercent: number;
   gatewayLoopDelayP99Ms?: number;
-  /** Share of the host's CPU time the hypervisor took in the window (host-cpu.ts). */
+  /** Shares of the host's CPU time (every core) in the window that were busy, any process's, and that the hypervisor took (host-cpu.ts). */
+  hostBusyPercent: number;
   hostStealPercent: number;
 }
 
@@ -698,7 +699,7 @@ export async function runStep(nodes: BenchGateway[], scenario: Scenario, calls: 
   const elapsed = (performance.now() - t0) / 1000;
   if (HANGUP_HALF) console.log(`${scenario} ${calls}: half of the calls hung up ${Math.round(hangupAtMs)} ms into the window (hrUs ${hangupHrUs})`);
   const genCpu = process.cpuUsage(genCpu0);
-  const hostStealPercent = stealPercent(host0, hostCpu());
+  const host = hostShares(host0, hostCpu());
   // Assigned in the timer callback, which control-flow narrowing cannot see.
   const pending = usage0Pending as Promise<Usage[]> | null;
   if (pending) usage0s = await pending;
@@ -760,7 +761,8 @@ export async function runStep(nodes: BenchGateway[], scenario: Scenario, calls: 
     heapMbPerCall: Math.round((((usage1.heapUsed ?? 0) - (baseline.heapUsed ?? 0)) / 1e6 / live) * 1000) / 1000,
     loadGeneratorCpuPercent: Math.round(((genCpu.user + genCpu.system) / 1e6 / elapsed) * 100),
     gatewayLoopDelayP99Ms: usage1.media?.loopDelayP99Ms,
-    hostStealPercent,
+    hostBusyPercent: host.busyPercent,
+    hostStealPercent: host.stealPercent,
   };
   if (STAGES) {
     const types: Record<string, number> = {};
@@ -879,5 +881,5 @@ function latencyTimeline(start: number, sentAt: number[][], latencies: number[][
 
 export function describe(r: StepResult): string {
   const on = r.nodes > 1 ? ` on ${r.nodes} nodes` : '';
-  return `${r.scenario} ${r.connected}/${r.calls} calls${on}: latency p50 ${r.latencyP50Ms} p99 ${r.latencyP99Ms} max ${r.latencyMaxMs} ms (first ${WARMUP_TICKS / 50} s: p99 ${r.startupP99Ms} ms); bursts ${r.burstsDelivered}/${r.burstsSent}; sink short ${r.sinkShortPercent}%, gateway discarded ${r.gatewayDiscardPercent}% (silence trimmed ${r.gatewaySilenceTrimmedPercent}%), concealed ${r.gatewayConcealedPercent}%, pacer gaps ${r.pacerGapPercent}%; media clock late ${r.clockLatePercent}%; gateway ${r.gatewayCpuPercentOfOneCore}% of a core (${r.nodes > 1 ? 'busiest ' : ''}main thread ${r.gatewayMainThreadPercent ?? '?'}%, send thread ${r.gatewaySendThreadPercent ?? '?'}%, receive thread ${r.gatewayRecvThreadPercent ?? '?'}%, ${r.cpuMsPerCallSecond} ms CPU per call-second), RSS ${r.rssMbPerCall} MB/call, heap ${r.heapMbPerCall} MB/call; loop delay p99 ${r.gatewayLoopDelayP99Ms} ms; load generator ${r.loadGeneratorCpuPercent}%; host steal ${r.hostStealPercent}%`;
+  return `${r.scenario} ${r.connected}/${r.calls} calls${on}: latency p50 ${r.latencyP50Ms} p99 ${r.latencyP99Ms} max ${r.latencyMaxMs} ms (first ${WARMUP_TICKS / 50} s: p99 ${r.startupP99Ms} ms); bursts ${r.burstsDelivered}/${r.burstsSent}; sink short ${r.sinkShortPercent}%, gateway discarded ${r.gatewayDiscardPercent}% (silence trimmed ${r.gatewaySilenceTrimmedPercent}%), concealed ${r.gatewayConcealedPercent}%, pacer gaps ${r.pacerGapPercent}%; media clock late ${r.clockLatePercent}%; gateway ${r.gatewayCpuPercentOfOneCore}% of a core (${r.nodes > 1 ? 'busiest ' : ''}main thread ${r.gatewayMainThreadPercent ?? '?'}%, send thread ${r.gatewaySendThreadPercent ?? '?'}%, receive thread ${r.gatewayRecvThreadPercent ?? '?'}%, ${r.cpuMsPerCallSecond} ms CPU per call-second), RSS ${r.rssMbPerCall} MB/call, heap ${r.heapMbPerCall} MB/call; loop delay p99 ${r.gatewayLoopDelayP99Ms} ms; load generator ${r.loadGeneratorCpuPercent}%; host busy ${r.hostBusyPercent}% of all cores, steal ${r.hostStealPercent}%`;
 }
