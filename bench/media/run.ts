@@ -6,7 +6,9 @@
 // 100–200 ms chunks → RTP-out; then steps bridged RTP→RTP calls up from the last count until the
 // loss reaches 0.1 % (the calls carried), with CPU per call-second and memory per call. Every call
 // of a step starts in the same tick; the figures are taken after a warm-up (BENCH_WARMUP_SECONDS,
-// default 3), whose own p99 is printed as startup_p99.
+// default 3), whose own p99 is printed as startup_p99. Each step also prints the host's busy share of all cores
+// and the share the hypervisor stole (steal_%): a step during which a shared VM lost a third of its CPU measured a
+// smaller machine.
 // BENCH_STAGES=1 also prints the gateway's per-stage histograms (warm-up and window apart), the latency by
 // send time in 500 ms bins (warm-up included: how long an event held added latency), both processes' loop
 // stalls over BENCH_STALL_MS (default 50) and GC pauses in the warm-up, and when the window's tail happened

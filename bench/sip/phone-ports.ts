@@ -1,7 +1,7 @@
 // A simulated phone's ports: RTP where the kernel puts it, and RTP + 1 held as a real phone holds it for
 // RTCP (RFC 3550 §11). The phones offer no rtcp-mux, so the gateway sends its RTCP to port + 1; unheld,
 // that port could be anyone's on loopback: another phone's RTP socket (its reports read as RTP) or the
-// gateway's SIP port (refused `400 Missing Header Terminator`, seen on the thirty-seventh and fortieth passes).
+// gateway's SIP port (refused `400 Missing Header Terminator` on the fortieth pass, likely also the thirty-seventh's).
 import dgram from 'node:dgram';
 
 interface BoundSocket {
