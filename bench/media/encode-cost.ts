@@ -13,16 +13,13 @@ import type { TickListener, TickSource } from '../../src/media/index.js';
 import { NativeRtpIo, nativeRtpIoAddon } from '../../src/telephony/rtp/native-io.js';
 import { writeRtpHeader, RTP_HEADER_BYTES } from '../../src/telephony/rtp/packet.js';
 import { mainAndOtherThreadsCpuUs } from '../thread-cpu.js';
+import { numberArg, median } from '../bench-args.js';
 
 type Mode = 'js' | 'c';
 
-function arg(name: string, dflt: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : dflt;
-}
-const SOCKETS = arg('sockets', 400);
-const TICKS = arg('ticks', 2000);
-const ROUNDS = arg('rounds', 4);
+const SOCKETS = numberArg('sockets', 400);
+const TICKS = numberArg('ticks', 2000);
+const ROUNDS = numberArg('rounds', 4);
 const SAMPLES = 160;
 const PCMA = 8;
 
@@ -92,7 +89,6 @@ for (let r = 1; r <= ROUNDS; r++) {
     );
   }
 }
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 for (const mode of ['js', 'c'] as Mode[]) {
   const rs = results[mode];
   console.log(

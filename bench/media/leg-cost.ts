@@ -22,17 +22,14 @@ import { defined } from '../defined.js';
 import { mainAndOtherThreadsCpuUs } from '../thread-cpu.js';
 import { LiveSession } from '../../src/sessions/live-session.js';
 import { buildEngines } from '../../src/speech/index.js';
+import { numberArg } from '../bench-args.js';
 
-function arg(name: string, dflt: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : dflt;
-}
-const LEGS = arg('legs', 200) & ~1;
-const TICKS = arg('ticks', 1500);
-const ROUNDS = arg('rounds', 3);
-const WORKERS = arg('workers', 0);
-const NATIVE = arg('native', 0) === 1;
-const SESSION = arg('session', 0) === 1;
+const LEGS = numberArg('legs', 200) & ~1;
+const TICKS = numberArg('ticks', 1500);
+const ROUNDS = numberArg('rounds', 3);
+const WORKERS = numberArg('workers', 0);
+const NATIVE = numberArg('native', 0) === 1;
+const SESSION = numberArg('session', 0) === 1;
 
 function join(phase: Set<TickListener>, fn: TickListener): () => void {
   phase.add(fn);

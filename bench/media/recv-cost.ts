@@ -12,23 +12,15 @@
 import { fork } from 'node:child_process';
 import dgram from 'node:dgram';
 import { fileURLToPath } from 'node:url';
-import { measureWindow, nextMessage } from './child-window.js';
+import { answerWindows, measureWindow, nextMessage, type WindowStats } from './child-window.js';
 import { MediaClock } from '../../src/media/index.js';
 import { NativeRtpIo, nativeRtpIoAddon } from '../../src/telephony/rtp/native-io.js';
 import { createMediaSocket } from '../../src/telephony/rtp/port-allocator.js';
 import type { MediaSocket } from '../../src/telephony/rtp/socket-protocol.js';
+import { numberArg, median } from '../bench-args.js';
 
 type Mode = 'dgram' | 'native' | 'native-connected';
-interface Stats {
-  packets: number;
-  cpuUs: number;
-  systemUs: number;
-}
 
-function arg(name: string, dflt: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : dflt;
-}
 async function child(mode: Mode, sockets: number, echo: boolean): Promise<void> {
   const send = (m: unknown) => process.send?.(m);
   let packets = 0;
@@ -70,23 +62,18 @@ async function child(mode: Mode, sockets: number, echo: boolean): Promise<void> 
     closeAll();
     for (const s of socks) s.close();
   };
-  let mark = { packets: 0, cpu: process.cpuUsage() };
-  process.on('message', (m: string) => {
-    if (m === 'mark') {
-      mark = { packets, cpu: process.cpuUsage() };
-      send('marked');
-    } else if (m === 'stats') {
-      const cpu = process.cpuUsage(mark.cpu);
-      send({ packets: packets - mark.packets, cpuUs: cpu.user + cpu.system, systemUs: cpu.system } satisfies Stats);
-    } else if (m === 'stop') {
+  answerWindows(
+    send,
+    () => packets,
+    () => {
       stop();
-      process.exit(touched >= 0 ? 0 : 1);
-    }
-  });
+      return touched >= 0 ? 0 : 1;
+    },
+  );
   send({ ports });
 }
 
-async function measure(mode: Mode, sockets: number, seconds: number, echo: boolean): Promise<Stats> {
+async function measure(mode: Mode, sockets: number, seconds: number, echo: boolean): Promise<WindowStats> {
   const c = fork(fileURLToPath(import.meta.url), ['--child', mode, String(sockets), echo ? '1' : '0'], { execArgv: process.execArgv });
   const { ports } = await nextMessage<{ ports: number[] }>(c);
   const tx = dgram.createSocket('udp4');
@@ -95,7 +82,7 @@ async function measure(mode: Mode, sockets: number, seconds: number, echo: boole
   const sender = setInterval(() => {
     for (const p of ports) tx.send(packet, p, '127.0.0.1');
   }, 20);
-  const stats = await measureWindow<Stats>(c, seconds); // the first second a warm-up
+  const stats = await measureWindow<WindowStats>(c, seconds); // the first second a warm-up
   clearInterval(sender);
   tx.close();
   c.send('stop');
@@ -106,10 +93,10 @@ async function measure(mode: Mode, sockets: number, seconds: number, echo: boole
 if (process.argv[2] === '--child') {
   await child(process.argv[3] as Mode, Number(process.argv[4]), process.argv[5] === '1');
 } else {
-  const sockets = arg('sockets', 400);
-  const seconds = arg('seconds', 10);
-  const rounds = arg('rounds', 2);
-  const echo = arg('echo', 0) === 1;
+  const sockets = numberArg('sockets', 400);
+  const seconds = numberArg('seconds', 10);
+  const rounds = numberArg('rounds', 2);
+  const echo = numberArg('echo', 0) === 1;
   nativeRtpIoAddon(); // built before the first round, not inside a measured child
   const modes = (process.argv[process.argv.indexOf('--modes') + 1] ?? '').includes(',')
     ? (process.argv[process.argv.indexOf('--modes') + 1]!.split(',') as Mode[])
@@ -118,14 +105,13 @@ if (process.argv[2] === '--child') {
   for (let r = 0; r < rounds; r++) {
     for (const mode of r % 2 === 0 ? modes : [...modes].reverse()) {
       const s = await measure(mode, sockets, seconds, echo);
-      const us = s.cpuUs / Math.max(1, s.packets);
+      const us = s.cpuUs / Math.max(1, s.count);
       results[mode].push(us);
       console.log(
-        `round ${r + 1} ${mode.padEnd(16)}: ${s.packets} packets to ${sockets} sockets, ${us.toFixed(2)} µs CPU per packet ${echo ? 'received and sent back' : 'received'} (${Math.round((s.systemUs / Math.max(1, s.cpuUs)) * 100)} % kernel), receiver ${((s.cpuUs / (seconds * 1e6)) * 100).toFixed(1)} % of a core`,
+        `round ${r + 1} ${mode.padEnd(16)}: ${s.count} packets to ${sockets} sockets, ${us.toFixed(2)} µs CPU per packet ${echo ? 'received and sent back' : 'received'} (${Math.round((s.systemUs / Math.max(1, s.cpuUs)) * 100)} % kernel), receiver ${((s.cpuUs / (seconds * 1e6)) * 100).toFixed(1)} % of a core`,
       );
     }
   }
-  const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)] ?? NaN;
   console.log(
     `median µs of CPU per packet ${echo ? 'received and sent back' : 'received'}: ${modes.map((m) => `${m} ${median(results[m]).toFixed(2)}`).join(', ')}`,
   );

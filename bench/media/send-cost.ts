@@ -6,13 +6,10 @@
 // Prints figures; asserts nothing.
 import dgram from 'node:dgram';
 import { literalLookup } from '../../src/telephony/rtp/literal-lookup.js';
+import { numberArg, median } from '../bench-args.js';
 
-function arg(name: string, dflt: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : dflt;
-}
-const PACKETS = arg('packets', 100_000);
-const ROUNDS = arg('rounds', 4);
+const PACKETS = numberArg('packets', 100_000);
+const ROUNDS = numberArg('rounds', 4);
 const BATCH = 200; // packets per loop turn, as a tick of 200 legs sends
 
 async function bind(s: dgram.Socket): Promise<dgram.Socket> {
@@ -51,6 +48,5 @@ for (let r = 0; r < ROUNDS; r++) {
     console.log(`round ${r + 1} ${kind.padEnd(9)}: ${x.usPerSend.toFixed(2)} µs CPU per send (${Math.round(x.sysShare * 100)} % kernel)`);
   }
 }
-const median = (v: number[]): number => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)] ?? NaN;
 console.log(`median: ${KINDS.map((k) => `${LABELS[k]} ${median(byKind[k] ?? []).toFixed(2)} µs`).join(', ')} per send (received ${received})`);
 rx.close();

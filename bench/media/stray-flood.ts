@@ -13,6 +13,7 @@ import { measureWindow, nextMessage } from './child-window.js';
 import { RtpEndpoint } from '../../src/telephony/rtp/endpoint.js';
 import { nativeRtpIoAddon } from '../../src/telephony/rtp/native-io.js';
 import { serializeRtp } from '../../src/telephony/rtp/packet.js';
+import { numberArg } from '../bench-args.js';
 
 interface Counts {
   packetsIn: number;
@@ -21,11 +22,6 @@ interface Counts {
 interface Stats extends Counts {
   cpuUs: number;
   systemUs: number;
-}
-
-function arg(name: string, dflt: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : dflt;
 }
 
 async function child(legs: number, connect: boolean, callerPorts: number[]): Promise<void> {
@@ -105,10 +101,10 @@ async function measure(legs: number, connect: boolean, flood: number, seconds: n
 if (process.argv[2] === '--child') {
   await child(Number(process.argv[3]), process.argv[4] === '1', (process.argv[5] ?? '').split(',').map(Number));
 } else {
-  const legs = arg('legs', 200);
-  const flood = arg('flood', 20_000);
-  const seconds = arg('seconds', 10);
-  const rounds = arg('rounds', 2);
+  const legs = numberArg('legs', 200);
+  const flood = numberArg('flood', 20_000);
+  const seconds = numberArg('seconds', 10);
+  const rounds = numberArg('rounds', 2);
   nativeRtpIoAddon(); // built before the first round, not inside a measured child
   for (let r = 0; r < rounds; r++) {
     for (const connect of r % 2 === 0 ? [false, true] : [true, false]) {

@@ -4,9 +4,9 @@
 //   npx tsx bench/stream/parse-cost.ts [--messages 200000]
 import { parseClientMessage } from '../../src/stream/index.js';
 import { Framer, mulawDecodeInto } from '../../src/media/index.js';
+import { numberArg } from '../bench-args.js';
 
-const i = process.argv.indexOf('--messages');
-const N = i > 0 ? Number(process.argv[i + 1]) : 200_000;
+const N = numberArg('messages', 200_000);
 const payload = Buffer.from(Array.from({ length: 160 }, (_, k) => (k * 37) & 0xff)).toString('base64');
 const messages = Array.from({ length: 64 }, (_, k) =>
   Buffer.from(

@@ -13,22 +13,13 @@ import { fork } from 'node:child_process';
 import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import WebSocket, { WebSocketServer } from 'ws';
-import { measureWindow, nextMessage } from '../media/child-window.js';
+import { answerWindows, measureWindow, nextMessage, type WindowStats } from '../media/child-window.js';
 import { parseClientMessage } from '../../src/stream/index.js';
 import { Framer, mulawDecodeInto } from '../../src/media/index.js';
+import { numberArg, median } from '../bench-args.js';
 
 type Mode = 'net' | 'count' | 'parse';
 const MODES: Mode[] = ['net', 'count', 'parse'];
-interface Stats {
-  messages: number;
-  cpuUs: number;
-  systemUs: number;
-}
-
-function arg(name: string, dflt: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : dflt;
-}
 
 async function child(mode: Mode): Promise<void> {
   const send = (m: unknown) => process.send?.(m);
@@ -56,19 +47,14 @@ async function child(mode: Mode): Promise<void> {
       framer.push(mulawDecodeInto(bytes, pcm).subarray(0, bytes.length));
     });
   });
-  let mark = { messages: 0, cpu: process.cpuUsage() };
-  process.on('message', (m: string) => {
-    if (m === 'mark') {
-      mark = { messages, cpu: process.cpuUsage() };
-      send('marked');
-    } else if (m === 'stats') {
-      const cpu = process.cpuUsage(mark.cpu);
-      send({ messages: messages - mark.messages, cpuUs: cpu.user + cpu.system, systemUs: cpu.system } satisfies Stats);
-    } else if (m === 'stop') {
+  answerWindows(
+    send,
+    () => messages,
+    () => {
       wss.close();
-      process.exit(mode === 'parse' && frames === 0 ? 1 : 0);
-    }
-  });
+      return mode === 'parse' && frames === 0 ? 1 : 0;
+    },
+  );
   const address = wss.address();
   send({ port: typeof address === 'object' && address ? address.port : 0 });
 }
@@ -79,7 +65,7 @@ const MESSAGE = JSON.stringify({
   audio: { encoding: 'mulaw', sample_rate_hz: 8000, payload: Buffer.alloc(160, 0x55).toString('base64') },
 });
 
-async function measure(mode: Mode, sockets: number, seconds: number): Promise<Stats> {
+async function measure(mode: Mode, sockets: number, seconds: number): Promise<WindowStats> {
   const c = fork(fileURLToPath(import.meta.url), ['--child', mode], { execArgv: process.execArgv });
   const { port } = await nextMessage<{ port: number }>(c);
   const clients = await Promise.all(
@@ -98,7 +84,7 @@ async function measure(mode: Mode, sockets: number, seconds: number): Promise<St
     for (let i = phase; i < clients.length; i += 4) clients[i]?.send(MESSAGE);
     phase = (phase + 1) % 4;
   }, 5);
-  const stats = await measureWindow<Stats>(c, seconds); // the first second a warm-up
+  const stats = await measureWindow<WindowStats>(c, seconds); // the first second a warm-up
   clearInterval(sender);
   for (const ws of clients) ws.terminate();
   c.send('stop');
@@ -109,21 +95,20 @@ async function measure(mode: Mode, sockets: number, seconds: number): Promise<St
 if (process.argv[2] === '--child') {
   await child(process.argv[3] as Mode);
 } else {
-  const sockets = arg('sockets', 400);
-  const seconds = arg('seconds', 10);
-  const rounds = arg('rounds', 2);
+  const sockets = numberArg('sockets', 400);
+  const seconds = numberArg('seconds', 10);
+  const rounds = numberArg('rounds', 2);
   const results = { net: [] as number[], count: [] as number[], parse: [] as number[] };
   for (let r = 0; r < rounds; r++) {
     for (const mode of r % 2 === 0 ? MODES : [...MODES].reverse()) {
       const s = await measure(mode, sockets, seconds);
-      const us = s.cpuUs / Math.max(1, s.messages);
+      const us = s.cpuUs / Math.max(1, s.count);
       results[mode].push(us);
       console.log(
-        `round ${r + 1} ${mode.padEnd(5)}: ${s.messages} messages from ${sockets} sockets, ${us.toFixed(2)} µs CPU per message (${Math.round((s.systemUs / Math.max(1, s.cpuUs)) * 100)} % kernel), receiver ${((s.cpuUs / (seconds * 1e6)) * 100).toFixed(1)} % of a core`,
+        `round ${r + 1} ${mode.padEnd(5)}: ${s.count} messages from ${sockets} sockets, ${us.toFixed(2)} µs CPU per message (${Math.round((s.systemUs / Math.max(1, s.cpuUs)) * 100)} % kernel), receiver ${((s.cpuUs / (seconds * 1e6)) * 100).toFixed(1)} % of a core`,
       );
     }
   }
-  const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)] ?? NaN;
   console.log(`median µs of CPU per audio.input message received: ${MODES.map((m) => `${m} ${median(results[m]).toFixed(2)}`).join(', ')}`);
   process.exit(0);
 }
