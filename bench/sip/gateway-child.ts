@@ -44,7 +44,7 @@ const { t, telephony, prepareSessions } = await startBenchSipGateway({
   logLevel: process.env.BENCH_GATEWAY_LOG_LEVEL ?? 'warn',
 });
 // The telephony service reads its SIP settings from this object at each call's set-up. MEDIA_WORKERS and
-// MEDIA_IO (and STREAM_DIRECT_SEND, LIVE_MIN/MAX_MARGIN_FRAMES, JITTER_TRIM_SLACK, MEDIA_SUBTICKS) are parsed and checked as the gateway's own configuration does (the test config ignores the environment).
+// MEDIA_IO (and STREAM_DIRECT_SEND, STREAM_TICK_READ, LIVE_MIN/MAX_MARGIN_FRAMES, JITTER_TRIM_SLACK, MEDIA_SUBTICKS) are parsed and checked as the gateway's own configuration does (the test config ignores the environment).
 const fromEnv = loadConfig({
   MEDIA_WORKERS: process.env.MEDIA_WORKERS,
   MEDIA_IO: process.env.MEDIA_IO,
@@ -52,13 +52,16 @@ const fromEnv = loadConfig({
   MEDIA_IO_SEND_THREAD: process.env.MEDIA_IO_SEND_THREAD,
   MEDIA_IO_RECV_THREAD: process.env.MEDIA_IO_RECV_THREAD,
   STREAM_DIRECT_SEND: process.env.STREAM_DIRECT_SEND,
+  STREAM_TICK_READ: process.env.STREAM_TICK_READ,
   LIVE_MIN_MARGIN_FRAMES: process.env.LIVE_MIN_MARGIN_FRAMES,
   LIVE_MAX_MARGIN_FRAMES: process.env.LIVE_MAX_MARGIN_FRAMES,
   JITTER_TRIM_SLACK: process.env.JITTER_TRIM_SLACK,
   MEDIA_SUBTICKS: process.env.MEDIA_SUBTICKS,
 });
 const media = fromEnv.sip;
-t.gw.config.streamDirectSend = fromEnv.streamDirectSend; // read at each stream connection
+// Read at each stream connection.
+t.gw.config.streamDirectSend = fromEnv.streamDirectSend;
+t.gw.config.streamTickRead = fromEnv.streamTickRead;
 t.gw.config.liveMinMarginFrames = fromEnv.liveMinMarginFrames; // read at each session's start
 t.gw.config.liveMaxMarginFrames = fromEnv.liveMaxMarginFrames;
 t.gw.config.sip.mediaWorkers = media.mediaWorkers ?? 0;

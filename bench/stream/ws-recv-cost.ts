@@ -15,11 +15,12 @@ import { fileURLToPath } from 'node:url';
 import WebSocket, { WebSocketServer } from 'ws';
 import { answerWindows, measureWindow, nextMessage, type WindowStats } from '../media/child-window.js';
 import { parseClientMessage } from '../../src/stream/index.js';
-import { Framer, mulawDecodeInto } from '../../src/media/index.js';
+import { Framer, MediaClock, mulawDecodeInto } from '../../src/media/index.js';
+import { StreamTickReader } from '../../src/stream/tick-reader.js';
 import { numberArg, median } from '../bench-args.js';
 
-type Mode = 'net' | 'count' | 'parse';
-const MODES: Mode[] = ['net', 'count', 'parse'];
+type Mode = 'net' | 'count' | 'parse' | 'tick';
+const MODES: Mode[] = (process.env.WS_RECV_MODES?.split(',') as Mode[] | undefined) ?? ['net', 'count', 'parse', 'tick'];
 
 async function child(mode: Mode): Promise<void> {
   const send = (m: unknown) => process.send?.(m);
@@ -27,6 +28,10 @@ async function child(mode: Mode): Promise<void> {
   let frames = 0;
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: false });
   await new Promise<void>((r) => wss.once('listening', () => r()));
+  const clock = new MediaClock(20, 10);
+  clock.setSubTicks(4);
+  const tickReader = mode === 'tick' ? StreamTickReader.on(clock) : null;
+  if (mode === 'tick' && !tickReader) throw new Error('no tick reader (addon not built?)');
   wss.on('connection', (ws) => {
     const pcm = new Int16Array(1600);
     const framer = new Framer(() => frames++);
@@ -46,13 +51,18 @@ async function child(mode: Mode): Promise<void> {
       const bytes = parsed.msg.payload;
       framer.push(mulawDecodeInto(bytes, pcm).subarray(0, bytes.length));
     });
+    if (tickReader) {
+      ws.pause();
+      if (!tickReader.take(ws)) throw new Error('socket not taken');
+    }
   });
   answerWindows(
     send,
     () => messages,
     () => {
       wss.close();
-      return mode === 'parse' && frames === 0 ? 1 : 0;
+      clock.stop();
+      return (mode === 'parse' || mode === 'tick') && frames === 0 ? 1 : 0;
     },
   );
   const address = wss.address();
@@ -66,7 +76,9 @@ const MESSAGE = JSON.stringify({
 });
 
 async function measure(mode: Mode, sockets: number, seconds: number): Promise<WindowStats> {
-  const c = fork(fileURLToPath(import.meta.url), ['--child', mode], { execArgv: process.execArgv });
+  const c = fork(fileURLToPath(import.meta.url), ['--child', mode], {
+    execArgv: [...process.execArgv, ...(process.env.WS_RECV_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.WS_RECV_PROF}`] : [])],
+  });
   const { port } = await nextMessage<{ port: number }>(c);
   const clients = await Promise.all(
     Array.from(
@@ -98,7 +110,7 @@ if (process.argv[2] === '--child') {
   const sockets = numberArg('sockets', 400);
   const seconds = numberArg('seconds', 10);
   const rounds = numberArg('rounds', 2);
-  const results = { net: [] as number[], count: [] as number[], parse: [] as number[] };
+  const results = { net: [] as number[], count: [] as number[], parse: [] as number[], tick: [] as number[] };
   for (let r = 0; r < rounds; r++) {
     for (const mode of r % 2 === 0 ? MODES : [...MODES].reverse()) {
       const s = await measure(mode, sockets, seconds);

@@ -29,6 +29,7 @@ export const ConfigSchema = Type.Object({
   heapGrowingPercent: Type.Integer({ minimum: 0, maximum: 400 }),
   /** audio.output written to the stream socket by the addon while Node's buffer is empty (src/stream/direct-send.ts); default true. */
   streamDirectSend: Type.Optional(Type.Boolean()),
+  streamTickRead: Type.Optional(Type.Boolean()),
   /**
    * The smallest margin the session pacer's live queue keeps against late frames, in 20 ms frames
    * (src/media/live-queue.ts): 0 (default) while frames arrive in time, 1 to keep one frame always.
@@ -353,6 +354,7 @@ const ENV_MAP: Record<string, { path: string[]; kind: 'string' | 'int' | 'bool' 
   LOG_LEVEL: { path: ['logLevel'], kind: 'string' },
   HEAP_GROWING_PERCENT: { path: ['heapGrowingPercent'], kind: 'int' },
   STREAM_DIRECT_SEND: { path: ['streamDirectSend'], kind: 'bool' },
+  STREAM_TICK_READ: { path: ['streamTickRead'], kind: 'bool' },
   LIVE_MIN_MARGIN_FRAMES: { path: ['liveMinMarginFrames'], kind: 'int' },
   LIVE_MAX_MARGIN_FRAMES: { path: ['liveMaxMarginFrames'], kind: 'int' },
   DATA_DIR: { path: ['dataDir'], kind: 'string' },

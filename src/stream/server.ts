@@ -17,12 +17,13 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../config/index.js';
 import { getSessionRow, type Db } from '../store/index.js';
 import { ownerOf, resolveStreamToken } from '../coord/index.js';
-import { SessionEndedError, SessionNotFoundError, SessionOwnedElsewhereError, type SessionRegistry } from '../sessions/index.js';
+import { SessionEndedError, SessionNotFoundError, SessionOwnedElsewhereError, sharedMediaClock, type SessionRegistry } from '../sessions/index.js';
 import type { OverloadGuard } from '../media/index.js';
 import { CLOSE } from './protocol.js';
 import { allowConnect, claimStream, CLAIM_TTL_MS, refreshStreamClaims, releaseStream, replaceStream, streamHolder } from './stream-claims.js';
 import { DirectTextSender } from './direct-send.js';
 import { StreamConnection } from './stream-connection.js';
+import { StreamTickReader } from './tick-reader.js';
 import { boundUnsentBytes, tcpSendQueueAddon } from './tcp-send-queue.js';
 
 export interface StreamServerDeps {
@@ -82,6 +83,7 @@ export function attachStreamServer(httpServer: Server, deps: StreamServerDeps): 
   let refusedOverloaded = 0;
   let unboundedLogged = false;
   tcpSendQueueAddon();
+  let tickReader: StreamTickReader | null | undefined;
 
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     const url = new URL(req.url ?? '/', 'http://localhost');
@@ -193,7 +195,9 @@ export function attachStreamServer(httpServer: Server, deps: StreamServerDeps): 
       },
     });
     log.info({ session_id: sessionId }, 'stream connected');
-    ws.resume();
+    // Read at the media clock's sub-ticks where it can be (config read per connection, as streamDirectSend).
+    const reader = deps.config.streamTickRead === false ? null : (tickReader ??= StreamTickReader.on(sharedMediaClock));
+    if (!reader?.take(ws)) ws.resume();
   }
 
   /**

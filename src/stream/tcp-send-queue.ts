@@ -13,6 +13,19 @@ export interface TcpSendQueueAddon {
   notSentLowat(fd: number, bytes: number): number;
   /** One send(2) of `data`'s first `length` bytes, never blocking: the bytes the kernel took, or -errno. */
   sendNow(fd: number, data: Buffer, length: number): number;
+  /** An epoll descriptor for recvReady (src/stream/tick-reader.ts), or -errno. */
+  pollCreate(): number;
+  /** Watches `fd` for bytes to read (level-triggered): 0 or -errno. */
+  pollAdd(epfd: number, fd: number): number;
+  pollRemove(epfd: number, fd: number): number;
+  pollClose(epfd: number): number;
+  /**
+   * Reads once, never blocking, each descriptor of `epfd` with something to read, into `into` one after
+   * another (at most `maxEach` from one): fds[i] is the descriptor, results[i] the bytes, 0 at end of
+   * stream or -errno (-EAGAIN: nothing after all; -ENOBUFS: not read, `into` was full). Returns how many
+   * were ready, or -errno.
+   */
+  recvReady(epfd: number, into: Buffer, fds: Int32Array, results: Int32Array, maxEach: number): number;
 }
 
 let addon: TcpSendQueueAddon | null | undefined;
@@ -23,7 +36,7 @@ export function tcpSendQueueAddon(): TcpSendQueueAddon | null {
   if (addon !== undefined) return addon;
   try {
     const loaded = buildAndLoadAddon('tcp-send-queue') as Partial<TcpSendQueueAddon>;
-    if (typeof loaded.notSentLowat !== 'function' || typeof loaded.sendNow !== 'function')
+    if (typeof loaded.notSentLowat !== 'function' || typeof loaded.sendNow !== 'function' || typeof loaded.recvReady !== 'function')
       throw new Error('the tcp-send-queue addon is older than this code; rebuild it (bash scripts/build-tcp-send-queue.sh --force)');
     addon = loaded as TcpSendQueueAddon;
   } catch (err) {

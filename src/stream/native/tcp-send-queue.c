@@ -17,7 +17,9 @@
 #include <netinet/tcp.h>
 #include <node_api.h>
 #include <stdint.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 static int32_t int_arg(napi_env env, napi_value *argv, size_t argc, size_t i) {
   int32_t v = -1;
@@ -60,10 +62,95 @@ static napi_value send_now(napi_env env, napi_callback_info info) {
   return number(env, sent < 0 ? -errno : (int32_t)sent);
 }
 
+/* Below ~4 KB of room, recvReady stops reading for this call (a message is ~400 bytes; more waits for the next). */
+#define MIN_READ_ROOM 4096
+
+/* pollCreate() -> an epoll descriptor for recvReady, or -errno. */
+static napi_value poll_create(napi_env env, napi_callback_info info) {
+  (void)info;
+  int epfd = epoll_create1(EPOLL_CLOEXEC);
+  return number(env, epfd < 0 ? -errno : epfd);
+}
+
+/* pollAdd(epfd, fd) / pollRemove(epfd, fd) -> 0 or -errno. Level-triggered: bytes left unread are reported again. */
+static napi_value poll_ctl(napi_env env, napi_callback_info info, int op) {
+  size_t argc = 2;
+  napi_value argv[2];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  int epfd = int_arg(env, argv, argc, 0);
+  int fd = int_arg(env, argv, argc, 1);
+  if (epfd < 0 || fd < 0) return number(env, -EINVAL);
+  struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data = {.fd = fd}};
+  return number(env, epoll_ctl(epfd, op, fd, &ev) == 0 ? 0 : -errno);
+}
+static napi_value poll_add(napi_env env, napi_callback_info info) { return poll_ctl(env, info, EPOLL_CTL_ADD); }
+static napi_value poll_remove(napi_env env, napi_callback_info info) { return poll_ctl(env, info, EPOLL_CTL_DEL); }
+
+/* pollClose(epfd) -> 0 or -errno. */
+static napi_value poll_close(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  int epfd = int_arg(env, argv, argc, 0);
+  if (epfd < 0) return number(env, -EINVAL);
+  return number(env, close(epfd) == 0 ? 0 : -errno);
+}
+
+/*
+ * recvReady(epfd, into, fds, results, maxEach) -> how many descriptors were ready (or -errno). Asks epoll
+ * which of its descriptors have something to read, without waiting, then reads each once, never blocking,
+ * into `into` after the bytes before it (at most maxEach): fds[i] is the descriptor, results[i] the bytes
+ * read, 0 at end of stream, or -errno (-EAGAIN: nothing after all; -ENOBUFS: not read, `into` was full:
+ * still ready, so the next call reports it again).
+ */
+#define MAX_EVENTS 1024
+static napi_value recv_ready(napi_env env, napi_callback_info info) {
+  size_t argc = 5;
+  napi_value argv[5];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  int epfd = int_arg(env, argv, argc, 0);
+  int max_each = int_arg(env, argv, argc, 4);
+  void *buf = NULL, *fds_data = NULL, *res_data = NULL;
+  size_t buf_len = 0, fds_len = 0, res_len = 0;
+  napi_typedarray_type t1, t2;
+  if (argc < 5 || epfd < 0 || max_each <= 0) return number(env, -EINVAL);
+  if (napi_get_buffer_info(env, argv[1], &buf, &buf_len) != napi_ok) return number(env, -EINVAL);
+  if (napi_get_typedarray_info(env, argv[2], &t1, &fds_len, &fds_data, NULL, NULL) != napi_ok || t1 != napi_int32_array) return number(env, -EINVAL);
+  if (napi_get_typedarray_info(env, argv[3], &t2, &res_len, &res_data, NULL, NULL) != napi_ok || t2 != napi_int32_array) return number(env, -EINVAL);
+  size_t room_for = fds_len < res_len ? fds_len : res_len;
+  if (room_for > MAX_EVENTS) room_for = MAX_EVENTS;
+  if (room_for == 0) return number(env, -EINVAL);
+  struct epoll_event events[MAX_EVENTS];
+  int ready = epoll_wait(epfd, events, (int)room_for, 0);
+  if (ready < 0) return number(env, errno == EINTR ? 0 : -errno);
+  int32_t *fds = fds_data;
+  int32_t *results = res_data;
+  size_t used = 0;
+  for (int i = 0; i < ready; i++) {
+    int fd = events[i].data.fd;
+    fds[i] = fd;
+    size_t room = buf_len - used;
+    if (room < MIN_READ_ROOM) {
+      results[i] = -ENOBUFS;
+      continue;
+    }
+    size_t want = room < (size_t)max_each ? room : (size_t)max_each;
+    ssize_t n = recv(fd, (char *)buf + used, want, MSG_DONTWAIT);
+    results[i] = n < 0 ? -errno : (int32_t)n;
+    if (n > 0) used += (size_t)n;
+  }
+  return number(env, ready);
+}
+
 NAPI_MODULE_INIT() {
   napi_property_descriptor props[] = {
       {"notSentLowat", NULL, not_sent_lowat, NULL, NULL, NULL, napi_default, NULL},
       {"sendNow", NULL, send_now, NULL, NULL, NULL, napi_default, NULL},
+      {"pollCreate", NULL, poll_create, NULL, NULL, NULL, napi_default, NULL},
+      {"pollAdd", NULL, poll_add, NULL, NULL, NULL, napi_default, NULL},
+      {"pollRemove", NULL, poll_remove, NULL, NULL, NULL, napi_default, NULL},
+      {"pollClose", NULL, poll_close, NULL, NULL, NULL, napi_default, NULL},
+      {"recvReady", NULL, recv_ready, NULL, NULL, NULL, napi_default, NULL},
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
   return exports;
