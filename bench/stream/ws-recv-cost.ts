@@ -5,8 +5,11 @@
 // (`count`: the kernel's TCP receive, libuv's read, ws's framing and unmasking, the 'message' event) or
 // also parses each one and cuts its audio into frames (`parse`: parseClientMessage, base64 and µ-law
 // decode, the Framer), as StreamConnection does before LiveSession.pushAudio. Prints the child's CPU
-// per message for each mode, alternated. Mode `net` takes ws's reader off each socket and counts Node's
-// reads alone (diagnostic: ws internals).
+// per message for each mode, alternated. Mode `tick` does what `parse` does with the sockets read as the
+// gateway reads them by default (src/stream/tick-reader.ts: epoll and recv(2) from the addon at each 5 ms
+// sub-tick of a media clock, the text frames parsed there). Mode `net` takes ws's reader off each socket and
+// counts Node's reads alone (diagnostic: ws internals).
+//   [WS_RECV_MODES=parse,tick] [WS_RECV_PROF=<dir>: a CPU profile of each child]
 //   npx tsx bench/stream/ws-recv-cost.ts [--sockets 400] [--seconds 10] [--rounds 2]
 // Prints figures; asserts nothing.
 import { fork } from 'node:child_process';
