@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds the streaming socket's TCP send-queue addon (src/stream/native/tcp-send-queue.c: TCP_NOTSENT_LOWAT,
-# which Node cannot set) into .voxbridge/native/tcp-send-queue.node. Idempotent: rebuilds only when the
-# source is newer. Needs gcc and Node's headers (node_api.h: /usr/include/node, or NODE_INCLUDE).
+# Builds the streaming socket's TCP addon (src/stream/native/tcp-send-queue.c: TCP_NOTSENT_LOWAT, which
+# Node cannot set, direct sends, and the batched reads of tick-reader.ts) into
+# .voxbridge/native/tcp-send-queue.node. Idempotent: rebuilds only when the source is newer. Needs gcc and
+# Node's headers (node_api.h: /usr/include/node, or NODE_INCLUDE).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

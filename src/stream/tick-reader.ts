@@ -14,6 +14,7 @@
 // Node has no API to stop reading a socket it owns: its handle's reads are stopped and the socket's
 // `_read` shadowed (Node's private parts, as fdOf's descriptor), undone on hand-back.
 import { isUtf8 } from 'node:buffer';
+import { endianness } from 'node:os';
 import type { Socket } from 'node:net';
 import type { WebSocket } from 'ws';
 import type { TickSource } from '../media/index.js';
@@ -203,20 +204,21 @@ export class StreamTickReader {
   }
 }
 
+/** The masking key read as one 32-bit word in the machine's order, so a word of payload is unmasked in one XOR. */
+const readKeyWord = endianness() === 'LE' ? (b: Buffer, at: number) => b.readInt32LE(at) : (b: Buffer, at: number) => b.readInt32BE(at);
+
 /** The payload of a client frame, unmasked into a new buffer (RFC 6455 §5.3). */
 function unmask(data: Buffer, keyAt: number, payloadAt: number, length: number): Buffer {
   const out = Buffer.allocUnsafe(length);
-  const k0 = data[keyAt]!;
-  const k1 = data[keyAt + 1]!;
-  const k2 = data[keyAt + 2]!;
-  const k3 = data[keyAt + 3]!;
+  data.copy(out, 0, payloadAt, payloadAt + length);
   let i = 0;
-  for (; i + 3 < length; i += 4) {
-    out[i] = data[payloadAt + i]! ^ k0;
-    out[i + 1] = data[payloadAt + i + 1]! ^ k1;
-    out[i + 2] = data[payloadAt + i + 2]! ^ k2;
-    out[i + 3] = data[payloadAt + i + 3]! ^ k3;
+  if ((out.byteOffset & 3) === 0 && length >= 4) {
+    // Node's buffer pool hands out 8-byte aligned slices
+    const words = new Int32Array(out.buffer, out.byteOffset, length >>> 2);
+    const key = readKeyWord(data, keyAt);
+    for (let w = 0; w < words.length; w++) words[w]! ^= key;
+    i = words.length * 4;
   }
-  for (; i < length; i++) out[i] = data[payloadAt + i]! ^ data[keyAt + (i & 3)]!;
+  for (; i < length; i++) out[i]! ^= data[keyAt + (i & 3)]!;
   return out;
 }

@@ -1,5 +1,5 @@
 // On a host where the TCP send-queue addon cannot be built (no compiler, no Node headers) the stream
-// socket still works, unbounded in the kernel and written through ws alone, and the reason is there for the start-up warning. The
+// socket still works, unbounded in the kernel, written and read through ws alone, and the reason is there for the start-up warning. The
 // build is made to fail by mocking the one call that runs it; this file has its own module state.
 import { once } from 'node:events';
 import net from 'node:net';
@@ -7,6 +7,8 @@ import type * as ChildProcess from 'node:child_process';
 import { describe, expect, it, vi } from 'vitest';
 import { DirectTextSender } from '../../../src/stream/direct-send.js';
 import { boundUnsentBytes } from '../../../src/stream/tcp-send-queue.js';
+import { StreamTickReader } from '../../../src/stream/tick-reader.js';
+import { MediaClock } from '../../../src/media/index.js';
 
 vi.mock('node:child_process', async (importOriginal) => {
   const real = await importOriginal<typeof ChildProcess>();
@@ -29,6 +31,7 @@ describe('the kernel send-queue bound without its addon', () => {
       const result = boundUnsentBytes(accepted);
       expect(result).toEqual({ bounded: false, reason: expect.stringContaining('gcc not found') });
       expect(DirectTextSender.for(accepted)).toBeNull(); // audio.output then goes through ws
+      expect(StreamTickReader.on(new MediaClock(20, 10))).toBeNull(); // and Node and ws read the clients' messages
       accepted.write('still works');
       const [data] = (await once(client, 'data')) as [Buffer];
       expect(data.toString()).toBe('still works');
