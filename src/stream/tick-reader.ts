@@ -118,9 +118,15 @@ export class StreamTickReader {
 
   private readonly readAll = (): void => {
     this.buffer ??= Buffer.allocUnsafe(READ_BUFFER_BYTES);
-    for (let full = true; full && this.epfd >= 0;) {
-      full = false;
+    // A few rounds at most: what is still waiting after them is read at the next sub-tick.
+    for (let round = 0, full = true; full && round < 8 && this.epfd >= 0; round++) {
       const ready = this.addon.recvReady(this.epfd, this.buffer, this.fds, this.results, MAX_READ_EACH);
+      if (ready < 0) {
+        // The epoll descriptor failed: nothing would be read again, so Node reads every socket from here.
+        for (const t of [...this.taken.values()]) this.handBack(t, t.pending);
+        return;
+      }
+      full = ready === this.fds.length; // more may be ready than one call reports
       let offset = 0;
       for (let i = 0; i < ready; i++) {
         const r = this.results[i]!;

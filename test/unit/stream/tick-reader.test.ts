@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
 import { MediaClock } from '../../../src/media/index.js';
 import { StreamTickReader } from '../../../src/stream/tick-reader.js';
+import { tcpSendQueueAddon } from '../../../src/stream/tcp-send-queue.js';
 
 interface Pair {
   server: WebSocket;
@@ -23,11 +24,15 @@ afterEach(() => {
   for (const c of cleanups.splice(0)) c();
 });
 
-function newReader(): StreamTickReader {
+function newClock(): MediaClock {
   const clock = new MediaClock(20, 10);
   clock.setSubTicks(4);
   cleanups.push(() => clock.stop());
-  const reader = StreamTickReader.on(clock);
+  return clock;
+}
+
+function newReader(): StreamTickReader {
+  const reader = StreamTickReader.on(newClock());
   if (!reader) throw new Error('the tcp-send-queue addon did not load');
   return reader;
 }
@@ -191,5 +196,25 @@ describe('stream sockets read at the media clock', () => {
     }
     for (const p of pairs) p.client.close();
     await until(() => expect(reader.size).toBe(0));
+  });
+
+  it('hands every socket back to Node when its epoll descriptor fails', async () => {
+    const addon = tcpSendQueueAddon();
+    if (!addon) throw new Error('the tcp-send-queue addon did not load');
+    let failing = false;
+    const reader = new StreamTickReader(newClock(), {
+      pollCreate: () => addon.pollCreate(),
+      pollAdd: (epfd, fd) => addon.pollAdd(epfd, fd),
+      pollRemove: (epfd, fd) => addon.pollRemove(epfd, fd),
+      pollClose: (epfd) => addon.pollClose(epfd),
+      recvReady: (...args) => (failing ? -9 /* EBADF */ : addon.recvReady(...args)),
+    });
+    const p = await connectPair({ reader });
+    p.client.send('before');
+    await until(() => expect(p.received).toEqual(['before']));
+    failing = true;
+    p.client.send('after');
+    await until(() => expect(p.received).toEqual(['before', 'after']));
+    expect(reader.size).toBe(0);
   });
 });
