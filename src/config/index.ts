@@ -29,6 +29,7 @@ export const ConfigSchema = Type.Object({
   heapGrowingPercent: Type.Integer({ minimum: 0, maximum: 400 }),
   /** audio.output written to the stream socket by the addon while Node's buffer is empty (src/stream/direct-send.ts); default true. */
   streamDirectSend: Type.Optional(Type.Boolean()),
+  /** Stream sockets read at the media clock's sub-ticks, their clients' text frames parsed by the gateway (src/stream/tick-reader.ts); default true. */
   streamTickRead: Type.Optional(Type.Boolean()),
   /**
    * The smallest margin the session pacer's live queue keeps against late frames, in 20 ms frames

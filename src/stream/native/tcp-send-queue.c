@@ -37,13 +37,19 @@ static napi_value number(napi_env env, int32_t v) {
   return out;
 }
 
-/* notSentLowat(fd, bytes) -> 0, or -errno. */
-static napi_value not_sent_lowat(napi_env env, napi_callback_info info) {
+/* The call's first two arguments as int32s (-1 for one missing or not a number). */
+static void two_ints(napi_env env, napi_callback_info info, int *first, int *second) {
   size_t argc = 2;
   napi_value argv[2];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  int fd = int_arg(env, argv, argc, 0);
-  int bytes = int_arg(env, argv, argc, 1);
+  *first = int_arg(env, argv, argc, 0);
+  *second = int_arg(env, argv, argc, 1);
+}
+
+/* notSentLowat(fd, bytes) -> 0, or -errno. */
+static napi_value not_sent_lowat(napi_env env, napi_callback_info info) {
+  int fd, bytes;
+  two_ints(env, info, &fd, &bytes);
   if (fd < 0 || bytes < 0) return number(env, -EINVAL);
   return number(env, setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &bytes, sizeof bytes) == 0 ? 0 : -errno);
 }
@@ -78,11 +84,8 @@ static napi_value poll_create(napi_env env, napi_callback_info info) {
 
 /* pollAdd(epfd, fd) / pollRemove(epfd, fd) -> 0 or -errno. Level-triggered: bytes left unread are reported again. */
 static napi_value poll_ctl(napi_env env, napi_callback_info info, int op) {
-  size_t argc = 2;
-  napi_value argv[2];
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  int epfd = int_arg(env, argv, argc, 0);
-  int fd = int_arg(env, argv, argc, 1);
+  int epfd, fd;
+  two_ints(env, info, &epfd, &fd);
   if (epfd < 0 || fd < 0) return number(env, -EINVAL);
   struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data = {.fd = fd}};
   return number(env, epoll_ctl(epfd, op, fd, &ev) == 0 ? 0 : -errno);
@@ -92,10 +95,8 @@ static napi_value poll_remove(napi_env env, napi_callback_info info) { return po
 
 /* pollClose(epfd) -> 0 or -errno. */
 static napi_value poll_close(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1];
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  int epfd = int_arg(env, argv, argc, 0);
+  int epfd, unused;
+  two_ints(env, info, &epfd, &unused);
   if (epfd < 0) return number(env, -EINVAL);
   return number(env, close(epfd) == 0 ? 0 : -errno);
 }
