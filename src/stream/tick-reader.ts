@@ -14,7 +14,7 @@
 // Node has no API to stop reading a socket it owns: its handle's reads are stopped and the socket's
 // `_read` shadowed (Node's private parts, as fdOf's descriptor), undone on hand-back.
 import { isUtf8 } from 'node:buffer';
-import { endianness } from 'node:os';
+import { constants, endianness } from 'node:os';
 import type { Socket } from 'node:net';
 import type { WebSocket } from 'ws';
 import type { TickSource } from '../media/index.js';
@@ -26,8 +26,7 @@ const READ_BUFFER_BYTES = 1 << 20;
 const MAX_READ_EACH = 64 * 1024;
 /** Larger text messages are ws's to assemble (an audio.input of 200 ms is about 2.2 KB). */
 const MAX_OWN_MESSAGE_BYTES = 64 * 1024;
-const EAGAIN = 11;
-const ENOBUFS = 105;
+const { EAGAIN, ENOBUFS } = constants.errno;
 
 interface HandleInternals {
   reading?: boolean;
