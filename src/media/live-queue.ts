@@ -92,16 +92,18 @@ const REPEATED_UNDERRUN_TICKS = 100;
 
 export class LiveQueue<T> {
   /**
-   * Slots before `head` are emptied as frames leave: a frame referenced from a passed slot until the
-   * next compaction (up to 64 frames, 1.3 s later) outlived the young generation's scavenges, so every
-   * frame of every call was promoted to old space and the major collections that followed stalled
-   * all calls at once.
+   * A ring of `max` slots, allocated once: nothing is allocated per frame. Growing arrays compacted
+   * every 64 frames (1.3 s) outlived the young generation's scavenges, so their backing stores, the
+   * largest share of what a socket→RTP call promoted to old space, fed the major collections that
+   * stall every call at once (forty-second pass). A slot is emptied as its frame leaves, so played
+   * frames die young.
    */
-  private items: (T | undefined)[] = [];
-  private enqueuedAt: number[] = [];
+  private readonly items: (T | undefined)[];
+  private readonly enqueuedAt: Float64Array;
   /** Energy of each item, computed when convergence first needs it (NaN until then). */
-  private energies: number[] = [];
+  private readonly energies: Float64Array;
   private head = 0;
+  private size = 0;
   /** Smallest depth and length of the current run of ticks above the target. */
   private runMin = Infinity;
   private runTicks = 0;
@@ -144,10 +146,20 @@ export class LiveQueue<T> {
     this.max = Math.max(this.maxTarget + 1, o.maxFrames ?? 15);
     this.silence = o.silenceEnergy ?? SILENT_FRAME_ENERGY;
     this.totals = o.totals;
+    const slots = this.max;
+    this.items = new Array<T | undefined>(slots).fill(undefined);
+    this.enqueuedAt = new Float64Array(slots);
+    this.energies = new Float64Array(slots);
   }
 
   get length(): number {
-    return this.items.length - this.head;
+    return this.size;
+  }
+
+  /** The ring slot of the `i`th frame queued (0: the oldest). */
+  private slot(i: number): number {
+    const at = this.head + i;
+    return at < this.items.length ? at : at - this.items.length;
   }
 
   /** Surplus frames convergence still has to remove. */
@@ -162,13 +174,17 @@ export class LiveQueue<T> {
 
   push(item: T, now = 0): void {
     this.arrivedSinceTick = true;
-    this.items.push(item);
-    this.enqueuedAt.push(now);
-    this.energies.push(NaN);
-    while (this.length > this.max) {
-      this.items[this.head++] = undefined;
+    if (this.size === this.max) {
+      // The hard cap: the oldest goes to make room.
+      this.items[this.head] = undefined;
+      this.head = this.slot(1);
+      this.size--;
       this.count('overflowed', 1);
     }
+    const at = this.slot(this.size++);
+    this.items[at] = item;
+    this.enqueuedAt[at] = now;
+    this.energies[at] = NaN;
   }
 
   /**
@@ -176,16 +192,16 @@ export class LiveQueue<T> {
    * clock `push` was given), its wait here counts toward whether the margin may shrink.
    */
   shift(nowMs = NaN): T | undefined {
-    if (this.head >= this.items.length) return undefined;
+    if (this.size === 0) return undefined;
     const item = this.items[this.head];
     this.items[this.head] = undefined;
-    this.lastEnqueuedAt = this.enqueuedAt[this.head] ?? 0;
-    this.head++;
+    this.lastEnqueuedAt = this.enqueuedAt[this.head] ?? 0; // head < slots
+    this.head = this.slot(1);
+    this.size--;
     this.spell.noteWait(nowMs - this.lastEnqueuedAt);
     const gap = this.tickNo - this.lastReleaseTick - 1;
     if (gap >= 1 && gap <= UNDERRUN_GAP_TICKS) this.underran();
     this.lastReleaseTick = this.tickNo;
-    if (this.head > 64 && this.head * 2 > this.items.length) this.compact();
     return item;
   }
 
@@ -297,10 +313,9 @@ export class LiveQueue<T> {
   }
 
   clear(): void {
-    this.items = [];
-    this.enqueuedAt = [];
-    this.energies = [];
+    this.items.fill(undefined);
     this.head = 0;
+    this.size = 0;
     this.runMin = Infinity;
     this.runTicks = 0;
     this.owed = 0;
@@ -314,42 +329,48 @@ export class LiveQueue<T> {
    * at or below the silence level. Lowers the debt by what went; returns that.
    */
   private drop(n: number, silentOnly: boolean): number {
-    this.compact();
     const energies = this.energies;
-    this.items.forEach((it, i) => {
-      if (it !== undefined && Number.isNaN(energies[i])) energies[i] = this.energyOf(it); // compacted: all defined
-    });
+    for (let i = 0; i < this.size; i++) {
+      const at = this.slot(i);
+      if (Number.isNaN(energies[at])) energies[at] = this.energyOf(this.items[at] as T); // a queued slot holds a frame
+    }
     // n is small (a window's surplus): a selection by energy keeps this cheap and allocation-light.
     let dropped: Set<number> | null = null;
+    let voiced = 0;
     for (let k = 0; k < n; k++) {
       let best = -1;
-      for (let i = 0; i < energies.length; i++) {
-        const e = energies[i] ?? 0; // i < energies.length
+      let bestEnergy = 0;
+      for (let i = 0; i < this.size; i++) {
+        const e = energies[this.slot(i)] ?? 0; // a slot index
         if (silentOnly && e > this.silence) continue;
         if (dropped?.has(i)) continue;
-        if (best < 0 || e < (energies[best] ?? 0)) best = i;
+        if (best < 0 || e < bestEnergy) {
+          best = i;
+          bestEnergy = e;
+        }
       }
       if (best < 0) break;
       (dropped ??= new Set()).add(best);
+      if (bestEnergy > this.silence) voiced++;
     }
     if (!dropped) return 0;
-    const gone = dropped;
-    const keep = (_: unknown, i: number): boolean => !gone.has(i);
-    this.items = this.items.filter(keep);
-    this.enqueuedAt = this.enqueuedAt.filter(keep);
-    this.energies = this.energies.filter(keep);
-    this.count('trimmed', gone.size);
-    if (!silentOnly) for (const i of gone) if ((energies[i] ?? 0) > this.silence) this.count('trimmedVoiced', 1);
-    this.owed = Math.max(0, this.owed - gone.size);
-    return gone.size;
-  }
-
-  private compact(): void {
-    if (this.head === 0) return;
-    this.items = this.items.slice(this.head);
-    this.enqueuedAt = this.enqueuedAt.slice(this.head);
-    this.energies = this.energies.slice(this.head);
-    this.head = 0;
+    // Close the gaps in place, oldest first: every kept frame moves towards the head, in order.
+    let kept = 0;
+    for (let i = 0; i < this.size; i++) {
+      if (dropped.has(i)) continue;
+      const from = this.slot(i);
+      const to = this.slot(kept++);
+      if (from === to) continue;
+      this.items[to] = this.items[from];
+      this.enqueuedAt[to] = this.enqueuedAt[from] ?? 0; // a slot index
+      this.energies[to] = energies[from] ?? NaN; // a slot index
+    }
+    for (let i = kept; i < this.size; i++) this.items[this.slot(i)] = undefined;
+    this.size = kept;
+    this.count('trimmed', dropped.size);
+    if (!silentOnly) this.count('trimmedVoiced', voiced);
+    this.owed = Math.max(0, this.owed - dropped.size);
+    return dropped.size;
   }
 }
 

@@ -106,6 +106,21 @@ describe('LiveQueue', () => {
     expect(left).toEqual([0, 2, 4]);
   });
 
+  it('keeps order and removes the quietest when the frames wrap around the end of its ring', () => {
+    const q = new LiveQueue<F>(energy, { targetFrames: 1, windowTicks: 1, maxFrames: 6, silenceEnergy: 10 });
+    for (let n = 0; n < 4; n++) q.push({ n, loud: true });
+    for (let k = 0; k < 4; k++) q.shift(); // the oldest slot is now the fifth of six
+    for (let n = 4; n < 10; n++) q.push({ n, loud: n !== 5 && n !== 8 });
+    q.push({ n: 10, loud: true }); // over the cap: 4 goes
+    expect(q.stats.overflowed).toBe(1);
+    expect(q.endTick()).toBe(2); // a one-tick window: 6 queued, target 1; the silent ones go first
+    const left: number[] = [];
+    for (let f = q.shift(); f; f = q.shift()) left.push(f.n);
+    expect(left).toEqual([6, 7, 9, 10]);
+    q.push({ n: 11, loud: true });
+    expect(q.shift()!.n).toBe(11);
+  });
+
   it('never holds more than the cap, dropping the oldest', () => {
     const q = new LiveQueue<F>(energy, { targetFrames: 1, maxFrames: 5 });
     for (let n = 0; n < 9; n++) q.push({ n, loud: true });
