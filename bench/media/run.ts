@@ -8,7 +8,8 @@
 // of a step starts in the same tick; the figures are taken after a warm-up (BENCH_WARMUP_SECONDS,
 // default 3), whose own p99 is printed as startup_p99. Each step also prints the host's busy share of all cores
 // and the share the hypervisor stole (steal_%): a step during which a shared VM lost a third of its CPU measured a
-// smaller machine.
+// smaller machine. Each step prints the gateway's GC too: the KB its scavenges promoted to old space per
+// call-second and its mark-compacts (bench/sip/gc-totals.ts), figures a slow or busy hour does not move.
 // BENCH_STAGES=1 also prints the gateway's per-stage histograms (warm-up and window apart), the latency by
 // send time in 500 ms bins (warm-up included: how long an event held added latency), both processes' loop
 // stalls over BENCH_STALL_MS (default 50) and GC pauses in the warm-up, and when the window's tail happened

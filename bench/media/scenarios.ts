@@ -97,6 +97,10 @@ export interface StepResult {
   heapMbPerCall: number;
   loadGeneratorCpuPercent: number;
   gatewayLoopDelayP99Ms?: number;
+  /** The gateway's collections in the window: bytes its scavenges moved to old space per call-second, and its mark-compacts (gc-totals.ts). */
+  gcPromotedKbPerCallSecond: number;
+  gcMarkCompacts: number;
+  gcMarkCompactMs: number;
   /** Shares of the host's CPU time (every core) in the window that were busy, any process's, and that the hypervisor took (host-cpu.ts). */
   hostBusyPercent: number;
   hostStealPercent: number;
@@ -761,6 +765,9 @@ export async function runStep(nodes: BenchGateway[], scenario: Scenario, calls: 
     heapMbPerCall: Math.round((((usage1.heapUsed ?? 0) - (baseline.heapUsed ?? 0)) / 1e6 / live) * 1000) / 1000,
     loadGeneratorCpuPercent: Math.round(((genCpu.user + genCpu.system) / 1e6 / elapsed) * 100),
     gatewayLoopDelayP99Ms: usage1.media?.loopDelayP99Ms,
+    gcPromotedKbPerCallSecond: Math.round((media('gcPromotedBytes') / 1e3 / (elapsed * live)) * 100) / 100,
+    gcMarkCompacts: media('gcMarkCompacts'),
+    gcMarkCompactMs: Math.round(media('gcMarkCompactMs')),
     hostBusyPercent: host.busyPercent,
     hostStealPercent: host.stealPercent,
   };
@@ -881,5 +888,5 @@ function latencyTimeline(start: number, sentAt: number[][], latencies: number[][
 
 export function describe(r: StepResult): string {
   const on = r.nodes > 1 ? ` on ${r.nodes} nodes` : '';
-  return `${r.scenario} ${r.connected}/${r.calls} calls${on}: latency p50 ${r.latencyP50Ms} p99 ${r.latencyP99Ms} max ${r.latencyMaxMs} ms (first ${WARMUP_TICKS / 50} s: p99 ${r.startupP99Ms} ms); bursts ${r.burstsDelivered}/${r.burstsSent}; sink short ${r.sinkShortPercent}%, gateway discarded ${r.gatewayDiscardPercent}% (silence trimmed ${r.gatewaySilenceTrimmedPercent}%), concealed ${r.gatewayConcealedPercent}%, pacer gaps ${r.pacerGapPercent}%; media clock late ${r.clockLatePercent}%; gateway ${r.gatewayCpuPercentOfOneCore}% of a core (${r.nodes > 1 ? 'busiest ' : ''}main thread ${r.gatewayMainThreadPercent ?? '?'}%, send thread ${r.gatewaySendThreadPercent ?? '?'}%, receive thread ${r.gatewayRecvThreadPercent ?? '?'}%, ${r.cpuMsPerCallSecond} ms CPU per call-second), RSS ${r.rssMbPerCall} MB/call, heap ${r.heapMbPerCall} MB/call; loop delay p99 ${r.gatewayLoopDelayP99Ms} ms; load generator ${r.loadGeneratorCpuPercent}%; host busy ${r.hostBusyPercent}% of all cores, steal ${r.hostStealPercent}%`;
+  return `${r.scenario} ${r.connected}/${r.calls} calls${on}: latency p50 ${r.latencyP50Ms} p99 ${r.latencyP99Ms} max ${r.latencyMaxMs} ms (first ${WARMUP_TICKS / 50} s: p99 ${r.startupP99Ms} ms); bursts ${r.burstsDelivered}/${r.burstsSent}; sink short ${r.sinkShortPercent}%, gateway discarded ${r.gatewayDiscardPercent}% (silence trimmed ${r.gatewaySilenceTrimmedPercent}%), concealed ${r.gatewayConcealedPercent}%, pacer gaps ${r.pacerGapPercent}%; media clock late ${r.clockLatePercent}%; gateway ${r.gatewayCpuPercentOfOneCore}% of a core (${r.nodes > 1 ? 'busiest ' : ''}main thread ${r.gatewayMainThreadPercent ?? '?'}%, send thread ${r.gatewaySendThreadPercent ?? '?'}%, receive thread ${r.gatewayRecvThreadPercent ?? '?'}%, ${r.cpuMsPerCallSecond} ms CPU per call-second), RSS ${r.rssMbPerCall} MB/call, heap ${r.heapMbPerCall} MB/call; loop delay p99 ${r.gatewayLoopDelayP99Ms} ms; GC promoted ${r.gcPromotedKbPerCallSecond} KB per call-second, ${r.gcMarkCompacts} mark-compacts (${r.gcMarkCompactMs} ms); load generator ${r.loadGeneratorCpuPercent}%; host busy ${r.hostBusyPercent}% of all cores, steal ${r.hostStealPercent}%`;
 }

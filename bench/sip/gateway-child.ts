@@ -10,7 +10,7 @@
 //   BENCH_GATEWAY_GRACE_SECONDS=300      how long a session outlives its last leg and socket
 //   BENCH_TIMELINE_MS=250                a `timeline` line on stderr this often while legs are up (see startTimeline)
 // IPC: {cmd:'prepare', calls} → {sessions:[{number,id,token}]}; {cmd:'usage'} → cpu/memory, media and
-// refusal counters, loop stalls and GC pauses since the last usage (loop-probe.ts);
+// refusal counters, running GC totals (gc-totals.ts), loop stalls and GC pauses since the last usage (loop-probe.ts);
 // {cmd:'dial', sessionId, to} → {ok} | {error} (an agent leg dialled out, bench/media); {cmd:'stop'}.
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { DEFAULT_MEDIA_SUBTICKS, mediaStageSummary, processMediaClock, resetMediaStages } from '../../src/media/index.js';
@@ -27,6 +27,7 @@ import {
 import { loadConfig } from '../../src/config/index.js';
 import { pacerLiveTotals } from '../../src/sessions/index.js';
 import { LoopProbe, benchStallMs } from './loop-probe.js';
+import { GcTotals } from './gc-totals.js';
 import { namedThreadsCpuUs, threadCpuUs } from '../thread-cpu.js';
 
 const loopDelay = monitorEventLoopDelay({ resolution: 5 });
@@ -34,6 +35,7 @@ loopDelay.enable();
 // Stalls over BENCH_STALL_MS (default 50 ms) with the CPU used meanwhile, and GC pauses of 5 ms or
 // more (printed with BENCH_STAGES).
 const probe = new LoopProbe(benchStallMs(), 5);
+const gcTotals = new GcTotals();
 
 const rtpBase = Number(process.env.BENCH_GATEWAY_RTP_BASE ?? 20000);
 const rtpPorts = Number(process.env.BENCH_GATEWAY_RTP_PORTS ?? 9999);
@@ -105,6 +107,7 @@ async function onParentMessage(msg: ParentMessage): Promise<void> {
         ...Object.fromEntries(Object.entries(pacerLiveTotals).map(([k, v]) => [`pacerLive_${k}`, v])),
         loopDelayP99Ms: Math.round(loopDelay.percentile(99) / 1e5) / 10,
         loopDelayMaxMs: Math.round(loopDelay.max / 1e5) / 10,
+        ...gcTotals.take(),
         ...Object.fromEntries(Object.entries(runningRtpSocketPool()?.counts ?? {}).map(([k, v]) => [`worker_${k}`, v])),
         ...Object.fromEntries(Object.entries(nativeRtpIoCounts() ?? {}).map(([k, v]) => [`native_${k}`, v])),
       },
