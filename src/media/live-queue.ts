@@ -146,10 +146,9 @@ export class LiveQueue<T> {
     this.max = Math.max(this.maxTarget + 1, o.maxFrames ?? 15);
     this.silence = o.silenceEnergy ?? SILENT_FRAME_ENERGY;
     this.totals = o.totals;
-    const slots = this.max;
-    this.items = new Array<T | undefined>(slots).fill(undefined);
-    this.enqueuedAt = new Float64Array(slots);
-    this.energies = new Float64Array(slots);
+    this.items = new Array<T | undefined>(this.max).fill(undefined);
+    this.enqueuedAt = new Float64Array(this.max);
+    this.energies = new Float64Array(this.max);
   }
 
   get length(): number {
