@@ -25,6 +25,26 @@ export const STALE_PERIODS = 1.5;
 /** A node whose record expired is listed as lost this long after its last beat, then forgotten. */
 export const DEFAULT_FORGET_AFTER_MS = 10 * 60_000;
 
+/**
+ * `JSON.stringify(items)` as bytes, written item by item. A node's leg list is about 360 bytes a leg, so at
+ * 400 legs one string would be ~144 KB: a large object, which V8 puts where a scavenge promotes it to old
+ * space at once, every period, the largest share of what a node carrying RTP calls promoted (BENCHMARKS.md,
+ * forty-second pass). Each item's string here is small and dies young, and a Buffer's bytes are off the heap.
+ */
+export function jsonArrayBuffer(items: readonly object[]): Buffer {
+  const parts = items.map((item) => JSON.stringify(item));
+  let size = 2 + Math.max(0, parts.length - 1); // brackets and commas
+  for (const part of parts) size += Buffer.byteLength(part);
+  const out = Buffer.allocUnsafe(size);
+  let at = out.write('[', 0, 'latin1');
+  parts.forEach((part, i) => {
+    if (i > 0) at += out.write(',', at, 'latin1');
+    at += out.write(part, at);
+  });
+  out.write(']', at, 'latin1');
+  return out;
+}
+
 /** Decoder pool of the embedded STT engine (pocketsphinx): decoders in use, pool size, utterances queued. */
 export interface SttPoolUse {
   busy: number;
@@ -181,7 +201,7 @@ export class NodeHeartbeat {
           nodeCallsKey(id),
           NODES_SEEN_KEY,
           JSON.stringify(record),
-          legs.length ? JSON.stringify(legs) : '',
+          legs.length ? jsonArrayBuffer(legs) : '',
           this.o.periodMs * TTL_PERIODS,
           id,
           this.forgetAfterMs,
