@@ -4,6 +4,7 @@
 // fragments, binary, oversized and invalid frames, end of stream) must behave as without it.
 import { once } from 'node:events';
 import type { AddressInfo, Socket } from 'node:net';
+import { constants } from 'node:os';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
 import { MediaClock } from '../../../src/media/index.js';
@@ -207,7 +208,7 @@ describe('stream sockets read at the media clock', () => {
       pollAdd: (epfd, fd) => addon.pollAdd(epfd, fd),
       pollRemove: (epfd, fd) => addon.pollRemove(epfd, fd),
       pollClose: (epfd) => addon.pollClose(epfd),
-      recvReady: (...args) => (failing ? -9 /* EBADF */ : addon.recvReady(...args)),
+      recvReady: (...args) => (failing ? -constants.errno.EBADF : addon.recvReady(...args)),
     });
     const p = await connectPair({ reader });
     p.client.send('before');
