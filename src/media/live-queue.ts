@@ -367,7 +367,7 @@ export class LiveQueue<T> {
     for (let i = kept; i < this.size; i++) this.items[this.slot(i)] = undefined;
     this.size = kept;
     this.count('trimmed', dropped.size);
-    if (!silentOnly) this.count('trimmedVoiced', voiced);
+    this.count('trimmedVoiced', voiced); // none when silentOnly: the selection skips voiced frames
     this.owed = Math.max(0, this.owed - dropped.size);
     return dropped.size;
   }
